@@ -1,0 +1,296 @@
+//! Keys and the independent random streams drawn from them.
+//!
+//! A [`Key`] is 256 bits held by one party. Every operator that party generates (its right mask
+//! `B`, its left mask `A₁`, the noise of a simulated participant, …) reads its own ChaCha12 stream,
+//! selected by a [`StreamId`]: same key and same stream id give the same numbers on every
+//! platform, and different stream ids give independent numbers.
+//!
+//! Production keys come from the operating system ([`Key::generate`]). Short numeric keys
+//! ([`Key::teaching`]) exist so that classroom demonstrations and tests are reproducible; they are
+//! guessable by anyone and [`Key::is_teaching`] lets every front end say so.
+
+use rand_chacha::ChaCha12Rng;
+use rand_core::SeedableRng;
+
+/// The generator behind every keyed stream: ChaCha with 12 rounds, the choice of `rand`'s
+/// `StdRng` (a cryptographically strong margin at half the cost of ChaCha20, which matters when
+/// a participant's device draws p²/2 normals for a p×p Haar mask).
+pub type MaskRng = ChaCha12Rng;
+
+/// Errors when creating or parsing keys.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum KeyError {
+    /// The operating system could not supply randomness.
+    #[error("the operating system random source failed: {0}")]
+    Os(String),
+    /// A hex key was not 64 hexadecimal digits.
+    #[error("a key must be 64 hexadecimal digits (256 bits); got {found} characters")]
+    BadLength {
+        /// Number of characters seen.
+        found: usize,
+    },
+    /// A hex key contained a non-hex character.
+    #[error("a key must be hexadecimal; character {position} is {character:?}")]
+    BadDigit {
+        /// 1-based position of the offending character.
+        position: usize,
+        /// The character itself.
+        character: char,
+    },
+}
+
+/// Where a key came from; only the origin decides whether front ends must warn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyOrigin {
+    /// 256 bits from the operating system.
+    Generated,
+    /// Parsed from 64 hex digits (a key file or the command line).
+    Imported,
+    /// Derived from a short number: reproducible, guessable, for teaching and tests only.
+    Teaching(u64),
+}
+
+/// A 256-bit key held by one party.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Key {
+    bytes: [u8; 32],
+    origin: KeyOrigin,
+}
+
+impl std::fmt::Debug for Key {
+    /// Never prints key material: a key in a log line is a key given away.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Key").field("origin", &self.origin).finish_non_exhaustive()
+    }
+}
+
+/// Domain-separation prefix of teaching keys, so they never coincide with imported keys that
+/// happen to be mostly zero.
+const TEACHING_PREFIX: &[u8; 24] = b"orthomask/teaching-key/\0";
+
+impl Key {
+    /// A fresh production key from the operating system's random source.
+    ///
+    /// # Errors
+    /// [`KeyError::Os`] when the OS source is unavailable.
+    pub fn generate() -> Result<Self, KeyError> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| KeyError::Os(e.to_string()))?;
+        Ok(Self { bytes, origin: KeyOrigin::Generated })
+    }
+
+    /// A key from raw bytes (treated as imported).
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self { bytes, origin: KeyOrigin::Imported }
+    }
+
+    /// A reproducible teaching key derived from a short number. Never use one for real data.
+    pub fn teaching(number: u64) -> Self {
+        let mut bytes = [0u8; 32];
+        bytes[..24].copy_from_slice(TEACHING_PREFIX);
+        bytes[24..].copy_from_slice(&number.to_le_bytes());
+        Self { bytes, origin: KeyOrigin::Teaching(number) }
+    }
+
+    /// Parse 64 hexadecimal digits (surrounding whitespace ignored).
+    ///
+    /// # Errors
+    /// [`KeyError::BadLength`] or [`KeyError::BadDigit`] naming the offending character.
+    pub fn from_hex(text: &str) -> Result<Self, KeyError> {
+        let text = text.trim();
+        let chars: Vec<char> = text.chars().collect();
+        if chars.len() != 64 {
+            return Err(KeyError::BadLength { found: chars.len() });
+        }
+        let mut bytes = [0u8; 32];
+        for (i, pair) in chars.chunks_exact(2).enumerate() {
+            let mut byte = 0u8;
+            for (j, &c) in pair.iter().enumerate() {
+                let digit = c
+                    .to_digit(16)
+                    .ok_or(KeyError::BadDigit { position: 2 * i + j + 1, character: c })?;
+                // `to_digit(16)` is below 16, so it fits in a nibble.
+                byte = (byte << 4) | digit as u8;
+            }
+            bytes[i] = byte;
+        }
+        Ok(Self { bytes, origin: KeyOrigin::Imported })
+    }
+
+    /// The key as 64 lowercase hex digits (for key files; never log it).
+    pub fn to_hex(&self) -> String {
+        self.bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Where the key came from.
+    pub fn origin(&self) -> KeyOrigin {
+        self.origin
+    }
+
+    /// Whether this is a guessable teaching key.
+    pub fn is_teaching(&self) -> bool {
+        matches!(self.origin, KeyOrigin::Teaching(_))
+    }
+
+    /// The independent ChaCha12 stream for one operator.
+    pub fn stream(&self, id: StreamId) -> KeyedStream {
+        KeyedStream { seed: self.bytes, stream: id.encode() }
+    }
+}
+
+/// Which operator a stream feeds. Encoded as ChaCha's 64-bit stream number:
+/// a one-byte tag followed by a 56-bit index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StreamId {
+    /// The participant-side right mask `B` (`B_k` of cohort `k`).
+    RightMask {
+        /// Cohort index (0 for the monolithic protocol).
+        cohort: u32,
+    },
+    /// The masking service provider's left mask `A₂` (`A₂,k` of cohort `k`).
+    ProviderLeftMask {
+        /// Cohort index (0 for the monolithic protocol).
+        cohort: u32,
+    },
+    /// The data collector's left mask `A₁`.
+    CollectorLeftMask,
+    /// Gaussian padding (and DP noise) of one simulated participant.
+    ParticipantNoise {
+        /// Participant index.
+        participant: u64,
+    },
+    /// The second TM² method's row operator `A₀` (seed 003 §3.3).
+    RowMixer,
+    /// A block-diagonal attribute mask (`B₁` of the provider, `B₂` of the collector; seed 003
+    /// §3.3), or the right mask of provider `party` in the collusion-resistant extension.
+    AttributeMask {
+        /// Which provider or party.
+        party: u32,
+    },
+    /// A left mask of left-masking provider `party` in the collusion-resistant extension.
+    ExtraLeftMask {
+        /// Which provider.
+        party: u32,
+    },
+    /// Additive shares of one participant's record (collusion-resistant extension).
+    Shares {
+        /// Participant index.
+        participant: u64,
+    },
+    /// Free-form streams for tests and demonstrations.
+    Scratch(u64),
+}
+
+const INDEX_MASK: u64 = (1 << 56) - 1;
+
+impl StreamId {
+    fn encode(self) -> u64 {
+        let (tag, index): (u64, u64) = match self {
+            Self::RightMask { cohort } => (1, u64::from(cohort)),
+            Self::ProviderLeftMask { cohort } => (2, u64::from(cohort)),
+            Self::CollectorLeftMask => (3, 0),
+            Self::ParticipantNoise { participant } => (4, participant),
+            Self::RowMixer => (5, 0),
+            Self::AttributeMask { party } => (6, u64::from(party)),
+            Self::ExtraLeftMask { party } => (7, u64::from(party)),
+            Self::Shares { participant } => (8, participant),
+            Self::Scratch(index) => (9, index),
+        };
+        // Indices above 2⁵⁶ would alias; participants and cohorts never come near that.
+        (tag << 56) | (index & INDEX_MASK)
+    }
+}
+
+/// One operator's stream: a ChaCha key plus stream number. Sub-streams (one per Householder
+/// reflector, say) start at fixed positions so any of them can be regenerated without the others.
+#[derive(Clone, PartialEq, Eq)]
+pub struct KeyedStream {
+    seed: [u8; 32],
+    stream: u64,
+}
+
+impl std::fmt::Debug for KeyedStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyedStream").field("stream", &self.stream).finish_non_exhaustive()
+    }
+}
+
+/// Each sub-stream owns 2³² ChaCha words (2³¹ uniforms), far more than any reflector needs.
+const SUBSTREAM_WORDS_LOG2: u32 = 32;
+
+impl KeyedStream {
+    /// The generator positioned at the start of the stream.
+    pub fn rng(&self) -> MaskRng {
+        self.substream(0)
+    }
+
+    /// The generator positioned at the start of sub-stream `index`.
+    pub fn substream(&self, index: u64) -> MaskRng {
+        let mut rng = MaskRng::from_seed(self.seed);
+        rng.set_stream(self.stream);
+        rng.set_word_pos(u128::from(index) << SUBSTREAM_WORDS_LOG2);
+        rng
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_core::Rng;
+
+    #[test]
+    fn hex_round_trip() {
+        let key = Key::teaching(535);
+        let parsed = Key::from_hex(&key.to_hex()).unwrap();
+        assert_eq!(parsed.to_hex(), key.to_hex());
+        assert!(!parsed.is_teaching());
+        assert!(key.is_teaching());
+    }
+
+    #[test]
+    fn hex_errors_name_the_problem() {
+        assert_eq!(Key::from_hex("abc"), Err(KeyError::BadLength { found: 3 }));
+        let mut bad = "0".repeat(64);
+        bad.replace_range(9..10, "g");
+        assert_eq!(Key::from_hex(&bad), Err(KeyError::BadDigit { position: 10, character: 'g' }));
+    }
+
+    #[test]
+    fn debug_never_shows_key_material() {
+        let key = Key::from_hex(&"ab".repeat(32)).unwrap();
+        assert!(!format!("{key:?}").contains("ab"));
+        assert!(!format!("{:?}", key.stream(StreamId::CollectorLeftMask)).contains("171"));
+    }
+
+    #[test]
+    fn streams_are_reproducible_and_distinct() {
+        let key = Key::teaching(1);
+        let a = key.stream(StreamId::RightMask { cohort: 0 }).rng().next_u64();
+        let again = key.stream(StreamId::RightMask { cohort: 0 }).rng().next_u64();
+        let other_cohort = key.stream(StreamId::RightMask { cohort: 1 }).rng().next_u64();
+        let other_role = key.stream(StreamId::ProviderLeftMask { cohort: 0 }).rng().next_u64();
+        assert_eq!(a, again);
+        assert_ne!(a, other_cohort);
+        assert_ne!(a, other_role);
+    }
+
+    #[test]
+    fn substreams_start_where_the_stream_would_be() {
+        let stream = Key::teaching(2).stream(StreamId::Scratch(0));
+        let mut whole = stream.rng();
+        // Skip exactly one sub-stream: 2³² words = 2³¹ u64 draws is too many to step through,
+        // so compare against an explicit seek instead.
+        let mut manual = stream.rng();
+        manual.set_word_pos(1u128 << 32);
+        assert_eq!(stream.substream(1).next_u64(), manual.next_u64());
+        assert_ne!(stream.substream(1).next_u64(), whole.next_u64());
+    }
+
+    #[test]
+    fn generated_keys_differ() {
+        let a = Key::generate().unwrap();
+        let b = Key::generate().unwrap();
+        assert_ne!(a.to_hex(), b.to_hex());
+        assert_eq!(a.origin(), KeyOrigin::Generated);
+    }
+}

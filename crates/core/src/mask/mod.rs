@@ -1,0 +1,237 @@
+//! Masks as operators.
+//!
+//! A mask is a square linear map known through its action, never required to be stored: a
+//! participant's device applies the right mask `B` to one row, the masking service provider
+//! applies `A₂` to a block of rows, the collector applies `B⁻¹` restricted to the columns it
+//! keeps. Every mask type implements [`Mask`]; the dense matrix is available through
+//! [`Mask::to_dense`] for small sizes and the classroom.
+//!
+//! | type | law | used for |
+//! |---|---|---|
+//! | [`HaarOrthogonal`] | Haar on O(d) (Stewart 1980) | right mask `B` of the modified TM² |
+//! | [`FixedSubspaceHaar`] | Haar on the stabiliser of given columns | `A₁`, `A₂` keeping `1ₙ` (and kept columns) fixed |
+//! | [`DenseInvertible`] | e.g. i.i.d. U(0, 1) entries | `B₁` of the first TM² method, `A₀` of the second |
+//! | [`KeepColumns`] | `diag(I, M*)` up to a permutation | partial masking, block-diagonal `B₁`, `B₂` |
+//! | [`DenseOrthogonal`] | any stored orthogonal matrix | `GenerateROM` of seed 003, Appendix 1 |
+
+mod dense;
+mod fixed;
+mod haar;
+mod invertible;
+mod keep;
+mod rom;
+
+pub use dense::DenseOrthogonal;
+pub use fixed::FixedSubspaceHaar;
+pub use haar::HaarOrthogonal;
+pub use invertible::DenseInvertible;
+pub use keep::KeepColumns;
+pub use rom::generate_rom;
+
+use nalgebra::DMatrix;
+
+/// Errors of mask construction and application.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum MaskError {
+    /// A block's shape does not fit the operator.
+    #[error("{operator} is {expected}×{expected} but the data have {found} {axis}")]
+    DimensionMismatch {
+        /// Which operator complained.
+        operator: &'static str,
+        /// The operator's dimension.
+        expected: usize,
+        /// The offending extent of the data.
+        found: usize,
+        /// "columns" (right application) or "rows" (left application).
+        axis: &'static str,
+    },
+    /// A mask of dimension zero was requested.
+    #[error("a mask needs dimension at least 1")]
+    EmptyDimension,
+    /// A matrix meant to be invertible is singular or too ill-conditioned to invert reliably.
+    #[error("the mask matrix is singular or ill-conditioned (1-norm condition number {condition:.3e}); draw another key")]
+    Singular {
+        /// Estimated 1-norm condition number (∞ when exactly singular).
+        condition: f64,
+    },
+    /// A matrix meant to be orthogonal is not.
+    #[error("the matrix is not orthogonal: max |QᵀQ − I| = {deviation:.3e}")]
+    NotOrthogonal {
+        /// Largest deviation of `QᵀQ` from the identity.
+        deviation: f64,
+    },
+    /// A matrix contains NaN or an infinity.
+    #[error("the mask matrix contains a non-finite entry")]
+    NonFinite,
+    /// The columns to keep fixed span the whole space, so the mask would be the identity.
+    #[error("the {fixed} fixed directions span all {dim} dimensions; nothing would be masked")]
+    NothingToMask {
+        /// Rank of the fixed columns.
+        fixed: usize,
+        /// Dimension of the operator.
+        dim: usize,
+    },
+    /// Kept-column indices are out of range or repeated.
+    #[error("kept column {index} is out of range or repeated for a {dim}-column mask")]
+    BadKeptColumn {
+        /// The offending index (0-based).
+        index: usize,
+        /// Dimension of the operator.
+        dim: usize,
+    },
+}
+
+/// Check that `found` equals the operator dimension.
+pub(crate) fn check_dim(
+    operator: &'static str,
+    expected: usize,
+    found: usize,
+    axis: &'static str,
+) -> Result<(), MaskError> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(MaskError::DimensionMismatch { operator, expected, found, axis })
+    }
+}
+
+/// A square, invertible linear operator `Op` of dimension `d`, applied from either side.
+///
+/// Rows of a data block are records (participants), so a right mask acts on each row
+/// independently and a left mask mixes records.
+pub trait Mask {
+    /// The dimension `d`.
+    fn dim(&self) -> usize;
+
+    /// `M ← M·Op` (`M` has `d` columns).
+    ///
+    /// # Errors
+    /// [`MaskError::DimensionMismatch`] when `M` does not have `d` columns.
+    fn right_apply(&self, m: &mut DMatrix<f64>) -> Result<(), MaskError>;
+
+    /// `M ← M·Op⁻¹` (`M` has `d` columns).
+    ///
+    /// # Errors
+    /// [`MaskError::DimensionMismatch`] when `M` does not have `d` columns.
+    fn right_apply_inverse(&self, m: &mut DMatrix<f64>) -> Result<(), MaskError>;
+
+    /// `M ← Op·M` (`M` has `d` rows).
+    ///
+    /// # Errors
+    /// [`MaskError::DimensionMismatch`] when `M` does not have `d` rows.
+    fn left_apply(&self, m: &mut DMatrix<f64>) -> Result<(), MaskError>;
+
+    /// `M ← Op⁻¹·M` (`M` has `d` rows).
+    ///
+    /// # Errors
+    /// [`MaskError::DimensionMismatch`] when `M` does not have `d` rows.
+    fn left_apply_inverse(&self, m: &mut DMatrix<f64>) -> Result<(), MaskError>;
+
+    /// One record masked: `x·Op`.
+    ///
+    /// # Errors
+    /// [`MaskError::DimensionMismatch`] when `x` does not have `d` entries.
+    fn mask_row(&self, x: &[f64]) -> Result<Vec<f64>, MaskError> {
+        let mut m = DMatrix::from_row_slice(1, x.len(), x);
+        self.right_apply(&mut m)?;
+        Ok(m.as_slice().to_vec())
+    }
+
+    /// The first `k` columns of `Op⁻¹` (a `d × k` matrix): all a collector needs to recover the
+    /// first `k` columns of `X` from `X·Op`, without forming `Op⁻¹` whole.
+    ///
+    /// # Formula
+    /// `Op⁻¹[:, :k] = Op⁻¹ · [I_k; 0]`.
+    ///
+    /// # Errors
+    /// [`MaskError::DimensionMismatch`] when `k > d`.
+    fn inverse_leading_columns(&self, k: usize) -> Result<DMatrix<f64>, MaskError> {
+        let d = self.dim();
+        if k > d {
+            return Err(MaskError::DimensionMismatch {
+                operator: "inverse_leading_columns",
+                expected: d,
+                found: k,
+                axis: "columns requested",
+            });
+        }
+        let mut leading = DMatrix::identity(d, k);
+        self.left_apply_inverse(&mut leading)?;
+        Ok(leading)
+    }
+
+    /// `(M·Op⁻¹)[:, :k]`: unmask a block and keep only its first `k` columns.
+    ///
+    /// # Errors
+    /// [`MaskError::DimensionMismatch`] when `M` does not have `d` columns or `k > d`.
+    fn unmask_leading(&self, m: &DMatrix<f64>, k: usize) -> Result<DMatrix<f64>, MaskError> {
+        check_dim("unmask_leading", self.dim(), m.ncols(), "columns")?;
+        Ok(m * self.inverse_leading_columns(k)?)
+    }
+
+    /// The operator as a dense `d × d` matrix (`Op·I`). Meant for small sizes and teaching.
+    fn to_dense(&self) -> DMatrix<f64> {
+        let mut m = DMatrix::identity(self.dim(), self.dim());
+        // The identity always has `d` rows, so this cannot fail.
+        let _ = self.left_apply(&mut m);
+        m
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! Invariants every mask must satisfy, shared by the tests of each mask type.
+    use super::*;
+    use crate::tolerance::{ORTHOGONALITY, ROUND_TRIP};
+
+    pub fn test_block(rows: usize, cols: usize) -> DMatrix<f64> {
+        DMatrix::from_fn(rows, cols, |i, j| ((i * 7 + j * 13) % 11) as f64 - 4.5 + 0.1 * j as f64)
+    }
+
+    /// Left/right, direct/inverse applications agree with the dense matrix, and round trips
+    /// return the input.
+    pub fn check_consistent(mask: &dyn Mask) {
+        let d = mask.dim();
+        let dense = mask.to_dense();
+        let scale = dense.amax().max(1.0);
+        let rows = test_block(5, d);
+        let mut right = rows.clone();
+        mask.right_apply(&mut right).unwrap();
+        assert!((&right - &rows * &dense).amax() < ROUND_TRIP * scale * rows.amax() * d as f64);
+        mask.right_apply_inverse(&mut right).unwrap();
+        assert!((&right - &rows).amax() < ROUND_TRIP * scale * rows.amax() * d as f64);
+
+        let cols = test_block(d, 4);
+        let mut left = cols.clone();
+        mask.left_apply(&mut left).unwrap();
+        assert!((&left - &dense * &cols).amax() < ROUND_TRIP * scale * cols.amax() * d as f64);
+        mask.left_apply_inverse(&mut left).unwrap();
+        assert!((&left - &cols).amax() < ROUND_TRIP * scale * cols.amax() * d as f64);
+
+        let k = d.min(3);
+        let unmasked = mask.unmask_leading(&(&rows * &dense), k).unwrap();
+        assert!((unmasked - rows.columns(0, k)).amax() < ROUND_TRIP * scale * rows.amax() * d as f64);
+
+        let row = mask.mask_row(rows.row(0).clone_owned().as_slice()).unwrap();
+        let expected = rows.row(0) * &dense;
+        for (a, b) in row.iter().zip(expected.iter()) {
+            assert!((a - b).abs() < ROUND_TRIP * scale * rows.amax() * d as f64);
+        }
+
+        assert!(matches!(
+            mask.right_apply(&mut DMatrix::zeros(2, d + 1)),
+            Err(MaskError::DimensionMismatch { .. })
+        ));
+        assert!(matches!(
+            mask.left_apply(&mut DMatrix::zeros(d + 1, 2)),
+            Err(MaskError::DimensionMismatch { .. })
+        ));
+    }
+
+    /// `QᵀQ = I`.
+    pub fn check_orthogonal(mask: &dyn Mask) {
+        let q = mask.to_dense();
+        let deviation = (q.transpose() * &q - DMatrix::identity(q.nrows(), q.nrows())).amax();
+        assert!(deviation < ORTHOGONALITY, "max |QᵀQ − I| = {deviation}");
+    }
+}
