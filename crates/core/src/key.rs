@@ -60,7 +60,9 @@ pub struct Key {
 impl std::fmt::Debug for Key {
     /// Never prints key material: a key in a log line is a key given away.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Key").field("origin", &self.origin).finish_non_exhaustive()
+        f.debug_struct("Key")
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
     }
 }
 
@@ -76,12 +78,18 @@ impl Key {
     pub fn generate() -> Result<Self, KeyError> {
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes).map_err(|e| KeyError::Os(e.to_string()))?;
-        Ok(Self { bytes, origin: KeyOrigin::Generated })
+        Ok(Self {
+            bytes,
+            origin: KeyOrigin::Generated,
+        })
     }
 
     /// A key from raw bytes (treated as imported).
     pub fn from_bytes(bytes: [u8; 32]) -> Self {
-        Self { bytes, origin: KeyOrigin::Imported }
+        Self {
+            bytes,
+            origin: KeyOrigin::Imported,
+        }
     }
 
     /// A reproducible teaching key derived from a short number. Never use one for real data.
@@ -89,7 +97,10 @@ impl Key {
         let mut bytes = [0u8; 32];
         bytes[..24].copy_from_slice(TEACHING_PREFIX);
         bytes[24..].copy_from_slice(&number.to_le_bytes());
-        Self { bytes, origin: KeyOrigin::Teaching(number) }
+        Self {
+            bytes,
+            origin: KeyOrigin::Teaching(number),
+        }
     }
 
     /// Parse 64 hexadecimal digits (surrounding whitespace ignored).
@@ -106,15 +117,19 @@ impl Key {
         for (i, pair) in chars.chunks_exact(2).enumerate() {
             let mut byte = 0u8;
             for (j, &c) in pair.iter().enumerate() {
-                let digit = c
-                    .to_digit(16)
-                    .ok_or(KeyError::BadDigit { position: 2 * i + j + 1, character: c })?;
+                let digit = c.to_digit(16).ok_or(KeyError::BadDigit {
+                    position: 2 * i + j + 1,
+                    character: c,
+                })?;
                 // `to_digit(16)` is below 16, so it fits in a nibble.
                 byte = (byte << 4) | digit as u8;
             }
             bytes[i] = byte;
         }
-        Ok(Self { bytes, origin: KeyOrigin::Imported })
+        Ok(Self {
+            bytes,
+            origin: KeyOrigin::Imported,
+        })
     }
 
     /// The key as 64 lowercase hex digits (for key files; never log it).
@@ -134,7 +149,10 @@ impl Key {
 
     /// The independent ChaCha12 stream for one operator.
     pub fn stream(&self, id: StreamId) -> KeyedStream {
-        KeyedStream { seed: self.bytes, stream: id.encode() }
+        KeyedStream {
+            seed: self.bytes,
+            stream: id.encode(),
+        }
     }
 }
 
@@ -211,7 +229,9 @@ pub struct KeyedStream {
 
 impl std::fmt::Debug for KeyedStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KeyedStream").field("stream", &self.stream).finish_non_exhaustive()
+        f.debug_struct("KeyedStream")
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
     }
 }
 
@@ -252,7 +272,13 @@ mod tests {
         assert_eq!(Key::from_hex("abc"), Err(KeyError::BadLength { found: 3 }));
         let mut bad = "0".repeat(64);
         bad.replace_range(9..10, "g");
-        assert_eq!(Key::from_hex(&bad), Err(KeyError::BadDigit { position: 10, character: 'g' }));
+        assert_eq!(
+            Key::from_hex(&bad),
+            Err(KeyError::BadDigit {
+                position: 10,
+                character: 'g'
+            })
+        );
     }
 
     #[test]
@@ -265,10 +291,22 @@ mod tests {
     #[test]
     fn streams_are_reproducible_and_distinct() {
         let key = Key::teaching(1);
-        let a = key.stream(StreamId::RightMask { cohort: 0 }).rng().next_u64();
-        let again = key.stream(StreamId::RightMask { cohort: 0 }).rng().next_u64();
-        let other_cohort = key.stream(StreamId::RightMask { cohort: 1 }).rng().next_u64();
-        let other_role = key.stream(StreamId::ProviderLeftMask { cohort: 0 }).rng().next_u64();
+        let a = key
+            .stream(StreamId::RightMask { cohort: 0 })
+            .rng()
+            .next_u64();
+        let again = key
+            .stream(StreamId::RightMask { cohort: 0 })
+            .rng()
+            .next_u64();
+        let other_cohort = key
+            .stream(StreamId::RightMask { cohort: 1 })
+            .rng()
+            .next_u64();
+        let other_role = key
+            .stream(StreamId::ProviderLeftMask { cohort: 0 })
+            .rng()
+            .next_u64();
         assert_eq!(a, again);
         assert_ne!(a, other_cohort);
         assert_ne!(a, other_role);

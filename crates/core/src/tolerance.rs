@@ -30,3 +30,9 @@ pub const QA_RELATIVE: f64 = 1e-9;
 /// Values within this distance of 0 or 1 count as binary in the Appendix A attack when the
 /// masked data carry full precision.
 pub const BINARY_FULL_PRECISION: f64 = 1e-6;
+
+/// A number printed to `decimals` places matches an exact value when they differ by at most half
+/// a unit in the last printed place (plus a hair for binary representation of the printed value).
+pub fn printed_precision(decimals: i32) -> f64 {
+    0.5 * 10f64.powi(-decimals) * (1.0 + 1e-9)
+}

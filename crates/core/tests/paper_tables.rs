@@ -32,7 +32,13 @@ fn matlab_rand_from_key_535_is_b1_of_equation_1() {
     let printed = table(B1_EQ1);
     for i in 0..9 {
         for j in 0..9 {
-            assert_eq!(round(b1.matrix()[(i, j)], 4), printed[(i, j)], "entry ({}, {})", i + 1, j + 1);
+            assert_eq!(
+                round(b1.matrix()[(i, j)], 4),
+                printed[(i, j)],
+                "entry ({}, {})",
+                i + 1,
+                j + 1
+            );
         }
     }
 }
@@ -42,8 +48,12 @@ fn matlab_rand_from_key_535_is_b1_of_equation_1() {
 fn matlab_rand_from_key_535_is_a0_of_equation_2() {
     let a0 = DenseInvertible::uniform_entries(8, &mut MatlabTwister::new(535)).unwrap();
     // First row and last column of eq. (2).
-    let first_row = [0.3622, 0.8146, 0.6877, 0.5300, 0.6252, 0.1891, 0.6139, 0.3486];
-    let last_column = [0.3486, 0.8303, 0.0578, 0.6275, 0.8318, 0.8877, 0.8043, 0.9711];
+    let first_row = [
+        0.3622, 0.8146, 0.6877, 0.5300, 0.6252, 0.1891, 0.6139, 0.3486,
+    ];
+    let last_column = [
+        0.3486, 0.8303, 0.0578, 0.6275, 0.8318, 0.8877, 0.8043, 0.9711,
+    ];
     for j in 0..8 {
         assert_eq!(round(a0.matrix()[(0, j)], 4), first_row[j]);
         assert_eq!(round(a0.matrix()[(j, 7)], 4), last_column[j]);
@@ -60,7 +70,40 @@ fn table_3_is_table_2_times_b1() {
     b1.right_apply(&mut xb).unwrap();
     for i in 0..20 {
         for j in 0..9 {
-            assert_eq!(round(xb[(i, j)], 2), expected[(i, j)], "row {}, column {}", i + 1, j + 1);
+            assert_eq!(
+                round(xb[(i, j)], 2),
+                expected[(i, j)],
+                "row {}, column {}",
+                i + 1,
+                j + 1
+            );
         }
     }
+}
+
+/// The provider's view of the paper's first-method example (Table 3 at full precision) has
+/// p = 9 < n = 20, and the Appendix A attack of seed 000 finds every binary column of Table 2
+/// (Response, Group, IH, MIF) among a handful of candidates.
+#[test]
+fn appendix_a_attack_on_the_papers_first_method_view() {
+    use orthomask_core::attack::{Consistent, appendix_a_attack};
+    use orthomask_core::tolerance::BINARY_FULL_PRECISION;
+    let x = table(TABLE2);
+    let b1 = DenseInvertible::uniform_entries(9, &mut MatlabTwister::new(535)).unwrap();
+    let mut xb = x.clone();
+    b1.right_apply(&mut xb).unwrap();
+    let outcome = appendix_a_attack(&xb, BINARY_FULL_PRECISION, 1_000_000).unwrap();
+    assert_eq!(outcome.constraints, 11);
+    let Consistent::Listed(candidates) = &outcome.consistent else {
+        panic!("expected a finite list")
+    };
+    for column in [0, 1, 5, 6] {
+        let truth: Vec<u8> = x.column(column).iter().map(|&v| v as u8).collect();
+        assert!(
+            outcome.is_candidate(&truth),
+            "binary column {column} not found"
+        );
+    }
+    // The candidates are few compared with the 2²⁰ vectors a safe design leaves open.
+    assert!(candidates.len() < 64, "{} candidates", candidates.len());
 }

@@ -17,7 +17,11 @@ pub struct Reflector {
 /// Sign convention used everywhere: `sign(0) = +1`, so a zero leading entry still gives a
 /// well-defined reflector and sign.
 pub fn sign(x: f64) -> f64 {
-    if x.is_sign_negative() && x != 0.0 { -1.0 } else { 1.0 }
+    if x.is_sign_negative() && x != 0.0 {
+        -1.0
+    } else {
+        1.0
+    }
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -35,7 +39,14 @@ impl Reflector {
         let norm = dot(x, x).sqrt();
         let mut v = x.to_vec();
         if norm == 0.0 || v.is_empty() {
-            return (Self { offset, v, beta: 0.0 }, 0.0);
+            return (
+                Self {
+                    offset,
+                    v,
+                    beta: 0.0,
+                },
+                0.0,
+            );
         }
         let alpha = -sign(x[0]) * norm;
         v[0] -= alpha;

@@ -17,7 +17,12 @@ impl DenseOrthogonal {
     /// # Errors
     /// [`MaskError::DimensionMismatch`], [`MaskError::NonFinite`] or [`MaskError::NotOrthogonal`].
     pub fn new(matrix: DMatrix<f64>) -> Result<Self, MaskError> {
-        check_dim("an orthogonal matrix", matrix.nrows(), matrix.ncols(), "columns")?;
+        check_dim(
+            "an orthogonal matrix",
+            matrix.nrows(),
+            matrix.ncols(),
+            "columns",
+        )?;
         if matrix.nrows() == 0 {
             return Err(MaskError::EmptyDimension);
         }
@@ -80,7 +85,8 @@ mod tests {
     #[test]
     fn rotation_by_hand() {
         // A 90° rotation: (1, 0)·Q = (0, 1).
-        let q = DenseOrthogonal::new(DMatrix::from_row_slice(2, 2, &[0.0, 1.0, -1.0, 0.0])).unwrap();
+        let q =
+            DenseOrthogonal::new(DMatrix::from_row_slice(2, 2, &[0.0, 1.0, -1.0, 0.0])).unwrap();
         assert_eq!(q.mask_row(&[1.0, 0.0]).unwrap(), vec![0.0, 1.0]);
         check_consistent(&q);
     }

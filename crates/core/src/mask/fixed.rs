@@ -56,7 +56,10 @@ fn fixed_basis(fixed: &DMatrix<f64>) -> Result<Vec<Reflector>, MaskError> {
         basis.push(reflector);
     }
     if basis.len() >= d {
-        return Err(MaskError::NothingToMask { fixed: basis.len(), dim: d });
+        return Err(MaskError::NothingToMask {
+            fixed: basis.len(),
+            dim: d,
+        });
     }
     Ok(basis)
 }
@@ -73,7 +76,11 @@ impl FixedSubspaceHaar {
         }
         let basis = fixed_basis(fixed)?;
         let inner = HaarOrthogonal::keyed(fixed.nrows() - basis.len(), stream)?;
-        Ok(Self { dim: fixed.nrows(), basis, inner })
+        Ok(Self {
+            dim: fixed.nrows(),
+            basis,
+            inner,
+        })
     }
 
     /// As [`keyed`](Self::keyed) but drawn from a sequential bit source.
@@ -89,7 +96,11 @@ impl FixedSubspaceHaar {
         }
         let basis = fixed_basis(fixed)?;
         let inner = HaarOrthogonal::from_source(fixed.nrows() - basis.len(), source)?;
-        Ok(Self { dim: fixed.nrows(), basis, inner })
+        Ok(Self {
+            dim: fixed.nrows(),
+            basis,
+            inner,
+        })
     }
 
     /// Haar on the orthogonal matrices with `A·1 = 1` (the law of `GenerateROM`).
@@ -181,7 +192,8 @@ mod tests {
     use crate::tolerance::ORTHOGONALITY;
 
     fn ones_fixed(dim: usize, seed: u64) -> FixedSubspaceHaar {
-        FixedSubspaceHaar::ones_fixed(dim, Key::teaching(seed).stream(StreamId::Scratch(1))).unwrap()
+        FixedSubspaceHaar::ones_fixed(dim, Key::teaching(seed).stream(StreamId::Scratch(1)))
+            .unwrap()
     }
 
     #[test]
@@ -201,7 +213,8 @@ mod tests {
         let d = 15;
         let mut fixed = test_block(d, 3);
         fixed.column_mut(0).fill(1.0);
-        let a = FixedSubspaceHaar::keyed(&fixed, Key::teaching(8).stream(StreamId::Scratch(2))).unwrap();
+        let a = FixedSubspaceHaar::keyed(&fixed, Key::teaching(8).stream(StreamId::Scratch(2)))
+            .unwrap();
         assert_eq!(a.fixed_rank(), 3);
         check_orthogonal(&a);
         let mut moved = fixed.clone();
@@ -219,7 +232,8 @@ mod tests {
         let d = 10;
         let mut fixed = DMatrix::from_element(d, 2, 1.0);
         fixed.column_mut(1).scale_mut(3.0);
-        let a = FixedSubspaceHaar::keyed(&fixed, Key::teaching(9).stream(StreamId::Scratch(3))).unwrap();
+        let a = FixedSubspaceHaar::keyed(&fixed, Key::teaching(9).stream(StreamId::Scratch(3)))
+            .unwrap();
         assert_eq!(a.fixed_rank(), 1);
         check_consistent(&a);
     }
@@ -237,7 +251,10 @@ mod tests {
         ));
         let mut nan = DMatrix::from_element(4, 1, 1.0);
         nan[(2, 0)] = f64::NAN;
-        assert_eq!(FixedSubspaceHaar::keyed(&nan, stream).unwrap_err(), MaskError::NonFinite);
+        assert_eq!(
+            FixedSubspaceHaar::keyed(&nan, stream).unwrap_err(),
+            MaskError::NonFinite
+        );
     }
 
     /// Law: the restriction to `1^⊥` is Haar on O(n−1), so `tr A = 1 + tr U` has mean 1 and
@@ -261,11 +278,19 @@ mod tests {
             let d = draws as f64;
             (tr / d, trsq / d - (tr / d).powi(2), a11 / d)
         };
-        let (keyed_mean, keyed_var, keyed_a11) = stats(&mut |s| ones_fixed(n, 50_000 + s).to_dense());
+        let (keyed_mean, keyed_var, keyed_a11) =
+            stats(&mut |s| ones_fixed(n, 50_000 + s).to_dense());
         let (rom_mean, rom_var, rom_a11) = stats(&mut |s| {
-            generate_rom(n, &mut MatlabTwister::new(s as u32 + 1), &mut MatlabTwister::new(s as u32 + 3))
+            generate_rom(
+                n,
+                &mut MatlabTwister::new(s as u32 + 1),
+                &mut MatlabTwister::new(s as u32 + 3),
+            )
         });
-        for (mean, var, a11) in [(keyed_mean, keyed_var, keyed_a11), (rom_mean, rom_var, rom_a11)] {
+        for (mean, var, a11) in [
+            (keyed_mean, keyed_var, keyed_a11),
+            (rom_mean, rom_var, rom_a11),
+        ] {
             assert!((mean - 1.0).abs() < 0.11, "E[tr A] = {mean}");
             assert!((var - 1.0).abs() < 0.16, "Var[tr A] = {var}");
             // a₁₁ − 1/n = u₁₁-like entry of a Haar rotation of 1^⊥, sd ≈ 1/√n: se ≈ 0.0065.

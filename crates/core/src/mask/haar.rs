@@ -60,17 +60,28 @@ impl HaarOrthogonal {
         let signs = (0..dim)
             .map(|k| {
                 let first = standard_normal(&mut stream.substream(k as u64));
-                if k + 1 < dim { -sign(first) } else { sign(first) }
+                if k + 1 < dim {
+                    -sign(first)
+                } else {
+                    sign(first)
+                }
             })
             .collect();
-        Ok(Self { dim, source: ReflectorSource::Keyed(stream), signs })
+        Ok(Self {
+            dim,
+            source: ReflectorSource::Keyed(stream),
+            signs,
+        })
     }
 
     /// The operator drawn from a sequential bit source; its reflectors are stored (`O(d²)`).
     ///
     /// # Errors
     /// [`MaskError::EmptyDimension`] when `dim == 0`.
-    pub fn from_source<B: BitSource + ?Sized>(dim: usize, source: &mut B) -> Result<Self, MaskError> {
+    pub fn from_source<B: BitSource + ?Sized>(
+        dim: usize,
+        source: &mut B,
+    ) -> Result<Self, MaskError> {
         if dim == 0 {
             return Err(MaskError::EmptyDimension);
         }
@@ -83,7 +94,11 @@ impl HaarOrthogonal {
             vectors.push(g);
         }
         signs.push(sign(standard_normal(source)));
-        Ok(Self { dim, source: ReflectorSource::Stored(vectors), signs })
+        Ok(Self {
+            dim,
+            source: ReflectorSource::Stored(vectors),
+            signs,
+        })
     }
 
     /// The signs `D` (for tests that undo the sign fold).
@@ -213,7 +228,11 @@ mod tests {
     use crate::random::MatlabTwister;
 
     fn keyed(dim: usize, seed: u64) -> HaarOrthogonal {
-        HaarOrthogonal::keyed(dim, Key::teaching(seed).stream(StreamId::Scratch(dim as u64))).unwrap()
+        HaarOrthogonal::keyed(
+            dim,
+            Key::teaching(seed).stream(StreamId::Scratch(dim as u64)),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -241,7 +260,10 @@ mod tests {
     #[test]
     fn zero_dimension_is_refused() {
         let stream = Key::teaching(1).stream(StreamId::Scratch(0));
-        assert_eq!(HaarOrthogonal::keyed(0, stream).unwrap_err(), MaskError::EmptyDimension);
+        assert_eq!(
+            HaarOrthogonal::keyed(0, stream).unwrap_err(),
+            MaskError::EmptyDimension
+        );
     }
 
     /// Sample statistics over many independent draws of dimension `n`.
@@ -285,8 +307,16 @@ mod tests {
     fn haar_moments_hold() {
         let n = 16;
         let m = moments(n, 3000, false);
-        assert!(m.q11_mean.abs() < 5.0 * 0.018 / (n as f64).sqrt(), "E[q11] {}", m.q11_mean);
-        assert!((m.q11_scaled_var - 1.0).abs() < 0.13, "E[n q11²] {}", m.q11_scaled_var);
+        assert!(
+            m.q11_mean.abs() < 5.0 * 0.018 / (n as f64).sqrt(),
+            "E[q11] {}",
+            m.q11_mean
+        );
+        assert!(
+            (m.q11_scaled_var - 1.0).abs() < 0.13,
+            "E[n q11²] {}",
+            m.q11_scaled_var
+        );
         assert!(m.trace_mean.abs() < 0.09, "E[tr] {}", m.trace_mean);
         assert!((m.trace_var - 1.0).abs() < 0.13, "Var[tr] {}", m.trace_var);
     }
@@ -297,6 +327,10 @@ mod tests {
     fn haar_moment_test_rejects_unfolded_qr() {
         let n = 16;
         let m = moments(n, 300, true);
-        assert!(m.q11_mean < -0.1, "E[q11] without the sign fold is {}", m.q11_mean);
+        assert!(
+            m.q11_mean < -0.1,
+            "E[q11] without the sign fold is {}",
+            m.q11_mean
+        );
     }
 }

@@ -21,7 +21,9 @@ pub struct DenseInvertible {
 }
 
 fn one_norm(m: &DMatrix<f64>) -> f64 {
-    m.column_iter().map(|c| c.iter().map(|v| v.abs()).sum::<f64>()).fold(0.0, f64::max)
+    m.column_iter()
+        .map(|c| c.iter().map(|v| v.abs()).sum::<f64>())
+        .fold(0.0, f64::max)
 }
 
 impl DenseInvertible {
@@ -30,17 +32,21 @@ impl DenseInvertible {
     /// # Errors
     /// [`MaskError::DimensionMismatch`], [`MaskError::NonFinite`], [`MaskError::Singular`].
     pub fn new(matrix: DMatrix<f64>) -> Result<Self, MaskError> {
-        check_dim("an invertible matrix", matrix.nrows(), matrix.ncols(), "columns")?;
+        check_dim(
+            "an invertible matrix",
+            matrix.nrows(),
+            matrix.ncols(),
+            "columns",
+        )?;
         if matrix.nrows() == 0 {
             return Err(MaskError::EmptyDimension);
         }
         if matrix.iter().any(|v| !v.is_finite()) {
             return Err(MaskError::NonFinite);
         }
-        let inverse = matrix
-            .clone()
-            .try_inverse()
-            .ok_or(MaskError::Singular { condition: f64::INFINITY })?;
+        let inverse = matrix.clone().try_inverse().ok_or(MaskError::Singular {
+            condition: f64::INFINITY,
+        })?;
         let condition = one_norm(&matrix) * one_norm(&inverse);
         if !condition.is_finite() || condition > MAX_CONDITION {
             return Err(MaskError::Singular { condition });
@@ -54,7 +60,10 @@ impl DenseInvertible {
     ///
     /// # Errors
     /// [`MaskError::Singular`] in the (probability-zero) event of a singular draw.
-    pub fn uniform_entries<U: UnitUniform + ?Sized>(dim: usize, source: &mut U) -> Result<Self, MaskError> {
+    pub fn uniform_entries<U: UnitUniform + ?Sized>(
+        dim: usize,
+        source: &mut U,
+    ) -> Result<Self, MaskError> {
         Self::new(uniform_matrix(source, dim, dim))
     }
 
@@ -126,8 +135,14 @@ mod tests {
     #[test]
     fn singular_matrix_is_refused() {
         let singular = DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 2.0, 4.0]);
-        assert!(matches!(DenseInvertible::new(singular), Err(MaskError::Singular { .. })));
+        assert!(matches!(
+            DenseInvertible::new(singular),
+            Err(MaskError::Singular { .. })
+        ));
         let nearly = DMatrix::from_row_slice(2, 2, &[1.0, 1.0, 1.0, 1.0 + 1e-15]);
-        assert!(matches!(DenseInvertible::new(nearly), Err(MaskError::Singular { .. })));
+        assert!(matches!(
+            DenseInvertible::new(nearly),
+            Err(MaskError::Singular { .. })
+        ));
     }
 }

@@ -32,7 +32,12 @@ impl<M: Mask> KeepColumns<M> {
             is_kept[index] = true;
         }
         let moved: Vec<usize> = (0..dim).filter(|&i| !is_kept[i]).collect();
-        check_dim("the inner block", inner.dim(), moved.len(), "masked coordinates")?;
+        check_dim(
+            "the inner block",
+            inner.dim(),
+            moved.len(),
+            "masked coordinates",
+        )?;
         Ok(Self { dim, moved, inner })
     }
 
@@ -103,7 +108,8 @@ mod tests {
 
     #[test]
     fn kept_columns_pass_through_unchanged() {
-        let inner = HaarOrthogonal::keyed(4, Key::teaching(3).stream(StreamId::Scratch(9))).unwrap();
+        let inner =
+            HaarOrthogonal::keyed(4, Key::teaching(3).stream(StreamId::Scratch(9))).unwrap();
         let b = KeepColumns::new(6, &[0, 3], inner).unwrap();
         check_consistent(&b);
         check_orthogonal(&b);
@@ -117,7 +123,8 @@ mod tests {
 
     #[test]
     fn bad_indices_are_refused() {
-        let inner = || HaarOrthogonal::keyed(2, Key::teaching(3).stream(StreamId::Scratch(9))).unwrap();
+        let inner =
+            || HaarOrthogonal::keyed(2, Key::teaching(3).stream(StreamId::Scratch(9))).unwrap();
         assert_eq!(
             KeepColumns::new(3, &[5], inner()).unwrap_err(),
             MaskError::BadKeptColumn { index: 5, dim: 3 }
@@ -126,6 +133,9 @@ mod tests {
             KeepColumns::new(4, &[1, 1], inner()).unwrap_err(),
             MaskError::BadKeptColumn { index: 1, dim: 4 }
         );
-        assert!(matches!(KeepColumns::new(5, &[0], inner()), Err(MaskError::DimensionMismatch { .. })));
+        assert!(matches!(
+            KeepColumns::new(5, &[0], inner()),
+            Err(MaskError::DimensionMismatch { .. })
+        ));
     }
 }

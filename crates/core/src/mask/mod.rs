@@ -49,7 +49,9 @@ pub enum MaskError {
     #[error("a mask needs dimension at least 1")]
     EmptyDimension,
     /// A matrix meant to be invertible is singular or too ill-conditioned to invert reliably.
-    #[error("the mask matrix is singular or ill-conditioned (1-norm condition number {condition:.3e}); draw another key")]
+    #[error(
+        "the mask matrix is singular or ill-conditioned (1-norm condition number {condition:.3e}); draw another key"
+    )]
     Singular {
         /// Estimated 1-norm condition number (∞ when exactly singular).
         condition: f64,
@@ -91,7 +93,12 @@ pub(crate) fn check_dim(
     if expected == found {
         Ok(())
     } else {
-        Err(MaskError::DimensionMismatch { operator, expected, found, axis })
+        Err(MaskError::DimensionMismatch {
+            operator,
+            expected,
+            found,
+            axis,
+        })
     }
 }
 
@@ -178,6 +185,37 @@ pub trait Mask {
     }
 }
 
+/// A boxed mask is a mask (so `Box<dyn Mask + Send + Sync>` can be passed where masks go).
+impl<M: Mask + ?Sized> Mask for Box<M> {
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+    fn right_apply(&self, m: &mut DMatrix<f64>) -> Result<(), MaskError> {
+        (**self).right_apply(m)
+    }
+    fn right_apply_inverse(&self, m: &mut DMatrix<f64>) -> Result<(), MaskError> {
+        (**self).right_apply_inverse(m)
+    }
+    fn left_apply(&self, m: &mut DMatrix<f64>) -> Result<(), MaskError> {
+        (**self).left_apply(m)
+    }
+    fn left_apply_inverse(&self, m: &mut DMatrix<f64>) -> Result<(), MaskError> {
+        (**self).left_apply_inverse(m)
+    }
+    fn mask_row(&self, x: &[f64]) -> Result<Vec<f64>, MaskError> {
+        (**self).mask_row(x)
+    }
+    fn inverse_leading_columns(&self, k: usize) -> Result<DMatrix<f64>, MaskError> {
+        (**self).inverse_leading_columns(k)
+    }
+    fn unmask_leading(&self, m: &DMatrix<f64>, k: usize) -> Result<DMatrix<f64>, MaskError> {
+        (**self).unmask_leading(m, k)
+    }
+    fn to_dense(&self) -> DMatrix<f64> {
+        (**self).to_dense()
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod test_support {
     //! Invariants every mask must satisfy, shared by the tests of each mask type.
@@ -185,7 +223,9 @@ pub(crate) mod test_support {
     use crate::tolerance::{ORTHOGONALITY, ROUND_TRIP};
 
     pub fn test_block(rows: usize, cols: usize) -> DMatrix<f64> {
-        DMatrix::from_fn(rows, cols, |i, j| ((i * 7 + j * 13) % 11) as f64 - 4.5 + 0.1 * j as f64)
+        DMatrix::from_fn(rows, cols, |i, j| {
+            ((i * 7 + j * 13) % 11) as f64 - 4.5 + 0.1 * j as f64
+        })
     }
 
     /// Left/right, direct/inverse applications agree with the dense matrix, and round trips
@@ -210,7 +250,9 @@ pub(crate) mod test_support {
 
         let k = d.min(3);
         let unmasked = mask.unmask_leading(&(&rows * &dense), k).unwrap();
-        assert!((unmasked - rows.columns(0, k)).amax() < ROUND_TRIP * scale * rows.amax() * d as f64);
+        assert!(
+            (unmasked - rows.columns(0, k)).amax() < ROUND_TRIP * scale * rows.amax() * d as f64
+        );
 
         let row = mask.mask_row(rows.row(0).clone_owned().as_slice()).unwrap();
         let expected = rows.row(0) * &dense;

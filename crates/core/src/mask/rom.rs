@@ -44,7 +44,11 @@ fn ones_then_gaussian<B: BitSource + ?Sized>(n: usize, source: &mut B) -> DMatri
 }
 
 /// An `n × n` orthogonal matrix with `M·1 = 1`, by the paper's Appendix 1 algorithm.
-pub fn generate_rom<B: BitSource + ?Sized>(n: usize, first: &mut B, second: &mut B) -> DMatrix<f64> {
+pub fn generate_rom<B: BitSource + ?Sized>(
+    n: usize,
+    first: &mut B,
+    second: &mut B,
+) -> DMatrix<f64> {
     let m1 = gram_schmidt(&ones_then_gaussian(n, first));
     let m2 = gram_schmidt(&ones_then_gaussian(n, second));
     m1 * m2.transpose()
@@ -59,10 +63,17 @@ mod tests {
     #[test]
     fn is_orthogonal_and_keeps_ones() {
         let n = 20;
-        let m = generate_rom(n, &mut MatlabTwister::new(536), &mut MatlabTwister::new(538));
+        let m = generate_rom(
+            n,
+            &mut MatlabTwister::new(536),
+            &mut MatlabTwister::new(538),
+        );
         let deviation = (m.transpose() * &m - DMatrix::identity(n, n)).amax();
         assert!(deviation < ORTHOGONALITY * n as f64, "{deviation}");
         let ones = &m * DMatrix::from_element(n, 1, 1.0);
-        assert!(ones.iter().all(|v| (v - 1.0).abs() < ORTHOGONALITY * n as f64));
+        assert!(
+            ones.iter()
+                .all(|v| (v - 1.0).abs() < ORTHOGONALITY * n as f64)
+        );
     }
 }

@@ -25,7 +25,9 @@ pub struct MatlabTwister {
 
 impl std::fmt::Debug for MatlabTwister {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MatlabTwister").field("index", &self.index).finish_non_exhaustive()
+        f.debug_struct("MatlabTwister")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
     }
 }
 
@@ -40,7 +42,9 @@ impl MatlabTwister {
         for i in 1..N {
             let prev = state[i - 1];
             // `i < 624` always fits in u32.
-            state[i] = 1_812_433_253u32.wrapping_mul(prev ^ (prev >> 30)).wrapping_add(i as u32);
+            state[i] = 1_812_433_253u32
+                .wrapping_mul(prev ^ (prev >> 30))
+                .wrapping_add(i as u32);
         }
         Self { state, index: N }
     }

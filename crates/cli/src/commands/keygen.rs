@@ -1,0 +1,49 @@
+//! `orthomask keygen`: a key file with fresh 256-bit keys from the operating system.
+
+use crate::io::write_file;
+use anyhow::{Result, bail};
+use clap::Args;
+use orthomask_core::protocol::simulation::PartyKeys;
+use orthomask_formats::keyfile::write_key_file;
+use std::path::PathBuf;
+
+/// Arguments of `keygen`.
+#[derive(Args)]
+pub struct KeygenArgs {
+    /// Where to write the key file.
+    #[arg(long)]
+    out: PathBuf,
+    /// Overwrite an existing file.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Run `keygen`.
+pub fn run(args: KeygenArgs) -> Result<()> {
+    if args.out.exists() && !args.force {
+        bail!(
+            "{} already exists; pass --force to replace it (the old keys are then lost)",
+            args.out.display()
+        );
+    }
+    let keys = PartyKeys::generate()?;
+    write_file(&args.out, &write_key_file(&keys))?;
+    restrict_permissions(&args.out)?;
+    println!(
+        "wrote fresh keys for collector, provider and participants to {}",
+        args.out.display()
+    );
+    Ok(())
+}
+
+#[cfg(unix)]
+fn restrict_permissions(path: &std::path::Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn restrict_permissions(_: &std::path::Path) -> Result<()> {
+    Ok(())
+}

@@ -1,0 +1,661 @@
+//! `orthomask pipeline`: run a whole protocol on raw data with every party simulated, and write
+//! what left the devices, what the provider sent the collector, the release and its manifest.
+
+use super::{KindChoice, RngChoice};
+use crate::io::{masked_names, print_json, read_table, warn, write_csv, write_file};
+use crate::keys::teaching_warning;
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use nalgebra::DMatrix;
+use orthomask_core::key::Key;
+use orthomask_core::protocol::design::{appendix_c_bound, noise_columns_for};
+use orthomask_core::protocol::qa::QaReport;
+use orthomask_core::protocol::second::{COMBINED_RELEASE_WARNING, SecondDesign, SecondUpload};
+use orthomask_core::protocol::simulation::{
+    PartyKeys, Safety, cohort_sizes, run_collusion, run_second, run_tm2,
+};
+use orthomask_core::protocol::tm2::{DEFAULT_QA_CONSTANT, RightMaskKind, Tm2Design};
+use orthomask_core::protocol::{NoiseBound, Strictness};
+use orthomask_formats::csv::{Precision, Table};
+use orthomask_formats::keyfile::parse_key_file;
+use orthomask_formats::manifest::{
+    AppendixC, Cohorts, ColumnMean, Manifest, Qa, summary_statistics,
+};
+use std::path::{Path, PathBuf};
+
+/// Which protocol to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Method {
+    /// Modified TM² (Ding, Miao & Wu 2020): Gaussian padding, Haar right mask. The default.
+    Modified,
+    /// First TM² method (Wu et al. 2017 §3.1): invertible uniform-entries B₁, QA column.
+    First,
+    /// Second TM² method (Wu et al. 2017 §3.3): A₀ row operator, block-diagonal B₁, B₂; releases XB₁B₂.
+    Second,
+    /// Collusion-resistant extension (Ding, Miao & Wu 2020 §3.5): additive shares, K₁ + K₂ providers.
+    Collusion,
+}
+
+impl Method {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Modified => "modified",
+            Self::First => "first",
+            Self::Second => "second",
+            Self::Collusion => "collusion",
+        }
+    }
+}
+
+/// Arguments of `pipeline`.
+#[derive(Args)]
+pub struct PipelineArgs {
+    /// Raw data: CSV with a header row. A constant column named QA is used as the QA column.
+    #[arg(long)]
+    input: PathBuf,
+    /// Directory for upload.csv, msp_to_collector.csv, release.csv and manifest.json.
+    #[arg(long)]
+    out_dir: PathBuf,
+    /// Protocol.
+    #[arg(long, value_enum, default_value_t = Method::Modified)]
+    method: Method,
+    /// Noise columns p₂ (default: the fewest that make the Appendix C failure probability at most
+    /// --max-failure-probability for the largest cohort; first method 0).
+    #[arg(long)]
+    noise_cols: Option<usize>,
+    /// Target for the default number of noise columns: Pr[condition (3.5) fails] at most this.
+    #[arg(long, default_value_t = 1e-6)]
+    max_failure_probability: f64,
+    /// Noise rows of the second method (default 6, as in the paper's Table 7).
+    #[arg(long)]
+    noise_rows: Option<usize>,
+    /// Noise standard deviation σ (default: the Appendix C bound; second method 1).
+    #[arg(long)]
+    sigma: Option<f64>,
+    /// Declared largest absolute value of any answer (default: the data's own maximum; simulation only).
+    #[arg(long)]
+    x_max: Option<f64>,
+    /// The δ of Appendix C, in (0, 1).
+    #[arg(long, default_value_t = 0.5)]
+    delta: f64,
+    /// Columns kept unmasked: partial masking (first/modified) or response and treatment (second).
+    #[arg(long, value_delimiter = ',')]
+    keep: Vec<String>,
+    /// Key file from `orthomask keygen` (default: fresh keys that are not stored).
+    #[arg(long, conflicts_with = "teaching_key")]
+    key_file: Option<PathBuf>,
+    /// Teaching keys N, N+1, N+2 for collector, provider, participants (reproducible, guessable).
+    #[arg(long)]
+    teaching_key: Option<u64>,
+    /// Generator (matlab needs --teaching-key; reproduces the papers' uniform matrices).
+    #[arg(long, value_enum, default_value_t = RngChoice::Chacha)]
+    rng: RngChoice,
+    /// Law of the right mask (default: haar, first method uniform-entries).
+    #[arg(long, value_enum)]
+    kind: Option<KindChoice>,
+    /// Participants per cohort (default: one cohort of everybody, the papers' protocol).
+    #[arg(long)]
+    cohort_size: Option<usize>,
+    /// The QA constant c (default 888, or the value of an input column named QA).
+    #[arg(long)]
+    qa_constant: Option<f64>,
+    /// Run without a QA column.
+    #[arg(long, conflicts_with = "qa_constant")]
+    no_qa: bool,
+    /// Round release.csv to this many decimals (default: round-trip precision).
+    #[arg(long)]
+    decimals: Option<u8>,
+    /// Teaching mode: run unsafe designs (p < n, …) with warnings instead of refusing them.
+    #[arg(long)]
+    unsafe_teaching: bool,
+    /// Second method: also release A₁A₂X (release_orthogonal.csv); prints a disclosure warning.
+    #[arg(long)]
+    combined: bool,
+    /// Collusion method: right-masking providers K₁.
+    #[arg(long, default_value_t = 2)]
+    right_providers: usize,
+    /// Collusion method: left-masking providers K₂.
+    #[arg(long, default_value_t = 1)]
+    left_providers: usize,
+    /// Skip the condition (3.7) margin (it costs O(m³) per cohort of m).
+    #[arg(long)]
+    no_margin: bool,
+    /// Print the manifest as JSON on standard output.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The raw data split into answers and the QA constant.
+struct Prepared {
+    answer_names: Vec<String>,
+    answers: DMatrix<f64>,
+    qa: Option<f64>,
+}
+
+fn prepare(table: &Table, args: &PipelineArgs) -> Result<Prepared> {
+    let qa_index = if args.no_qa {
+        None
+    } else {
+        table.headers().iter().position(|h| h == "QA")
+    };
+    let qa = match qa_index {
+        Some(j) => {
+            let column = table.data().column(j);
+            let c = column[0];
+            if let Some((i, v)) = column.iter().enumerate().find(|(_, v)| **v != c) {
+                bail!(
+                    "{}:{}:{}: the QA column must be constant ({c} in row 1, {v} here)",
+                    table.source_name(),
+                    i + 2,
+                    j + 1
+                );
+            }
+            if let Some(given) = args.qa_constant
+                && given != c
+            {
+                bail!("--qa-constant {given} disagrees with the input's QA column ({c})");
+            }
+            Some(c)
+        }
+        None if args.no_qa => None,
+        None => Some(args.qa_constant.unwrap_or(DEFAULT_QA_CONSTANT)),
+    };
+    let keep: Vec<usize> = (0..table.headers().len())
+        .filter(|&j| Some(j) != qa_index)
+        .collect();
+    Ok(Prepared {
+        answer_names: keep.iter().map(|&j| table.headers()[j].clone()).collect(),
+        answers: table.data().select_columns(&keep),
+        qa,
+    })
+}
+
+fn party_keys(args: &PipelineArgs) -> Result<(PartyKeys, bool)> {
+    if let Some(path) = &args.key_file {
+        let text = crate::io::read_text(path)?;
+        return Ok((parse_key_file(&text, &path.display().to_string())?, false));
+    }
+    if let Some(n) = args.teaching_key {
+        warn(&teaching_warning(n));
+        return Ok((PartyKeys::teaching(n), true));
+    }
+    if args.rng == RngChoice::Matlab {
+        bail!(
+            "--rng matlab reproduces the papers from numeric keys; add --teaching-key N (e.g. 535)"
+        );
+    }
+    Ok((PartyKeys::generate()?, false))
+}
+
+/// Extra provider keys for the collusion method: teaching numbers when teaching, else fresh.
+fn provider_keys(count: usize, teaching_base: Option<u64>) -> Result<Vec<Key>> {
+    (0..count as u64)
+        .map(|i| match teaching_base {
+            Some(base) => Ok(Key::teaching(base + i)),
+            None => Ok(Key::generate()?),
+        })
+        .collect()
+}
+
+/// Files and facts a method produced, for the manifest.
+struct Outcome {
+    release: DMatrix<f64>,
+    release_names: Vec<String>,
+    p1: usize,
+    p2: usize,
+    sigma: f64,
+    noise_bound: Option<NoiseBound>,
+    margin: Option<f64>,
+    cohorts: Cohorts,
+    right_mask: &'static str,
+    kept: Vec<String>,
+    qa: Vec<QaReport>,
+    warnings: Vec<String>,
+}
+
+/// Run `pipeline`.
+pub fn run(args: PipelineArgs) -> Result<()> {
+    let table = read_table(&args.input)?;
+    let prepared = prepare(&table, &args)?;
+    let (keys, teaching) = party_keys(&args)?;
+    let data_max = prepared
+        .answers
+        .amax()
+        .max(prepared.qa.map_or(0.0, f64::abs));
+    let (x_max, x_max_source) = match args.x_max {
+        Some(declared) => {
+            if !(declared.is_finite() && declared >= 0.0) {
+                bail!("--x-max must be a finite non-negative number, got {declared}");
+            }
+            if declared < data_max {
+                bail!(
+                    "--x-max {declared} is below a value in {} ({data_max}); declare the true range",
+                    args.input.display()
+                );
+            }
+            (declared, "declared")
+        }
+        None => (data_max, "data"),
+    };
+    let kept: Vec<usize> = args
+        .keep
+        .iter()
+        .map(|name| {
+            prepared
+                .answer_names
+                .iter()
+                .position(|h| h == name)
+                .with_context(|| {
+                    format!(
+                        "--keep: {} has no answer column named {name:?} (columns: {})",
+                        args.input.display(),
+                        prepared.answer_names.join(", ")
+                    )
+                })
+        })
+        .collect::<Result<_>>()?;
+    let strictness = if args.unsafe_teaching {
+        Strictness::WarnOnly
+    } else {
+        Strictness::Refuse
+    };
+    let outcome = match args.method {
+        Method::Modified | Method::First | Method::Collusion => {
+            tm2_method(&args, &prepared, &keys, kept, x_max, strictness)?
+        }
+        Method::Second => second_method(&args, &prepared, &keys, kept)?,
+    };
+    let mut warnings = outcome.warnings.clone();
+    if teaching {
+        warnings.push(teaching_warning(args.teaching_key.unwrap_or_default()));
+    }
+    let precision = args
+        .decimals
+        .map_or(Precision::RoundTrip, Precision::Decimals);
+    write_csv(
+        &args.out_dir.join("release.csv"),
+        &outcome.release_names,
+        &outcome.release,
+        precision,
+    )?;
+    let (means, cross_products) = summary_statistics(&outcome.release);
+    let worst_qa = QaReport::worst_of(&outcome.qa);
+    let manifest = Manifest {
+        orthomask_version: env!("CARGO_PKG_VERSION").to_owned(),
+        method: args.method.name().to_owned(),
+        n: outcome.release.nrows(),
+        p1: outcome.p1,
+        p2: outcome.p2,
+        columns: outcome.release_names.clone(),
+        sigma: outcome.sigma,
+        x_max: Some(x_max),
+        x_max_source: Some(x_max_source.to_owned()),
+        appendix_c: outcome.noise_bound.as_ref().map(|b| AppendixC {
+            sigma_min: b.sigma_min,
+            failure_probability: b.failure_probability,
+            gamma: b.gamma,
+            delta: b.delta,
+        }),
+        condition_3_7_margin: outcome.margin,
+        cohorts: outcome.cohorts.clone(),
+        right_mask: outcome.right_mask.to_owned(),
+        generator: args.rng.name().to_owned(),
+        kept_columns: outcome.kept.clone(),
+        qa: worst_qa.map(|w| Qa {
+            constant: w.constant,
+            passed: outcome.qa.iter().all(QaReport::passed),
+            max_deviation: w.max_deviation,
+            tolerance: w.tolerance,
+        }),
+        column_means: outcome
+            .release_names
+            .iter()
+            .zip(&means)
+            .map(|(name, &mean)| ColumnMean {
+                name: name.clone(),
+                mean,
+            })
+            .collect(),
+        cross_products,
+        decimals: args.decimals,
+        dp: None,
+        teaching_keys: teaching,
+        warnings: warnings.clone(),
+    };
+    write_file(&args.out_dir.join("manifest.json"), &manifest.to_json())?;
+    for w in &outcome.warnings {
+        warn(w);
+    }
+    if args.json {
+        print_json(&serde_json::to_value(&manifest)?)?;
+    } else {
+        summarise(&args.out_dir, &manifest);
+    }
+    Ok(())
+}
+
+fn summarise(out_dir: &Path, m: &Manifest) {
+    println!(
+        "{} TM²: n = {}, p1 = {}, p2 = {}, sigma = {}",
+        m.method, m.n, m.p1, m.p2, m.sigma
+    );
+    if let Some(c) = &m.appendix_c {
+        println!(
+            "Appendix C: sigma_min = {:.6}, Pr[condition (3.5) fails] <= {:.3e} (gamma = {:.3}, delta = {})",
+            c.sigma_min, c.failure_probability, c.gamma, c.delta
+        );
+    }
+    if let Some(margin) = m.condition_3_7_margin {
+        println!("condition (3.7) margin lambda_min(X2X2')/lambda_max(X1X1') = {margin:.4}");
+    }
+    if let Some(qa) = &m.qa {
+        println!(
+            "QA check: {} (max deviation {:.3e}, tolerance {:.3e})",
+            if qa.passed { "passed" } else { "FAILED" },
+            qa.max_deviation,
+            qa.tolerance
+        );
+    }
+    println!(
+        "wrote {}/{{upload.csv, msp_to_collector.csv, release.csv, manifest.json}}",
+        out_dir.display()
+    );
+}
+
+fn tm2_method(
+    args: &PipelineArgs,
+    prepared: &Prepared,
+    keys: &PartyKeys,
+    kept: Vec<usize>,
+    x_max: f64,
+    strictness: Strictness,
+) -> Result<Outcome> {
+    let n = prepared.answers.nrows();
+    let answers = prepared.answers.ncols();
+    let sizes = cohort_sizes(n, args.cohort_size.unwrap_or(n))?;
+    let (smallest, largest) = (
+        sizes.iter().copied().min().unwrap_or(n),
+        sizes.iter().copied().max().unwrap_or(n),
+    );
+    let p1 = answers + usize::from(prepared.qa.is_some());
+    let kind = args.kind.unwrap_or(if args.method == Method::First {
+        KindChoice::UniformEntries
+    } else {
+        KindChoice::Haar
+    });
+    let p2 = match args.noise_cols {
+        Some(p2) => p2,
+        None if args.method == Method::First => 0,
+        None => noise_columns_for(largest, args.delta, args.max_failure_probability)?,
+    };
+    // Default σ: the Appendix C bound of the smallest cohort (a hair above, since the bound is
+    // strict); where the bound does not apply (p₂ ≤ n), noise of the data's own scale.
+    let sigma = match args.sigma {
+        Some(s) => s,
+        None if p2 == 0 => 0.0,
+        None => appendix_c_bound(smallest, p1, p2, x_max, args.delta)
+            .map(|b| b.sigma_min * (1.0 + 1e-9))
+            .unwrap_or(x_max.max(1.0)),
+    };
+    let mut design = Tm2Design::modified(answers, 0, 1.0)?
+        .with_qa(prepared.qa)?
+        .with_noise(p2, sigma)?
+        .with_right_mask(kind.kind())
+        .with_generator(args.rng.generator());
+    if !kept.is_empty() {
+        design = design.with_kept(kept.clone())?;
+    }
+    let kept_names: Vec<String> = kept
+        .iter()
+        .map(|&k| prepared.answer_names[k].clone())
+        .collect();
+    let mut release_names = prepared.answer_names.clone();
+    if prepared.qa.is_some() {
+        release_names.push("QA".to_owned());
+    }
+    let safety = Safety {
+        x_max,
+        delta: args.delta,
+        strictness,
+    };
+    let mut warnings = Vec::new();
+    if args.method == Method::Collusion {
+        if args.cohort_size.is_some() {
+            bail!("--cohort-size is not supported with --method collusion");
+        }
+        // Same design check as the modified protocol: the extension's stage-one analysis needs
+        // condition (3.5) too.
+        let report = orthomask_core::protocol::design::check_design(
+            &orthomask_core::protocol::DesignParameters {
+                smallest_cohort: n,
+                p1,
+                p2,
+                sigma,
+                x_max,
+                delta: args.delta,
+                orthogonal_right_mask: true,
+            },
+            strictness,
+        )?;
+        warnings.extend(report.overridden.iter().cloned());
+        let teaching_base = args.teaching_key.map(|t| t + 10);
+        let rights = provider_keys(args.right_providers, teaching_base)?;
+        let lefts = provider_keys(args.left_providers, teaching_base.map(|t| t + 10))?;
+        let run = run_collusion(
+            &prepared.answers,
+            &design,
+            &rights,
+            &lefts,
+            &keys.participants,
+        )?;
+        let names = masked_names("m", design.p());
+        write_blocks(
+            &args.out_dir.join("upload.csv"),
+            "provider",
+            &run.shares,
+            &names,
+        )?;
+        write_blocks(
+            &args.out_dir.join("msp_to_collector.csv"),
+            "provider",
+            &run.to_collector,
+            &names,
+        )?;
+        return Ok(Outcome {
+            release: run.release,
+            release_names,
+            p1,
+            p2,
+            sigma,
+            noise_bound: report.noise_bound,
+            margin: None,
+            cohorts: Cohorts {
+                size: None,
+                sizes: vec![n],
+            },
+            right_mask: "haar",
+            kept: kept_names,
+            qa: run.qa.into_iter().collect(),
+            warnings,
+        });
+    }
+    let run = run_tm2(
+        &prepared.answers,
+        &design,
+        keys,
+        args.cohort_size,
+        safety,
+        !args.no_margin,
+    )?;
+    warnings.extend(run.design_report.overridden.iter().cloned());
+    if let Some(margin) = run.margin
+        && margin <= 1.0
+    {
+        warnings.push(format!(
+            "condition (3.5) failed in this simulation (margin {margin:.4} <= 1): Theorem 3.9's guarantee does not hold for this draw; add noise columns or raise sigma"
+        ));
+    }
+    if let Some(bound) = &run.design_report.noise_bound
+        && bound.failure_probability > 0.05
+    {
+        warnings.push(format!(
+            "the Appendix C bound only guarantees Pr[condition (3.5) fails] <= {:.3}; more noise columns (or a larger delta with a larger sigma) tighten it",
+            bound.failure_probability
+        ));
+    }
+    let names = masked_names("m", design.p());
+    write_csv(
+        &args.out_dir.join("upload.csv"),
+        &names,
+        &run.uploads,
+        Precision::RoundTrip,
+    )?;
+    write_csv(
+        &args.out_dir.join("msp_to_collector.csv"),
+        &names,
+        &run.provider_to_collector,
+        Precision::RoundTrip,
+    )?;
+    Ok(Outcome {
+        release: run.release.data,
+        release_names,
+        p1,
+        p2,
+        sigma,
+        noise_bound: run.design_report.noise_bound,
+        margin: run.margin,
+        cohorts: Cohorts {
+            size: args.cohort_size,
+            sizes: run.cohort_sizes,
+        },
+        right_mask: if design.right_mask_kind() == RightMaskKind::Haar {
+            "haar"
+        } else {
+            "uniform-entries"
+        },
+        kept: kept_names,
+        qa: run.release.qa,
+        warnings,
+    })
+}
+
+/// Stack per-provider blocks as rows `provider, participant, m1 … mp`.
+fn write_blocks(path: &Path, label: &str, blocks: &[DMatrix<f64>], names: &[String]) -> Result<()> {
+    let rows: usize = blocks.iter().map(DMatrix::nrows).sum();
+    let width = names.len();
+    let mut out = DMatrix::zeros(rows, width + 2);
+    let mut r = 0;
+    for (b, block) in blocks.iter().enumerate() {
+        for i in 0..block.nrows() {
+            out[(r, 0)] = b as f64;
+            out[(r, 1)] = i as f64;
+            for j in 0..width {
+                out[(r, j + 2)] = block[(i, j)];
+            }
+            r += 1;
+        }
+    }
+    let mut headers = vec![label.to_owned(), "participant".to_owned()];
+    headers.extend_from_slice(names);
+    write_csv(path, &headers, &out, Precision::RoundTrip)
+}
+
+/// Rows `participant, row, kept…, m1 … mq` for second-method uploads.
+fn write_second_uploads(
+    path: &Path,
+    uploads: &[SecondUpload],
+    kept_names: &[String],
+) -> Result<()> {
+    let Some(first) = uploads.first() else {
+        bail!("no participants")
+    };
+    let (r, q) = first.mixed.shape();
+    let k = first.kept.len();
+    let mut out = DMatrix::zeros(uploads.len() * r, 2 + k + q);
+    for (i, u) in uploads.iter().enumerate() {
+        for row in 0..r {
+            let at = i * r + row;
+            out[(at, 0)] = i as f64;
+            out[(at, 1)] = row as f64;
+            for (j, v) in u.kept.iter().enumerate() {
+                out[(at, 2 + j)] = *v;
+            }
+            for j in 0..q {
+                out[(at, 2 + k + j)] = u.mixed[(row, j)];
+            }
+        }
+    }
+    let mut headers = vec!["participant".to_owned(), "row".to_owned()];
+    headers.extend_from_slice(kept_names);
+    headers.extend(masked_names("m", q));
+    write_csv(path, &headers, &out, Precision::RoundTrip)
+}
+
+fn second_method(
+    args: &PipelineArgs,
+    prepared: &Prepared,
+    keys: &PartyKeys,
+    kept: Vec<usize>,
+) -> Result<Outcome> {
+    if kept.is_empty() {
+        bail!(
+            "--method second needs --keep RESPONSE,TREATMENT: the columns a logistic regression must see unchanged"
+        );
+    }
+    if args.cohort_size.is_some() {
+        bail!(
+            "--cohort-size is not supported with --method second (its masks act on one record at a time)"
+        );
+    }
+    let noise_rows = args.noise_rows.unwrap_or(6);
+    let sigma = args.sigma.unwrap_or(1.0);
+    let design = SecondDesign::new(
+        prepared.answers.ncols(),
+        kept.clone(),
+        noise_rows,
+        sigma,
+        prepared.qa,
+    )?
+    .with_generator(args.rng.generator());
+    let run = run_second(&prepared.answers, &design, keys, args.combined)?;
+    let kept_names: Vec<String> = kept
+        .iter()
+        .map(|&k| prepared.answer_names[k].clone())
+        .collect();
+    write_second_uploads(&args.out_dir.join("upload.csv"), &run.uploads, &kept_names)?;
+    write_second_uploads(
+        &args.out_dir.join("msp_to_collector.csv"),
+        &run.provider_to_collector,
+        &kept_names,
+    )?;
+    let mut warnings = Vec::new();
+    if let Some(combined) = &run.combined {
+        let precision = args
+            .decimals
+            .map_or(Precision::RoundTrip, Precision::Decimals);
+        write_csv(
+            &args.out_dir.join("release_orthogonal.csv"),
+            &prepared.answer_names,
+            combined,
+            precision,
+        )?;
+        warnings.push(COMBINED_RELEASE_WARNING.to_owned());
+    }
+    Ok(Outcome {
+        release: run.release,
+        release_names: prepared.answer_names.clone(),
+        p1: prepared.answers.ncols(),
+        p2: 0,
+        sigma,
+        noise_bound: None,
+        margin: None,
+        cohorts: Cohorts {
+            size: None,
+            sizes: vec![prepared.answers.nrows()],
+        },
+        right_mask: "block-diagonal-haar",
+        kept: kept_names,
+        qa: run.qa,
+        warnings,
+    })
+}

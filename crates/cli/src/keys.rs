@@ -1,0 +1,26 @@
+//! Turning command-line key arguments into keys, with the teaching-key warning.
+
+use crate::io::warn;
+use anyhow::{Result, bail};
+use orthomask_core::key::Key;
+
+/// Warning printed whenever a numeric teaching key is used.
+pub fn teaching_warning(number: u64) -> String {
+    format!(
+        "key {number} is a short teaching key: reproducible and guessable by anyone; never use it for real data"
+    )
+}
+
+/// Parse `--key K`: a number (teaching key, warned about) or 64 hex digits.
+pub fn parse_key(text: &str) -> Result<Key> {
+    let text = text.trim();
+    if !text.is_empty() && text.len() <= 20 && text.bytes().all(|b| b.is_ascii_digit()) {
+        let Ok(number) = text.parse::<u64>() else {
+            bail!("key {text:?} is too large for a teaching key")
+        };
+        warn(&teaching_warning(number));
+        return Ok(Key::teaching(number));
+    }
+    Key::from_hex(text)
+        .map_err(|e| anyhow::anyhow!("--key: {e} (or give a short number for a teaching key)"))
+}

@@ -1,0 +1,72 @@
+//! `orthomask`: the command-line front end of the Orthomask core.
+//!
+//! Every command reads CSV with a header row, writes CSV and (with `--json`) a JSON summary on
+//! standard output. Failures print one line on standard error — naming the file, line and column
+//! for bad input — and exit non-zero; the tool never panics on user data.
+
+mod commands;
+mod io;
+mod keys;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Privacy-preserving survey data collection by triple matrix-masking (TM²).
+#[derive(Parser)]
+#[command(name = "orthomask", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Apply a mask to a CSV file.
+    #[command(subcommand)]
+    Mask(commands::mask::MaskCommand),
+    /// Run a whole TM² protocol on raw data, every party simulated, and write what each saw.
+    Pipeline(commands::pipeline::PipelineArgs),
+    /// Demonstrate attacks on unsafe designs.
+    #[command(subcommand)]
+    Attack(commands::attack::AttackCommand),
+    /// Create a key file with fresh 256-bit keys for the collector, the provider and participants.
+    Keygen(commands::keygen::KeygenArgs),
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Mask(command) => commands::mask::run(command),
+        Command::Pipeline(args) => commands::pipeline::run(args),
+        Command::Attack(command) => commands::attack::run(command),
+        Command::Keygen(args) => commands::keygen::run(args),
+    }
+}
+
+/// Exit status for an internal error (BSD `EX_SOFTWARE`).
+const EXIT_INTERNAL: u8 = 70;
+
+fn main() -> ExitCode {
+    // A panic would be a bug, but even then the user gets one line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_owned());
+        eprintln!(
+            "error: internal error (please report): {}",
+            message.replace('\n', " ")
+        );
+    }));
+    let cli = Cli::parse();
+    match std::panic::catch_unwind(|| run(cli)) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(error)) => {
+            // `{:#}` joins the context chain on one line: "reading X.csv: X.csv:3:2: …".
+            eprintln!("error: {}", format!("{error:#}").replace('\n', " "));
+            ExitCode::FAILURE
+        }
+        Err(_) => ExitCode::from(EXIT_INTERNAL),
+    }
+}

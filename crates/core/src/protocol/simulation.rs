@@ -1,0 +1,535 @@
+//! Every party of a protocol in one process: what `orthomask pipeline` and the classroom run.
+//!
+//! The functions here only wire the party types of [`tm2`](super::tm2), [`second`](super::second)
+//! and [`collusion`](super::collusion) together; each party still sees only its own inputs. The
+//! simulation additionally knows the padding noise, which lets it report the condition (3.5)
+//! margin that no real party can compute.
+
+use super::collusion::{
+    LeftProvider, RightProvider, check_extension, combine_shares, split_into_shares,
+};
+use super::design::{
+    DesignParameters, DesignReport, Strictness, check_design, condition_3_5_margin,
+};
+use super::qa::QaReport;
+use super::second::{
+    SecondCollector, SecondDesign, SecondParticipant, SecondProvider, SecondUpload,
+};
+use super::tm2::{
+    DataCollector, MaskingServiceProvider, Participant, Release, RightMaskKind, Tm2Design,
+    UnmaskedCohort,
+};
+use super::{ProtocolError, require_finite};
+use crate::key::{Key, KeyError, StreamId};
+use crate::mask::Mask;
+use nalgebra::DMatrix;
+
+/// The keys of a simulated survey, one per party.
+#[derive(Clone, Debug)]
+pub struct PartyKeys {
+    /// The collector's key (right masks `B_k`, left mask `A₁`).
+    pub collector: Key,
+    /// The masking service provider's key (`A₂,k`).
+    pub provider: Key,
+    /// Simulated participants' noise (each participant reads its own stream).
+    pub participants: Key,
+}
+
+impl PartyKeys {
+    /// Fresh production keys from the operating system.
+    ///
+    /// # Errors
+    /// [`KeyError::Os`] when the OS random source fails.
+    pub fn generate() -> Result<Self, KeyError> {
+        Ok(Self {
+            collector: Key::generate()?,
+            provider: Key::generate()?,
+            participants: Key::generate()?,
+        })
+    }
+
+    /// Teaching keys `number`, `number + 1`, `number + 2` (535, 536, 537 reproduce the roles of
+    /// seed 003 §3.2: `B₁` from 535, `A₂` from 536, and in MATLAB mode `A₁` from 535 + 2 = 537).
+    pub fn teaching(number: u64) -> Self {
+        Self {
+            collector: Key::teaching(number),
+            provider: Key::teaching(number + 1),
+            participants: Key::teaching(number + 2),
+        }
+    }
+
+    /// Whether any key is a guessable teaching key.
+    pub fn any_teaching(&self) -> bool {
+        self.collector.is_teaching()
+            || self.provider.is_teaching()
+            || self.participants.is_teaching()
+    }
+}
+
+/// Split `n` participants into cohorts of at most `m`, as even as possible (sizes differ by at
+/// most one), so the smallest cohort is as large as it can be.
+///
+/// # Errors
+/// [`ProtocolError::InvalidParameter`] for `m = 0` or `n = 0`.
+pub fn cohort_sizes(n: usize, m: usize) -> Result<Vec<usize>, ProtocolError> {
+    if m == 0 || n == 0 {
+        return Err(ProtocolError::InvalidParameter {
+            what: format!("cannot split {n} participants into cohorts of {m}"),
+        });
+    }
+    let count = n.div_ceil(m);
+    let (base, extra) = (n / count, n % count);
+    Ok((0..count).map(|k| base + usize::from(k < extra)).collect())
+}
+
+/// The safety inputs of a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Safety {
+    /// Declared largest absolute value of any data entry (QA constant included).
+    pub x_max: f64,
+    /// The δ of Appendix C.
+    pub delta: f64,
+    /// Refuse or, in teaching mode, only warn.
+    pub strictness: Strictness,
+}
+
+/// Everything a modified / first-method run produced.
+#[derive(Clone, Debug)]
+pub struct Tm2Run {
+    /// `x·B_k` of every participant, in participant order (`n × p`).
+    pub uploads: DMatrix<f64>,
+    /// `A₂,k X_k B_k` of every cohort, stacked (`n × p`).
+    pub provider_to_collector: DMatrix<f64>,
+    /// The collector's release.
+    pub release: Release,
+    /// Participants per cohort.
+    pub cohort_sizes: Vec<usize>,
+    /// The design check.
+    pub design_report: DesignReport,
+    /// Smallest condition (3.5) margin `λ_min(X₂X₂ᵀ)/λ_max(X₁X₁ᵀ)` over cohorts (when asked for
+    /// and the design pads with noise).
+    pub margin: Option<f64>,
+}
+
+/// Run the modified TM² or the first method on `raw` (`n × answers`).
+///
+/// # Errors
+/// Design refusals, malformed data, QA failures and mask errors.
+pub fn run_tm2(
+    raw: &DMatrix<f64>,
+    design: &Tm2Design,
+    keys: &PartyKeys,
+    cohort_size: Option<usize>,
+    safety: Safety,
+    compute_margin: bool,
+) -> Result<Tm2Run, ProtocolError> {
+    let n = raw.nrows();
+    if raw.ncols() != design.answers() {
+        return Err(ProtocolError::Shape {
+            what: "answer columns",
+            expected: design.answers(),
+            found: raw.ncols(),
+        });
+    }
+    require_finite(raw)?;
+    let sizes = cohort_sizes(n, cohort_size.unwrap_or(n))?;
+    let design_report = check_design(
+        &DesignParameters {
+            smallest_cohort: sizes.iter().copied().min().unwrap_or(0),
+            p1: design.p1(),
+            p2: design.p2(),
+            sigma: design.sigma(),
+            x_max: safety.x_max,
+            delta: safety.delta,
+            orthogonal_right_mask: design.right_mask_kind() == RightMaskKind::Haar,
+        },
+        safety.strictness,
+    )?;
+
+    let collector = DataCollector::new(keys.collector.clone(), design.clone())?;
+    let provider = MaskingServiceProvider::new(keys.provider.clone(), design.clone());
+    let mut uploads = DMatrix::zeros(n, design.p());
+    let mut provider_to_collector = DMatrix::zeros(n, design.p());
+    let mut unmasked: Vec<UnmaskedCohort> = Vec::with_capacity(sizes.len());
+    let mut margin: Option<f64> = None;
+    let mut start = 0;
+    for (k, &size) in sizes.iter().enumerate() {
+        let cohort = u32::try_from(k).map_err(|_| ProtocolError::InvalidParameter {
+            what: "too many cohorts".into(),
+        })?;
+        let b = collector.right_mask(cohort)?;
+        let device = Participant::new(design, &b)?;
+        // Each device pads its own record; the block product below equals masking row by row.
+        let mut padded = DMatrix::zeros(size, design.p());
+        for i in 0..size {
+            let participant = (start + i) as u64;
+            let answers: Vec<f64> = raw.row(start + i).iter().copied().collect();
+            let mut noise = keys
+                .participants
+                .stream(StreamId::ParticipantNoise { participant })
+                .rng();
+            let x = device
+                .pad(&answers, &mut noise)
+                .map_err(|e| renumber(e, start + i))?;
+            padded.row_mut(i).copy_from_slice(&x);
+        }
+        if compute_margin && design.p2() > 0 {
+            let x1 = padded.columns(0, design.p1()).into_owned();
+            let x2 = padded.columns(design.p1(), design.p2()).into_owned();
+            if let Some(m) = condition_3_5_margin(&x1, &x2) {
+                margin = Some(margin.map_or(m, |old: f64| old.min(m)));
+            }
+        }
+        let mut xb = padded;
+        b.right_apply(&mut xb)?;
+        let doubly = provider.mask_cohort(cohort, &xb)?;
+        unmasked.push(collector.unmask_cohort(cohort, &doubly)?);
+        uploads.rows_mut(start, size).copy_from(&xb);
+        provider_to_collector
+            .rows_mut(start, size)
+            .copy_from(&doubly);
+        start += size;
+    }
+    let release = collector.release(&unmasked)?;
+    Ok(Tm2Run {
+        uploads,
+        provider_to_collector,
+        release,
+        cohort_sizes: sizes,
+        design_report,
+        margin,
+    })
+}
+
+/// Give a per-record error the participant's global index.
+fn renumber(error: ProtocolError, record: usize) -> ProtocolError {
+    match error {
+        ProtocolError::RecordLength {
+            expected, found, ..
+        } => ProtocolError::RecordLength {
+            record,
+            expected,
+            found,
+        },
+        ProtocolError::NonFinite { column, value, .. } => ProtocolError::NonFinite {
+            record,
+            column,
+            value,
+        },
+        other => other,
+    }
+}
+
+/// Everything a second-method run produced.
+#[derive(Clone, Debug)]
+pub struct SecondRun {
+    /// What each device sent (`kept` values and `A₀x*`).
+    pub uploads: Vec<SecondUpload>,
+    /// What the provider forwarded (`A₀x*B₁`).
+    pub provider_to_collector: Vec<SecondUpload>,
+    /// The release `XB₁B₂`.
+    pub release: DMatrix<f64>,
+    /// The combined release `A₁A₂X`, when asked for.
+    pub combined: Option<DMatrix<f64>>,
+    /// QA checks, one per record.
+    pub qa: Vec<QaReport>,
+}
+
+/// Run the second method on `raw` (`n × columns`).
+///
+/// # Errors
+/// Malformed data, QA failures and mask errors.
+pub fn run_second(
+    raw: &DMatrix<f64>,
+    design: &SecondDesign,
+    keys: &PartyKeys,
+    combined: bool,
+) -> Result<SecondRun, ProtocolError> {
+    if raw.ncols() != design.columns() {
+        return Err(ProtocolError::Shape {
+            what: "columns",
+            expected: design.columns(),
+            found: raw.ncols(),
+        });
+    }
+    require_finite(raw)?;
+    let collector = SecondCollector::new(keys.collector.clone(), design.clone())?;
+    let provider = SecondProvider::new(keys.provider.clone(), design.clone());
+    let a0 = collector.row_mixer()?;
+    let device = SecondParticipant::new(design, &a0)?;
+    let (mut uploads, mut forwarded, mut qa) = (Vec::new(), Vec::new(), Vec::new());
+    let mut xb1 = DMatrix::zeros(raw.nrows(), raw.ncols());
+    for i in 0..raw.nrows() {
+        let record: Vec<f64> = raw.row(i).iter().copied().collect();
+        let mut noise = keys
+            .participants
+            .stream(StreamId::ParticipantNoise {
+                participant: i as u64,
+            })
+            .rng();
+        let upload = device
+            .mask_record(&record, &mut noise)
+            .map_err(|e| renumber(e, i))?;
+        let doubly = provider.mask_upload(&upload)?;
+        let (row, report) = collector.unmask_record(&doubly)?;
+        xb1.row_mut(i).copy_from_slice(&row);
+        qa.extend(report);
+        uploads.push(upload);
+        forwarded.push(doubly);
+    }
+    let release = collector.release(&xb1)?;
+    let combined = if combined {
+        Some(provider.finish_combined(&collector.start_combined(&xb1)?)?)
+    } else {
+        None
+    };
+    Ok(SecondRun {
+        uploads,
+        provider_to_collector: forwarded,
+        release,
+        combined,
+        qa,
+    })
+}
+
+/// Everything a collusion-resistant run produced.
+#[derive(Clone, Debug)]
+pub struct CollusionRun {
+    /// Share `i` of every participant, as sent to right provider `i` (`n × p` each).
+    pub shares: Vec<DMatrix<f64>>,
+    /// `A Xⁱ` as each right provider hands it to the collector (`n × p` each).
+    pub to_collector: Vec<DMatrix<f64>>,
+    /// The release `A X₁` (QA column last).
+    pub release: DMatrix<f64>,
+    /// The collector's QA check.
+    pub qa: Option<QaReport>,
+    /// Right-masking providers `K₁`.
+    pub right_providers: usize,
+    /// Left-masking providers `K₂`.
+    pub left_providers: usize,
+}
+
+/// Run the collusion-resistant extension with one key per provider.
+///
+/// # Errors
+/// Too few providers, malformed data, QA failures and mask errors.
+pub fn run_collusion(
+    raw: &DMatrix<f64>,
+    design: &Tm2Design,
+    right_keys: &[Key],
+    left_keys: &[Key],
+    participants: &Key,
+) -> Result<CollusionRun, ProtocolError> {
+    check_extension(design, right_keys.len(), left_keys.len())?;
+    if raw.ncols() != design.answers() {
+        return Err(ProtocolError::Shape {
+            what: "answer columns",
+            expected: design.answers(),
+            found: raw.ncols(),
+        });
+    }
+    require_finite(raw)?;
+    let n = raw.nrows();
+    let k1 = right_keys.len();
+    let rights = right_keys
+        .iter()
+        .enumerate()
+        .map(|(i, key)| RightProvider::new(key, i as u32, design.p()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let lefts: Vec<LeftProvider> = left_keys
+        .iter()
+        .enumerate()
+        .map(|(j, key)| LeftProvider::new(key.clone(), j as u32))
+        .collect();
+    let tau = if design.sigma() > 0.0 {
+        design.sigma()
+    } else {
+        1.0
+    };
+    let mut share_blocks = vec![DMatrix::zeros(n, design.p()); k1];
+    for i in 0..n {
+        let mut x: Vec<f64> = raw.row(i).iter().copied().collect();
+        x.extend(design.qa_constant());
+        let mut noise = vec![0.0; design.p2()];
+        crate::random::fill_standard_normal(
+            &mut participants
+                .stream(StreamId::ParticipantNoise {
+                    participant: i as u64,
+                })
+                .rng(),
+            &mut noise,
+        );
+        x.extend(noise.iter().map(|z| z * design.sigma()));
+        let shares = split_into_shares(
+            &x,
+            k1,
+            tau,
+            &mut participants
+                .stream(StreamId::Shares {
+                    participant: i as u64,
+                })
+                .rng(),
+        )?;
+        for (block, share) in share_blocks.iter_mut().zip(&shares) {
+            block.row_mut(i).copy_from_slice(share);
+        }
+    }
+    let mut back = Vec::with_capacity(k1);
+    for (right, shares) in rights.iter().zip(&share_blocks) {
+        let mut m = right.mask_shares(shares)?;
+        for left in &lefts {
+            m = left.mask(&m)?;
+        }
+        back.push(right.unmask(&m)?);
+    }
+    let (release, qa) = combine_shares(design, &back)?;
+    Ok(CollusionRun {
+        shares: share_blocks,
+        to_collector: back,
+        release,
+        qa,
+        right_providers: k1,
+        left_providers: lefts.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mask::test_support::test_block;
+    use crate::protocol::DesignError;
+    use crate::tolerance::PRESERVED_STATISTICS;
+
+    fn relative_gram_error(raw: &DMatrix<f64>, released: &DMatrix<f64>) -> f64 {
+        let gram = raw.tr_mul(raw);
+        (released.tr_mul(released) - &gram).amax() / gram.amax()
+    }
+
+    fn safety() -> Safety {
+        Safety {
+            x_max: 888.0,
+            delta: 0.5,
+            strictness: Strictness::Refuse,
+        }
+    }
+
+    #[test]
+    fn cohort_sizes_are_even() {
+        assert_eq!(cohort_sizes(2000, 250).unwrap(), vec![250; 8]);
+        assert_eq!(cohort_sizes(20, 8).unwrap(), vec![7, 7, 6]);
+        assert_eq!(cohort_sizes(5, 10).unwrap(), vec![5]);
+        assert!(cohort_sizes(0, 3).is_err());
+        assert!(cohort_sizes(3, 0).is_err());
+    }
+
+    #[test]
+    fn cohorts_preserve_statistics_and_report_margin() {
+        let raw = test_block(60, 3);
+        let bound = super::super::design::appendix_c_bound(20, 4, 60, 888.0, 0.5).unwrap();
+        let design = Tm2Design::modified(3, 60, bound.sigma_min * 1.01).unwrap();
+        let run = run_tm2(
+            &raw,
+            &design,
+            &PartyKeys::teaching(1),
+            Some(20),
+            safety(),
+            true,
+        )
+        .unwrap();
+        assert_eq!(run.cohort_sizes, vec![20, 20, 20]);
+        let expected = raw.clone().insert_column(3, 888.0);
+        assert!(relative_gram_error(&expected, &run.release.data) < PRESERVED_STATISTICS);
+        assert!(run.margin.unwrap() > 1.0);
+        assert_eq!(run.release.qa.len(), 3);
+    }
+
+    #[test]
+    fn unsafe_designs_are_refused_and_teaching_mode_warns() {
+        let raw = test_block(20, 8);
+        let design = Tm2Design::first_method(8).unwrap();
+        let refused = run_tm2(
+            &raw,
+            &design,
+            &PartyKeys::teaching(1),
+            None,
+            safety(),
+            false,
+        )
+        .unwrap_err();
+        assert!(matches!(
+            refused,
+            ProtocolError::Design(DesignError::FewerColumnsThanParticipants { .. })
+        ));
+        let teaching = Safety {
+            strictness: Strictness::WarnOnly,
+            ..safety()
+        };
+        let run = run_tm2(
+            &raw,
+            &design,
+            &PartyKeys::teaching(1),
+            None,
+            teaching,
+            false,
+        )
+        .unwrap();
+        assert_eq!(run.design_report.overridden.len(), 1);
+        assert!(
+            relative_gram_error(&raw.clone().insert_column(8, 888.0), &run.release.data)
+                < PRESERVED_STATISTICS
+        );
+    }
+
+    #[test]
+    fn bad_records_name_the_participant() {
+        let mut raw = test_block(30, 2);
+        raw[(17, 1)] = f64::NAN;
+        let design = Tm2Design::modified(2, 40, 5000.0).unwrap();
+        let error = run_tm2(
+            &raw,
+            &design,
+            &PartyKeys::teaching(1),
+            None,
+            safety(),
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ProtocolError::NonFinite {
+                    record: 17,
+                    column: 1,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        assert!(error.to_string().contains("record 17"));
+    }
+
+    #[test]
+    fn second_method_run_keeps_treatment_columns() {
+        let raw = test_block(12, 5);
+        let design = SecondDesign::new(5, vec![0, 1], 4, 1.0, Some(888.0)).unwrap();
+        let run = run_second(&raw, &design, &PartyKeys::teaching(2), true).unwrap();
+        assert_eq!(run.qa.len(), 12);
+        assert_eq!(run.release.columns(0, 2), raw.columns(0, 2));
+        let combined = run.combined.unwrap();
+        assert!(relative_gram_error(&raw, &combined) < PRESERVED_STATISTICS);
+    }
+
+    #[test]
+    fn collusion_run_preserves_statistics() {
+        let raw = test_block(15, 2);
+        let design = Tm2Design::modified(2, 20, 50.0).unwrap();
+        let rights = [Key::teaching(10), Key::teaching(11)];
+        let lefts = [Key::teaching(20), Key::teaching(21)];
+        let run = run_collusion(&raw, &design, &rights, &lefts, &Key::teaching(30)).unwrap();
+        assert!(
+            relative_gram_error(&raw.clone().insert_column(2, 888.0), &run.release)
+                < PRESERVED_STATISTICS
+        );
+        assert!(run_collusion(&raw, &design, &rights[..1], &lefts, &Key::teaching(30)).is_err());
+    }
+}

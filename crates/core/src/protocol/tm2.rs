@@ -1,0 +1,711 @@
+//! The modified TM² (Ding, Miao & Wu 2020, seed 000 §2) and the first TM² method (Wu, Chen, Burr
+//! & Zhang 2017, seed 003 §3.1), which share their parties.
+//!
+//! ```text
+//! participant i      x = (x₁, [c], x₂)          x₂ ~ N(0, σ²)^{p₂}      sends  x·B_k
+//! provider (MSP)     A₂,k · (X_k B_k)           A₂,k 1 = 1              sends  A₂,k X_k B_k
+//! collector          A₂,k X_k = (A₂,k X_k B_k)·(B_k⁻¹)[:, :p₁]   QA: column c must read c·1
+//! collector          A₁ · [A₂,1 X₁,1; …; A₂,K X₁,K]             A₁ 1 = 1    publishes A₁A₂X₁
+//! ```
+//!
+//! With one cohort this is exactly the papers' protocol. The modified method uses a Haar right
+//! mask and Gaussian padding with `p₂ > n` (seed 000); the first method uses an invertible `B₁`
+//! with i.i.d. U(0, 1) entries and no padding (seed 003; its Remark 3 suggests padding, which is
+//! allowed here too). Partial masking (seed 003 §3.1) keeps chosen data columns unmasked: `B₁ =
+//! diag(I, B₁*)` up to a permutation, and both left masks keep those columns (and `1ₙ`) fixed, so
+//! the release is `[X_keep, A₁A₂X_rest]`.
+//!
+//! Each party type holds only its own key and the public survey design: the participant holds
+//! `B` (as every participant's device must in the basic protocol), the provider holds the key of
+//! `A₂`, the collector the key of `B` and `A₁`.
+
+use super::qa::{QaReport, check_constant, max_row_norm};
+use super::{ProtocolError, require_finite};
+use crate::key::{Key, KeyOrigin, StreamId};
+use crate::mask::{DenseInvertible, FixedSubspaceHaar, HaarOrthogonal, KeepColumns, Mask};
+use crate::random::{BitSource, MatlabTwister, fill_standard_normal};
+use nalgebra::DMatrix;
+
+/// A mask behind a pointer, shareable across threads.
+pub type BoxedMask = Box<dyn Mask + Send + Sync>;
+
+/// The law of the right mask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RightMaskKind {
+    /// Haar-distributed orthogonal (the modified TM², seed 000).
+    Haar,
+    /// I.i.d. U(0, 1) entries, invertible (the first method, seed 003 eq. (1)).
+    UniformEntries,
+}
+
+/// Which generator turns keys into matrices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generator {
+    /// Keyed ChaCha streams (production).
+    ChaCha,
+    /// MT19937 seeded like MATLAB's `rng(number)` from a teaching key's number, to reproduce the
+    /// papers: `B` from `rng(number)`, the provider's `A₂` from `rng(its number)`, the collector's
+    /// `A₁` from `rng(number + 2)` (keys 535, 536, 537 in seed 003 §3.2). Uniform entries match
+    /// MATLAB exactly; Gaussian draws do not (MATLAB's `randn` is undocumented). One cohort only.
+    Matlab,
+}
+
+/// The public design of a survey: what every party knows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tm2Design {
+    answers: usize,
+    qa_constant: Option<f64>,
+    noise_columns: usize,
+    sigma: f64,
+    kept: Vec<usize>,
+    right_mask: RightMaskKind,
+    generator: Generator,
+}
+
+/// The QA constant of seed 003 §3.2.
+pub const DEFAULT_QA_CONSTANT: f64 = 888.0;
+
+impl Tm2Design {
+    /// The modified TM²: Haar right mask, `noise_columns` Gaussian columns of standard deviation
+    /// `sigma`, QA column 888, ChaCha keys.
+    ///
+    /// # Errors
+    /// [`ProtocolError::InvalidParameter`] for zero answers, non-finite or non-positive σ with
+    /// noise columns.
+    pub fn modified(
+        answers: usize,
+        noise_columns: usize,
+        sigma: f64,
+    ) -> Result<Self, ProtocolError> {
+        Self {
+            answers,
+            qa_constant: Some(DEFAULT_QA_CONSTANT),
+            noise_columns,
+            sigma,
+            kept: Vec::new(),
+            right_mask: RightMaskKind::Haar,
+            generator: Generator::ChaCha,
+        }
+        .validated()
+    }
+
+    /// The first method of seed 003: invertible uniform-entries `B₁`, no padding, QA column 888.
+    ///
+    /// # Errors
+    /// [`ProtocolError::InvalidParameter`] for zero answers.
+    pub fn first_method(answers: usize) -> Result<Self, ProtocolError> {
+        Self {
+            answers,
+            qa_constant: Some(DEFAULT_QA_CONSTANT),
+            noise_columns: 0,
+            sigma: 0.0,
+            kept: Vec::new(),
+            right_mask: RightMaskKind::UniformEntries,
+            generator: Generator::ChaCha,
+        }
+        .validated()
+    }
+
+    /// Replace the QA constant (`None`: no QA column).
+    ///
+    /// # Errors
+    /// [`ProtocolError::InvalidParameter`] for a non-finite constant.
+    pub fn with_qa(mut self, constant: Option<f64>) -> Result<Self, ProtocolError> {
+        self.qa_constant = constant;
+        self.validated()
+    }
+
+    /// Pad with `noise_columns` N(0, σ²) columns.
+    ///
+    /// # Errors
+    /// [`ProtocolError::InvalidParameter`] for a non-finite or non-positive σ with noise columns.
+    pub fn with_noise(mut self, noise_columns: usize, sigma: f64) -> Result<Self, ProtocolError> {
+        self.noise_columns = noise_columns;
+        self.sigma = sigma;
+        self.validated()
+    }
+
+    /// Keep the answers with these 0-based indices unmasked (partial masking).
+    ///
+    /// # Errors
+    /// [`ProtocolError::InvalidParameter`] for out-of-range or repeated indices.
+    pub fn with_kept(mut self, kept: Vec<usize>) -> Result<Self, ProtocolError> {
+        self.kept = kept;
+        self.validated()
+    }
+
+    /// Choose the law of the right mask.
+    pub fn with_right_mask(mut self, kind: RightMaskKind) -> Self {
+        self.right_mask = kind;
+        self
+    }
+
+    /// Choose the generator.
+    pub fn with_generator(mut self, generator: Generator) -> Self {
+        self.generator = generator;
+        self
+    }
+
+    fn validated(self) -> Result<Self, ProtocolError> {
+        let invalid = |what: String| Err(ProtocolError::InvalidParameter { what });
+        if self.answers == 0 {
+            return invalid("a survey needs at least one answer column".into());
+        }
+        if let Some(c) = self.qa_constant
+            && !c.is_finite()
+        {
+            return invalid(format!("the QA constant must be finite, got {c}"));
+        }
+        if self.noise_columns > 0 && !(self.sigma.is_finite() && self.sigma > 0.0) {
+            return invalid(format!(
+                "noise columns need a finite positive sigma, got {}",
+                self.sigma
+            ));
+        }
+        let mut seen = vec![false; self.answers];
+        for &k in &self.kept {
+            if k >= self.answers || seen[k] {
+                return invalid(format!(
+                    "kept column {k} is out of range or repeated ({} answer columns)",
+                    self.answers
+                ));
+            }
+            seen[k] = true;
+        }
+        if self.kept.len() == self.answers {
+            return invalid("every column is kept unmasked; nothing would be protected".into());
+        }
+        Ok(self)
+    }
+
+    /// Answer columns per record.
+    pub fn answers(&self) -> usize {
+        self.answers
+    }
+
+    /// `p₁`: answers plus the QA column.
+    pub fn p1(&self) -> usize {
+        self.answers + usize::from(self.qa_constant.is_some())
+    }
+
+    /// `p₂`: noise columns.
+    pub fn p2(&self) -> usize {
+        self.noise_columns
+    }
+
+    /// `p = p₁ + p₂`: columns of the right mask.
+    pub fn p(&self) -> usize {
+        self.p1() + self.noise_columns
+    }
+
+    /// Noise standard deviation σ.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// The QA constant, if any.
+    pub fn qa_constant(&self) -> Option<f64> {
+        self.qa_constant
+    }
+
+    /// Index of the QA column within `p₁` (the last data column).
+    pub fn qa_column(&self) -> Option<usize> {
+        self.qa_constant.map(|_| self.answers)
+    }
+
+    /// Kept (unmasked) answer columns.
+    pub fn kept(&self) -> &[usize] {
+        &self.kept
+    }
+
+    /// The law of the right mask.
+    pub fn right_mask_kind(&self) -> RightMaskKind {
+        self.right_mask
+    }
+
+    /// The generator.
+    pub fn generator(&self) -> Generator {
+        self.generator
+    }
+}
+
+/// The MATLAB seed behind a teaching key, or an error for a real key.
+fn matlab_seed(key: &Key, offset: u32, cohort: u32) -> Result<u32, ProtocolError> {
+    if cohort != 0 {
+        return Err(ProtocolError::InvalidParameter {
+            what: "MATLAB-compatible generation reproduces the papers' single cohort; use ChaCha keys \
+                   for cohorts"
+                .into(),
+        });
+    }
+    match key.origin() {
+        KeyOrigin::Teaching(number) => u32::try_from(number)
+            .ok()
+            .and_then(|n| n.checked_add(offset))
+            .ok_or(ProtocolError::InvalidParameter {
+                what: format!("MATLAB seeds are 32-bit; teaching key {number} is too large"),
+            }),
+        _ => Err(ProtocolError::InvalidParameter {
+            what: "MATLAB-compatible generation needs a numeric teaching key like 535".into(),
+        }),
+    }
+}
+
+/// The right mask `B_k` of cohort `k`, drawn from the collector's key.
+fn build_right_mask(
+    design: &Tm2Design,
+    key: &Key,
+    cohort: u32,
+) -> Result<BoxedMask, ProtocolError> {
+    let inner_dim = design.p() - design.kept.len();
+    let stream = key.stream(StreamId::RightMask { cohort });
+    let inner: BoxedMask = match (design.right_mask, design.generator) {
+        (RightMaskKind::Haar, Generator::ChaCha) => {
+            Box::new(HaarOrthogonal::keyed(inner_dim, stream)?)
+        }
+        (RightMaskKind::Haar, Generator::Matlab) => Box::new(HaarOrthogonal::from_source(
+            inner_dim,
+            &mut MatlabTwister::new(matlab_seed(key, 0, cohort)?),
+        )?),
+        (RightMaskKind::UniformEntries, Generator::ChaCha) => Box::new(
+            DenseInvertible::uniform_entries(inner_dim, &mut stream.rng())?,
+        ),
+        (RightMaskKind::UniformEntries, Generator::Matlab) => {
+            Box::new(DenseInvertible::uniform_entries(
+                inner_dim,
+                &mut MatlabTwister::new(matlab_seed(key, 0, cohort)?),
+            )?)
+        }
+    };
+    if design.kept.is_empty() {
+        Ok(inner)
+    } else {
+        Ok(Box::new(KeepColumns::new(design.p(), &design.kept, inner)?))
+    }
+}
+
+/// `[1ₙ, columns]`: what a left mask must keep fixed.
+fn fixed_columns(block: &DMatrix<f64>, kept: &[usize]) -> DMatrix<f64> {
+    let mut fixed = DMatrix::from_element(block.nrows(), 1 + kept.len(), 1.0);
+    for (j, &k) in kept.iter().enumerate() {
+        fixed.set_column(j + 1, &block.column(k));
+    }
+    fixed
+}
+
+/// A left mask keeping `fixed` fixed, from `key`'s stream `id` (or MATLAB `rng(number + offset)`).
+fn build_left_mask(
+    generator: Generator,
+    key: &Key,
+    id: StreamId,
+    matlab_offset: u32,
+    cohort: u32,
+    fixed: &DMatrix<f64>,
+) -> Result<FixedSubspaceHaar, ProtocolError> {
+    Ok(match generator {
+        Generator::ChaCha => FixedSubspaceHaar::keyed(fixed, key.stream(id))?,
+        Generator::Matlab => FixedSubspaceHaar::from_source(
+            fixed,
+            &mut MatlabTwister::new(matlab_seed(key, matlab_offset, cohort)?),
+        )?,
+    })
+}
+
+/// A participant's device: knows the design and the right mask, and its own answers.
+pub struct Participant<'a> {
+    design: &'a Tm2Design,
+    right_mask: &'a dyn Mask,
+}
+
+impl<'a> Participant<'a> {
+    /// A device holding the survey's right mask.
+    ///
+    /// # Errors
+    /// [`ProtocolError::Shape`] when the mask does not have `p` dimensions.
+    pub fn new(design: &'a Tm2Design, right_mask: &'a dyn Mask) -> Result<Self, ProtocolError> {
+        if right_mask.dim() != design.p() {
+            return Err(ProtocolError::Shape {
+                what: "right mask dimension",
+                expected: design.p(),
+                found: right_mask.dim(),
+            });
+        }
+        Ok(Self { design, right_mask })
+    }
+
+    /// `x = (answers, c, x₂)`: the padded record. It never leaves the device.
+    ///
+    /// # Errors
+    /// [`ProtocolError::RecordLength`] or [`ProtocolError::NonFinite`] for a malformed record.
+    pub fn pad<B: BitSource + ?Sized>(
+        &self,
+        answers: &[f64],
+        noise: &mut B,
+    ) -> Result<Vec<f64>, ProtocolError> {
+        if answers.len() != self.design.answers {
+            return Err(ProtocolError::RecordLength {
+                record: 0,
+                expected: self.design.answers,
+                found: answers.len(),
+            });
+        }
+        if let Some((column, &value)) = answers.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(ProtocolError::NonFinite {
+                record: 0,
+                column,
+                value,
+            });
+        }
+        let mut x = Vec::with_capacity(self.design.p());
+        x.extend_from_slice(answers);
+        x.extend(self.design.qa_constant);
+        let start = x.len();
+        x.resize(self.design.p(), 0.0);
+        fill_standard_normal(noise, &mut x[start..]);
+        for z in &mut x[start..] {
+            *z *= self.design.sigma;
+        }
+        Ok(x)
+    }
+
+    /// `x·B`: the only thing that leaves the device.
+    ///
+    /// # Errors
+    /// As [`pad`](Self::pad).
+    pub fn mask_record<B: BitSource + ?Sized>(
+        &self,
+        answers: &[f64],
+        noise: &mut B,
+    ) -> Result<Vec<f64>, ProtocolError> {
+        let x = self.pad(answers, noise)?;
+        Ok(self.right_mask.mask_row(&x)?)
+    }
+}
+
+/// The masking service provider: holds the key of `A₂` and sees only masked uploads.
+pub struct MaskingServiceProvider {
+    key: Key,
+    design: Tm2Design,
+}
+
+impl MaskingServiceProvider {
+    /// A provider with its own key, serving surveys of `design`.
+    pub fn new(key: Key, design: Tm2Design) -> Self {
+        Self { key, design }
+    }
+
+    /// `A₂,k · (X_k B_k)` for one closed cohort. `A₂,k` keeps `1ₙ` fixed and, with partial masking,
+    /// the kept columns, which reach the provider unmasked.
+    ///
+    /// # Errors
+    /// [`ProtocolError::Shape`] for uploads of the wrong width, [`ProtocolError::NonFinite`] for
+    /// NaN/∞, mask errors for an empty cohort.
+    pub fn mask_cohort(
+        &self,
+        cohort: u32,
+        uploads: &DMatrix<f64>,
+    ) -> Result<DMatrix<f64>, ProtocolError> {
+        if uploads.ncols() != self.design.p() {
+            return Err(ProtocolError::Shape {
+                what: "upload width",
+                expected: self.design.p(),
+                found: uploads.ncols(),
+            });
+        }
+        require_finite(uploads)?;
+        let fixed = fixed_columns(uploads, &self.design.kept);
+        let a2 = build_left_mask(
+            self.design.generator,
+            &self.key,
+            StreamId::ProviderLeftMask { cohort },
+            0,
+            cohort,
+            &fixed,
+        )?;
+        let mut masked = uploads.clone();
+        a2.left_apply(&mut masked)?;
+        Ok(masked)
+    }
+}
+
+/// One cohort after the collector removed `B_k`: `A₂,k X₁,k`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnmaskedCohort {
+    /// Cohort index.
+    pub cohort: u32,
+    /// `A₂,k X₁,k` (`n_k × p₁`).
+    pub data: DMatrix<f64>,
+    /// The QA check of this cohort (when the design has a QA column).
+    pub qa: Option<QaReport>,
+}
+
+/// What the collector publishes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Release {
+    /// `A₁A₂X₁` (`n × p₁`, QA column last when present).
+    pub data: DMatrix<f64>,
+    /// The QA checks of all cohorts.
+    pub qa: Vec<QaReport>,
+}
+
+/// The data collector: holds the keys of `B` and `A₁`.
+pub struct DataCollector {
+    key: Key,
+    design: Tm2Design,
+}
+
+impl DataCollector {
+    /// A collector with its own key.
+    ///
+    /// # Errors
+    /// [`ProtocolError::InvalidParameter`] when MATLAB generation is asked for without a
+    /// teaching key.
+    pub fn new(key: Key, design: Tm2Design) -> Result<Self, ProtocolError> {
+        if design.generator == Generator::Matlab {
+            matlab_seed(&key, 2, 0)?;
+        }
+        Ok(Self { key, design })
+    }
+
+    /// The public design.
+    pub fn design(&self) -> &Tm2Design {
+        &self.design
+    }
+
+    /// The right mask `B_k` distributed to the devices of cohort `k`.
+    ///
+    /// # Errors
+    /// Mask construction errors (e.g. a singular uniform draw) and MATLAB seeding errors.
+    pub fn right_mask(&self, cohort: u32) -> Result<BoxedMask, ProtocolError> {
+        build_right_mask(&self.design, &self.key, cohort)
+    }
+
+    /// Remove `B_k` from `A₂,k X_k B_k`, keep the `p₁` data columns and run the QA check.
+    ///
+    /// # Errors
+    /// [`ProtocolError::Shape`], [`ProtocolError::NonFinite`], or [`ProtocolError::QaFailed`]
+    /// when the constant column does not come back as `c·1` (nothing may be released then).
+    pub fn unmask_cohort(
+        &self,
+        cohort: u32,
+        doubly_masked: &DMatrix<f64>,
+    ) -> Result<UnmaskedCohort, ProtocolError> {
+        if doubly_masked.ncols() != self.design.p() {
+            return Err(ProtocolError::Shape {
+                what: "width of the provider's batch",
+                expected: self.design.p(),
+                found: doubly_masked.ncols(),
+            });
+        }
+        require_finite(doubly_masked)?;
+        let b = self.right_mask(cohort)?;
+        let data = b.unmask_leading(doubly_masked, self.design.p1())?;
+        let qa = match (self.design.qa_constant, self.design.qa_column()) {
+            (Some(c), Some(j)) => Some(
+                check_constant(data.column(j).iter(), c, max_row_norm(doubly_masked))
+                    .require_pass()?,
+            ),
+            _ => None,
+        };
+        Ok(UnmaskedCohort { cohort, data, qa })
+    }
+
+    /// Stack the cohorts and publish `A₁ · [A₂,1X₁,1; …]`, `A₁` keeping `1ₙ` and the kept columns
+    /// fixed.
+    ///
+    /// # Errors
+    /// [`ProtocolError::Shape`] when no cohort is given or widths differ; mask errors.
+    pub fn release(&self, cohorts: &[UnmaskedCohort]) -> Result<Release, ProtocolError> {
+        let p1 = self.design.p1();
+        let n: usize = cohorts.iter().map(|c| c.data.nrows()).sum();
+        if n == 0 {
+            return Err(ProtocolError::Shape {
+                what: "participants in the release",
+                expected: 1,
+                found: 0,
+            });
+        }
+        let mut stacked = DMatrix::zeros(n, p1);
+        let mut row = 0;
+        for c in cohorts {
+            if c.data.ncols() != p1 {
+                return Err(ProtocolError::Shape {
+                    what: "cohort width",
+                    expected: p1,
+                    found: c.data.ncols(),
+                });
+            }
+            stacked.rows_mut(row, c.data.nrows()).copy_from(&c.data);
+            row += c.data.nrows();
+        }
+        let fixed = fixed_columns(&stacked, &self.design.kept);
+        let a1 = build_left_mask(
+            self.design.generator,
+            &self.key,
+            StreamId::CollectorLeftMask,
+            2,
+            0,
+            &fixed,
+        )?;
+        a1.left_apply(&mut stacked)?;
+        Ok(Release {
+            data: stacked,
+            qa: cohorts.iter().filter_map(|c| c.qa.clone()).collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mask::test_support::test_block;
+    use crate::tolerance::{PRESERVED_STATISTICS, ROUND_TRIP};
+
+    fn keys() -> (Key, Key) {
+        (Key::teaching(535), Key::teaching(536))
+    }
+
+    fn run(design: &Tm2Design, raw: &DMatrix<f64>) -> (DMatrix<f64>, DMatrix<f64>, Release) {
+        let (ck, mk) = keys();
+        let collector = DataCollector::new(ck, design.clone()).unwrap();
+        let provider = MaskingServiceProvider::new(mk, design.clone());
+        let b = collector.right_mask(0).unwrap();
+        let device = Participant::new(design, &b).unwrap();
+        let mut uploads = DMatrix::zeros(raw.nrows(), design.p());
+        for i in 0..raw.nrows() {
+            let answers: Vec<f64> = raw.row(i).iter().copied().collect();
+            let mut noise = Key::teaching(9)
+                .stream(StreamId::ParticipantNoise {
+                    participant: i as u64,
+                })
+                .rng();
+            let row = device.mask_record(&answers, &mut noise).unwrap();
+            uploads.row_mut(i).copy_from_slice(&row);
+        }
+        let doubly = provider.mask_cohort(0, &uploads).unwrap();
+        let unmasked = collector.unmask_cohort(0, &doubly).unwrap();
+        let release = collector.release(&[unmasked]).unwrap();
+        (uploads, doubly, release)
+    }
+
+    fn with_qa(raw: &DMatrix<f64>) -> DMatrix<f64> {
+        raw.clone().insert_column(raw.ncols(), DEFAULT_QA_CONSTANT)
+    }
+
+    fn assert_statistics_preserved(raw: &DMatrix<f64>, released: &DMatrix<f64>) {
+        let gram = raw.tr_mul(raw);
+        let rel = (released.tr_mul(released) - &gram).amax() / gram.amax();
+        assert!(rel < PRESERVED_STATISTICS, "XᵀX relative error {rel}");
+        let n = raw.nrows() as f64;
+        let means = raw.row_sum() / n;
+        let rel_means = (released.row_sum() / n - &means).amax() / means.amax().max(1.0);
+        assert!(
+            rel_means < PRESERVED_STATISTICS,
+            "mean relative error {rel_means}"
+        );
+    }
+
+    #[test]
+    fn modified_protocol_preserves_statistics_and_hides_entries() {
+        let raw = test_block(12, 3);
+        let design = Tm2Design::modified(3, 30, 40.0).unwrap();
+        let (uploads, _, release) = run(&design, &raw);
+        let expected = with_qa(&raw);
+        assert_statistics_preserved(&expected, &release.data);
+        assert!(release.qa[0].passed());
+        // No released entry of a data column equals the raw one.
+        for j in 0..3 {
+            for i in 0..12 {
+                assert!((release.data[(i, j)] - raw[(i, j)]).abs() > 1e-9);
+            }
+        }
+        // Uploads are p wide and look nothing like the answers.
+        assert_eq!(uploads.ncols(), 34);
+    }
+
+    #[test]
+    fn first_method_with_partial_masking_releases_kept_columns_unchanged() {
+        let raw = test_block(15, 4);
+        let design = Tm2Design::first_method(4)
+            .unwrap()
+            .with_kept(vec![1])
+            .unwrap()
+            .with_noise(20, 30.0)
+            .unwrap();
+        let (uploads, _, release) = run(&design, &raw);
+        // The kept column reaches the provider and the public unchanged.
+        assert!((uploads.column(1) - raw.column(1)).amax() < ROUND_TRIP * raw.amax());
+        assert!((release.data.column(1) - raw.column(1)).amax() < ROUND_TRIP * raw.amax() * 15.0);
+        assert!((release.data.column(0) - raw.column(0)).amax() > 0.1);
+        assert_statistics_preserved(&with_qa(&raw), &release.data);
+    }
+
+    #[test]
+    fn tampering_fails_the_qa_check() {
+        let raw = test_block(10, 2);
+        let design = Tm2Design::modified(2, 25, 40.0).unwrap();
+        let (ck, mk) = keys();
+        let collector = DataCollector::new(ck, design.clone()).unwrap();
+        let provider = MaskingServiceProvider::new(mk, design.clone());
+        let b = collector.right_mask(0).unwrap();
+        let device = Participant::new(&design, &b).unwrap();
+        let mut uploads = DMatrix::zeros(10, design.p());
+        for i in 0..10 {
+            let answers: Vec<f64> = raw.row(i).iter().copied().collect();
+            let row = device
+                .mask_record(
+                    &answers,
+                    &mut Key::teaching(3).stream(StreamId::Scratch(i as u64)).rng(),
+                )
+                .unwrap();
+            uploads.row_mut(i).copy_from_slice(&row);
+        }
+        let mut doubly = provider.mask_cohort(0, &uploads).unwrap();
+        doubly[(4, 7)] += 1.0;
+        assert!(matches!(
+            collector.unmask_cohort(0, &doubly),
+            Err(ProtocolError::QaFailed { .. })
+        ));
+    }
+
+    #[test]
+    fn malformed_records_are_refused() {
+        let design = Tm2Design::modified(2, 5, 1.0).unwrap();
+        let b = DataCollector::new(Key::teaching(1), design.clone())
+            .unwrap()
+            .right_mask(0)
+            .unwrap();
+        let device = Participant::new(&design, &b).unwrap();
+        let mut rng = Key::teaching(2).stream(StreamId::Scratch(0)).rng();
+        assert!(matches!(
+            device.mask_record(&[1.0], &mut rng),
+            Err(ProtocolError::RecordLength { .. })
+        ));
+        assert!(matches!(
+            device.mask_record(&[1.0, f64::NAN], &mut rng),
+            Err(ProtocolError::NonFinite { column: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn invalid_designs_are_refused() {
+        assert!(Tm2Design::modified(0, 5, 1.0).is_err());
+        assert!(Tm2Design::modified(2, 5, 0.0).is_err());
+        assert!(
+            Tm2Design::modified(2, 5, 1.0)
+                .unwrap()
+                .with_kept(vec![2])
+                .is_err()
+        );
+        assert!(
+            Tm2Design::modified(2, 5, 1.0)
+                .unwrap()
+                .with_kept(vec![0, 1])
+                .is_err()
+        );
+        let matlab = Tm2Design::first_method(3)
+            .unwrap()
+            .with_generator(Generator::Matlab);
+        assert!(DataCollector::new(Key::generate().unwrap(), matlab).is_err());
+    }
+}

@@ -1,0 +1,552 @@
+//! Numeric CSV tables: a header row of unique names, then rows of finite numbers.
+//!
+//! The dialect is RFC 4180: comma-separated, fields may be double-quoted (`""` inside quotes is a
+//! quote), LF or CRLF line ends, an optional UTF-8 byte-order mark, trailing blank lines ignored.
+//! Every cell of the body must be a finite number: the masked matrix must be complete, so an empty
+//! cell, text, `NaN` or `inf` is an error, never a silent default.
+
+use nalgebra::DMatrix;
+
+/// What went wrong, without the position.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CsvProblem {
+    /// The input has no bytes (or only blank lines / a byte-order mark).
+    #[error("the file is empty; expected a header row and at least one data row")]
+    Empty,
+    /// Bytes that are not UTF-8.
+    #[error("invalid UTF-8 byte 0x{0:02x}; save the file as UTF-8 text")]
+    NotUtf8(u8),
+    /// A header name is empty.
+    #[error("header name is empty; every column needs a name")]
+    EmptyHeader,
+    /// A header name repeats.
+    #[error("duplicate column name {name:?} (first used in column {first})")]
+    DuplicateHeader {
+        /// The repeated name.
+        name: String,
+        /// 1-based column of its first use.
+        first: usize,
+    },
+    /// A row with the wrong number of cells.
+    #[error("row has {found} cells but the header has {expected}")]
+    Ragged {
+        /// Cells in the header.
+        expected: usize,
+        /// Cells in this row.
+        found: usize,
+    },
+    /// An empty cell.
+    #[error("empty cell; every value is required (code missing answers explicitly)")]
+    EmptyCell,
+    /// A cell that is not a number.
+    #[error("expected a number, found {0:?}")]
+    NotANumber(String),
+    /// `NaN` or an infinity.
+    #[error("{0:?} is not a finite number")]
+    NotFinite(String),
+    /// A quoted field that never closes.
+    #[error("quoted field is not closed before the end of the file")]
+    UnterminatedQuote,
+    /// Text after a closing quote.
+    #[error("unexpected character {0:?} after a closing quote")]
+    AfterQuote(char),
+    /// Only a header, no data.
+    #[error("the file has a header but no data rows")]
+    NoRows,
+}
+
+/// A parse error with its position: `source:line:column: problem`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name}:{line}{}: {problem}", column.map(|c| format!(":{c}")).unwrap_or_default())]
+pub struct CsvError {
+    /// The file (or other source) name.
+    pub source_name: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (cell index), when the problem is in one cell.
+    pub column: Option<usize>,
+    /// What went wrong.
+    pub problem: CsvProblem,
+}
+
+/// A column name that is not in the table.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name}: no column named {name:?}; columns are {}", available.join(", "))]
+pub struct UnknownColumn {
+    /// The file name.
+    pub source_name: String,
+    /// The name asked for.
+    pub name: String,
+    /// The names available.
+    pub available: Vec<String>,
+}
+
+/// A numeric table with named columns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    headers: Vec<String>,
+    data: DMatrix<f64>,
+    source_name: String,
+}
+
+impl Table {
+    /// A table from names and data (`data.ncols()` must equal the number of names).
+    ///
+    /// # Errors
+    /// A [`CsvError`] for mismatched widths, empty or duplicate names, non-finite values.
+    pub fn new(
+        source_name: &str,
+        headers: Vec<String>,
+        data: DMatrix<f64>,
+    ) -> Result<Self, CsvError> {
+        let at = |line, column, problem| CsvError {
+            source_name: source_name.to_owned(),
+            line,
+            column,
+            problem,
+        };
+        if headers.len() != data.ncols() {
+            return Err(at(
+                1,
+                None,
+                CsvProblem::Ragged {
+                    expected: headers.len(),
+                    found: data.ncols(),
+                },
+            ));
+        }
+        check_headers(&headers).map_err(|(column, problem)| at(1, Some(column), problem))?;
+        for i in 0..data.nrows() {
+            for j in 0..data.ncols() {
+                if !data[(i, j)].is_finite() {
+                    return Err(at(
+                        i + 2,
+                        Some(j + 1),
+                        CsvProblem::NotFinite(data[(i, j)].to_string()),
+                    ));
+                }
+            }
+        }
+        Ok(Self {
+            headers,
+            data,
+            source_name: source_name.to_owned(),
+        })
+    }
+
+    /// Column names.
+    pub fn headers(&self) -> &[String] {
+        &self.headers
+    }
+
+    /// The numbers, one row per record.
+    pub fn data(&self) -> &DMatrix<f64> {
+        &self.data
+    }
+
+    /// Take the numbers out.
+    pub fn into_data(self) -> DMatrix<f64> {
+        self.data
+    }
+
+    /// Where the table came from.
+    pub fn source_name(&self) -> &str {
+        &self.source_name
+    }
+
+    /// 0-based index of the column `name` (exact match).
+    ///
+    /// # Errors
+    /// [`UnknownColumn`] listing the available names.
+    pub fn column_index(&self, name: &str) -> Result<usize, UnknownColumn> {
+        self.headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| UnknownColumn {
+                source_name: self.source_name.clone(),
+                name: name.to_owned(),
+                available: self.headers.clone(),
+            })
+    }
+
+    /// 0-based indices of several columns.
+    ///
+    /// # Errors
+    /// [`UnknownColumn`] for the first name that is missing.
+    pub fn column_indices<S: AsRef<str>>(&self, names: &[S]) -> Result<Vec<usize>, UnknownColumn> {
+        names
+            .iter()
+            .map(|n| self.column_index(n.as_ref()))
+            .collect()
+    }
+}
+
+fn check_headers(headers: &[String]) -> Result<(), (usize, CsvProblem)> {
+    for (j, h) in headers.iter().enumerate() {
+        if h.trim().is_empty() {
+            return Err((j + 1, CsvProblem::EmptyHeader));
+        }
+        if let Some(first) = headers[..j].iter().position(|earlier| earlier == h) {
+            return Err((
+                j + 1,
+                CsvProblem::DuplicateHeader {
+                    name: h.clone(),
+                    first: first + 1,
+                },
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One record's cells with the line it started on.
+struct Record {
+    line: usize,
+    cells: Vec<String>,
+}
+
+/// Split text into records of cells, honouring quotes.
+fn records(text: &str) -> Result<Vec<Record>, (usize, Option<usize>, CsvProblem)> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    let mut line = 1;
+    while chars.peek().is_some() {
+        let start_line = line;
+        let mut cells = Vec::new();
+        let mut cell = String::new();
+        let mut quoted_cell = false;
+        loop {
+            match chars.next() {
+                None => {
+                    cells.push(std::mem::take(&mut cell));
+                    break;
+                }
+                Some('"') if cell.is_empty() && !quoted_cell => {
+                    quoted_cell = true;
+                    loop {
+                        match chars.next() {
+                            None => {
+                                return Err((
+                                    start_line,
+                                    Some(cells.len() + 1),
+                                    CsvProblem::UnterminatedQuote,
+                                ));
+                            }
+                            Some('"') if chars.peek() == Some(&'"') => {
+                                chars.next();
+                                cell.push('"');
+                            }
+                            Some('"') => break,
+                            Some(c) => {
+                                if c == '\n' {
+                                    line += 1;
+                                }
+                                cell.push(c);
+                            }
+                        }
+                    }
+                    match chars.peek() {
+                        None | Some(',') | Some('\n') | Some('\r') => {}
+                        Some(&c) => {
+                            return Err((line, Some(cells.len() + 1), CsvProblem::AfterQuote(c)));
+                        }
+                    }
+                }
+                Some(',') => {
+                    cells.push(std::mem::take(&mut cell));
+                    quoted_cell = false;
+                }
+                Some('\r') if chars.peek() == Some(&'\n') => {}
+                Some('\n') => {
+                    line += 1;
+                    cells.push(std::mem::take(&mut cell));
+                    break;
+                }
+                Some(c) => cell.push(c),
+            }
+        }
+        let blank = cells.len() == 1 && cells[0].trim().is_empty() && !quoted_cell;
+        if !blank {
+            out.push(Record {
+                line: start_line,
+                cells,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Parse a numeric table from raw bytes. `source_name` is used in error messages.
+///
+/// # Errors
+/// A [`CsvError`] naming the line and column of the first problem.
+pub fn parse_table(bytes: &[u8], source_name: &str) -> Result<Table, CsvError> {
+    let at = |line, column, problem| CsvError {
+        source_name: source_name.to_owned(),
+        line,
+        column,
+        problem,
+    };
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let valid = &bytes[..e.valid_up_to()];
+            // Position of the bad byte: lines so far, characters since the last newline.
+            let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
+            let last_line = valid.rsplit(|&b| b == b'\n').next().unwrap_or(valid);
+            let column = String::from_utf8_lossy(last_line).chars().count() + 1;
+            return Err(at(
+                line,
+                Some(column),
+                CsvProblem::NotUtf8(bytes[e.valid_up_to()]),
+            ));
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let records = records(text).map_err(|(line, column, problem)| at(line, column, problem))?;
+    let mut records = records.into_iter();
+    let header = records
+        .next()
+        .ok_or_else(|| at(1, None, CsvProblem::Empty))?;
+    let headers: Vec<String> = header.cells.iter().map(|h| h.trim().to_owned()).collect();
+    check_headers(&headers).map_err(|(column, problem)| at(header.line, Some(column), problem))?;
+    let width = headers.len();
+    let mut values = Vec::new();
+    let mut rows = 0;
+    for record in records {
+        if record.cells.len() != width {
+            return Err(at(
+                record.line,
+                None,
+                CsvProblem::Ragged {
+                    expected: width,
+                    found: record.cells.len(),
+                },
+            ));
+        }
+        for (j, cell) in record.cells.iter().enumerate() {
+            values
+                .push(parse_number(cell).map_err(|problem| at(record.line, Some(j + 1), problem))?);
+        }
+        rows += 1;
+    }
+    if rows == 0 {
+        return Err(at(header.line + 1, None, CsvProblem::NoRows));
+    }
+    let data = DMatrix::from_row_slice(rows, width, &values);
+    Ok(Table {
+        headers,
+        data,
+        source_name: source_name.to_owned(),
+    })
+}
+
+fn parse_number(cell: &str) -> Result<f64, CsvProblem> {
+    let text = cell.trim();
+    if text.is_empty() {
+        return Err(CsvProblem::EmptyCell);
+    }
+    // Rust accepts "inf", "infinity" and "nan" (any case) and overflows like "1e999" as
+    // non-finite values; all of them are refused here.
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(CsvProblem::NotFinite(truncate(text))),
+        Err(_) => Err(CsvProblem::NotANumber(truncate(text))),
+    }
+}
+
+/// Keep error messages one short line even for megabytes of junk in one cell.
+fn truncate(text: &str) -> String {
+    const LIMIT: usize = 40;
+    if text.chars().count() <= LIMIT {
+        text.to_owned()
+    } else {
+        let head: String = text.chars().take(LIMIT).collect();
+        format!("{head}…")
+    }
+}
+
+/// How many digits to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// Shortest text that parses back to the same `f64` (so `XᵀX` survives the file).
+    RoundTrip,
+    /// Fixed decimals, like the papers' tables.
+    Decimals(u8),
+}
+
+fn quote_if_needed(name: &str) -> String {
+    if name.contains([',', '"', '\n', '\r']) || name.trim() != name {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    } else {
+        name.to_owned()
+    }
+}
+
+/// Format one number.
+pub fn format_number(value: f64, precision: Precision) -> String {
+    match precision {
+        // Rust's `Display` for f64 is the shortest representation that round-trips.
+        Precision::RoundTrip => {
+            let text = value.to_string();
+            if text == "-0" { "0".to_owned() } else { text }
+        }
+        Precision::Decimals(d) => {
+            let text = format!("{value:.prec$}", prec = usize::from(d));
+            // "-0.00" reads badly in a released table.
+            if text
+                .trim_start_matches('-')
+                .chars()
+                .all(|c| c == '0' || c == '.')
+            {
+                text.trim_start_matches('-').to_owned()
+            } else {
+                text
+            }
+        }
+    }
+}
+
+/// Write a table as CSV text (LF line ends, header first).
+pub fn write_table(headers: &[String], data: &DMatrix<f64>, precision: Precision) -> String {
+    let mut out = String::new();
+    out.push_str(
+        &headers
+            .iter()
+            .map(|h| quote_if_needed(h))
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    out.push('\n');
+    for row in data.row_iter() {
+        let cells: Vec<String> = row.iter().map(|&v| format_number(v, precision)).collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(text: &[u8]) -> CsvError {
+        parse_table(text, "t.csv").unwrap_err()
+    }
+
+    #[test]
+    fn parses_a_simple_table() {
+        let t = parse_table(
+            b"\xef\xbb\xbfa,\"b, quoted\"\r\n1,2.5\r\n-3,4e2\n\n",
+            "t.csv",
+        )
+        .unwrap();
+        assert_eq!(t.headers(), ["a", "b, quoted"]);
+        assert_eq!(
+            t.data(),
+            &DMatrix::from_row_slice(2, 2, &[1.0, 2.5, -3.0, 400.0])
+        );
+        assert_eq!(t.column_index("b, quoted").unwrap(), 1);
+        assert!(
+            t.column_index("c")
+                .unwrap_err()
+                .to_string()
+                .contains("columns are a, b, quoted")
+        );
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        assert_eq!(
+            problem(b"a,b\n1,2\n3\n").to_string(),
+            "t.csv:3: row has 1 cells but the header has 2"
+        );
+        assert_eq!(
+            problem(b"a,b\n1,x\n").to_string(),
+            "t.csv:2:2: expected a number, found \"x\""
+        );
+        assert_eq!(
+            problem(b"a,b\n1,NaN\n").to_string(),
+            "t.csv:2:2: \"NaN\" is not a finite number"
+        );
+        assert_eq!(
+            problem(b"a,b\n1,inf\n").problem,
+            CsvProblem::NotFinite("inf".into())
+        );
+        assert_eq!(
+            problem(b"a,b\n1,1e999\n").problem,
+            CsvProblem::NotFinite("1e999".into())
+        );
+        assert_eq!(problem(b"").problem, CsvProblem::Empty);
+        assert_eq!(problem(b"\n\n").problem, CsvProblem::Empty);
+        assert_eq!(problem(b"a,b\n").problem, CsvProblem::NoRows);
+        assert_eq!(
+            problem(b"a,b,a\n1,2,3\n").to_string(),
+            "t.csv:1:3: duplicate column name \"a\" (first used in column 1)"
+        );
+        assert_eq!(problem(b"a,,b\n1,2,3\n").problem, CsvProblem::EmptyHeader);
+        assert_eq!(
+            problem(b"a,b\n1,\n").to_string(),
+            "t.csv:2:2: empty cell; every value is required (code missing answers explicitly)"
+        );
+        assert_eq!(
+            problem(b"a,b\n\"1,2\n").problem,
+            CsvProblem::UnterminatedQuote
+        );
+        assert_eq!(
+            problem(b"a,b\n\"1\"x,2\n").problem,
+            CsvProblem::AfterQuote('x')
+        );
+        let bad_utf8 = problem(b"a,b\n1,2\n3,\xff\n");
+        assert_eq!((bad_utf8.line, bad_utf8.column), (3, Some(3)));
+        assert_eq!(bad_utf8.problem, CsvProblem::NotUtf8(0xff));
+    }
+
+    #[test]
+    fn long_junk_is_truncated_in_messages() {
+        let mut text = b"a\n".to_vec();
+        text.extend(std::iter::repeat_n(b'z', 10_000));
+        let message = problem(&text).to_string();
+        assert!(message.len() < 120, "{message}");
+    }
+
+    #[test]
+    fn round_trip_precision_survives_the_file() {
+        let data = DMatrix::from_row_slice(
+            2,
+            3,
+            &[
+                0.1 + 0.2,
+                -1e-300,
+                123_456_789.123_456_78,
+                1.0 / 3.0,
+                -0.0,
+                5e20,
+            ],
+        );
+        let text = write_table(
+            &["x".into(), "y\"q".into(), "z".into()],
+            &data,
+            Precision::RoundTrip,
+        );
+        let back = parse_table(text.as_bytes(), "w.csv").unwrap();
+        assert_eq!(back.headers()[1], "y\"q");
+        assert_eq!(back.data(), &data.map(|v| if v == 0.0 { 0.0 } else { v }));
+    }
+
+    #[test]
+    fn decimals_round_like_the_papers() {
+        assert_eq!(format_number(811.1249, Precision::Decimals(2)), "811.12");
+        assert_eq!(format_number(-0.001, Precision::Decimals(2)), "0.00");
+        assert_eq!(format_number(888.0, Precision::Decimals(0)), "888");
+    }
+
+    #[test]
+    fn table_new_validates() {
+        assert!(Table::new("x", vec!["a".into()], DMatrix::zeros(2, 2)).is_err());
+        assert!(Table::new("x", vec!["a".into(), "a".into()], DMatrix::zeros(2, 2)).is_err());
+        let mut nan = DMatrix::zeros(2, 1);
+        nan[(1, 0)] = f64::NAN;
+        assert_eq!(Table::new("x", vec!["a".into()], nan).unwrap_err().line, 3);
+    }
+}

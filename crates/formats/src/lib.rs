@@ -1,0 +1,11 @@
+//! # orthomask-formats
+//!
+//! The data-transfer formats every front end shares: CSV tables ([`csv`]), the release manifest
+//! ([`manifest`]) and party key files ([`keyfile`]). Parsing works on bytes and strings only —
+//! reading and writing files is the front ends' job — so the web app uses the same code.
+//!
+//! Every parse error names the source, the line and the column, in one line.
+
+pub mod csv;
+pub mod keyfile;
+pub mod manifest;

@@ -1,0 +1,156 @@
+//! Every numerical tolerance of orthomask-stats, named once.
+//!
+//! The first group steers the algorithms (rank decisions, convergence, rounding of counts); the
+//! second states how exactly the tests expect results to match their references. Tests also use
+//! `orthomask_core::tolerance` where a promise of the masking core is what they check (for
+//! example `PRESERVED_STATISTICS` for "same result on raw and masked data").
+
+// ---------------------------------------------------------------------------------------------
+// Algorithm tolerances
+// ---------------------------------------------------------------------------------------------
+
+/// A design column is linearly dependent on the columns before it when the part of it that
+/// those columns do not explain, `|R_jj|` of a Householder QR, is at most this fraction of its
+/// norm `‖z_j‖`.
+///
+/// Why 1e-7: it is the default `tol` of R's `lm`/`qr` (LINPACK `dqrdc2`), which applies the same
+/// test. The NIST Longley design, the hardest standard case, has smallest ratio 8.6e-5 (the
+/// Year column) and passes; an exact copy of a column gives a ratio of about 1e-16.
+pub const RANK_RELATIVE: f64 = 1e-7;
+
+/// A least-squares fit is exact, and its t and F statistics meaningless, when
+/// `σ̂² < ε·(mean(ŷ)² + var(ŷ))`: the residuals are then rounding noise of the fitted values.
+///
+/// Why 1e-30: it is R's `summary.lm` "essentially perfect fit" rule (σ̂ below 1e-15 of the
+/// fitted values' scale, i.e. a few ulps); any genuine residual variation is far above it.
+pub const EXACT_FIT_VARIANCE: f64 = 1e-30;
+
+/// Newton/IRLS for logistic regression has converged when the deviance changes by less than
+/// this relative amount, `|D_k − D_{k−1}| / (|D_k| + 0.1) < ε`.
+///
+/// Why: the form is R's `glm.control` criterion; R uses 1e-8, we take 1e-10 because Newton
+/// converges quadratically and one more iteration costs nothing at survey sizes.
+pub const LOGIT_DEVIANCE_CHANGE: f64 = 1e-10;
+
+/// … and, in the same iteration, every coefficient moved by at most this much relative to its
+/// size, `|β_j^{(k)} − β_j^{(k−1)}| ≤ ε·max(|β_j^{(k)}|, 1)`.
+///
+/// Why: the deviance alone also "converges" under separation (it tends to its infimum while
+/// the coefficients run off to infinity, each Newton step adding about one unit of log-odds).
+/// Requiring the coefficients to settle turns separation into non-convergence, which is then
+/// diagnosed. 1e-8 is statsmodels' Newton `tol`; quadratic convergence passes it easily.
+pub const LOGIT_COEFFICIENT_CHANGE: f64 = 1e-8;
+
+/// A fitted probability within this distance of 0 or 1 is "numerically 0 or 1". When IRLS does
+/// not converge and some fitted probability is that extreme, the data are separated.
+///
+/// Why 1e-8: a log-odds beyond ±18.4, which no estimable logistic model produces on survey
+/// data. Under separation the linear predictor of the separated records grows by roughly a
+/// constant each Newton step, so they pass this bound long before the 50-step limit (the two
+/// separated LEAPS models are diagnosed after 32–33 steps, when their weights underflow the
+/// rank test).
+pub const SEPARATION_PROBABILITY: f64 = 1e-8;
+
+/// Largest accepted `|count − round(count)|` when counts from indicator cross-products are
+/// declared integer (and largest accepted shortfall of a "complete" set of level indicators).
+///
+/// Why 0.25: with full-precision masked data the residual is about 1e-12; with the published
+/// two-decimal Table 5 of seed 003 it is 0.0281 (Group × MIF). A residual near 0.5 would make the
+/// rounding a coin toss, so anything beyond half of that is refused as "not indicator columns".
+pub const MAX_COUNT_ROUNDING: f64 = 0.25;
+
+// ---------------------------------------------------------------------------------------------
+// Test tolerances
+// ---------------------------------------------------------------------------------------------
+
+/// Agreement with the exact answer of a small, well-conditioned case solved by hand (answer in
+/// the test's doc comment): a handful of rounding errors on O(1) numbers, a few ulps each;
+/// 1e-13 relative allows some hundreds of ulps and still catches any wrong formula.
+pub const HAND_SOLVED_RELATIVE: f64 = 1e-13;
+
+/// Agreement with NIST StRD certified values: 7 significant digits (log relative error ≥ 7),
+/// the requirement the project set for the ill-conditioned Longley problem (condition number
+/// of the design about 5e9, so about 6 of the 16 digits are lost to conditioning alone).
+pub const CERTIFIED_RELATIVE: f64 = 1e-7;
+
+/// Agreement with statsmodels/scipy values printed to 16 significant digits on well-conditioned
+/// problems. Differences come from the algorithms (our QR vs. statsmodels' pseudo-inverse,
+/// statrs' incomplete beta vs. cephes), which agree to about 1e-13; 1e-9 leaves room without
+/// letting a wrong formula (an n vs. n−1, a one-sided p-value) through.
+pub const REFERENCE_RELATIVE: f64 = 1e-9;
+
+/// Agreement of a fit on raw data with the same fit on a masked release of an ill-conditioned
+/// problem (Longley, `κ ≈ 5e9`): masking perturbs the data by rounding errors of relative size
+/// about 1e-16, which the conditioning can amplify up to `κ·ε ≈ 1e-6`; in practice the worst
+/// coefficient moves by about 1e-11, so 1e-9 holds with a wide margin.
+pub const ILL_CONDITIONED_MASKED: f64 = 1e-9;
+
+/// Agreement of maximum-likelihood fits (logistic regression) with statsmodels, whose Newton
+/// iteration stops when parameters change by less than 1e-8; after quadratic convergence the
+/// remaining error is far below that, so 1e-7 relative catches any formula error.
+pub const MLE_REFERENCE_RELATIVE: f64 = 1e-7;
+
+/// Monte Carlo check of an estimator's bias: |mean over replicates − target| for a slope.
+///
+/// Why 0.05: the bias-correction simulation averages 40 replicates of n = 500 whose slope has
+/// standard error about 0.055 each, so the mean has standard error about 0.009; 0.05 is more
+/// than 5 of those (a false alarm has probability below 1e-6), while the attenuation it must
+/// detect is 0.4.
+pub const MONTE_CARLO_BIAS: f64 = 0.05;
+
+/// Monte Carlo check of a variance estimate's bias, absolute, for a true variance of 1.
+///
+/// Why 0.25: in the same simulation the corrected residual variance subtracts the noise from a
+/// residual variance of about 6, so one replicate's estimate has standard error about 0.4 and
+/// the mean of 40 about 0.06; 0.25 is 4 of those, while forgetting the response-noise
+/// correction would be off by 1.
+pub const MONTE_CARLO_VARIANCE: f64 = 0.25;
+
+/// `|a − b| / max(|a|, |b|)`, and 0 when both are 0: the relative difference the test
+/// tolerances above are stated in.
+pub fn relative_difference(a: f64, b: f64) -> f64 {
+    let scale = a.abs().max(b.abs());
+    if scale == 0.0 {
+        0.0
+    } else {
+        (a - b).abs() / scale
+    }
+}
+
+/// Number of agreeing significant digits, NIST's log relative error
+/// `LRE = −log₁₀(|computed − certified| / |certified|)`, capped at 15 (exact agreement).
+pub fn log_relative_error(computed: f64, certified: f64) -> f64 {
+    let error = if certified == 0.0 {
+        computed.abs()
+    } else {
+        (computed - certified).abs() / certified.abs()
+    };
+    if error == 0.0 {
+        15.0
+    } else {
+        (-error.log10()).min(15.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_difference_is_symmetric_and_scaled() {
+        let exact = |value: f64, expected: f64| (value - expected).abs() < HAND_SOLVED_RELATIVE;
+        assert!(exact(relative_difference(0.0, 0.0), 0.0));
+        assert!(exact(relative_difference(2.0, 1.0), 0.5));
+        assert!(exact(relative_difference(1.0, 2.0), 0.5));
+        assert!(exact(relative_difference(-1.0, 1.0), 2.0));
+    }
+
+    #[test]
+    fn log_relative_error_counts_digits() {
+        let close =
+            |value: f64, expected: f64| relative_difference(value, expected) < HAND_SOLVED_RELATIVE;
+        assert!(close(log_relative_error(1.0, 1.0), 15.0));
+        assert!(close(log_relative_error(1.001, 1.0), 3.0));
+        assert!(close(log_relative_error(1e-4, 0.0), 4.0));
+    }
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Install everything Orthomask's build and tests need on a Debian machine with rustup.
+# Idempotent: every step checks first and skips what is already there. Offline-friendly: nothing
+# downloads binaries at build time (see ../shared/TOOLCHAIN.md for why each choice was made).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*"; }
+
+# Debian packages, installed only when missing.
+apt_install() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        log "apt-get install ${missing[*]}"
+        local sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    fi
+}
+
+command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup first" >&2; exit 1; }
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    log "rustup target add wasm32-unknown-unknown"
+    rustup target add wasm32-unknown-unknown
+fi
+
+command -v node >/dev/null && command -v npm >/dev/null || apt_install nodejs npm
+
+# wasm-bindgen-cli must match the wasm-bindgen version in Cargo.lock exactly.
+wbg_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wbg_version" ]; then
+    log "cargo install wasm-bindgen-cli $wbg_version (a few minutes)"
+    # Without --locked: its own lockfile pins a webpki-roots version the registry lacks.
+    cargo install wasm-bindgen-cli --version "$wbg_version"
+fi
+log "toolchain ready"

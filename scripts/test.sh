@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Run every test of Orthomask. Sets up what it needs first (scripts/setup.sh, idempotent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+log() { printf '\033[1;32m[test]\033[0m %s\n' "$*"; }
+
+log "native tests of every crate"
+cargo test --workspace --locked
+
+log "wasm32: the same keys give bit-identical masks in WebAssembly (Node.js runner)"
+cargo test --locked -p orthomask-core --target wasm32-unknown-unknown --test cross_platform
+
+log "all tests passed"
