@@ -154,6 +154,22 @@ impl Key {
             stream: id.encode(),
         }
     }
+
+    /// A subkey for handing one operator to another party without the rest: the first 256 bits of
+    /// this key's stream `id`. ChaCha is a pseudo-random function of its key, so the subkey reveals
+    /// nothing about this key or its other streams. The collector publishes
+    /// `derive(RightMaskKey { cohort })` to devices so they can build `B_k` while `A₁` stays secret.
+    ///
+    /// A teaching key's subkey is still guessable and keeps the teaching origin.
+    pub fn derive(&self, id: StreamId) -> Key {
+        let mut bytes = [0u8; 32];
+        rand_core::Rng::fill_bytes(&mut self.stream(id).rng(), &mut bytes);
+        let origin = match self.origin {
+            KeyOrigin::Teaching(n) => KeyOrigin::Teaching(n),
+            _ => KeyOrigin::Imported,
+        };
+        Key { bytes, origin }
+    }
 }
 
 /// Which operator a stream feeds. Encoded as ChaCha's 64-bit stream number:
@@ -195,6 +211,13 @@ pub enum StreamId {
         /// Participant index.
         participant: u64,
     },
+    /// Derivation of the subkey from which devices of cohort `cohort` build the right mask.
+    RightMaskKey {
+        /// Cohort index.
+        cohort: u32,
+    },
+    /// Derivation of the subkey from which devices build the second method's `A₀`.
+    RowMixerKey,
     /// Free-form streams for tests and demonstrations.
     Scratch(u64),
 }
@@ -213,6 +236,8 @@ impl StreamId {
             Self::ExtraLeftMask { party } => (7, u64::from(party)),
             Self::Shares { participant } => (8, participant),
             Self::Scratch(index) => (9, index),
+            Self::RightMaskKey { cohort } => (10, u64::from(cohort)),
+            Self::RowMixerKey => (11, 0),
         };
         // Indices above 2⁵⁶ would alias; participants and cohorts never come near that.
         (tag << 56) | (index & INDEX_MASK)
@@ -322,6 +347,24 @@ mod tests {
         manual.set_word_pos(1u128 << 32);
         assert_eq!(stream.substream(1).next_u64(), manual.next_u64());
         assert_ne!(stream.substream(1).next_u64(), whole.next_u64());
+    }
+
+    #[test]
+    fn derived_keys_are_reproducible_independent_and_keep_teaching_origin() {
+        let master = Key::teaching(9);
+        let a = master.derive(StreamId::RightMaskKey { cohort: 0 });
+        assert_eq!(
+            a.to_hex(),
+            master.derive(StreamId::RightMaskKey { cohort: 0 }).to_hex()
+        );
+        assert_ne!(
+            a.to_hex(),
+            master.derive(StreamId::RightMaskKey { cohort: 1 }).to_hex()
+        );
+        assert_ne!(a.to_hex(), master.to_hex());
+        assert!(a.is_teaching());
+        let real = Key::generate().unwrap().derive(StreamId::RowMixerKey);
+        assert_eq!(real.origin(), KeyOrigin::Imported);
     }
 
     #[test]

@@ -9,3 +9,4 @@
 pub mod csv;
 pub mod keyfile;
 pub mod manifest;
+pub mod survey;

@@ -251,6 +251,26 @@ impl<'a> SecondParticipant<'a> {
     }
 }
 
+/// `A₀` from the device key of [`SecondCollector::device_key`]: the same function runs on the
+/// collector's server and on every device.
+///
+/// # Errors
+/// [`ProtocolError::Mask`] for a (probability-zero) singular draw; MATLAB seeding errors.
+pub fn row_mixer_from_device_key(
+    design: &SecondDesign,
+    key: &Key,
+) -> Result<DenseInvertible, ProtocolError> {
+    let r = design.r();
+    Ok(match design.generator {
+        Generator::ChaCha => {
+            DenseInvertible::uniform_entries(r, &mut key.stream(StreamId::RowMixer).rng())?
+        }
+        Generator::Matlab => {
+            DenseInvertible::uniform_entries(r, &mut MatlabTwister::new(matlab_seed(key, 0)?))?
+        }
+    })
+}
+
 /// The provider of the second method: holds the key of `B₁` (and of `A₁` for a combined release).
 pub struct SecondProvider {
     key: Key,
@@ -345,16 +365,16 @@ impl SecondCollector {
     /// # Errors
     /// [`ProtocolError::Mask`] for a (probability-zero) singular draw.
     pub fn row_mixer(&self) -> Result<DenseInvertible, ProtocolError> {
-        let r = self.design.r();
-        Ok(match self.design.generator {
-            Generator::ChaCha => {
-                DenseInvertible::uniform_entries(r, &mut self.key.stream(StreamId::RowMixer).rng())?
-            }
-            Generator::Matlab => DenseInvertible::uniform_entries(
-                r,
-                &mut MatlabTwister::new(matlab_seed(&self.key, 0)?),
-            )?,
-        })
+        row_mixer_from_device_key(&self.design, &self.device_key())
+    }
+
+    /// The key published to devices so they can build `A₀`: a subkey of the collector's key
+    /// (the teaching key itself in MATLAB mode, where `A₀` is `rand(r, r)` after `rng(key)`).
+    pub fn device_key(&self) -> Key {
+        match self.design.generator {
+            Generator::ChaCha => self.key.derive(StreamId::RowMixerKey),
+            Generator::Matlab => self.key.clone(),
+        }
     }
 
     /// Remove `A₀`, check the QA row, and return the record's row of `XB₁` (all columns).

@@ -50,10 +50,90 @@ pub enum Generator {
     Matlab,
 }
 
+/// Device-side differential privacy (seed 004, setting B): each answer is checked against its
+/// declared range `[lo, hi]`, and `N(0, (σ·(hi − lo)/2)²)` is added before padding and masking —
+/// `N(0, σ²)` on the `[−1, 1]` scale of eq. (6), expressed in the variable's own units. Because
+/// the left masks keep `1ₙ` fixed, the release is then `A(X + C)` in the original units, an affine
+/// post-processing of setting (B)'s `A(S + C)`, so it inherits its (ε, δ) guarantee.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceDp {
+    scaler: orthomask_dp::RecordScaler,
+    sigma: f64,
+    epsilon: f64,
+    delta: f64,
+}
+
+impl DeviceDp {
+    /// DP noise of standard deviation `sigma` on the `[−1, 1]` scale, for the declared ranges,
+    /// recorded with the `(epsilon, delta)` it was calibrated for.
+    ///
+    /// # Errors
+    /// [`ProtocolError::InvalidParameter`] for degenerate ranges or a non-positive σ, ε or δ.
+    pub fn new(
+        ranges: &[(f64, f64)],
+        sigma: f64,
+        epsilon: f64,
+        delta: f64,
+    ) -> Result<Self, ProtocolError> {
+        let scaler = orthomask_dp::RecordScaler::new(ranges).map_err(|e| {
+            ProtocolError::InvalidParameter {
+                what: e.to_string(),
+            }
+        })?;
+        for (name, v) in [("sigma", sigma), ("epsilon", epsilon), ("delta", delta)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(ProtocolError::InvalidParameter {
+                    what: format!("DP {name} must be finite and positive, got {v}"),
+                });
+            }
+        }
+        Ok(Self {
+            scaler,
+            sigma,
+            epsilon,
+            delta,
+        })
+    }
+
+    /// σ on the `[−1, 1]` scale.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// ε.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    /// δ.
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+
+    /// Standard deviation of the added noise in each variable's own units, `σ(hi − lo)/2`.
+    pub fn column_sigmas(&self) -> Vec<f64> {
+        self.scaler
+            .ranges()
+            .iter()
+            .map(|r| self.sigma * r.width() / 2.0)
+            .collect()
+    }
+
+    /// Declared ranges.
+    pub fn ranges(&self) -> Vec<(f64, f64)> {
+        self.scaler
+            .ranges()
+            .iter()
+            .map(|r| (r.lo(), r.hi()))
+            .collect()
+    }
+}
+
 /// The public design of a survey: what every party knows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tm2Design {
     answers: usize,
+    dp: Option<DeviceDp>,
     qa_constant: Option<f64>,
     noise_columns: usize,
     sigma: f64,
@@ -79,6 +159,7 @@ impl Tm2Design {
     ) -> Result<Self, ProtocolError> {
         Self {
             answers,
+            dp: None,
             qa_constant: Some(DEFAULT_QA_CONSTANT),
             noise_columns,
             sigma,
@@ -96,6 +177,7 @@ impl Tm2Design {
     pub fn first_method(answers: usize) -> Result<Self, ProtocolError> {
         Self {
             answers,
+            dp: None,
             qa_constant: Some(DEFAULT_QA_CONSTANT),
             noise_columns: 0,
             sigma: 0.0,
@@ -132,6 +214,29 @@ impl Tm2Design {
     pub fn with_kept(mut self, kept: Vec<usize>) -> Result<Self, ProtocolError> {
         self.kept = kept;
         self.validated()
+    }
+
+    /// Add device-side DP noise (one declared range per answer column).
+    ///
+    /// # Errors
+    /// [`ProtocolError::InvalidParameter`] when the number of ranges differs from the answers.
+    pub fn with_dp(mut self, dp: DeviceDp) -> Result<Self, ProtocolError> {
+        if dp.scaler.len() != self.answers {
+            return Err(ProtocolError::InvalidParameter {
+                what: format!(
+                    "DP needs one declared range per answer: {} ranges for {} answers",
+                    dp.scaler.len(),
+                    self.answers
+                ),
+            });
+        }
+        self.dp = Some(dp);
+        Ok(self)
+    }
+
+    /// Device-side DP settings, if any.
+    pub fn dp(&self) -> Option<&DeviceDp> {
+        self.dp.as_ref()
     }
 
     /// Choose the law of the right mask.
@@ -251,8 +356,22 @@ fn matlab_seed(key: &Key, offset: u32, cohort: u32) -> Result<u32, ProtocolError
     }
 }
 
-/// The right mask `B_k` of cohort `k`, drawn from the collector's key.
-fn build_right_mask(
+/// The key a device of cohort `k` receives to build `B_k`: a subkey of the collector's key
+/// ([`Key::derive`]), so the device learns `B_k` and nothing else. In MATLAB mode (teaching only)
+/// it is the teaching key itself, since the papers' `B₁` is `rand` after `rng(535)`.
+pub fn device_key(design: &Tm2Design, collector_key: &Key, cohort: u32) -> Key {
+    match design.generator {
+        Generator::ChaCha => collector_key.derive(StreamId::RightMaskKey { cohort }),
+        Generator::Matlab => collector_key.clone(),
+    }
+}
+
+/// The right mask `B_k` of cohort `k`, built from the device key of [`device_key`] — the same
+/// function runs on the collector's server and on every participant's device.
+///
+/// # Errors
+/// Mask construction errors (a singular uniform draw), MATLAB seeding errors.
+pub fn right_mask_from_device_key(
     design: &Tm2Design,
     key: &Key,
     cohort: u32,
@@ -358,6 +477,19 @@ impl<'a> Participant<'a> {
         }
         let mut x = Vec::with_capacity(self.design.p());
         x.extend_from_slice(answers);
+        if let Some(dp) = &self.design.dp {
+            // Range check first: the DP guarantee assumes every scaled answer lies in [−1, 1].
+            dp.scaler
+                .scale(answers)
+                .map_err(|e| ProtocolError::InvalidParameter {
+                    what: e.to_string(),
+                })?;
+            let mut noise_draws = vec![0.0; answers.len()];
+            fill_standard_normal(noise, &mut noise_draws);
+            for ((xi, z), sd) in x.iter_mut().zip(&noise_draws).zip(dp.column_sigmas()) {
+                *xi += sd * z;
+            }
+        }
         x.extend(self.design.qa_constant);
         let start = x.len();
         x.resize(self.design.p(), 0.0);
@@ -477,7 +609,12 @@ impl DataCollector {
     /// # Errors
     /// Mask construction errors (e.g. a singular uniform draw) and MATLAB seeding errors.
     pub fn right_mask(&self, cohort: u32) -> Result<BoxedMask, ProtocolError> {
-        build_right_mask(&self.design, &self.key, cohort)
+        right_mask_from_device_key(&self.design, &self.device_key(cohort), cohort)
+    }
+
+    /// The key published to the devices of cohort `k` (see [`device_key`]).
+    pub fn device_key(&self, cohort: u32) -> Key {
+        device_key(&self.design, &self.key, cohort)
     }
 
     /// Remove `B_k` from `A₂,k X_k B_k`, keep the `p₁` data columns and run the QA check.
@@ -685,6 +822,60 @@ mod tests {
             device.mask_record(&[1.0, f64::NAN], &mut rng),
             Err(ProtocolError::NonFinite { column: 1, .. })
         ));
+    }
+
+    #[test]
+    fn device_dp_adds_noise_of_the_declared_scale_and_checks_ranges() {
+        let dp = DeviceDp::new(&[(0.0, 10.0), (-1.0, 1.0)], 0.5, 0.1, 1e-3).unwrap();
+        assert_eq!(dp.column_sigmas(), vec![2.5, 0.5]);
+        let design = Tm2Design::modified(2, 8, 100.0)
+            .unwrap()
+            .with_dp(dp)
+            .unwrap();
+        let b = DataCollector::new(Key::teaching(1), design.clone())
+            .unwrap()
+            .right_mask(0)
+            .unwrap();
+        let device = Participant::new(&design, &b).unwrap();
+        let mut sum = [0.0; 2];
+        let mut sum_sq = [0.0; 2];
+        let draws = 4000;
+        for i in 0..draws {
+            let x = device
+                .pad(
+                    &[5.0, 0.0],
+                    &mut Key::teaching(2).stream(StreamId::Scratch(i)).rng(),
+                )
+                .unwrap();
+            for j in 0..2 {
+                let base = [5.0, 0.0][j];
+                sum[j] += x[j] - base;
+                sum_sq[j] += (x[j] - base).powi(2);
+            }
+        }
+        for (j, sd) in [2.5, 0.5].iter().enumerate() {
+            let var = sum_sq[j] / draws as f64 - (sum[j] / draws as f64).powi(2);
+            // The sample variance of 4000 normals is within 10% of σ² with overwhelming probability
+            // (its relative standard error is √(2/4000) ≈ 2.2%).
+            assert!(
+                (var / (sd * sd) - 1.0).abs() < 0.1,
+                "column {j}: variance {var}"
+            );
+        }
+        let out_of_range = device.pad(
+            &[11.0, 0.0],
+            &mut Key::teaching(2).stream(StreamId::Scratch(0)).rng(),
+        );
+        assert!(matches!(
+            out_of_range,
+            Err(ProtocolError::InvalidParameter { .. })
+        ));
+        assert!(
+            Tm2Design::modified(3, 8, 1.0)
+                .unwrap()
+                .with_dp(DeviceDp::new(&[(0.0, 1.0)], 1.0, 1.0, 0.1).unwrap())
+                .is_err()
+        );
     }
 
     #[test]
