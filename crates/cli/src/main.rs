@@ -31,6 +31,20 @@ enum Command {
     Attack(commands::attack::AttackCommand),
     /// Create a key file with fresh 256-bit keys for the collector, the provider and participants.
     Keygen(commands::keygen::KeygenArgs),
+    /// Linear regression with full inference (or bias-corrected, for releases with DP noise).
+    Regress(commands::regress::RegressArgs),
+    /// Logistic regression (Newton/IRLS) with standard errors, deviance and likelihood-ratio test.
+    Logit(commands::logit::LogitArgs),
+    /// Contingency table of indicator columns with chi², odds ratio and relative risk.
+    Contingency(commands::contingency::ContingencyArgs),
+    /// Means, standard deviations, covariance and correlation matrices.
+    Describe(commands::describe::DescribeArgs),
+    /// Noise sigma for (epsilon, delta)-differential privacy with and without masking (seed 004).
+    DpSigma(commands::dp_sigma::DpSigmaArgs),
+    /// Secure matrix product XᵀY between two agencies (Karr et al. 2004).
+    SecureProduct(commands::secure_product::SecureProductArgs),
+    /// Audit a release against its manifest: QA, means, XᵀX, binary counts, small cells.
+    Audit(commands::audit::AuditArgs),
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -39,13 +53,35 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Pipeline(args) => commands::pipeline::run(args),
         Command::Attack(command) => commands::attack::run(command),
         Command::Keygen(args) => commands::keygen::run(args),
+        Command::Regress(args) => commands::regress::run(args),
+        Command::Logit(args) => commands::logit::run(args),
+        Command::Contingency(args) => commands::contingency::run(args),
+        Command::Describe(args) => commands::describe::run(args),
+        Command::DpSigma(args) => commands::dp_sigma::run(args),
+        Command::SecureProduct(args) => commands::secure_product::run(args),
+        Command::Audit(args) => commands::audit::run(args),
     }
 }
 
 /// Exit status for an internal error (BSD `EX_SOFTWARE`).
 const EXIT_INTERNAL: u8 = 70;
 
+/// Let `orthomask … | head` end quietly: restore the default SIGPIPE action (Rust ignores it, so
+/// a closed pipe would otherwise surface as a failed `println!`).
+#[cfg(unix)]
+fn default_sigpipe() {
+    // SAFETY: called first thing in `main`, before any other thread exists; `signal` with
+    // `SIG_DFL` only resets the disposition of one signal.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn default_sigpipe() {}
+
 fn main() -> ExitCode {
+    default_sigpipe();
     // A panic would be a bug, but even then the user gets one line, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
         let message = info

@@ -366,6 +366,30 @@ fn truncate(text: &str) -> String {
     }
 }
 
+/// The fixed number of decimals a CSV body was printed with, or `None` when it carries full
+/// precision (any cell in exponent notation or with more than 12 significant digits, which only a
+/// round-trip writer produces). Auditors derive their tolerances from it.
+pub fn printed_decimals(bytes: &[u8]) -> Option<u8> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut decimals = 0usize;
+    for line in text.lines().skip(1) {
+        for cell in line.split(',') {
+            let cell = cell.trim().trim_matches('"');
+            if cell.contains(['e', 'E']) {
+                return None;
+            }
+            let digits = cell.chars().filter(char::is_ascii_digit).count();
+            if digits > 12 {
+                return None;
+            }
+            if let Some((_, fraction)) = cell.split_once('.') {
+                decimals = decimals.max(fraction.len());
+            }
+        }
+    }
+    u8::try_from(decimals).ok()
+}
+
 /// How many digits to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {
@@ -532,6 +556,14 @@ mod tests {
         let back = parse_table(text.as_bytes(), "w.csv").unwrap();
         assert_eq!(back.headers()[1], "y\"q");
         assert_eq!(back.data(), &data.map(|v| if v == 0.0 { 0.0 } else { v }));
+    }
+
+    #[test]
+    fn printed_decimals_are_inferred() {
+        assert_eq!(printed_decimals(b"a,b\n0.82,888\n1.5,888\n"), Some(2));
+        assert_eq!(printed_decimals(b"a\n888\n"), Some(0));
+        assert_eq!(printed_decimals(b"a\n0.30000000000000004\n"), None);
+        assert_eq!(printed_decimals(b"a\n1e-7\n"), None);
     }
 
     #[test]

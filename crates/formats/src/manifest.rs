@@ -40,6 +40,9 @@ pub struct Manifest {
     pub generator: String,
     /// Columns kept unmasked (partial masking, second method).
     pub kept_columns: Vec<String>,
+    /// Columns holding 0/1 answers in the raw data (auditors check their counts).
+    #[serde(default)]
+    pub binary_columns: Vec<String>,
     /// The quality-assurance check.
     pub qa: Option<Qa>,
     /// Column means of the release (equal to the raw means).
@@ -108,6 +111,24 @@ pub struct DpNoise {
     /// δ.
     pub delta: f64,
     /// σ of the added noise, on the [−1, 1] scale.
+    pub sigma: f64,
+    /// The smallest cohort `n_s` σ was calibrated for (seed 004 §4).
+    pub smallest_cohort: usize,
+    /// Declared range and noise standard deviation of each answer column in its own units
+    /// (`σ·(hi − lo)/2`): what a bias-corrected regression subtracts.
+    pub columns: Vec<DpColumn>,
+}
+
+/// One column's DP noise.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DpColumn {
+    /// Column name.
+    pub name: String,
+    /// Declared lower end.
+    pub lo: f64,
+    /// Declared upper end.
+    pub hi: f64,
+    /// Noise standard deviation in the column's units.
     pub sigma: f64,
 }
 
@@ -181,6 +202,7 @@ mod tests {
             right_mask: "haar".into(),
             generator: "chacha".into(),
             kept_columns: vec![],
+            binary_columns: vec!["a".into()],
             qa: Some(Qa {
                 constant: 888.0,
                 passed: true,

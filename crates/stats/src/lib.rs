@@ -11,7 +11,7 @@
 //! into JSON and pictures.
 //!
 //! Read in this order: [`tolerance`], [`dataset`], [`design`], [`inference`], [`descriptive`], [`linear`],
-//! [`contingency`], [`association`], [`logistic`], [`bias_corrected`].
+//! [`contingency`], [`association`], [`logistic`], [`bias_corrected`], [`audit`].
 
 #![warn(missing_docs)]
 
@@ -29,3 +29,5 @@ pub mod contingency;
 
 pub mod bias_corrected;
 pub mod logistic;
+
+pub mod audit;

@@ -132,6 +132,19 @@ pub fn log_relative_error(computed: f64, certified: f64) -> f64 {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Audit tolerances
+// ---------------------------------------------------------------------------------------------
+
+/// Relative slack of audit comparisons on full-precision (round-trip) files: the manifest and the
+/// file hold the same doubles, so only summation order differs (a few ulps per term on sums of at
+/// most millions of terms).
+pub const AUDIT_FULL_PRECISION_RELATIVE: f64 = 1e-9;
+
+/// A 2×2 cell below this count is a disclosure risk worth a warning (the usual threshold rule for
+/// tabular data that seed 003 §2.1 refers to: cells "smaller than a threshold").
+pub const SMALL_CELL: f64 = 5.0;
+
 #[cfg(test)]
 mod tests {
     use super::*;

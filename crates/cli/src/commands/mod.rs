@@ -1,9 +1,17 @@
 //! One module per subcommand.
 
 pub mod attack;
+pub mod audit;
+pub mod contingency;
+pub mod describe;
+pub mod dp_sigma;
 pub mod keygen;
+pub mod logit;
 pub mod mask;
+pub mod model;
 pub mod pipeline;
+pub mod regress;
+pub mod secure_product;
 
 use clap::ValueEnum;
 use orthomask_core::protocol::tm2::{Generator, RightMaskKind};

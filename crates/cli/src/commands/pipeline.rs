@@ -14,13 +14,16 @@ use orthomask_core::protocol::second::{COMBINED_RELEASE_WARNING, SecondDesign, S
 use orthomask_core::protocol::simulation::{
     PartyKeys, Safety, cohort_sizes, run_collusion, run_second, run_tm2,
 };
+use orthomask_core::protocol::tm2::DeviceDp;
 use orthomask_core::protocol::tm2::{DEFAULT_QA_CONSTANT, RightMaskKind, Tm2Design};
 use orthomask_core::protocol::{NoiseBound, Strictness};
+use orthomask_dp::calibration::{Calibration, CalibrationInput};
 use orthomask_formats::csv::{Precision, Table};
 use orthomask_formats::keyfile::parse_key_file;
 use orthomask_formats::manifest::{
     AppendixC, Cohorts, ColumnMean, Manifest, Qa, summary_statistics,
 };
+use orthomask_formats::manifest::{DpColumn, DpNoise};
 use std::path::{Path, PathBuf};
 
 /// Which protocol to run.
@@ -120,9 +123,112 @@ pub struct PipelineArgs {
     /// Skip the condition (3.7) margin (it costs O(m³) per cohort of m).
     #[arg(long)]
     no_margin: bool,
+    /// Device-side differential privacy: ε (with --dp-delta). Each device adds Gaussian noise
+    /// calibrated by seed 004's setting B for the smallest cohort before padding and masking.
+    #[arg(long, requires = "dp_delta")]
+    dp_epsilon: Option<f64>,
+    /// Device-side differential privacy: δ (with --dp-epsilon).
+    #[arg(long, requires = "dp_epsilon")]
+    dp_delta: Option<f64>,
+    /// Declared ranges for DP scaling, `COL=LO:HI,…` (default: each column's observed range —
+    /// simulation only; a real survey declares them).
+    #[arg(long, value_delimiter = ',')]
+    range: Vec<String>,
     /// Print the manifest as JSON on standard output.
     #[arg(long)]
     json: bool,
+}
+
+/// Device-side DP for a design: σ from seed 004 and the declared ranges.
+struct DpPlan {
+    settings: DeviceDp,
+    record: DpNoise,
+}
+
+/// Calibrate device-side DP noise (seed 004, setting B) for the smallest cohort.
+///
+/// The row masks keep `1ₙ` fixed, so the release shows the noisy column sums unmasked and masks
+/// only the `n − 1`-dimensional complement: σ is calibrated for `n_s − 1` records (conservative:
+/// the bound grows as `n` shrinks), and the cohort structure makes `n_s` the smallest cohort, the
+/// block the collector sees (seed 004 §4). The unmasked sum row is a Gaussian mechanism with noise
+/// `σ√n_s` on the scaled data, which is checked against setting A's sufficient bound (12).
+fn plan_dp(
+    args: &PipelineArgs,
+    prepared: &Prepared,
+    smallest_cohort: usize,
+) -> Result<Option<DpPlan>> {
+    let (Some(epsilon), Some(delta)) = (args.dp_epsilon, args.dp_delta) else {
+        return Ok(None);
+    };
+    let p = prepared.answers.ncols();
+    let calibration = Calibration::new(CalibrationInput {
+        epsilon,
+        delta,
+        n: smallest_cohort.saturating_sub(1) as u64,
+        p: p as u64,
+        smallest_block: None,
+    })
+    .with_context(|| {
+        format!("calibrating DP noise for cohorts of {smallest_cohort} with {p} answer columns")
+    })?;
+    let sigma = calibration.setting_b_sufficient();
+    if sigma * (smallest_cohort as f64).sqrt() < calibration.setting_a_sufficient() {
+        bail!(
+            "DP: the unmasked column sums carry noise sigma*sqrt(n) = {:.4}, below setting A's sufficient {:.4}; use larger cohorts",
+            sigma * (smallest_cohort as f64).sqrt(),
+            calibration.setting_a_sufficient()
+        );
+    }
+    let mut ranges: Vec<Option<(f64, f64)>> = vec![None; p];
+    for spec in &args.range {
+        let (name, bounds) = spec
+            .split_once('=')
+            .with_context(|| format!("--range {spec:?}: expected COL=LO:HI"))?;
+        let (lo, hi) = bounds
+            .split_once(':')
+            .with_context(|| format!("--range {spec:?}: expected COL=LO:HI"))?;
+        let j = prepared
+            .answer_names
+            .iter()
+            .position(|h| h == name.trim())
+            .with_context(|| format!("--range: no answer column named {name:?}"))?;
+        let parse = |t: &str| {
+            t.trim()
+                .parse::<f64>()
+                .with_context(|| format!("--range {spec:?}: {t:?} is not a number"))
+        };
+        ranges[j] = Some((parse(lo)?, parse(hi)?));
+    }
+    let ranges: Vec<(f64, f64)> = ranges
+        .into_iter()
+        .enumerate()
+        .map(|(j, r)| {
+            r.unwrap_or_else(|| {
+                let column = prepared.answers.column(j);
+                (column.min(), column.max())
+            })
+        })
+        .collect();
+    let settings = DeviceDp::new(&ranges, sigma, epsilon, delta)
+        .map_err(|e| anyhow::anyhow!("DP ranges: {e} (declare it with --range COL=LO:HI)"))?;
+    let record = DpNoise {
+        epsilon,
+        delta,
+        sigma,
+        smallest_cohort,
+        columns: prepared
+            .answer_names
+            .iter()
+            .zip(ranges.iter().zip(settings.column_sigmas()))
+            .map(|(name, (&(lo, hi), sd))| DpColumn {
+                name: name.clone(),
+                lo,
+                hi,
+                sigma: sd,
+            })
+            .collect(),
+    };
+    Ok(Some(DpPlan { settings, record }))
 }
 
 /// The raw data split into answers and the QA constant.
@@ -210,6 +316,7 @@ struct Outcome {
     right_mask: &'static str,
     kept: Vec<String>,
     qa: Vec<QaReport>,
+    dp: Option<DpNoise>,
     warnings: Vec<String>,
 }
 
@@ -318,7 +425,8 @@ pub fn run(args: PipelineArgs) -> Result<()> {
             .collect(),
         cross_products,
         decimals: args.decimals,
-        dp: None,
+        binary_columns: binary_columns(&prepared),
+        dp: outcome.dp.clone(),
         teaching_keys: teaching,
         warnings: warnings.clone(),
     };
@@ -332,6 +440,22 @@ pub fn run(args: PipelineArgs) -> Result<()> {
         summarise(&args.out_dir, &manifest);
     }
     Ok(())
+}
+
+/// Answer columns holding only 0s and 1s (both present) in the raw data.
+fn binary_columns(prepared: &Prepared) -> Vec<String> {
+    prepared
+        .answer_names
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| {
+            let column = prepared.answers.column(*j);
+            column.iter().all(|&v| v == 0.0 || v == 1.0)
+                && column.iter().any(|&v| v == 0.0)
+                && column.iter().any(|&v| v == 1.0)
+        })
+        .map(|(_, name)| name.clone())
+        .collect()
 }
 
 fn summarise(out_dir: &Path, m: &Manifest) {
@@ -388,6 +512,22 @@ fn tm2_method(
         None if args.method == Method::First => 0,
         None => noise_columns_for(largest, args.delta, args.max_failure_probability)?,
     };
+    let dp = plan_dp(args, prepared, smallest)?;
+    if dp.is_some() && args.method == Method::Collusion {
+        bail!("device-side DP is not supported with --method collusion");
+    }
+    // With DP noise the data columns can exceed the declared range; Appendix C's bound on
+    // λ_max(X₁X₁ᵀ) uses x_max plus six noise standard deviations (exceeded with probability
+    // below 2e-9 per entry).
+    let x_max = x_max
+        + dp.as_ref().map_or(0.0, |plan| {
+            6.0 * plan
+                .settings
+                .column_sigmas()
+                .iter()
+                .copied()
+                .fold(0.0, f64::max)
+        });
     // Default σ: the Appendix C bound of the smallest cohort (a hair above, since the bound is
     // strict); where the bound does not apply (p₂ ≤ n), noise of the data's own scale.
     let sigma = match args.sigma {
@@ -405,6 +545,10 @@ fn tm2_method(
     if !kept.is_empty() {
         design = design.with_kept(kept.clone())?;
     }
+    if let Some(plan) = &dp {
+        design = design.with_dp(plan.settings.clone())?;
+    }
+    let dp = dp.map(|plan| plan.record);
     let kept_names: Vec<String> = kept
         .iter()
         .map(|&k| prepared.answer_names[k].clone())
@@ -476,6 +620,7 @@ fn tm2_method(
             right_mask: "haar",
             kept: kept_names,
             qa: run.qa.into_iter().collect(),
+            dp: None,
             warnings,
         });
     }
@@ -535,6 +680,7 @@ fn tm2_method(
         },
         kept: kept_names,
         qa: run.release.qa,
+        dp,
         warnings,
     })
 }
@@ -656,6 +802,7 @@ fn second_method(
         right_mask: "block-diagonal-haar",
         kept: kept_names,
         qa: run.qa,
+        dp: None,
         warnings,
     })
 }
