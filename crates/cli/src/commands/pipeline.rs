@@ -231,6 +231,14 @@ fn plan_dp(
     Ok(Some(DpPlan { settings, record }))
 }
 
+impl PipelineArgs {
+    /// How released numbers are written: round-trip by default, `--decimals` when asked.
+    fn release_precision(&self) -> Precision {
+        self.decimals
+            .map_or(Precision::RoundTrip, Precision::Decimals)
+    }
+}
+
 /// The raw data split into answers and the QA constant.
 struct Prepared {
     answer_names: Vec<String>,
@@ -376,9 +384,7 @@ pub fn run(args: PipelineArgs) -> Result<()> {
     if teaching {
         warnings.push(teaching_warning(args.teaching_key.unwrap_or_default()));
     }
-    let precision = args
-        .decimals
-        .map_or(Precision::RoundTrip, Precision::Decimals);
+    let precision = args.release_precision();
     write_csv(
         &args.out_dir.join("release.csv"),
         &outcome.release_names,
@@ -776,9 +782,7 @@ fn second_method(
     )?;
     let mut warnings = Vec::new();
     if let Some(combined) = &run.combined {
-        let precision = args
-            .decimals
-            .map_or(Precision::RoundTrip, Precision::Decimals);
+        let precision = args.release_precision();
         write_csv(
             &args.out_dir.join("release_orthogonal.csv"),
             &prepared.answer_names,

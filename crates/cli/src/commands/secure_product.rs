@@ -6,6 +6,7 @@ use crate::keys::teaching_warning;
 use anyhow::{Result, bail};
 use clap::Args;
 use orthomask_core::key::{Key, StreamId};
+use orthomask_secure::breach::AgencyFinding;
 use orthomask_secure::end_to_end::{EndToEndError, secure_product};
 use serde_json::json;
 use std::path::PathBuf;
@@ -25,6 +26,20 @@ pub struct SecureProductArgs {
     /// Print JSON on standard output.
     #[arg(long)]
     json: bool,
+}
+
+/// One line per breach finding, naming the agency.
+fn describe(findings: &[AgencyFinding]) -> Vec<String> {
+    findings
+        .iter()
+        .map(|w| {
+            format!(
+                "agency {}: {}",
+                if w.agency == 0 { "A" } else { "B" },
+                w.finding
+            )
+        })
+        .collect()
 }
 
 /// Run `secure-product`.
@@ -50,16 +65,7 @@ pub fn run(args: SecureProductArgs) -> Result<()> {
     let report = match secure_product(a.data(), b.data(), &key.stream(StreamId::Scratch(0))) {
         Ok(report) => report,
         Err(EndToEndError::Protocol { source, warnings }) => {
-            let reasons: Vec<String> = warnings
-                .iter()
-                .map(|w| {
-                    format!(
-                        "agency {}: {}",
-                        if w.agency == 0 { "A" } else { "B" },
-                        w.finding
-                    )
-                })
-                .collect();
+            let reasons = describe(&warnings);
             bail!(
                 "secure product refused: {source}{}",
                 if reasons.is_empty() {
@@ -71,17 +77,7 @@ pub fn run(args: SecureProductArgs) -> Result<()> {
         }
         Err(other) => return Err(other.into()),
     };
-    let warnings: Vec<String> = report
-        .warnings()
-        .iter()
-        .map(|w| {
-            format!(
-                "agency {}: {}",
-                if w.agency == 0 { "A" } else { "B" },
-                w.finding
-            )
-        })
-        .collect();
+    let warnings = describe(report.warnings());
     let product = report.product();
     let dims = report.dimensions();
     if args.json {
