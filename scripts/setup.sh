@@ -38,4 +38,6 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wbg_version
     # Without --locked: its own lockfile pins a webpki-roots version the registry lacks.
     cargo install wasm-bindgen-cli --version "$wbg_version"
 fi
+# Python venvs for the schema check and the benchmark's numpy peer (Debian splits venv out).
+python3 -c "import venv, ensurepip" 2>/dev/null || apt_install python3 python3-venv
 log "toolchain ready"

@@ -12,4 +12,10 @@ cargo test --workspace --locked
 log "wasm32: the same keys give bit-identical masks in WebAssembly (Node.js runner)"
 cargo test --locked -p orthomask-core --target wasm32-unknown-unknown --test cross_platform
 
+log "sample survey definitions satisfy docs/survey.schema.json"
+venv=target/py-test-venv
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -c "import jsonschema" 2>/dev/null || "$venv/bin/pip" install -q jsonschema
+"$venv/bin/python" scripts/check_schemas.py
+
 log "all tests passed"
