@@ -218,6 +218,11 @@ pub enum StreamId {
     },
     /// Derivation of the subkey from which devices build the second method's `A₀`.
     RowMixerKey,
+    /// Agency A's randomness in the secure matrix product of seed 001 (draw `draw` of `Z`).
+    SecureProduct {
+        /// Which draw (A redraws `Z` when B's checks refuse it).
+        draw: u32,
+    },
     /// Free-form streams for tests and demonstrations.
     Scratch(u64),
 }
@@ -238,6 +243,7 @@ impl StreamId {
             Self::Scratch(index) => (9, index),
             Self::RightMaskKey { cohort } => (10, u64::from(cohort)),
             Self::RowMixerKey => (11, 0),
+            Self::SecureProduct { draw } => (12, u64::from(draw)),
         };
         // Indices above 2⁵⁶ would alias; participants and cohorts never come near that.
         (tag << 56) | (index & INDEX_MASK)

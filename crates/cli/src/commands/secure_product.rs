@@ -6,8 +6,9 @@ use crate::keys::teaching_warning;
 use anyhow::{Result, bail};
 use clap::Args;
 use orthomask_core::key::{Key, StreamId};
-use orthomask_secure::breach::AgencyFinding;
+use orthomask_secure::breach::{AgencyFinding, Finding};
 use orthomask_secure::end_to_end::{EndToEndError, secure_product};
+use orthomask_secure::protocol::ProtocolError;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -42,6 +43,9 @@ fn describe(findings: &[AgencyFinding]) -> Vec<String> {
         .collect()
 }
 
+/// Draws of `Z` agency A tries before giving up (see `run`).
+const MAX_DRAWS: u32 = 16;
+
 /// Run `secure-product`.
 pub fn run(args: SecureProductArgs) -> Result<()> {
     let a = read_table(&args.a)?;
@@ -62,20 +66,42 @@ pub fn run(args: SecureProductArgs) -> Result<()> {
         }
         None => Key::generate()?,
     };
-    let report = match secure_product(a.data(), b.data(), &key.stream(StreamId::Scratch(0))) {
-        Ok(report) => report,
-        Err(EndToEndError::Protocol { source, warnings }) => {
-            let reasons = describe(&warnings);
-            bail!(
-                "secure product refused: {source}{}",
-                if reasons.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", reasons.join("; "))
-                }
-            );
+    // B refuses a Z that makes some column of I − ZZᵀ nearly a unit vector. Whether that happens
+    // depends on the random draw as well as on the data, so A draws Z again (from a fresh stream)
+    // up to MAX_DRAWS times; a refusal that persists comes from the data (a high-leverage subject)
+    // and is reported.
+    let mut draw = 0;
+    let report = loop {
+        match secure_product(
+            a.data(),
+            b.data(),
+            &key.stream(StreamId::SecureProduct { draw }),
+        ) {
+            Ok(report) => break report,
+            Err(EndToEndError::Protocol {
+                source: ProtocolError::Refused { findings },
+                ..
+            }) if draw + 1 < MAX_DRAWS
+                && findings
+                    .iter()
+                    .all(|f| matches!(f, Finding::NearUnitColumn { .. })) =>
+            {
+                draw += 1;
+            }
+            Err(EndToEndError::Protocol { source, warnings }) => {
+                let reasons = describe(&warnings);
+                bail!(
+                    "secure product refused after {} draw(s) of Z: {source}{}",
+                    draw + 1,
+                    if reasons.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", reasons.join("; "))
+                    }
+                );
+            }
+            Err(other) => return Err(other.into()),
         }
-        Err(other) => return Err(other.into()),
     };
     let warnings = describe(report.warnings());
     let product = report.product();
@@ -91,6 +117,7 @@ pub fn run(args: SecureProductArgs) -> Result<()> {
             "g": dims.complement_columns(),
             "a_learned": {"paper": report.a_learned().paper(), "independent": report.a_learned().independent(), "unknowns": report.a_learned().unknowns()},
             "b_learned": {"paper": report.b_learned().paper(), "independent": report.b_learned().independent(), "unknowns": report.b_learned().unknowns()},
+            "z_draws": draw + 1,
             "warnings": warnings,
         }));
     }
