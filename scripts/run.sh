@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Build Orthomask and run a demonstration of the command-line tool on the paper's data.
+# Build Orthomask and run it on localhost: the web app (participant form, analyst view, classroom,
+# audit) served by the data collector, with the masking service provider beside it — both roles in
+# one process with separate stores and key files (`orthomask serve all`). Ctrl-C stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+export TRUNK_SKIP_VERSION_CHECK=true
+export PATH="$PWD/target/web-tools/node_modules/.bin:$PATH"
 cargo build --release --locked --bin orthomask
-bin=target/release/orthomask
-out=${OUT:-target/demo}
-"$bin" mask right --input data/paper/leaps_table2.csv --key 535 --rng matlab --kind uniform-entries \
-    --decimals 2 --out "$out/table3.csv"
-"$bin" pipeline --input data/paper/leaps_table2.csv --out-dir "$out/pipeline" --teaching-key 535
+trunk build --release
+data=${DATA_DIR:-target/run-data}
+port=${PORT:-8080}
 echo
-echo "The orthomask tool is at $bin; demonstration output is in $out/. Try: $bin --help"
+echo "Orthomask: http://127.0.0.1:$port/   (classroom: http://127.0.0.1:$port/#/classroom)"
+echo "Admin token for creating surveys: $data/admin-token   (API: docs/openapi.yaml)"
+echo
+exec target/release/orthomask serve all --data-dir "$data" --port "$port" --web-dir dist

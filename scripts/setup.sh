@@ -40,4 +40,22 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wbg_version
 fi
 # Python venvs for the schema check and the benchmark's numpy peer (Debian splits venv out).
 python3 -c "import venv, ensurepip" 2>/dev/null || apt_install python3 python3-venv
+# ── web: the Yew app's toolchain (issue 5) ─────────────────────────────────────────────────────
+# trunk exactly 0.21.14 (0.22 needs a newer rustc); wasm-opt from npm binaryen@132 (Debian's 108
+# cannot parse Rust 1.95 output); playwright-core for the end-to-end tests, driving Debian's
+# chromium (never `npx playwright install`). npm tools go to target/web-tools, which
+# scripts/test-web.sh and scripts/bench-web.sh put first on PATH.
+web_tools="$PWD/target/web-tools"
+if [ "$(trunk --version 2>/dev/null | awk '{print $2}')" != "0.21.14" ]; then
+    log "cargo install trunk 0.21.14 (12-20 minutes on 2 cores)"
+    cargo install trunk --version 0.21.14 --locked
+fi
+if [ ! -x "$web_tools/node_modules/.bin/wasm-opt" ] || [ ! -d "$web_tools/node_modules/playwright-core" ]; then
+    log "npm install binaryen@132.0.0 playwright-core into $web_tools"
+    mkdir -p "$web_tools"
+    (cd "$web_tools" && npm install --no-audit --no-fund --silent binaryen@132.0.0 playwright-core@1.65.1)
+fi
+apt_install chromium chromium-driver
+# trunk runs cargo with --offline (Trunk.toml): fetch the web crate's dependencies first.
+cargo fetch --locked >/dev/null 2>&1 || cargo fetch
 log "toolchain ready"

@@ -45,6 +45,9 @@ enum Command {
     SecureProduct(commands::secure_product::SecureProductArgs),
     /// Audit a release against its manifest: QA, means, XᵀX, binary counts, small cells.
     Audit(commands::audit::AuditArgs),
+    /// Run the services: masking service provider, data collector, right-masking services.
+    #[command(subcommand)]
+    Serve(commands::serve::ServeCommand),
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -60,6 +63,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::DpSigma(args) => commands::dp_sigma::run(args),
         Command::SecureProduct(args) => commands::secure_product::run(args),
         Command::Audit(args) => commands::audit::run(args),
+        Command::Serve(command) => commands::serve::run(command),
     }
 }
 

@@ -154,6 +154,42 @@ impl Manifest {
         })
     }
 
+    /// What the manifest promises, in the terms of the audit checks
+    /// ([`orthomask_stats::audit`]).
+    ///
+    /// # Errors
+    /// [`ManifestError`] when the recorded means or cross-products do not match its columns.
+    pub fn audit_expectations(
+        &self,
+        source_name: &str,
+    ) -> Result<orthomask_stats::audit::Expected, ManifestError> {
+        let p = self.columns.len();
+        let bad = |reason: String| ManifestError {
+            source_name: source_name.to_owned(),
+            reason,
+        };
+        if self.cross_products.len() != p || self.cross_products.iter().any(|r| r.len() != p) {
+            return Err(bad(format!(
+                "cross_products must be {p} × {p} for its {p} columns"
+            )));
+        }
+        if self.column_means.len() != p {
+            return Err(bad(format!(
+                "{} column means for {p} columns",
+                self.column_means.len()
+            )));
+        }
+        Ok(orthomask_stats::audit::Expected {
+            n: self.n,
+            columns: self.columns.clone(),
+            means: self.column_means.iter().map(|c| c.mean).collect(),
+            cross_products: nalgebra::DMatrix::from_fn(p, p, |i, j| self.cross_products[i][j]),
+            qa_constant: self.qa.as_ref().map(|q| q.constant),
+            binary_columns: self.binary_columns.clone(),
+            kept_columns: self.kept_columns.clone(),
+        })
+    }
+
     /// Pretty JSON.
     pub fn to_json(&self) -> String {
         // All fields are plain data; serialisation cannot fail.
@@ -225,6 +261,22 @@ mod tests {
     fn round_trip() {
         let m = sample();
         assert_eq!(Manifest::parse(&m.to_json(), "m.json").unwrap(), m);
+    }
+
+    #[test]
+    fn audit_expectations_check_shapes() {
+        let mut m = sample();
+        m.columns = vec!["a".into()];
+        let e = m.audit_expectations("m.json").unwrap();
+        assert_eq!(e.cross_products.shape(), (1, 1));
+        assert_eq!(e.qa_constant, Some(888.0));
+        m.cross_products = vec![vec![1.0, 2.0]];
+        assert!(
+            m.audit_expectations("m.json")
+                .unwrap_err()
+                .to_string()
+                .contains("1 × 1")
+        );
     }
 
     #[test]

@@ -14,7 +14,12 @@ fn every_sample_survey_is_valid() {
             let survey = SurveyDefinition::parse(&text, &path.display().to_string())
                 .unwrap_or_else(|e| panic!("{e}"));
             let design = survey.design().expect("the sample's design builds");
-            assert_eq!(design.answers(), survey.columns().len(), "{}", path.display());
+            assert_eq!(
+                design.answers(),
+                survey.columns().len(),
+                "{}",
+                path.display()
+            );
             count += 1;
         }
     }

@@ -3,10 +3,9 @@
 use crate::io::{print_json, read_text};
 use anyhow::{Result, bail};
 use clap::Args;
-use nalgebra::DMatrix;
 use orthomask_formats::csv::{parse_table, printed_decimals};
 use orthomask_formats::manifest::Manifest;
-use orthomask_stats::audit::{Expected, Release, Status, audit};
+use orthomask_stats::audit::{Release, Status, audit};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -27,38 +26,18 @@ pub struct AuditArgs {
     json: bool,
 }
 
-/// What the manifest promises, in the audit's terms.
-pub fn expected_from(manifest: &Manifest) -> Expected {
-    let p = manifest.cross_products.len();
-    Expected {
-        n: manifest.n,
-        columns: manifest.columns.clone(),
-        means: manifest.column_means.iter().map(|c| c.mean).collect(),
-        cross_products: DMatrix::from_fn(p, p, |i, j| {
-            manifest.cross_products[i]
-                .get(j)
-                .copied()
-                .unwrap_or(f64::NAN)
-        }),
-        qa_constant: manifest.qa.as_ref().map(|q| q.constant),
-        binary_columns: manifest.binary_columns.clone(),
-        kept_columns: manifest.kept_columns.clone(),
-    }
-}
-
 /// Run `audit`.
 pub fn run(args: AuditArgs) -> Result<()> {
     let bytes = std::fs::read(&args.input)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.input.display()))?;
     let table = parse_table(&bytes, &args.input.display().to_string())?;
-    let manifest = match &args.manifest {
-        Some(path) => Some(Manifest::parse(
-            &read_text(path)?,
-            &path.display().to_string(),
-        )?),
+    let expected = match &args.manifest {
+        Some(path) => {
+            let name = path.display().to_string();
+            Some(Manifest::parse(&read_text(path)?, &name)?.audit_expectations(&name)?)
+        }
         None => None,
     };
-    let expected = manifest.as_ref().map(expected_from);
     let release = Release {
         names: table.headers(),
         data: table.data(),

@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use nalgebra::DMatrix;
 use orthomask_core::key::Key;
+use orthomask_core::protocol::collusion::share_sigma;
 use orthomask_core::protocol::design::{appendix_c_bound, noise_columns_for};
 use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::second::{COMBINED_RELEASE_WARNING, SecondDesign, SecondUpload};
@@ -97,7 +98,19 @@ pub struct PipelineArgs {
     #[arg(long, value_enum)]
     kind: Option<KindChoice>,
     /// Participants per cohort (default: one cohort of everybody, the papers' protocol).
-    #[arg(long)]
+    ///
+    /// The survey is split into cohorts of at most M participants (sizes as even as possible). Each
+    /// cohort gets its own right mask B_k (its devices receive only B_k's subkey) and its own provider
+    /// mask A₂,k; the collector's A₁ still mixes all n rows, so the published release has exactly the
+    /// law it has without cohorts. What changes is what the parties see: the provider sees each
+    /// X_k·B_k (hence the cohort's M × M Gram matrix X_k·X_kᵀ) and the collector sees each A₂,k·X_k
+    /// (hence that cohort's own XᵀX and column sums, not only the survey's totals). A record hides
+    /// among the M records of its cohort: the design checks use the smallest cohort (p₁ < M ≤ p), the
+    /// default noise columns are sized for the largest (p₂ > M), and device-side DP is calibrated for
+    /// the smallest (seed 004 §4). Smaller cohorts need fewer noise columns, so devices and the
+    /// provider work less, but each cohort hides fewer records. See ARCHITECTURE.md, "Cohorts: what
+    /// each party learns".
+    #[arg(long, verbatim_doc_comment)]
     cohort_size: Option<usize>,
     /// The QA constant c (default 888, or the value of an input column named QA).
     #[arg(long)]
@@ -597,6 +610,7 @@ fn tm2_method(
             &rights,
             &lefts,
             &keys.participants,
+            share_sigma(x_max, sigma),
         )?;
         let names = masked_names("m", design.p());
         write_blocks(

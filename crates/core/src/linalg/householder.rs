@@ -36,8 +36,14 @@ impl Reflector {
     /// `v = x − α e₁`, `β = 2 / vᵀv = 1 / (‖x‖ (‖x‖ + |x₀|))`. A zero `x` gives the identity
     /// (`β = 0`) and `α = 0`.
     pub fn annihilating(x: &[f64], offset: usize) -> (Self, f64) {
-        let norm = dot(x, x).sqrt();
-        let mut v = x.to_vec();
+        Self::annihilating_owned(x.to_vec(), offset)
+    }
+
+    /// As [`annihilating`](Self::annihilating), turning the buffer `x` into `v` in place (no
+    /// copy). The arithmetic is identical, so both give the same bits.
+    pub fn annihilating_owned(x: Vec<f64>, offset: usize) -> (Self, f64) {
+        let norm = dot(&x, &x).sqrt();
+        let mut v = x;
         if norm == 0.0 || v.is_empty() {
             return (
                 Self {
@@ -48,9 +54,10 @@ impl Reflector {
                 0.0,
             );
         }
-        let alpha = -sign(x[0]) * norm;
+        let x0 = v[0];
+        let alpha = -sign(x0) * norm;
         v[0] -= alpha;
-        let beta = 1.0 / (norm * (norm + x[0].abs()));
+        let beta = 1.0 / (norm * (norm + x0.abs()));
         (Self { offset, v, beta }, alpha)
     }
 
@@ -67,6 +74,21 @@ impl Reflector {
     /// Whether it acts on no coordinates at all.
     pub fn is_empty(&self) -> bool {
         self.v.is_empty()
+    }
+
+    /// The Householder vector `v` (on coordinates `offset ..`).
+    pub fn v(&self) -> &[f64] {
+        &self.v
+    }
+
+    /// The scale `β = 2 / vᵀv` (0 for the identity).
+    pub fn beta(&self) -> f64 {
+        self.beta
+    }
+
+    /// Give the vector's storage back (to reuse it for the next reflector).
+    pub fn into_vector(self) -> Vec<f64> {
+        self.v
     }
 
     /// `x ← H x` for a full-length vector `x`.
@@ -92,6 +114,11 @@ impl Reflector {
     /// `M[:, J] −= β w vᵀ`, both as contiguous column sweeps.
     pub fn apply_to_rows(&self, m: &mut DMatrix<f64>) {
         let rows = m.nrows();
+        if rows == 1 {
+            // A single record (the participant's device): the same arithmetic on a plain slice.
+            self.apply_to_row_vector(m.as_mut_slice());
+            return;
+        }
         let mut w = vec![0.0; rows];
         let data = m.as_mut_slice();
         for (j, vj) in self.v.iter().enumerate() {
@@ -106,6 +133,24 @@ impl Reflector {
             for (c, wi) in column.iter_mut().zip(&w) {
                 *c -= scale * wi;
             }
+        }
+    }
+}
+
+impl Reflector {
+    /// `x ← x H` for one full-length row `x`, with exactly the operation order of
+    /// [`apply_to_rows`](Self::apply_to_rows) on a one-row matrix: `w = Σⱼ xⱼ vⱼ` accumulated
+    /// from `0.0` in index order, then `xⱼ −= (β vⱼ) w`. (Not `apply_to_vector`, which rounds
+    /// `(β w) vⱼ` instead: the two differ in the last bit, and masked records must stay
+    /// bit-identical to the ones recorded by `tests/cross_platform.rs`.)
+    pub fn apply_to_row_vector(&self, x: &mut [f64]) {
+        let tail = &mut x[self.offset..self.offset + self.v.len()];
+        let mut w = 0.0;
+        for (c, vj) in tail.iter().zip(&self.v) {
+            w += c * vj;
+        }
+        for (c, vj) in tail.iter_mut().zip(&self.v) {
+            *c -= self.beta * vj * w;
         }
     }
 }

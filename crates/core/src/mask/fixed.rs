@@ -15,6 +15,12 @@
 //! random orthonormal bases of `1^⊥`, so `V₁V₂ᵀ` is a Haar rotation of `1^⊥`. Keeping `1_d` fixed
 //! is what makes column means survive a row mask; keeping more columns fixed is the partial
 //! masking of seed 003 §3.1 (`A₁A₂X = [X₁, A₁A₂X₂]`).
+//!
+//! # Cost
+//! `P` is `r` reflectors (applied one at a time, `O(d)` each per record) and `U` a
+//! [`HaarOrthogonal`] stream, so blocks of records go through its blocked path above its size
+//! thresholds and nothing `d × d` is formed. When only the law of `A·M` for one block `M` is
+//! needed (the collector's release), [`HaarOrbit`](super::HaarOrbit) samples it in `O(d k²)`.
 
 use super::haar::HaarOrthogonal;
 use super::{Mask, MaskError, check_dim};
@@ -36,7 +42,7 @@ pub struct FixedSubspaceHaar {
 }
 
 /// Householder QR of the fixed columns, skipping columns already in the span.
-fn fixed_basis(fixed: &DMatrix<f64>) -> Result<Vec<Reflector>, MaskError> {
+pub(super) fn fixed_basis(fixed: &DMatrix<f64>) -> Result<Vec<Reflector>, MaskError> {
     if fixed.iter().any(|v| !v.is_finite()) {
         return Err(MaskError::NonFinite);
     }
@@ -187,7 +193,9 @@ mod tests {
     use super::*;
     use crate::key::{Key, StreamId};
     use crate::mask::generate_rom;
-    use crate::mask::test_support::{check_consistent, check_orthogonal, test_block};
+    use crate::mask::test_support::{
+        check_blocked_matches_scalar, check_consistent, check_orthogonal, test_block,
+    };
     use crate::random::MatlabTwister;
     use crate::tolerance::ORTHOGONALITY;
 
@@ -225,6 +233,22 @@ mod tests {
         let before = other.clone();
         a.left_apply(&mut other).unwrap();
         assert!((other - before).amax() > 0.1);
+    }
+
+    /// The `1ₙ`-fixed and kept-column variants take the blocked path for blocks of records and
+    /// agree with their scalar dense form.
+    #[test]
+    fn blocked_path_matches_scalar_dense_form() {
+        check_blocked_matches_scalar(&ones_fixed(150, 6));
+        let d = 140;
+        let mut fixed = test_block(d, 3);
+        fixed.column_mut(0).fill(1.0);
+        let a = FixedSubspaceHaar::keyed(&fixed, Key::teaching(8).stream(StreamId::Scratch(5)))
+            .unwrap();
+        check_blocked_matches_scalar(&a);
+        let mut moved = fixed.clone().transpose();
+        a.right_apply(&mut moved).unwrap();
+        assert!((moved.transpose() - &fixed).amax() < ORTHOGONALITY * fixed.amax() * d as f64);
     }
 
     #[test]

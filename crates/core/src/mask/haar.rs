@@ -22,13 +22,71 @@
 //! A keyed operator stores only its key stream and the `d` signs (`O(d)` memory). Reflector `k`
 //! is regenerated from its own sub-stream whenever it is needed, so one record costs `O(d²)` time
 //! and `O(d)` memory, and the dense `d × d` matrix is never formed unless asked for.
+//!
+//! # Two application paths, chosen by size
+//! * **Scalar** (single records, small blocks, every `d < BLOCKED_MIN_DIM`): reflector by
+//!   reflector with the bit-exact kernels of [`crate::linalg::householder`]. This path gives the
+//!   same bits natively and in wasm32 (`tests/cross_platform.rs`). For `d ≥ 256` natively the
+//!   reflectors are *generated* ahead on the other cores (`linalg::parallel::pipeline`) while the
+//!   calling thread applies them in order — the numbers are unchanged, only the wall time.
+//! * **Blocked** (a block of at least [`BLOCKED_MIN_VECTORS`] records and `d ≥`
+//!   [`BLOCKED_MIN_DIM`]): panels of [`PANEL`] consecutive reflectors are generated, combined
+//!   into `I − Y T Yᵀ` ([`BlockReflector`]) and applied by matrix products — split over the cores
+//!   by rows (right products) or columns (left products) for thick blocks, with the next panels
+//!   generated on another core while this one applies for thin blocks. Agrees with the scalar path
+//!   to [`BLOCKED_AGREES_WITH_SCALAR`](crate::tolerance::BLOCKED_AGREES_WITH_SCALAR) (tested),
+//!   not bit for bit.
+//!
+//! Neither path allocates anything `d × d`: the blocked path holds one panel (`d × 64`) and
+//! `rows × 64` work space.
+//!
+//! # Where a participant's time goes
+//! Masking one record is `d²/2` normals plus `2d²` flops of reflector application. Profiled on
+//! the benchmark machine: a normal costs about 18 cycles, of which ChaCha12 is 11 (per 64-bit
+//! draw) and the ziggurat 7; applying a reflector to the record is about 4 cycles per entry (a
+//! dependent sum, kept in its exact order for bit-reproducibility). Generation therefore
+//! dominates, and it is what the second core takes over.
 
 use super::{Mask, MaskError, check_dim};
 use crate::key::KeyedStream;
-use crate::linalg::Reflector;
 use crate::linalg::householder::sign;
+use crate::linalg::{BlockReflector, Reflector, parallel};
 use crate::random::{BitSource, fill_standard_normal, standard_normal};
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, DMatrixViewMut};
+
+/// Operators of at least this dimension apply blocks of records through the blocked (compact WY)
+/// path; below it everything is scalar and bit-exact.
+pub const BLOCKED_MIN_DIM: usize = 64;
+
+/// A block needs at least this many records — rows for `M·Q`, columns for `Q·M` — to take the
+/// blocked path; fewer (in particular one record on a participant's device) stay scalar.
+pub const BLOCKED_MIN_VECTORS: usize = 8;
+
+/// Reflectors per compact-WY panel (the inner dimension of the panel products; LAPACK's usual
+/// block size).
+pub const PANEL: usize = 64;
+
+/// From this dimension on, the scalar path generates reflectors on the other cores natively.
+const PIPELINE_MIN_DIM: usize = 256;
+
+/// From this dimension on, the `d` sub-stream starts that give the signs `D` are spread over the
+/// cores (each costs about 0.3 µs; starting a thread about 1 ms).
+const PARALLEL_SIGNS_MIN_DIM: usize = 8192;
+
+/// Reflector values per unit of work in the pipelined scalar path, and units allowed in flight:
+/// at most `4 × 2¹⁶` doubles = 2 MiB of look-ahead, whatever `d`.
+const PIPELINE_CHUNK_VALUES: usize = 1 << 16;
+const PIPELINE_WINDOW: usize = 4;
+
+/// Bands (threads) for a blocked product over `vectors` records: one per core once every band gets
+/// at least 32 records (thinner bands make the products inefficient), else one.
+fn bands_for(vectors: usize) -> usize {
+    if vectors >= 64 {
+        parallel::workers()
+    } else {
+        1
+    }
+}
 
 #[derive(Clone, Debug)]
 enum ReflectorSource {
@@ -36,6 +94,24 @@ enum ReflectorSource {
     Keyed(KeyedStream),
     /// Gaussian vectors drawn once from a sequential source (e.g. MATLAB's twister).
     Stored(Vec<Vec<f64>>),
+}
+
+/// Which side of the block the operator multiplies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    /// `M·Q`: records are rows.
+    Right,
+    /// `Q·M`: records are columns.
+    Left,
+}
+
+/// The order in which a product visits the reflectors `H₀ … H_{d−2}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    /// `H₀` first.
+    Forward,
+    /// `H_{d−2}` first.
+    Backward,
 }
 
 /// A Haar-distributed orthogonal `d × d` operator.
@@ -57,16 +133,19 @@ impl HaarOrthogonal {
             return Err(MaskError::EmptyDimension);
         }
         // Only the first normal of each sub-stream is needed for the signs: O(d) setup.
-        let signs = (0..dim)
-            .map(|k| {
-                let first = standard_normal(&mut stream.substream(k as u64));
-                if k + 1 < dim {
-                    -sign(first)
-                } else {
-                    sign(first)
-                }
-            })
-            .collect();
+        let sign_of = |k: usize| {
+            let first = standard_normal(&mut stream.substream(k as u64));
+            if k + 1 < dim {
+                -sign(first)
+            } else {
+                sign(first)
+            }
+        };
+        let signs = if dim >= PARALLEL_SIGNS_MIN_DIM {
+            parallel::map(dim, sign_of)
+        } else {
+            (0..dim).map(sign_of).collect()
+        };
         Ok(Self {
             dim,
             source: ReflectorSource::Keyed(stream),
@@ -107,13 +186,13 @@ impl HaarOrthogonal {
         &self.signs
     }
 
-    /// Reflector `k`, acting on coordinates `offset + k …`.
-    fn reflector(&self, k: usize, offset: usize, buffer: &mut Vec<f64>) -> Reflector {
+    /// Reflector `k`, acting on coordinates `offset + k …`, generated afresh.
+    fn reflector(&self, k: usize, offset: usize) -> Reflector {
         match &self.source {
             ReflectorSource::Keyed(stream) => {
-                buffer.resize(self.dim - k, 0.0);
-                fill_standard_normal(&mut stream.substream(k as u64), buffer);
-                Reflector::annihilating(buffer, offset + k).0
+                let mut g = vec![0.0; self.dim - k];
+                fill_standard_normal(&mut stream.substream(k as u64), &mut g);
+                Reflector::annihilating_owned(g, offset + k).0
             }
             ReflectorSource::Stored(vectors) => Reflector::annihilating(&vectors[k], offset + k).0,
         }
@@ -123,9 +202,118 @@ impl HaarOrthogonal {
         self.dim - 1
     }
 
+    /// Whether a block of `vectors` records takes the blocked path.
+    fn takes_blocked_path(&self, vectors: usize) -> bool {
+        self.dim >= BLOCKED_MIN_DIM && vectors >= BLOCKED_MIN_VECTORS
+    }
+
+    /// `f(H_k)` for every reflector in `order`, exactly as a plain loop would, but with the
+    /// reflectors generated ahead on the other cores for large keyed operators.
+    fn for_each_reflector(&self, offset: usize, order: Order, mut f: impl FnMut(&Reflector)) {
+        let count = self.reflector_count();
+        let at = |i: usize| match order {
+            Order::Forward => i,
+            Order::Backward => count - 1 - i,
+        };
+        let pipelined = matches!(self.source, ReflectorSource::Keyed(_))
+            && self.dim >= PIPELINE_MIN_DIM
+            && parallel::workers() > 1;
+        if !pipelined {
+            for i in 0..count {
+                f(&self.reflector(at(i), offset));
+            }
+            return;
+        }
+        let per_chunk = (PIPELINE_CHUNK_VALUES / self.dim).max(1);
+        parallel::pipeline(
+            count.div_ceil(per_chunk),
+            PIPELINE_WINDOW,
+            |chunk| {
+                let end = ((chunk + 1) * per_chunk).min(count);
+                (chunk * per_chunk..end)
+                    .map(|i| self.reflector(at(i), offset))
+                    .collect::<Vec<_>>()
+            },
+            |chunk| chunk.iter().for_each(&mut f),
+        );
+    }
+
+    /// The panels of [`PANEL`] consecutive reflectors, as `(first reflector, count)`, in `order`.
+    fn panels(&self, order: Order) -> Vec<(usize, usize)> {
+        let count = self.reflector_count();
+        let mut panels: Vec<(usize, usize)> = (0..count)
+            .step_by(PANEL)
+            .map(|start| (start, PANEL.min(count - start)))
+            .collect();
+        if order == Order::Backward {
+            panels.reverse();
+        }
+        panels
+    }
+
+    /// `H_start ⋯ H_{start+len−1}` as one block reflector.
+    fn panel(&self, (start, len): (usize, usize), offset: usize) -> BlockReflector {
+        let reflectors: Vec<Reflector> = (start..start + len)
+            .map(|k| self.reflector(k, offset))
+            .collect();
+        // Consecutive Stewart reflectors all end at coordinate `offset + d`.
+        BlockReflector::new(&reflectors).expect("Stewart reflectors share their last coordinate")
+    }
+
+    /// Apply the panels in `order` to a block whose rows (`left`) or columns (`right`) are the
+    /// coordinates `offset .. offset + d`, each panel through `apply(panel, part of the block it
+    /// touches)`.
+    ///
+    /// Threads are started once per product, never per panel (starting a thread costs from tens
+    /// of microseconds to a millisecond on the loaded benchmark machine). Thin blocks (one band): a helper thread generates
+    /// the next panels while this one applies ([`parallel::pipeline`]). Thick blocks: one band of
+    /// records per core, and each band generates the panels it applies — generation is repeated
+    /// per band, which costs `d²/2` normals per core against `2·records·d²/cores` flops of products.
+    fn blocked(
+        &self,
+        target: DMatrixViewMut<'_, f64>,
+        offset: usize,
+        order: Order,
+        side: Side,
+        transpose: bool,
+    ) {
+        let panels = self.panels(order);
+        let apply = |block: &BlockReflector, mut part: DMatrixViewMut<'_, f64>| {
+            // Panel coordinates relative to the block's first coordinate `offset`.
+            let start = block.offset() - offset;
+            match side {
+                Side::Right => block.apply_right(part.columns_range_mut(start..), transpose),
+                Side::Left => block.apply_left(part.rows_range_mut(start..), transpose),
+            }
+        };
+        let vectors = match side {
+            Side::Right => target.nrows(),
+            Side::Left => target.ncols(),
+        };
+        let bands = bands_for(vectors);
+        if bands == 1 {
+            let mut target = target;
+            parallel::pipeline(
+                panels.len(),
+                2,
+                |i| self.panel(panels[i], offset),
+                |block| apply(&block, target.view_range_mut(.., ..)),
+            );
+            return;
+        }
+        let band = |mut part: DMatrixViewMut<'_, f64>| {
+            for &panel in &panels {
+                apply(&self.panel(panel, offset), part.view_range_mut(.., ..));
+            }
+        };
+        match side {
+            Side::Right => parallel::for_row_bands(target, bands, &band),
+            Side::Left => parallel::for_column_bands(target, bands, &band),
+        }
+    }
+
     /// `M[:, off..off+d] ← M[:, off..off+d] · Q` (or `· Qᵀ`).
     pub(crate) fn right_mul_at(&self, m: &mut DMatrix<f64>, offset: usize, transpose: bool) {
-        let mut buffer = Vec::new();
         let scale_columns = |m: &mut DMatrix<f64>| {
             for (i, s) in self.signs.iter().enumerate() {
                 if *s < 0.0 {
@@ -133,24 +321,26 @@ impl HaarOrthogonal {
                 }
             }
         };
-        if transpose {
-            // M Qᵀ = M D H_{d−2} ⋯ H₀
+        // M Q = M H₀ ⋯ H_{d−2} D;  M Qᵀ = M D H_{d−2} ⋯ H₀.
+        let order = if transpose {
             scale_columns(m);
-            for k in (0..self.reflector_count()).rev() {
-                self.reflector(k, offset, &mut buffer).apply_to_rows(m);
-            }
+            Order::Backward
         } else {
-            // M Q = M H₀ ⋯ H_{d−2} D
-            for k in 0..self.reflector_count() {
-                self.reflector(k, offset, &mut buffer).apply_to_rows(m);
-            }
+            Order::Forward
+        };
+        if self.takes_blocked_path(m.nrows()) {
+            let target = m.columns_range_mut(offset..offset + self.dim);
+            self.blocked(target, offset, order, Side::Right, transpose);
+        } else {
+            self.for_each_reflector(offset, order, |h| h.apply_to_rows(m));
+        }
+        if !transpose {
             scale_columns(m);
         }
     }
 
     /// `M[off..off+d, :] ← Q · M[off..off+d, :]` (or `Qᵀ ·`).
     pub(crate) fn left_mul_at(&self, m: &mut DMatrix<f64>, offset: usize, transpose: bool) {
-        let mut buffer = Vec::new();
         let scale_rows = |m: &mut DMatrix<f64>| {
             for (i, s) in self.signs.iter().enumerate() {
                 if *s < 0.0 {
@@ -158,18 +348,21 @@ impl HaarOrthogonal {
                 }
             }
         };
-        if transpose {
-            // Qᵀ M = D H_{d−2} ⋯ H₀ M
-            for k in 0..self.reflector_count() {
-                self.reflector(k, offset, &mut buffer).apply_to_columns(m);
-            }
-            scale_rows(m);
+        // Q M = H₀ ⋯ H_{d−2} D M;  Qᵀ M = D H_{d−2} ⋯ H₀ M.
+        let order = if transpose {
+            Order::Forward
         } else {
-            // Q M = H₀ ⋯ H_{d−2} D M
             scale_rows(m);
-            for k in (0..self.reflector_count()).rev() {
-                self.reflector(k, offset, &mut buffer).apply_to_columns(m);
-            }
+            Order::Backward
+        };
+        if self.takes_blocked_path(m.ncols()) {
+            let target = m.rows_range_mut(offset..offset + self.dim);
+            self.blocked(target, offset, order, Side::Left, transpose);
+        } else {
+            self.for_each_reflector(offset, order, |h| h.apply_to_columns(m));
+        }
+        if transpose {
+            scale_rows(m);
         }
     }
 }
@@ -224,8 +417,12 @@ impl Mask for HaarOrthogonal {
 mod tests {
     use super::*;
     use crate::key::{Key, StreamId};
-    use crate::mask::test_support::{check_consistent, check_orthogonal};
+    use crate::linalg::parallel;
+    use crate::mask::test_support::{
+        check_blocked_matches_scalar, check_consistent, check_orthogonal, dense_by_columns,
+    };
     use crate::random::MatlabTwister;
+    use crate::tolerance::ORTHOGONALITY;
 
     fn keyed(dim: usize, seed: u64) -> HaarOrthogonal {
         HaarOrthogonal::keyed(
@@ -255,6 +452,44 @@ mod tests {
     fn same_key_same_matrix() {
         assert_eq!(keyed(25, 3).to_dense(), keyed(25, 3).to_dense());
         assert_ne!(keyed(25, 3).to_dense(), keyed(25, 4).to_dense());
+    }
+
+    /// Stream and dense forms agree for the same key: the blocked path (matrix products over
+    /// panels of reflectors) against the scalar dense matrix, at the threshold, between panel
+    /// multiples, and above the size where scalar generation is pipelined.
+    #[test]
+    fn blocked_path_matches_scalar_dense_form() {
+        for dim in [BLOCKED_MIN_DIM, PANEL + 37, 2 * PANEL + 1, 300] {
+            let q = keyed(dim, 21);
+            check_blocked_matches_scalar(&q);
+            let dense = dense_by_columns(&q);
+            let deviation = (dense.tr_mul(&dense) - DMatrix::identity(dim, dim)).amax();
+            assert!(deviation < ORTHOGONALITY, "d = {dim}: {deviation}");
+        }
+        let stored = HaarOrthogonal::from_source(130, &mut MatlabTwister::new(7)).unwrap();
+        check_blocked_matches_scalar(&stored);
+    }
+
+    /// Generating reflectors on other cores changes nothing: a record masked with the pipelined
+    /// generator has the same bits as one masked on a single thread (inside a parallel region
+    /// everything runs serially).
+    #[test]
+    fn pipelined_generation_is_bit_identical() {
+        let q = keyed(700, 4);
+        let x: Vec<f64> = (0..700).map(|i| (i % 13) as f64 - 6.0).collect();
+        let pipelined = q.mask_row(&x).unwrap();
+        let serial = parallel::map(2, |_| q.mask_row(&x).unwrap());
+        for s in serial {
+            assert!(
+                s.iter()
+                    .zip(&pipelined)
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+            );
+        }
+        // And the signs computed in parallel are those of the serial definition.
+        let d = PARALLEL_SIGNS_MIN_DIM;
+        let serial_signs = parallel::map(2, |_| keyed(d, 4).signs().to_vec());
+        assert_eq!(serial_signs[0], keyed(d, 4).signs());
     }
 
     #[test]

@@ -13,19 +13,27 @@
 //! | [`DenseInvertible`] | e.g. i.i.d. U(0, 1) entries | `B₁` of the first TM² method, `A₀` of the second |
 //! | [`KeepColumns`] | `diag(I, M*)` up to a permutation | partial masking, block-diagonal `B₁`, `B₂` |
 //! | [`DenseOrthogonal`] | any stored orthogonal matrix | `GenerateROM` of seed 003, Appendix 1 |
+//! | [`HaarOrbit`] | the law of `A·M`, `A` as in [`FixedSubspaceHaar`] | the collector's `A₁` at scale |
+//!
+//! Sizes: below [`BLOCKED_MIN_DIM`] (and for blocks of fewer than [`BLOCKED_MIN_VECTORS`]
+//! records, in particular one record) Haar masks are applied reflector by reflector with
+//! bit-exact kernels; above, through blocked matrix products. The collector's release switches to
+//! [`HaarOrbit`] from [`ORBIT_MIN_ROWS`] participants.
 
 mod dense;
 mod fixed;
 mod haar;
 mod invertible;
 mod keep;
+mod orbit;
 mod rom;
 
 pub use dense::DenseOrthogonal;
 pub use fixed::FixedSubspaceHaar;
-pub use haar::HaarOrthogonal;
+pub use haar::{BLOCKED_MIN_DIM, BLOCKED_MIN_VECTORS, HaarOrthogonal, PANEL};
 pub use invertible::DenseInvertible;
 pub use keep::KeepColumns;
+pub use orbit::{HaarOrbit, ORBIT_MIN_ROWS};
 pub use rom::generate_rom;
 
 use nalgebra::DMatrix;
@@ -268,6 +276,99 @@ pub(crate) mod test_support {
             mask.left_apply(&mut DMatrix::zeros(d + 1, 2)),
             Err(MaskError::DimensionMismatch { .. })
         ));
+    }
+
+    /// Two-sample Kolmogorov–Smirnov statistic `sup_x |F_a(x) − F_b(x)|` of the empirical CDFs.
+    pub fn ks_two_sample(a: &[f64], b: &[f64]) -> f64 {
+        let mut a = a.to_vec();
+        let mut b = b.to_vec();
+        a.sort_by(f64::total_cmp);
+        b.sort_by(f64::total_cmp);
+        let (na, nb) = (a.len() as f64, b.len() as f64);
+        let (mut i, mut j, mut d) = (0, 0, 0.0_f64);
+        while i < a.len() && j < b.len() {
+            let x = a[i].min(b[j]);
+            while i < a.len() && a[i] <= x {
+                i += 1;
+            }
+            while j < b.len() && b[j] <= x {
+                j += 1;
+            }
+            d = d.max((i as f64 / na - j as f64 / nb).abs());
+        }
+        d
+    }
+
+    /// The dense matrix built one column at a time: `d × 1` blocks never take the blocked path,
+    /// so this is the scalar, bit-exact form of the operator.
+    pub fn dense_by_columns(mask: &dyn Mask) -> DMatrix<f64> {
+        let d = mask.dim();
+        let mut dense = DMatrix::zeros(d, d);
+        for j in 0..d {
+            let mut e = DMatrix::zeros(d, 1);
+            e[(j, 0)] = 1.0;
+            mask.left_apply(&mut e).unwrap();
+            dense.set_column(j, &e.column(0));
+        }
+        dense
+    }
+
+    /// The blocked path (blocks of many records, `d ≥ BLOCKED_MIN_DIM`) agrees with the scalar
+    /// dense form to [`BLOCKED_AGREES_WITH_SCALAR`](crate::tolerance::BLOCKED_AGREES_WITH_SCALAR):
+    /// right and left products, their inverses, `to_dense`, the collector's leading columns of
+    /// the inverse, and row-by-row masking.
+    pub fn check_blocked_matches_scalar(mask: &dyn Mask) {
+        use crate::mask::{BLOCKED_MIN_DIM, BLOCKED_MIN_VECTORS};
+        use crate::tolerance::BLOCKED_AGREES_WITH_SCALAR;
+        let d = mask.dim();
+        assert!(
+            d >= BLOCKED_MIN_DIM,
+            "dimension {d} would not take the blocked path"
+        );
+        let dense = dense_by_columns(mask);
+        // A thin block (one band, panels generated ahead) and a thick one (a band per core).
+        for records in [3 * BLOCKED_MIN_VECTORS + 5, 70] {
+            let x = test_block(records, d);
+            let bound = BLOCKED_AGREES_WITH_SCALAR * x.amax();
+
+            let mut right = x.clone();
+            mask.right_apply(&mut right).unwrap();
+            let expected = &x * &dense;
+            assert!(
+                (&right - &expected).amax() < bound,
+                "X·Q, {records} records"
+            );
+            for i in [0, records - 1] {
+                let row = mask.mask_row(x.row(i).clone_owned().as_slice()).unwrap();
+                for (a, b) in row.iter().zip(right.row(i).iter()) {
+                    assert!((a - b).abs() < bound, "row {i}");
+                }
+            }
+            mask.right_apply_inverse(&mut right).unwrap();
+            assert!((&right - &x).amax() < bound, "X·Q·Q⁻¹");
+
+            let y = x.transpose();
+            let mut left = y.clone();
+            mask.left_apply(&mut left).unwrap();
+            assert!(
+                (&left - &dense * &y).amax() < bound,
+                "Q·Y, {records} records"
+            );
+            mask.left_apply_inverse(&mut left).unwrap();
+            assert!((&left - &y).amax() < bound, "Q⁻¹·Q·Y");
+        }
+
+        assert!(
+            (mask.to_dense() - &dense).amax() < BLOCKED_AGREES_WITH_SCALAR,
+            "to_dense"
+        );
+        let k = BLOCKED_MIN_VECTORS + 2;
+        let leading = mask.inverse_leading_columns(k).unwrap();
+        let inverse = dense.transpose();
+        assert!(
+            (leading - inverse.columns(0, k)).amax() < BLOCKED_AGREES_WITH_SCALAR,
+            "leading columns of the inverse"
+        );
     }
 
     /// `QᵀQ = I`.

@@ -18,8 +18,22 @@
 //!
 //! # Shares
 //! The paper leaves open which distribution the shares should have. Here shares `1 … K₁−1` are
-//! i.i.d. `N(0, τ²)` per entry and the last is `x` minus their sum, so any `K₁ − 1` shares are
-//! independent of `x`; `τ` is a design parameter (the command line uses the padding σ).
+//! i.i.d. `N(0, τ²)` per entry, independent of `x`, and the last is `x` minus their sum — that is,
+//! `x` plus Gaussian noise of standard deviation `τ√(K₁ − 1)`. So every single right provider sees
+//! each record hidden by noise of standard deviation at least `τ`, and `τ` must be large compared
+//! with the data; it cannot be arbitrarily large, because the shares cancel in floating point and
+//! their scale bounds the precision of the sum (relative error about `ε_mach·τ·√p/|x|`).
+//! [`share_sigma`] chooses `τ = 100·max(x_max, σ)`: each share alone shows a record with a
+//! signal-to-noise ratio below 1/100, and the sum keeps about 11 significant digits (p ≤ 10⁴).
+
+/// How many times the data scale the shares' standard deviation is (see the module documentation).
+pub const SHARE_SCALE: f64 = 100.0;
+
+/// The shares' standard deviation `τ = SHARE_SCALE · max(x_max, σ)` for records whose entries are
+/// at most `x_max` in absolute value, padded with noise of standard deviation `σ`.
+pub fn share_sigma(x_max: f64, sigma: f64) -> f64 {
+    SHARE_SCALE * x_max.abs().max(sigma.abs()).max(f64::MIN_POSITIVE)
+}
 
 use super::qa::{QaReport, check_constant, max_row_norm};
 use super::tm2::Tm2Design;
@@ -241,18 +255,13 @@ mod tests {
         // Devices pad and split.
         let mut share_blocks = vec![DMatrix::zeros(n, design.p()); 2];
         for i in 0..n {
-            let mut x: Vec<f64> = raw.row(i).iter().copied().collect();
-            x.push(design.qa_constant().unwrap());
-            let mut noise = vec![0.0; design.p2()];
-            fill_standard_normal(
-                &mut Key::teaching(5)
-                    .stream(StreamId::ParticipantNoise {
-                        participant: i as u64,
-                    })
-                    .rng(),
-                &mut noise,
-            );
-            x.extend(noise.iter().map(|z| z * design.sigma()));
+            let answers: Vec<f64> = raw.row(i).iter().copied().collect();
+            let mut noise = Key::teaching(5)
+                .stream(StreamId::ParticipantNoise {
+                    participant: i as u64,
+                })
+                .rng();
+            let x = design.pad(&answers, &mut noise).unwrap();
             let shares = split_into_shares(
                 &x,
                 2,

@@ -21,6 +21,7 @@ use super::tm2::{
 };
 use super::{ProtocolError, require_finite};
 use crate::key::{Key, KeyError, StreamId};
+use crate::linalg::parallel;
 use crate::mask::Mask;
 use nalgebra::DMatrix;
 
@@ -111,7 +112,11 @@ pub struct Tm2Run {
     pub margin: Option<f64>,
 }
 
-/// Run the modified TM² or the first method on `raw` (`n × answers`).
+/// Run the modified TM² or the first method on `raw` (`n × answers`), keeping every party's view.
+///
+/// This is [`run_tm2_streaming`] with an observer that copies each cohort's uploads and the
+/// provider's output into the two `n × p` matrices of [`Tm2Run`] (what `orthomask pipeline`
+/// writes out). Surveys too large to hold those views use [`run_tm2_streaming`] directly.
 ///
 /// # Errors
 /// Design refusals, malformed data, QA failures and mask errors.
@@ -123,6 +128,90 @@ pub fn run_tm2(
     safety: Safety,
     compute_margin: bool,
 ) -> Result<Tm2Run, ProtocolError> {
+    let n = raw.nrows();
+    let mut uploads = DMatrix::zeros(n, design.p());
+    let mut provider_to_collector = DMatrix::zeros(n, design.p());
+    let summary = run_tm2_streaming(
+        raw,
+        design,
+        keys,
+        cohort_size,
+        safety,
+        compute_margin,
+        &mut |exchange| {
+            let (start, size) = (exchange.first_participant, exchange.uploads.nrows());
+            uploads.rows_mut(start, size).copy_from(exchange.uploads);
+            provider_to_collector
+                .rows_mut(start, size)
+                .copy_from(exchange.provider_to_collector);
+        },
+    )?;
+    Ok(Tm2Run {
+        uploads,
+        provider_to_collector,
+        release: summary.release,
+        cohort_sizes: summary.cohort_sizes,
+        design_report: summary.design_report,
+        margin: summary.margin,
+    })
+}
+
+/// What one cohort exchanged, shown to the observer of [`run_tm2_streaming`] once the cohort is
+/// done and then dropped.
+#[derive(Clone, Copy, Debug)]
+pub struct CohortExchange<'a> {
+    /// Cohort index `k`.
+    pub cohort: u32,
+    /// Global index of the cohort's first participant.
+    pub first_participant: usize,
+    /// `X_k B_k`: what the cohort's devices uploaded (`n_k × p`).
+    pub uploads: &'a DMatrix<f64>,
+    /// `A₂,k X_k B_k`: what the provider passed to the collector (`n_k × p`).
+    pub provider_to_collector: &'a DMatrix<f64>,
+}
+
+/// Everything a streamed run produced besides the per-cohort exchanges.
+#[derive(Clone, Debug)]
+pub struct Tm2Summary {
+    /// The collector's release.
+    pub release: Release,
+    /// Participants per cohort.
+    pub cohort_sizes: Vec<usize>,
+    /// The design check.
+    pub design_report: DesignReport,
+    /// Smallest condition (3.5) margin over cohorts (when asked for and the design pads).
+    pub margin: Option<f64>,
+}
+
+/// One cohort's part of a run: devices pad and mask, the provider masks, the collector unmasks.
+struct CohortOutcome {
+    uploads: DMatrix<f64>,
+    provider_to_collector: DMatrix<f64>,
+    unmasked: UnmaskedCohort,
+    margin: Option<f64>,
+}
+
+/// Run the modified TM² or the first method on `raw` (`n × answers`), handing each cohort's
+/// exchanged matrices to `observe` (in cohort order) instead of keeping them.
+///
+/// Memory is `O(n·p₁)` for the release plus `O(n_k·p)` per cohort in flight: nothing `n × n`,
+/// `p × p` or `n × p` is held (the optional condition (3.5) margin, `compute_margin`, forms an
+/// `n_k × n_k` Gram matrix per cohort — a simulation-only diagnostic). Natively, cohorts are
+/// processed in parallel, one per core; a single cohort instead spreads its blocked products over
+/// the cores. The results do not depend on the number of cores (to rounding: blocked products
+/// split differently).
+///
+/// # Errors
+/// Design refusals, malformed data, QA failures and mask errors (the first failing cohort's).
+pub fn run_tm2_streaming(
+    raw: &DMatrix<f64>,
+    design: &Tm2Design,
+    keys: &PartyKeys,
+    cohort_size: Option<usize>,
+    safety: Safety,
+    compute_margin: bool,
+    observe: &mut dyn FnMut(CohortExchange<'_>),
+) -> Result<Tm2Summary, ProtocolError> {
     let n = raw.nrows();
     if raw.ncols() != design.answers() {
         return Err(ProtocolError::Shape {
@@ -145,18 +234,24 @@ pub fn run_tm2(
         },
         safety.strictness,
     )?;
+    u32::try_from(sizes.len()).map_err(|_| ProtocolError::InvalidParameter {
+        what: "too many cohorts".into(),
+    })?;
 
     let collector = DataCollector::new(keys.collector.clone(), design.clone())?;
     let provider = MaskingServiceProvider::new(keys.provider.clone(), design.clone());
-    let mut uploads = DMatrix::zeros(n, design.p());
-    let mut provider_to_collector = DMatrix::zeros(n, design.p());
-    let mut unmasked: Vec<UnmaskedCohort> = Vec::with_capacity(sizes.len());
-    let mut margin: Option<f64> = None;
-    let mut start = 0;
-    for (k, &size) in sizes.iter().enumerate() {
-        let cohort = u32::try_from(k).map_err(|_| ProtocolError::InvalidParameter {
-            what: "too many cohorts".into(),
-        })?;
+    let starts: Vec<usize> = sizes
+        .iter()
+        .scan(0, |next, &size| {
+            let start = *next;
+            *next += size;
+            Some(start)
+        })
+        .collect();
+    let run_cohort = |k: usize| -> Result<CohortOutcome, ProtocolError> {
+        // `k` fits in u32: checked above.
+        let cohort = k as u32;
+        let (start, size) = (starts[k], sizes[k]);
         let b = collector.right_mask(cohort)?;
         let device = Participant::new(design, &b)?;
         // Each device pads its own record; the block product below equals masking row by row.
@@ -173,27 +268,63 @@ pub fn run_tm2(
                 .map_err(|e| renumber(e, start + i))?;
             padded.row_mut(i).copy_from_slice(&x);
         }
-        if compute_margin && design.p2() > 0 {
+        let margin = if compute_margin && design.p2() > 0 {
             let x1 = padded.columns(0, design.p1()).into_owned();
             let x2 = padded.columns(design.p1(), design.p2()).into_owned();
-            if let Some(m) = condition_3_5_margin(&x1, &x2) {
-                margin = Some(margin.map_or(m, |old: f64| old.min(m)));
+            condition_3_5_margin(&x1, &x2)
+        } else {
+            None
+        };
+        let mut uploads = padded;
+        b.right_apply(&mut uploads)?;
+        let provider_to_collector = provider.mask_cohort(cohort, &uploads)?;
+        let unmasked = collector.unmask_cohort(cohort, &provider_to_collector)?;
+        Ok(CohortOutcome {
+            uploads,
+            provider_to_collector,
+            unmasked,
+            margin,
+        })
+    };
+
+    let mut unmasked: Vec<UnmaskedCohort> = Vec::with_capacity(sizes.len());
+    let mut margin: Option<f64> = None;
+    let mut first_error: Option<ProtocolError> = None;
+    // Cohorts are independent until the release: the other cores run the next cohorts while this
+    // thread hands finished ones to the observer, in order, with at most two cohorts per core in
+    // flight (so no core waits for the observer). A single cohort runs on this thread and spreads
+    // its blocked products over the cores instead.
+    parallel::pipeline(
+        sizes.len(),
+        2 * parallel::workers(),
+        run_cohort,
+        |outcome| {
+            if first_error.is_some() {
+                return;
             }
-        }
-        let mut xb = padded;
-        b.right_apply(&mut xb)?;
-        let doubly = provider.mask_cohort(cohort, &xb)?;
-        unmasked.push(collector.unmask_cohort(cohort, &doubly)?);
-        uploads.rows_mut(start, size).copy_from(&xb);
-        provider_to_collector
-            .rows_mut(start, size)
-            .copy_from(&doubly);
-        start += size;
+            match outcome {
+                Ok(outcome) => {
+                    let k = unmasked.len();
+                    observe(CohortExchange {
+                        cohort: k as u32,
+                        first_participant: starts[k],
+                        uploads: &outcome.uploads,
+                        provider_to_collector: &outcome.provider_to_collector,
+                    });
+                    if let Some(m) = outcome.margin {
+                        margin = Some(margin.map_or(m, |old: f64| old.min(m)));
+                    }
+                    unmasked.push(outcome.unmasked);
+                }
+                Err(e) => first_error = Some(e),
+            }
+        },
+    );
+    if let Some(e) = first_error {
+        return Err(e);
     }
     let release = collector.release(&unmasked)?;
-    Ok(Tm2Run {
-        uploads,
-        provider_to_collector,
+    Ok(Tm2Summary {
         release,
         cohort_sizes: sizes,
         design_report,
@@ -319,6 +450,7 @@ pub fn run_collusion(
     right_keys: &[Key],
     left_keys: &[Key],
     participants: &Key,
+    share_sigma: f64,
 ) -> Result<CollusionRun, ProtocolError> {
     check_extension(design, right_keys.len(), left_keys.len())?;
     if raw.ncols() != design.answers() {
@@ -341,25 +473,18 @@ pub fn run_collusion(
         .enumerate()
         .map(|(j, key)| LeftProvider::new(key.clone(), j as u32))
         .collect();
-    let tau = if design.sigma() > 0.0 {
-        design.sigma()
-    } else {
-        1.0
-    };
+    let tau = share_sigma;
     let mut share_blocks = vec![DMatrix::zeros(n, design.p()); k1];
     for i in 0..n {
-        let mut x: Vec<f64> = raw.row(i).iter().copied().collect();
-        x.extend(design.qa_constant());
-        let mut noise = vec![0.0; design.p2()];
-        crate::random::fill_standard_normal(
-            &mut participants
-                .stream(StreamId::ParticipantNoise {
-                    participant: i as u64,
-                })
-                .rng(),
-            &mut noise,
-        );
-        x.extend(noise.iter().map(|z| z * design.sigma()));
+        let answers: Vec<f64> = raw.row(i).iter().copied().collect();
+        let mut noise = participants
+            .stream(StreamId::ParticipantNoise {
+                participant: i as u64,
+            })
+            .rng();
+        let x = design
+            .pad(&answers, &mut noise)
+            .map_err(|e| renumber(e, i))?;
         let shares = split_into_shares(
             &x,
             k1,
@@ -398,7 +523,7 @@ mod tests {
     use super::*;
     use crate::mask::test_support::test_block;
     use crate::protocol::DesignError;
-    use crate::tolerance::PRESERVED_STATISTICS;
+    use crate::tolerance::{PRESERVED_STATISTICS, ROUND_TRIP};
 
     fn relative_gram_error(raw: &DMatrix<f64>, released: &DMatrix<f64>) -> f64 {
         let gram = raw.tr_mul(raw);
@@ -420,6 +545,82 @@ mod tests {
         assert_eq!(cohort_sizes(5, 10).unwrap(), vec![5]);
         assert!(cohort_sizes(0, 3).is_err());
         assert!(cohort_sizes(3, 0).is_err());
+    }
+
+    /// Issue "Masking at scale", done means: the cohort pipeline preserves `XᵀX` and the means to
+    /// 1e-10 relative at a size where every large-scale path is taken — blocked products for
+    /// `B_k` (200 records, p = 269), for `A₂,k` (dimension 200) and for the collector's leading
+    /// columns of `B_kᵀ` (p₁ = 9 columns), and the orbit-sampled `A₁` (n = 600) — with and
+    /// without a kept column (partial masking).
+    #[test]
+    fn cohort_pipeline_at_scale_preserves_statistics() {
+        use crate::mask::{BLOCKED_MIN_DIM, BLOCKED_MIN_VECTORS, ORBIT_MIN_ROWS};
+        let (n, m, answers, p2) = (600, 200, 8, 260);
+        assert!(n >= ORBIT_MIN_ROWS, "the release must take the orbit path");
+        // Cohorts of m records through B_k, and A₂,k of dimension m over p columns.
+        assert!(m >= BLOCKED_MIN_VECTORS.max(BLOCKED_MIN_DIM));
+        assert!(answers + 1 >= BLOCKED_MIN_VECTORS && answers + 1 + p2 >= BLOCKED_MIN_DIM);
+        // Columns with distinct, non-zero means.
+        let raw = DMatrix::from_fn(n, answers, |i, j| {
+            ((i * 7 + j * 13) % 17) as f64 + 2.0 * j as f64 - 5.0
+        });
+        let bound = super::super::design::appendix_c_bound(m, answers + 1, p2, 888.0, 0.5).unwrap();
+        for kept in [vec![], vec![1]] {
+            let design = Tm2Design::modified(answers, p2, bound.sigma_min * 1.01)
+                .unwrap()
+                .with_kept(kept.clone())
+                .unwrap();
+            let run = run_tm2(
+                &raw,
+                &design,
+                &PartyKeys::teaching(3),
+                Some(m),
+                safety(),
+                false,
+            )
+            .unwrap();
+            assert_eq!(run.cohort_sizes, vec![m; 3]);
+            let expected = raw.clone().insert_column(answers, 888.0);
+            let released = &run.release.data;
+            assert!(relative_gram_error(&expected, released) < PRESERVED_STATISTICS);
+            let means = expected.row_sum() / n as f64;
+            let mean_error = (released.row_sum() / n as f64 - &means).amax() / means.amax();
+            assert!(mean_error < PRESERVED_STATISTICS, "means: {mean_error}");
+            for &k in &kept {
+                let moved = (released.column(k) - raw.column(k)).amax();
+                assert!(
+                    moved < PRESERVED_STATISTICS * raw.amax(),
+                    "kept column moved {moved}"
+                );
+            }
+            let masked = (0..answers).find(|j| !kept.contains(j)).unwrap();
+            assert!((released.column(masked) - raw.column(masked)).amax() > 1.0);
+            assert!(run.release.qa.iter().all(QaReport::passed));
+        }
+    }
+
+    /// The streamed run shows every cohort once, in order, and releases what `run_tm2` releases.
+    #[test]
+    fn streaming_run_shows_each_cohort_and_matches_run_tm2() {
+        let raw = test_block(70, 3);
+        let bound = super::super::design::appendix_c_bound(18, 4, 40, 888.0, 0.5).unwrap();
+        let design = Tm2Design::modified(3, 40, bound.sigma_min * 1.01).unwrap();
+        let keys = PartyKeys::teaching(4);
+        let mut seen = Vec::new();
+        let summary =
+            run_tm2_streaming(&raw, &design, &keys, Some(18), safety(), false, &mut |e| {
+                seen.push((e.cohort, e.first_participant, e.uploads.nrows()));
+                assert_eq!(e.provider_to_collector.shape(), e.uploads.shape());
+            })
+            .unwrap();
+        assert_eq!(
+            seen,
+            vec![(0, 0, 18), (1, 18, 18), (2, 36, 17), (3, 53, 17)]
+        );
+        let full = run_tm2(&raw, &design, &keys, Some(18), safety(), false).unwrap();
+        let scale = full.release.data.amax();
+        assert!((summary.release.data - &full.release.data).amax() < ROUND_TRIP * scale);
+        assert_eq!(full.uploads.nrows(), 70);
     }
 
     #[test]
@@ -525,11 +726,14 @@ mod tests {
         let design = Tm2Design::modified(2, 20, 50.0).unwrap();
         let rights = [Key::teaching(10), Key::teaching(11)];
         let lefts = [Key::teaching(20), Key::teaching(21)];
-        let run = run_collusion(&raw, &design, &rights, &lefts, &Key::teaching(30)).unwrap();
+        let tau = crate::protocol::collusion::share_sigma(raw.amax().max(888.0), design.sigma());
+        let run = run_collusion(&raw, &design, &rights, &lefts, &Key::teaching(30), tau).unwrap();
         assert!(
             relative_gram_error(&raw.clone().insert_column(2, 888.0), &run.release)
                 < PRESERVED_STATISTICS
         );
-        assert!(run_collusion(&raw, &design, &rights[..1], &lefts, &Key::teaching(30)).is_err());
+        assert!(
+            run_collusion(&raw, &design, &rights[..1], &lefts, &Key::teaching(30), tau).is_err()
+        );
     }
 }

@@ -22,7 +22,10 @@
 use super::qa::{QaReport, check_constant, max_row_norm};
 use super::{ProtocolError, require_finite};
 use crate::key::{Key, KeyOrigin, StreamId};
-use crate::mask::{DenseInvertible, FixedSubspaceHaar, HaarOrthogonal, KeepColumns, Mask};
+use crate::mask::{
+    DenseInvertible, FixedSubspaceHaar, HaarOrbit, HaarOrthogonal, KeepColumns, Mask,
+    ORBIT_MIN_ROWS,
+};
 use crate::random::{BitSource, MatlabTwister, fill_standard_normal};
 use nalgebra::DMatrix;
 
@@ -332,6 +335,56 @@ impl Tm2Design {
     pub fn generator(&self) -> Generator {
         self.generator
     }
+
+    /// The padded record a device builds from its answers: `x = (answers [+ DP noise], c, x₂)`
+    /// with `x₂ ~ N(0, σ²)^{p₂}` drawn from `noise` (DP noise first, then the padding).
+    ///
+    /// # Errors
+    /// [`ProtocolError::RecordLength`] or [`ProtocolError::NonFinite`] for a malformed record;
+    /// [`ProtocolError::InvalidParameter`] for an answer outside its declared DP range.
+    pub fn pad<B: BitSource + ?Sized>(
+        &self,
+        answers: &[f64],
+        noise: &mut B,
+    ) -> Result<Vec<f64>, ProtocolError> {
+        if answers.len() != self.answers {
+            return Err(ProtocolError::RecordLength {
+                record: 0,
+                expected: self.answers,
+                found: answers.len(),
+            });
+        }
+        if let Some((column, &value)) = answers.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(ProtocolError::NonFinite {
+                record: 0,
+                column,
+                value,
+            });
+        }
+        let mut x = Vec::with_capacity(self.p());
+        x.extend_from_slice(answers);
+        if let Some(dp) = &self.dp {
+            // Range check first: the DP guarantee assumes every scaled answer lies in [−1, 1].
+            dp.scaler
+                .scale(answers)
+                .map_err(|e| ProtocolError::InvalidParameter {
+                    what: e.to_string(),
+                })?;
+            let mut noise_draws = vec![0.0; answers.len()];
+            fill_standard_normal(noise, &mut noise_draws);
+            for ((xi, z), sd) in x.iter_mut().zip(&noise_draws).zip(dp.column_sigmas()) {
+                *xi += sd * z;
+            }
+        }
+        x.extend(self.qa_constant);
+        let start = x.len();
+        x.resize(self.p(), 0.0);
+        fill_standard_normal(noise, &mut x[start..]);
+        for z in &mut x[start..] {
+            *z *= self.sigma;
+        }
+        Ok(x)
+    }
 }
 
 /// The MATLAB seed behind a teaching key, or an error for a real key.
@@ -452,52 +505,16 @@ impl<'a> Participant<'a> {
         Ok(Self { design, right_mask })
     }
 
-    /// `x = (answers, c, x₂)`: the padded record. It never leaves the device.
+    /// `x = (answers, c, x₂)`: the padded record (see [`Tm2Design::pad`]). It never leaves the device.
     ///
     /// # Errors
-    /// [`ProtocolError::RecordLength`] or [`ProtocolError::NonFinite`] for a malformed record.
+    /// As [`Tm2Design::pad`].
     pub fn pad<B: BitSource + ?Sized>(
         &self,
         answers: &[f64],
         noise: &mut B,
     ) -> Result<Vec<f64>, ProtocolError> {
-        if answers.len() != self.design.answers {
-            return Err(ProtocolError::RecordLength {
-                record: 0,
-                expected: self.design.answers,
-                found: answers.len(),
-            });
-        }
-        if let Some((column, &value)) = answers.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(ProtocolError::NonFinite {
-                record: 0,
-                column,
-                value,
-            });
-        }
-        let mut x = Vec::with_capacity(self.design.p());
-        x.extend_from_slice(answers);
-        if let Some(dp) = &self.design.dp {
-            // Range check first: the DP guarantee assumes every scaled answer lies in [−1, 1].
-            dp.scaler
-                .scale(answers)
-                .map_err(|e| ProtocolError::InvalidParameter {
-                    what: e.to_string(),
-                })?;
-            let mut noise_draws = vec![0.0; answers.len()];
-            fill_standard_normal(noise, &mut noise_draws);
-            for ((xi, z), sd) in x.iter_mut().zip(&noise_draws).zip(dp.column_sigmas()) {
-                *xi += sd * z;
-            }
-        }
-        x.extend(self.design.qa_constant);
-        let start = x.len();
-        x.resize(self.design.p(), 0.0);
-        fill_standard_normal(noise, &mut x[start..]);
-        for z in &mut x[start..] {
-            *z *= self.design.sigma;
-        }
-        Ok(x)
+        self.design.pad(answers, noise)
     }
 
     /// `x·B`: the only thing that leaves the device.
@@ -650,6 +667,13 @@ impl DataCollector {
     /// Stack the cohorts and publish `A₁ · [A₂,1X₁,1; …]`, `A₁` keeping `1ₙ` and the kept columns
     /// fixed.
     ///
+    /// With ChaCha keys and at least [`ORBIT_MIN_ROWS`] participants the release is drawn by
+    /// [`HaarOrbit`] in `O(n p₁²)` (from the collector's `A₁` stream) instead of applying a keyed
+    /// `A₁` (`n²/2` normals, `O(n² p₁)` flops). The release's law is unchanged — see the argument
+    /// in [`crate::mask::HaarOrbit`] — and `XᵀX`, the column means and the kept columns are
+    /// preserved exactly as before; only the realised numbers for a given key differ between the
+    /// two paths. Below the threshold, and in MATLAB mode, the keyed operator is applied.
+    ///
     /// # Errors
     /// [`ProtocolError::Shape`] when no cohort is given or widths differ; mask errors.
     pub fn release(&self, cohorts: &[UnmaskedCohort]) -> Result<Release, ProtocolError> {
@@ -676,17 +700,25 @@ impl DataCollector {
             row += c.data.nrows();
         }
         let fixed = fixed_columns(&stacked, &self.design.kept);
-        let a1 = build_left_mask(
-            self.design.generator,
-            &self.key,
-            StreamId::CollectorLeftMask,
-            2,
-            0,
-            &fixed,
-        )?;
-        a1.left_apply(&mut stacked)?;
+        let data = if self.design.generator == Generator::ChaCha && n >= ORBIT_MIN_ROWS {
+            HaarOrbit::new(&fixed)?.sample(
+                &stacked,
+                &mut self.key.stream(StreamId::CollectorLeftMask).rng(),
+            )?
+        } else {
+            let a1 = build_left_mask(
+                self.design.generator,
+                &self.key,
+                StreamId::CollectorLeftMask,
+                2,
+                0,
+                &fixed,
+            )?;
+            a1.left_apply(&mut stacked)?;
+            stacked
+        };
         Ok(Release {
-            data: stacked,
+            data,
             qa: cohorts.iter().filter_map(|c| c.qa.clone()).collect(),
         })
     }
@@ -775,6 +807,43 @@ mod tests {
         assert!((release.data.column(1) - raw.column(1)).amax() < ROUND_TRIP * raw.amax() * 15.0);
         assert!((release.data.column(0) - raw.column(0)).amax() > 0.1);
         assert_statistics_preserved(&with_qa(&raw), &release.data);
+    }
+
+    /// From `ORBIT_MIN_ROWS` participants the release is the orbit sample drawn from the
+    /// collector's `A₁` stream; below, the keyed operator `A₁` applied to the stack.
+    #[test]
+    fn release_samples_the_orbit_above_the_threshold() {
+        let design = Tm2Design::modified(2, 5, 1.0).unwrap();
+        let key = Key::teaching(77);
+        let collector = DataCollector::new(key.clone(), design).unwrap();
+        for (n, orbit) in [(ORBIT_MIN_ROWS, true), (ORBIT_MIN_ROWS - 1, false)] {
+            let data = test_block(n, 3);
+            let cohorts = [UnmaskedCohort {
+                cohort: 0,
+                data: data.clone(),
+                qa: None,
+            }];
+            let released = collector.release(&cohorts).unwrap().data;
+            let ones = DMatrix::from_element(n, 1, 1.0);
+            let stream = key.stream(StreamId::CollectorLeftMask);
+            let expected = if orbit {
+                HaarOrbit::new(&ones)
+                    .unwrap()
+                    .sample(&data, &mut stream.rng())
+                    .unwrap()
+            } else {
+                let mut applied = data.clone();
+                FixedSubspaceHaar::keyed(&ones, stream)
+                    .unwrap()
+                    .left_apply(&mut applied)
+                    .unwrap();
+                applied
+            };
+            assert!(
+                (released - expected).amax() < ROUND_TRIP * data.amax(),
+                "n = {n}"
+            );
+        }
     }
 
     #[test]

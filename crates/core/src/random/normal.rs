@@ -67,7 +67,14 @@ fn open_unit<B: BitSource + ?Sized>(bits: &mut B) -> f64 {
 
 /// One N(0, 1) draw.
 pub fn standard_normal<B: BitSource + ?Sized>(bits: &mut B) -> f64 {
-    let t = tables();
+    sample(tables(), bits)
+}
+
+/// The ziggurat itself, with the tables already fetched: [`fill_standard_normal`] looks them up
+/// once per call instead of once per variate (the lookup is an atomic load that the optimiser
+/// cannot hoist). The arithmetic is the same for both entry points, so they give the same bits.
+#[inline(always)]
+fn sample<B: BitSource + ?Sized>(t: &Tables, bits: &mut B) -> f64 {
     loop {
         let draw = bits.next_bits();
         let layer = (draw & 0xff) as usize;
@@ -77,32 +84,51 @@ pub fn standard_normal<B: BitSource + ?Sized>(bits: &mut B) -> f64 {
         if x.abs() < t.x[layer + 1] {
             return x;
         }
-        if layer == 0 {
-            // Tail beyond r (Marsaglia 1964): exponential proposals accepted against f.
-            loop {
-                let a = -libm::log(open_unit(bits)) / TAIL_START;
-                let b = -libm::log(open_unit(bits));
-                if 2.0 * b > a * a {
-                    return if u < 0.0 {
-                        -(TAIL_START + a)
-                    } else {
-                        TAIL_START + a
-                    };
-                }
-            }
-        }
-        // Wedge between layers: accept with the exact density.
-        let y = t.f[layer + 1] + (t.f[layer] - t.f[layer + 1]) * open_unit(bits);
-        if y < density(x) {
-            return x;
+        if let Some(z) = rare_branch(t, bits, layer, u, x) {
+            return z;
         }
     }
 }
 
-/// Fill `out` with independent N(0, 1) draws, in order.
+/// The tail and wedge cases (about 1% of draws), kept out of line so the common path stays small.
+#[cold]
+#[inline(never)]
+fn rare_branch<B: BitSource + ?Sized>(
+    t: &Tables,
+    bits: &mut B,
+    layer: usize,
+    u: f64,
+    x: f64,
+) -> Option<f64> {
+    if layer == 0 {
+        // Tail beyond r (Marsaglia 1964): exponential proposals accepted against f.
+        loop {
+            let a = -libm::log(open_unit(bits)) / TAIL_START;
+            let b = -libm::log(open_unit(bits));
+            if 2.0 * b > a * a {
+                return Some(if u < 0.0 {
+                    -(TAIL_START + a)
+                } else {
+                    TAIL_START + a
+                });
+            }
+        }
+    }
+    // Wedge between layers: accept with the exact density.
+    let y = t.f[layer + 1] + (t.f[layer] - t.f[layer + 1]) * open_unit(bits);
+    if y < density(x) { Some(x) } else { None }
+}
+
+/// Fill `out` with independent N(0, 1) draws, in order (the same values as calling
+/// [`standard_normal`] `out.len()` times).
+///
+/// (A batched variant — fetch a block of draws, compute the fast-path candidates branch-free,
+/// then walk them — measured no faster: the loop already retires about three instructions per
+/// cycle, and ChaCha12's ~11 cycles per 64-bit draw dominate the ~19 cycles per normal.)
 pub fn fill_standard_normal<B: BitSource + ?Sized>(bits: &mut B, out: &mut [f64]) {
+    let t = tables();
     for z in out {
-        *z = standard_normal(bits);
+        *z = sample(t, bits);
     }
 }
 

@@ -1,0 +1,117 @@
+"""The numpy peer of the Orthomask benchmark: TM² the way a competent numpy user writes it.
+
+Every random orthogonal matrix is formed densely from `numpy.linalg.qr` of a Gaussian matrix with
+the signs of diag(R) folded into Q (without the fold the result is not Haar). Left masks that must
+keep the all-ones vector fixed are built as A = H · diag(1, U) · H with U Haar on O(n−1) and H the
+Householder reflector exchanging e₁ and 1/√n — one QR plus two rank-one updates, cheaper than the
+papers' two Gram–Schmidt matrices (so the peer gets the benefit of the doubt). Products use `@`.
+
+Usage (run by the benchmark binary, one workload per process so peak RSS is per workload):
+
+    python peer.py record   --p=P --answers=A --data=DIR [--reps=R]
+    python peer.py pipeline --n=N --answers=A --p2=P2 --sigma=S [--cohort=M] --data=DIR [--reps=R]
+
+Prints one line `RESULT seconds=… heap_bytes=… rss_bytes=… check=…`: the median wall time,
+the tracemalloc peak (numpy reports its array buffers to tracemalloc; LAPACK's internal work
+space is not included), the process's peak resident set (ru_maxrss), and a correctness check
+(relative error of ‖xB‖ for a record, of XᵀX for the pipeline).
+"""
+
+import resource
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+QA = 888.0
+
+
+def haar(d, rng):
+    """Haar-distributed d×d orthogonal matrix: QR of a Gaussian matrix with diag(R)'s signs folded in."""
+    q, r = np.linalg.qr(rng.standard_normal((d, d)))
+    return q * np.sign(np.diag(r))
+
+
+def haar_ones_fixed(n, rng):
+    """Haar on {A ∈ O(n): A·1 = 1}: A = H·diag(1, U)·H, H the reflector with H·e₁ = 1/√n."""
+    a = np.zeros((n, n))
+    a[0, 0] = 1.0
+    a[1:, 1:] = haar(n - 1, rng)
+    w = np.full(n, 1.0 / np.sqrt(n))
+    w[0] -= 1.0
+    w /= np.linalg.norm(w)
+    a -= 2.0 * np.outer(w, w @ a)
+    a -= 2.0 * np.outer(a @ w, w)
+    return a
+
+
+def load(data, name):
+    rows, cols = (int(v) for v in open(f"{data}/{name}.shape").read().split())
+    return np.fromfile(f"{data}/{name}.f64", dtype="<f8").reshape(rows, cols)
+
+
+def record(p, answers, data, rng):
+    x = load(data, f"record-{answers}")[0]
+    p2 = p - answers - 1
+    sigma = 100.0 * max(5.0 * answers, QA)
+    padded = np.concatenate([x, [QA], sigma * rng.standard_normal(p2)])
+    b = haar(p, rng)
+    masked = padded @ b
+    return abs(np.linalg.norm(masked) / np.linalg.norm(padded) - 1.0)
+
+
+def pipeline(n, answers, p2, sigma, cohort, data, rng):
+    raw = load(data, f"survey-{n}x{answers}")
+    x1 = np.hstack([raw, np.full((n, 1), QA)])
+    p1 = x1.shape[1]
+    p = p1 + p2
+    m = cohort or n
+    released_parts = []
+    for start in range(0, n, m):
+        part = x1[start:start + m]
+        k = part.shape[0]
+        padded = np.hstack([part, sigma * rng.standard_normal((k, p2))])
+        b = haar(p, rng)                      # the collector's right mask, sent to devices
+        uploads = padded @ b                  # devices
+        a2 = haar_ones_fixed(k, rng)          # the provider
+        doubly = a2 @ uploads
+        unmasked = doubly @ b.T[:, :p1]       # the collector keeps p1 columns
+        if np.abs(unmasked[:, p1 - 1] - QA).max() > 1e-6 * (QA + np.abs(doubly).max()):
+            raise SystemExit("QA check failed")
+        released_parts.append(unmasked)
+    stacked = np.vstack(released_parts)
+    a1 = haar_ones_fixed(n, rng)
+    release = a1 @ stacked
+    gram = x1.T @ x1
+    return np.abs(release.T @ release - gram).max() / np.abs(gram).max()
+
+
+def main(argv):
+    kind, options = argv[0], dict(a[2:].split("=", 1) for a in argv[1:] if "=" in a)
+    reps = int(options.get("reps", 1))
+    rng = np.random.default_rng(20260)
+    times, peak, check = [], 0, 0.0
+    for _ in range(reps):
+        tracemalloc.start()
+        start = time.perf_counter()
+        if kind == "record":
+            err = record(int(options["p"]), int(options["answers"]), options["data"], rng)
+        elif kind == "pipeline":
+            cohort = int(options["cohort"]) if "cohort" in options else None
+            err = pipeline(int(options["n"]), int(options["answers"]), int(options["p2"]),
+                           float(options["sigma"]), cohort, options["data"], rng)
+        else:
+            raise SystemExit(f"unknown workload {kind}")
+        times.append(time.perf_counter() - start)
+        peak = max(peak, tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        check = max(check, err)
+    times.sort()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(f"RESULT seconds={times[len(times) // 2]:e} heap_bytes={peak:e} "
+          f"rss_bytes={rss:e} check={check:e}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

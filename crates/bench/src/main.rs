@@ -1,0 +1,444 @@
+//! `orthomask-bench`: Orthomask at scale against a numpy peer, printed as one table.
+//!
+//! ```text
+//! orthomask-bench --python PATH [--data DIR] [--reps N] [--rounds N] [--quick] [--peer-threads N]
+//! ```
+//!
+//! Run through `scripts/bench.sh`, which builds in release mode and creates the Python venv with
+//! numpy. Every workload runs in its own child process — the Rust side as
+//! `orthomask-bench --child …`, the peer as `python peer.py …` — on the same input files, so each
+//! process's peak resident set belongs to one workload. A child reports the median over `--reps`
+//! repetitions (the large workloads run once); the whole plan runs `--rounds` times, alternating
+//! the two sides, and each side keeps its fastest round — on a shared machine other processes
+//! only ever add time, and they hit both sides alike. Performance claims live here, not in tests.
+
+mod alloc;
+mod report;
+mod workloads;
+
+use anyhow::{Context, Result, bail};
+use report::{Compare, Row, Target};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use workloads::{Measurement, Workload};
+
+#[global_allocator]
+static ALLOCATOR: alloc::Counting = alloc::Counting;
+
+/// Options of the parent process.
+#[derive(Debug)]
+struct Options {
+    python: Option<PathBuf>,
+    data: PathBuf,
+    reps: usize,
+    rounds: usize,
+    quick: bool,
+    peer_threads: Option<usize>,
+}
+
+fn usage() -> &'static str {
+    "usage: orthomask-bench [--python PATH] [--data DIR] [--reps N] [--rounds N] [--quick] \
+     [--peer-threads N]\n\
+     \n  --python PATH      Python with numpy for the peer (scripts/bench.sh creates a venv); \
+     without it only the Rust side runs\n  --data DIR         where the shared inputs are written \
+     (default: a directory under the system temp dir)\n  --reps N           repetitions of the \
+     small workloads inside one process, median reported (default 3)\n  --rounds N         \
+     rounds over all workloads, interleaving both sides; each keeps its fastest round \
+     (default 3)\n  --quick            skip the peer's p = 10 000 record (a 10 000 × 10 000 QR \
+     takes minutes; it runs in the first round only)\n  --peer-threads N   set \
+     OPENBLAS_NUM_THREADS / OMP_NUM_THREADS for the peer (default: numpy's own choice)"
+}
+
+fn parse_options(args: &[String]) -> Result<Options> {
+    let mut options = Options {
+        python: None,
+        data: std::env::temp_dir().join("orthomask-bench"),
+        reps: 3,
+        rounds: 3,
+        quick: false,
+        peer_threads: None,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().with_context(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--python" => options.python = Some(PathBuf::from(value()?)),
+            "--data" => options.data = PathBuf::from(value()?),
+            "--reps" => options.reps = value()?.parse().context("--reps must be a number")?,
+            "--quick" => options.quick = true,
+            "--rounds" => {
+                options.rounds = value()?.parse().context("--rounds must be a number")?;
+                if options.rounds == 0 {
+                    bail!("--rounds must be at least 1");
+                }
+            }
+            "--peer-threads" => {
+                options.peer_threads = Some(value()?.parse().context("--peer-threads")?);
+            }
+            "--help" | "-h" => {
+                println!("{}", usage());
+                std::process::exit(0);
+            }
+            other => bail!("unknown option {other:?}\n{}", usage()),
+        }
+    }
+    Ok(options)
+}
+
+/// Write every input the workloads read.
+fn write_inputs(dir: &Path, plan: &[Planned]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for planned in plan {
+        let (rows, cols) = planned.workload.input_shape();
+        let name = planned.workload.input_name();
+        workloads::write_matrix(dir, &name, &workloads::survey(rows, cols))?;
+    }
+    Ok(())
+}
+
+/// One line of the plan: a workload, how often to repeat it, whether the peer runs it.
+struct Planned {
+    label: String,
+    workload: Workload,
+    /// Repetitions on the Rust side (the median is reported).
+    reps: usize,
+    /// Repetitions of the peer; 0 when the peer does not run this workload.
+    peer_reps: usize,
+    /// Whether the peer runs in every round (false: only the first).
+    peer_every_round: bool,
+    /// What the row is compared with, and whether it is the monolithic reference.
+    compare: Compare,
+    reference: bool,
+    targets: Vec<Target>,
+    note: Option<String>,
+}
+
+/// `10 000`: thousands separated by a space, as in the issue.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn plan(options: &Options) -> Result<Vec<Planned>> {
+    let answers_10 = 9; // p₁ = 10 with the QA column
+    let answers_20 = 19; // p₁ = 20
+    let mut plan = Vec::new();
+    for p in [1_000, 10_000] {
+        plan.push(Planned {
+            label: format!("1. one record, participant's role, p = {}", grouped(p)),
+            workload: Workload::Record {
+                p,
+                answers: answers_10,
+            },
+            reps: if p == 10_000 {
+                options.reps
+            } else {
+                5 * options.reps
+            },
+            // A 10 000 × 10 000 QR takes minutes: once, and not at all with --quick.
+            peer_reps: match (p, options.quick) {
+                (10_000, true) => 0,
+                (10_000, false) => 1,
+                _ => options.reps,
+            },
+            peer_every_round: p < 10_000,
+            compare: Compare::OwnPeer,
+            reference: false,
+            targets: if p == 10_000 {
+                vec![Target::TimeBelow(0.3), Target::HeapBelow(5.0e6)]
+            } else {
+                Vec::new()
+            },
+            note: (p == 10_000).then(|| {
+                "time includes deriving B from the device key (its 10 000 signs); the peer builds \
+                 B by a 10 000 × 10 000 QR"
+                    .to_string()
+            }),
+        });
+    }
+    let (n, p2) = (2_000, 2_000);
+    let x_max = workloads::x_max(answers_10);
+    // γ = p₂/n = 1 has no Appendix C bound; σ is the one the same p₂ gets for cohorts of 250.
+    let sigma_mono = workloads::default_sigma(250, answers_10 + 1, p2, x_max)?;
+    plan.push(Planned {
+        label: "2. pipeline n = 2 000, p₁ = 10, p₂ = 2 000, monolithic".into(),
+        workload: Workload::Pipeline {
+            n,
+            answers: answers_10,
+            p2,
+            cohort: None,
+            sigma: sigma_mono,
+            teaching: true,
+        },
+        reps: options.reps,
+        peer_reps: 1,
+        peer_every_round: true,
+        compare: Compare::OwnPeer,
+        reference: true,
+        targets: vec![Target::SpeedupAtLeast(2.0)],
+        note: Some(
+            "p₂ = n gives γ = p₂/n = 1, which the strict design check refuses (Appendix C needs \
+             p₂ > n), so this row runs in teaching mode (warnings), with the σ of the cohort rows"
+                .into(),
+        ),
+    });
+    plan.push(Planned {
+        label: "2. same data, cohorts of m = 250, same p₂ = 2 000".into(),
+        workload: Workload::Pipeline {
+            n,
+            answers: answers_10,
+            p2,
+            cohort: Some(250),
+            sigma: sigma_mono,
+            teaching: false,
+        },
+        reps: options.reps,
+        peer_reps: 0,
+        peer_every_round: false,
+        compare: Compare::MonolithicPeer,
+        reference: false,
+        targets: vec![Target::SpeedupVsMonolithicPeerAtLeast(50.0)],
+        note: None,
+    });
+    // The monolithic row's rule p₂ = n (γ = 1) applied per cohort: p₂ = m.
+    plan.push(Planned {
+        label: "2. same data, cohorts of m = 250, p₂ = m = 250 (the monolithic row's p₂ = n rule)".into(),
+        workload: Workload::Pipeline {
+            n,
+            answers: answers_10,
+            p2: 250,
+            cohort: Some(250),
+            sigma: sigma_mono,
+            teaching: true,
+        },
+        reps: options.reps,
+        peer_reps: 0,
+        peer_every_round: false,
+        compare: Compare::MonolithicPeer,
+        reference: false,
+        targets: vec![Target::SpeedupVsMonolithicPeerAtLeast(50.0)],
+        note: Some(
+            "γ = p₂/m = 1 per cohort, as γ = p₂/n = 1 in the monolithic row it is compared with;              teaching mode for the same reason"
+                .into(),
+        ),
+    });
+    let p2_cohort = workloads::default_noise_columns(250)?;
+    plan.push(Planned {
+        label: format!(
+            "2. same data, cohorts of m = 250, p₂ = {} (default for m = 250)",
+            grouped(p2_cohort)
+        ),
+        workload: Workload::Pipeline {
+            n,
+            answers: answers_10,
+            p2: p2_cohort,
+            cohort: Some(250),
+            sigma: workloads::default_sigma(250, answers_10 + 1, p2_cohort, x_max)?,
+            teaching: false,
+        },
+        reps: options.reps,
+        peer_reps: 0,
+        peer_every_round: false,
+        compare: Compare::MonolithicPeer,
+        reference: false,
+        targets: vec![Target::SpeedupVsMonolithicPeerAtLeast(50.0)],
+        note: None,
+    });
+    let p2_scale = workloads::default_noise_columns(500)?;
+    plan.push(Planned {
+        label: format!(
+            "4. scale n = 100 000, p₁ = 20, cohorts of m = 500, p₂ = {} (default)",
+            grouped(p2_scale)
+        ),
+        workload: Workload::Pipeline {
+            n: 100_000,
+            answers: answers_20,
+            p2: p2_scale,
+            cohort: Some(500),
+            sigma: workloads::default_sigma(
+                500,
+                answers_20 + 1,
+                p2_scale,
+                workloads::x_max(answers_20),
+            )?,
+            teaching: false,
+        },
+        reps: 1,
+        peer_reps: 0,
+        peer_every_round: false,
+        compare: Compare::Nothing,
+        reference: false,
+        targets: vec![Target::TimeBelow(60.0), Target::RssBelow(2.0e9)],
+        note: Some(
+            "no peer: its n × n masks alone would take 80 GB; the run streams cohorts \
+             (run_tm2_streaming), so nothing n × p is kept"
+                .into(),
+        ),
+    });
+    Ok(plan)
+}
+
+/// Run one workload in a child process and read its `RESULT` line.
+fn run_child(mut command: Command, what: &str) -> Result<Measurement> {
+    let output = command
+        .output()
+        .with_context(|| format!("starting the {what} child"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        bail!(
+            "the {what} child failed ({}): {}{}",
+            output.status,
+            stdout.trim(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Measurement::from_output(&stdout).with_context(|| format!("reading the {what} child"))
+}
+
+fn rust_child(planned: &Planned, data: &Path) -> Result<Measurement> {
+    let mut command = Command::new(std::env::current_exe()?);
+    command
+        .arg("--child")
+        .arg(format!("--data={}", data.display()))
+        .arg(format!("--reps={}", planned.reps))
+        .args(planned.workload.to_args());
+    run_child(command, "Rust")
+}
+
+/// Run the peer on one workload. Without `--peer-threads`, workloads the peer runs every round are
+/// run twice — with numpy's default BLAS threading and with one BLAS thread — and the faster
+/// counts: OpenBLAS's threads spin and stall when other processes share the cores, and the peer
+/// should not lose to that. (The one-off 10 000 × 10 000 QR runs with the default only.)
+fn peer_child(planned: &Planned, data: &Path, options: &Options) -> Result<Option<Measurement>> {
+    let Some(python) = &options.python else {
+        return Ok(None);
+    };
+    if planned.peer_reps == 0 {
+        return Ok(None);
+    }
+    let run = |threads: Option<usize>| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/peer.py");
+        let mut command = Command::new(python);
+        command
+            .arg(script)
+            .args(planned.workload.to_args())
+            .arg(format!("--data={}", data.display()))
+            .arg(format!("--reps={}", planned.peer_reps));
+        if let Some(threads) = threads {
+            for var in ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"] {
+                command.env(var, threads.to_string());
+            }
+        }
+        run_child(command, "numpy")
+    };
+    let measured = run(options.peer_threads)?;
+    if options.peer_threads.is_none() && planned.peer_every_round {
+        return Ok(Some(measured.best_of(&run(Some(1))?)));
+    }
+    Ok(Some(measured))
+}
+
+/// `--child DATA REPS WORKLOAD…`: run one workload here and print its `RESULT` line.
+fn child(args: &[String]) -> Result<()> {
+    let data = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--data="))
+        .context("--child needs --data=")?;
+    let reps = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--reps="))
+        .map_or(Ok(1), str::parse)?;
+    let rest: Vec<String> = args
+        .iter()
+        .filter(|a| !a.starts_with("--data=") && !a.starts_with("--reps="))
+        .cloned()
+        .collect();
+    let workload = Workload::from_args(&rest)?;
+    let measurement = workloads::run_rust(&workload, Path::new(data), reps)?;
+    println!("{}", measurement.to_line());
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--child") {
+        return child(&args[1..]);
+    }
+    let options = parse_options(&args)?;
+    let plan = plan(&options)?;
+    write_inputs(&options.data, &plan)?;
+    let environment = report::Environment::detect(options.python.as_deref(), &options)?;
+    eprintln!("{}", environment.describe());
+    // Rounds interleave the two sides, so that load from other processes on the machine hits
+    // both alike; each side keeps its fastest round (interference only ever adds time) and its
+    // largest memory figures.
+    let mut results: Vec<(Option<Measurement>, Option<Measurement>)> =
+        vec![(None, None); plan.len()];
+    for round in 0..options.rounds {
+        for (planned, (ours, peer)) in plan.iter().zip(results.iter_mut()) {
+            eprintln!("round {}/{}: {}", round + 1, options.rounds, planned.label);
+            let measured = rust_child(planned, &options.data)?;
+            *ours = Some(
+                ours.take()
+                    .map_or(measured.clone(), |m| m.best_of(&measured)),
+            );
+            // The peer's 10 000 × 10 000 QR takes minutes: one round only.
+            let peer_runs = round == 0 || planned.peer_every_round;
+            if peer_runs && let Some(measured) = peer_child(planned, &options.data, &options)? {
+                *peer = Some(
+                    peer.take()
+                        .map_or(measured.clone(), |m| m.best_of(&measured)),
+                );
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for (planned, (ours, peer)) in plan.iter().zip(results) {
+        rows.push(Row {
+            label: planned.label.clone(),
+            ours: ours.context("every workload ran at least once")?,
+            peer,
+            compare: planned.compare,
+            reference: planned.reference,
+            targets: planned.targets.clone(),
+            note: planned.note.clone(),
+        });
+    }
+    println!("{}", report::table(&rows, &environment));
+    Ok(())
+}
+
+impl report::PeerOptions for Options {
+    fn peer_threads(&self) -> Option<usize> {
+        self.peer_threads
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grouped_by_hand() {
+        assert_eq!(grouped(7), "7");
+        assert_eq!(grouped(1_000), "1 000");
+        assert_eq!(grouped(100_000), "100 000");
+        assert_eq!(grouped(1_234_567), "1 234 567");
+    }
+
+    #[test]
+    fn workloads_round_trip_through_child_arguments() {
+        let options = parse_options(&["--quick".to_string()]).unwrap();
+        for planned in plan(&options).unwrap() {
+            let args = planned.workload.to_args();
+            assert_eq!(Workload::from_args(&args).unwrap(), planned.workload);
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! `orthomask serve`: run the services — the masking service provider, the data collector (which
+//! also serves the web app), right-masking services for share mode, or all of them on one host.
+//! Everything here is argument handling; the services are `orthomask_server`'s.
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand};
+use orthomask_server::keys::{SecretSource, load_secret};
+use orthomask_server::run::{AllConfig, ServePlan, serve_blocking};
+use orthomask_server::{CollectorConfig, Limits, MspConfig, RightConfig};
+use std::path::{Path, PathBuf};
+
+/// Which service to run.
+#[derive(Subcommand)]
+pub enum ServeCommand {
+    /// The masking service provider: accepts masked uploads, applies A₂ per cohort, hands
+    /// A₂XB to the collector.
+    Msp(MspArgs),
+    /// The data collector: surveys, definitions, unmasking B, QA, the release; serves the web app.
+    Collector(CollectorArgs),
+    /// A right-masking service of share mode (seed 000 §3.5); run K₁ ≥ 2 of them.
+    Right(RightArgs),
+    /// Collector, provider and right-masking services in one process on this host, each with its
+    /// own directory, store and key file.
+    All(AllArgs),
+}
+
+/// Options every single service takes.
+#[derive(Args)]
+pub struct CommonArgs {
+    /// The service's own data directory (database and key file; created 0700).
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// Address to listen on.
+    #[arg(long)]
+    listen: String,
+    /// Base URL others reach this service at (default http://<listen>).
+    #[arg(long)]
+    public_url: Option<String>,
+    /// Origin allowed to call the public API from a browser (repeatable): the web app's.
+    #[arg(long = "allow-origin")]
+    allow_origin: Vec<String>,
+    /// File holding the bearer token shared by the services of one deployment (default: the
+    /// ORTHOMASK_PEER_TOKEN variable, else <data-dir>/peer-token, created when absent).
+    #[arg(long)]
+    peer_token_file: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// Per-client limits.
+#[derive(Args)]
+pub struct LimitArgs {
+    /// Average requests per second allowed per client address.
+    #[arg(long, default_value_t = 20.0)]
+    rate_per_second: f64,
+    /// Burst of requests allowed per client address.
+    #[arg(long, default_value_t = 200)]
+    rate_burst: u32,
+    /// Largest accepted request body on public endpoints, in bytes.
+    #[arg(long, default_value_t = 2 * 1024 * 1024)]
+    max_body_bytes: usize,
+    /// Take the client address from X-Forwarded-For (only behind a reverse proxy you run).
+    #[arg(long)]
+    trust_forwarded: bool,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Result<Limits> {
+        if !(self.rate_per_second.is_finite() && self.rate_per_second > 0.0) {
+            bail!("--rate-per-second must be a positive number");
+        }
+        if self.max_body_bytes < 1024 {
+            bail!("--max-body-bytes must be at least 1024");
+        }
+        Ok(Limits {
+            rate_per_second: self.rate_per_second,
+            rate_burst: self.rate_burst,
+            max_body_bytes: self.max_body_bytes,
+            trust_forwarded: self.trust_forwarded,
+        })
+    }
+}
+
+/// `serve msp`.
+#[derive(Args)]
+pub struct MspArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Base URL of the data collector that receives the masked cohorts.
+    #[arg(long)]
+    collector: String,
+    /// Base URL of right-masking service i, in index order (repeatable; share mode).
+    #[arg(long = "right")]
+    right: Vec<String>,
+}
+
+/// `serve collector`.
+#[derive(Args)]
+pub struct CollectorArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Base URL of the masking service provider.
+    #[arg(long)]
+    msp: String,
+    /// Base URL of right-masking service i, in index order (repeatable; share mode).
+    #[arg(long = "right")]
+    right: Vec<String>,
+    /// The built web app (trunk's dist/).
+    #[arg(long, default_value = "dist")]
+    web_dir: PathBuf,
+    /// Serve the API only.
+    #[arg(long)]
+    no_web: bool,
+    /// File holding the administrator's bearer token (default: the ORTHOMASK_ADMIN_TOKEN
+    /// variable, else <data-dir>/admin-token, created when absent).
+    #[arg(long)]
+    admin_token_file: Option<PathBuf>,
+}
+
+/// `serve right`.
+#[derive(Args)]
+pub struct RightArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// This service's index i (0-based): it receives share i of every record.
+    #[arg(long)]
+    index: u32,
+    /// Base URL of the masking service provider (the left-masking provider).
+    #[arg(long)]
+    msp: String,
+    /// Base URL of the data collector.
+    #[arg(long)]
+    collector: String,
+}
+
+/// `serve all`.
+#[derive(Args)]
+pub struct AllArgs {
+    /// Parent directory: collector/, msp/, right-<i>/ below it, plus admin-token, peer-token and
+    /// services.json.
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// The collector's port; the provider listens on the next one, right-masking service i on
+    /// port + 2 + i (0: any free ports, listed in services.json).
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Right-masking services to run for share mode (0, or at least 2).
+    #[arg(long, default_value_t = 2)]
+    right_services: usize,
+    /// The built web app (trunk's dist/).
+    #[arg(long, default_value = "dist")]
+    web_dir: PathBuf,
+    /// Serve the API only.
+    #[arg(long)]
+    no_web: bool,
+    /// File holding the administrator's bearer token (default: <data-dir>/admin-token).
+    #[arg(long)]
+    admin_token_file: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// A base URL without a trailing slash.
+fn base_url(url: &str, what: &str) -> Result<String> {
+    let trimmed = url.trim().trim_end_matches('/');
+    let ok = (trimmed.starts_with("http://") || trimmed.starts_with("https://"))
+        && trimmed
+            .split_once("://")
+            .is_some_and(|(_, rest)| !rest.is_empty());
+    if !ok {
+        bail!("{what} {url:?} is not an http:// or https:// URL");
+    }
+    Ok(trimmed.to_owned())
+}
+
+fn base_urls(urls: &[String], what: &str) -> Result<Vec<String>> {
+    urls.iter().map(|u| base_url(u, what)).collect()
+}
+
+/// A secret from a file, an environment variable, or a file in the data directory.
+fn secret(file: Option<&PathBuf>, variable: &str, default: &Path, what: &str) -> Result<String> {
+    let source = match (file, std::env::var(variable)) {
+        (Some(path), _) => SecretSource::File(path.clone()),
+        (None, Ok(value)) if !value.trim().is_empty() => SecretSource::Value(value),
+        _ => SecretSource::GenerateInto(default.to_owned()),
+    };
+    if let SecretSource::GenerateInto(path) = &source
+        && !path.exists()
+    {
+        if let Some(dir) = path.parent() {
+            orthomask_server::run::create_private_dir(dir)?;
+        }
+        eprintln!("orthomask: created the {what} in {}", path.display());
+    }
+    Ok(load_secret(&source, what)?)
+}
+
+impl CommonArgs {
+    fn public_url(&self) -> Result<String> {
+        match &self.public_url {
+            Some(u) => base_url(u, "--public-url"),
+            None => Ok(format!("http://{}", self.listen)),
+        }
+    }
+
+    fn peer_token(&self) -> Result<String> {
+        secret(
+            self.peer_token_file.as_ref(),
+            "ORTHOMASK_PEER_TOKEN",
+            &self.data_dir.join("peer-token"),
+            "peer token",
+        )
+    }
+}
+
+fn web_dir(dir: &Path, no_web: bool) -> Option<PathBuf> {
+    if no_web {
+        return None;
+    }
+    if !dir.join("index.html").exists() {
+        eprintln!(
+            "orthomask: warning: {} has no index.html; build the web app with trunk build --release \
+             (the API works without it)",
+            dir.display()
+        );
+    }
+    Some(dir.to_owned())
+}
+
+/// Run `serve`.
+pub fn run(command: ServeCommand) -> Result<()> {
+    // Check every argument before any secret file is created.
+    match &command {
+        ServeCommand::Msp(a) => a.common.limits.limits().map(drop)?,
+        ServeCommand::Right(a) => a.common.limits.limits().map(drop)?,
+        ServeCommand::Collector(a) => a.common.limits.limits().map(drop)?,
+        ServeCommand::All(a) => a.limits.limits().map(drop)?,
+    }
+    let plan = match command {
+        ServeCommand::Msp(a) => ServePlan::Msp(
+            MspConfig {
+                public_url: a.common.public_url()?,
+                collector_url: base_url(&a.collector, "--collector")?,
+                right_urls: base_urls(&a.right, "--right")?,
+                limits: a.common.limits.limits()?,
+                allowed_origins: a.common.allow_origin.clone(),
+                peer_token: a.common.peer_token()?,
+                data_dir: a.common.data_dir.clone(),
+            },
+            a.common.listen,
+        ),
+        ServeCommand::Right(a) => ServePlan::Right(
+            RightConfig {
+                index: a.index,
+                public_url: a.common.public_url()?,
+                msp_url: base_url(&a.msp, "--msp")?,
+                collector_url: base_url(&a.collector, "--collector")?,
+                limits: a.common.limits.limits()?,
+                allowed_origins: a.common.allow_origin.clone(),
+                peer_token: a.common.peer_token()?,
+                data_dir: a.common.data_dir.clone(),
+            },
+            a.common.listen,
+        ),
+        ServeCommand::Collector(a) => ServePlan::Collector(
+            CollectorConfig {
+                public_url: a.common.public_url()?,
+                msp_url: base_url(&a.msp, "--msp")?,
+                right_urls: base_urls(&a.right, "--right")?,
+                limits: a.common.limits.limits()?,
+                allowed_origins: a.common.allow_origin.clone(),
+                web_dir: web_dir(&a.web_dir, a.no_web),
+                admin_token: secret(
+                    a.admin_token_file.as_ref(),
+                    "ORTHOMASK_ADMIN_TOKEN",
+                    &a.common.data_dir.join("admin-token"),
+                    "admin token",
+                )?,
+                peer_token: a.common.peer_token()?,
+                data_dir: a.common.data_dir.clone(),
+            },
+            a.common.listen,
+        ),
+        ServeCommand::All(a) => ServePlan::All(AllConfig {
+            host: a.host,
+            port: a.port,
+            right_services: a.right_services,
+            web_dir: web_dir(&a.web_dir, a.no_web),
+            limits: a.limits.limits()?,
+            admin_token: a.admin_token_file.map(SecretSource::File),
+            data_dir: a.data_dir,
+        }),
+    };
+    Ok(serve_blocking(plan)?)
+}

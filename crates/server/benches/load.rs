@@ -1,0 +1,242 @@
+//! Load benchmark (not a test): N participants upload concurrently to running services.
+//!
+//! `scripts/load.sh` starts `orthomask serve all` and runs this against it:
+//!
+//! ```text
+//! cargo bench -p orthomask-server --bench load -- --services DIR [--participants 200] [--p 1000]
+//! ```
+//!
+//! It creates a survey whose records have exactly `p` values (answer columns and cohort size
+//! chosen so that the collector's own `p₂ = noise_columns_for(m, 0.5, 1e-6)` makes `p₁ + p₂ = p`),
+//! lets every participant load a definition and mask a record on the client side (as a browser
+//! would), then sends all uploads at once and prints the latency percentiles of the
+//! acknowledgements; finally it closes the survey and times the release (the provider's `A₂`, the
+//! hand-over, the collector's unmasking, QA and `A₁`). Every upload must be acknowledged.
+
+use orthomask_core::key::{Key, StreamId};
+use orthomask_core::protocol::design::noise_columns_for;
+use orthomask_core::protocol::tm2::{Participant, right_mask_from_device_key};
+use orthomask_formats::survey::{Answer, Receipt, SurveyDefinition, Upload};
+use std::time::{Duration, Instant};
+
+fn argument(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+/// Answer columns `a` and cohort size `m` with `(a + 1) + p₂(m) = p`, the largest `m` first.
+fn design_for(p: usize) -> Option<(usize, usize)> {
+    (20..=2000).rev().find_map(|m| {
+        let p2 = noise_columns_for(m, 0.5, 1e-6).ok()?;
+        let p1 = p.checked_sub(p2)?;
+        (p1 >= 6 && p1 < m && p1 <= 40).then_some((p1 - 1, m))
+    })
+}
+
+fn percentile(sorted: &[Duration], q: f64) -> Duration {
+    let k = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted[k.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+#[tokio::main]
+async fn main() {
+    let Some(dir) = argument("--services") else {
+        eprintln!("usage: load --services DIR [--participants N] [--p P]  (see scripts/load.sh)");
+        std::process::exit(2);
+    };
+    let participants: usize =
+        argument("--participants").map_or(200, |v| v.parse().expect("--participants"));
+    let p: usize = argument("--p").map_or(1000, |v| v.parse().expect("--p"));
+    let dir = std::path::PathBuf::from(dir);
+    let services: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("services.json")).expect("services.json"),
+    )
+    .expect("services.json is JSON");
+    let admin = std::fs::read_to_string(dir.join("admin-token")).expect("admin-token");
+    let admin = admin.trim();
+    let collector = services["collector"]
+        .as_str()
+        .expect("collector URL")
+        .to_owned();
+    let (answers, m) = design_for(p).expect("no design gives that p");
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(participants)
+        .timeout(Duration::from_secs(300))
+        .build()
+        .expect("client");
+
+    let questions: Vec<serde_json::Value> = (0..answers)
+        .map(|j| serde_json::json!({"id": format!("x{j}"), "label": format!("Value {j}"), "kind": "number", "min": 0, "max": 100}))
+        .collect();
+    let draft = serde_json::json!({
+        "id": "load", "title": "Load test", "consent": "Load test.", "questions": questions,
+        "cohort_size": m,
+    });
+    let created = http
+        .post(format!("{collector}/api/admin/surveys"))
+        .bearer_auth(admin)
+        .header("content-type", "application/json")
+        .body(draft.to_string())
+        .send()
+        .await
+        .expect("create survey");
+    assert_eq!(
+        created.status().as_u16(),
+        201,
+        "{}",
+        created.text().await.unwrap_or_default()
+    );
+    let created: serde_json::Value = serde_json::from_str(&created.text().await.unwrap()).unwrap();
+    let definition_url = created["definition_url"].as_str().unwrap().to_owned();
+    println!(
+        "survey: p = {} (p1 = {}, p2 = {}), cohorts of m = {m}; {participants} participants",
+        created["p1"].as_u64().unwrap() + created["p2"].as_u64().unwrap(),
+        created["p1"],
+        created["p2"]
+    );
+
+    // Each participant loads the definition and masks a record on its own "device".
+    let started = Instant::now();
+    let mut load_latency = Vec::new();
+    let mut prepared: Vec<(String, Upload)> = Vec::new();
+    let mut masks: std::collections::HashMap<
+        u32,
+        (SurveyDefinition, orthomask_core::protocol::tm2::BoxedMask),
+    > = std::collections::HashMap::new();
+    for i in 0..participants {
+        let t = Instant::now();
+        let text = http
+            .get(&definition_url)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        load_latency.push(t.elapsed());
+        let def = SurveyDefinition::parse(&text, "definition").expect("definition");
+        let cohort = def.masking.cohort;
+        if let std::collections::hash_map::Entry::Vacant(e) = masks.entry(cohort) {
+            let design = def.design().unwrap();
+            let b = right_mask_from_device_key(&design, &def.right_mask_key().unwrap(), cohort)
+                .unwrap();
+            e.insert((def.clone(), b));
+        }
+        let (d, b) = &masks[&cohort];
+        let design = d.design().unwrap();
+        let record: Vec<f64> = d
+            .encode(
+                &(0..answers)
+                    .map(|j| Answer::Number(((i * 37 + j * 11) % 100) as f64 + 0.5))
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap();
+        let mut noise = Key::teaching(i as u64)
+            .stream(StreamId::ParticipantNoise { participant: 0 })
+            .rng();
+        let values = Participant::new(&design, b.as_ref())
+            .unwrap()
+            .mask_record(&record, &mut noise)
+            .unwrap();
+        prepared.push((
+            d.upload_url.clone(),
+            Upload {
+                survey: d.id.clone(),
+                cohort,
+                token: format!("load-test-participant-{i:06}"),
+                values,
+            },
+        ));
+    }
+    println!(
+        "{participants} definitions loaded and records masked client-side in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    // All uploads at once.
+    let burst = Instant::now();
+    let tasks: Vec<_> = prepared
+        .into_iter()
+        .map(|(url, upload)| {
+            let http = http.clone();
+            tokio::spawn(async move {
+                let body = serde_json::to_string(&upload).unwrap();
+                let t = Instant::now();
+                let r = http
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send()
+                    .await
+                    .expect("upload sent");
+                let status = r.status().as_u16();
+                let text = r.text().await.unwrap();
+                let elapsed = t.elapsed();
+                assert_eq!(status, 201, "upload refused: {text}");
+                let receipt: Receipt = serde_json::from_str(&text).unwrap();
+                assert_eq!(receipt.upload_hash, upload.hash());
+                elapsed
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for t in tasks {
+        latencies.push(t.await.expect("an upload task failed"));
+    }
+    let wall = burst.elapsed();
+    latencies.sort();
+    println!(
+        "uploads: {} of {participants} acknowledged in {:.2} s ({:.0}/s); latency p50 {}, p90 {}, p99 {}, max {}",
+        latencies.len(),
+        wall.as_secs_f64(),
+        latencies.len() as f64 / wall.as_secs_f64(),
+        ms(percentile(&latencies, 0.5)),
+        ms(percentile(&latencies, 0.9)),
+        ms(percentile(&latencies, 0.99)),
+        ms(*latencies.last().unwrap())
+    );
+    load_latency.sort();
+    println!(
+        "definition loads (sequential): p50 {}, p99 {}",
+        ms(percentile(&load_latency, 0.5)),
+        ms(percentile(&load_latency, 0.99))
+    );
+
+    let close = Instant::now();
+    let closed = http
+        .post(format!("{collector}/api/admin/surveys/load/close"))
+        .bearer_auth(admin)
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(closed.status().as_u16(), 200);
+    loop {
+        let r = http
+            .get(format!("{collector}/api/surveys/load/manifest.json"))
+            .send()
+            .await
+            .unwrap();
+        if r.status().as_u16() == 200 {
+            let manifest: serde_json::Value =
+                serde_json::from_str(&r.text().await.unwrap()).unwrap();
+            assert_eq!(manifest["n"].as_u64(), Some(participants as u64));
+            assert_eq!(manifest["qa"]["passed"], true);
+            println!(
+                "close → release of {participants} records in cohorts {}: {:.2} s (provider's A2, hand-over, unmasking, QA, A1)",
+                manifest["cohorts"]["sizes"],
+                close.elapsed().as_secs_f64()
+            );
+            break;
+        }
+        assert!(close.elapsed() < Duration::from_secs(300), "no release");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

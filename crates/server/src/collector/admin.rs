@@ -1,0 +1,399 @@
+//! The administrator's API: creating surveys, invitations, closing cohorts, status views.
+
+use super::*;
+
+pub(super) async fn create_survey(
+    State(col): State<Collector>,
+    headers: HeaderMap,
+    ApiJson(draft): ApiJson<SurveyDraft>,
+) -> Result<Response, ApiError> {
+    col.admin(&headers)?;
+    let planned = plan_survey(&draft, &col.0.cfg.msp_url, &col.0.cfg.right_urls)
+        .map_err(ApiError::bad_request)?;
+    let id = draft.id.clone();
+    let s = id.clone();
+    let exists = col
+        .0
+        .store
+        .run(move |c| -> Result<bool, ApiError> {
+            c.query_row("SELECT 1 FROM surveys WHERE id = ?1", [&s], |_| Ok(()))
+                .optional()
+                .map(|r| r.is_some())
+                .map_err(sql)
+        })
+        .await?;
+    if exists {
+        return Err(ApiError::conflict(format!("survey {id:?} already exists")));
+    }
+    col.0
+        .keys
+        .get_or_create(&id)
+        .map_err(|e| ApiError::internal("creating the survey key", e))?;
+    let reg = &planned.registration;
+    let body = serde_json::to_vec(reg).map_err(|e| ApiError::internal("registration", e))?;
+    let share = reg.share_services;
+    if share > 0 {
+        // The left-masking provider must know the survey before the right-masking services
+        // can hand it blocks.
+        col.call_peer(
+            "the masking service provider",
+            reqwest::Method::PUT,
+            format!("{}/api/peer/surveys/{id}", col.0.cfg.msp_url),
+            Some(body.clone()),
+        )
+        .await?;
+    }
+    for (name, url) in col.upload_services(share) {
+        col.call_peer(
+            &name,
+            reqwest::Method::PUT,
+            format!("{url}/api/peer/surveys/{id}"),
+            Some(body.clone()),
+        )
+        .await?;
+    }
+    col.cohort_call(&id, 0, share, "open").await?;
+    let template =
+        serde_json::to_string(&planned.template).map_err(|e| ApiError::internal("template", e))?;
+    let registration =
+        String::from_utf8(body).map_err(|e| ApiError::internal("registration", e))?;
+    let plan = serde_json::to_string(&planned.plan).map_err(|e| ApiError::internal("plan", e))?;
+    let s = id.clone();
+    col.0
+        .store
+        .run(move |c| -> Result<(), ApiError> {
+            let inserted = c
+                .execute(
+                    "INSERT OR IGNORE INTO surveys (id, template, registration, plan, status, created_at)
+                     VALUES (?1, ?2, ?3, ?4, 'open', ?5)",
+                    (&s, &template, &registration, &plan, crate::time::now_rfc3339()),
+                )
+                .map_err(sql)?;
+            if inserted == 0 {
+                return Err(ApiError::conflict(format!("survey {s:?} already exists")));
+            }
+            c.execute(
+                "INSERT INTO cohorts (survey, cohort, opened, status) VALUES (?1, 0, 1, 'open')",
+                [&s],
+            )
+            .map_err(sql)?;
+            Ok(())
+        })
+        .await?;
+    let definition_url = col.definition_url(&id);
+    let p = &planned.plan;
+    Ok(json(
+        StatusCode::CREATED,
+        &serde_json::json!({
+            "survey": id,
+            "definition_url": definition_url,
+            "participant_url": if p.invitations { serde_json::Value::Null } else {
+                serde_json::Value::String(col.participant_url(&definition_url))
+            },
+            "p1": p.p1,
+            "p2": p.p2,
+            "sigma": p.sigma,
+            "x_max": p.x_max,
+            "cohort_size": p.cohort_size,
+            "min_cohort_size": p.min_cohort_size,
+            "share_services": p.share_services,
+            "invitations": p.invitations,
+            "appendix_c": p.appendix_c,
+            "dp": p.dp,
+            "release_csv_url": format!("{}/api/surveys/{id}/release.csv", col.0.cfg.public_url),
+            "manifest_url": format!("{}/api/surveys/{id}/manifest.json", col.0.cfg.public_url),
+        }),
+    ))
+}
+
+pub(super) async fn list_surveys(
+    State(col): State<Collector>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    col.admin(&headers)?;
+    let list = col
+        .0
+        .store
+        .run(|c| -> Result<Vec<serde_json::Value>, ApiError> {
+            let mut stmt = c
+                .prepare("SELECT id, status, created_at FROM surveys ORDER BY created_at")
+                .map_err(sql)?;
+            stmt.query_map([], |r| {
+                Ok(serde_json::json!({
+                    "survey": r.get::<_, String>(0)?,
+                    "status": r.get::<_, String>(1)?,
+                    "created_at": r.get::<_, String>(2)?,
+                }))
+            })
+            .map_err(sql)?
+            .collect::<Result<_, _>>()
+            .map_err(sql)
+        })
+        .await?;
+    Ok(json(StatusCode::OK, &serde_json::json!({"surveys": list})))
+}
+
+/// The collector's view of a survey (no keys, no data).
+pub(super) async fn survey_view(
+    col: &Collector,
+    survey: &str,
+) -> Result<serde_json::Value, ApiError> {
+    let s = survey.to_owned();
+    let (row, cohorts, released) = col
+        .0
+        .store
+        .run(move |c| -> Result<_, ApiError> {
+            let row = load_survey(c, &s)?;
+            let mut stmt = c
+                .prepare(
+                    "SELECT cohort, assigned, status, records, note, qa FROM cohorts
+                     WHERE survey = ?1 ORDER BY cohort",
+                )
+                .map_err(sql)?;
+            let cohorts: Vec<serde_json::Value> = stmt
+                .query_map([&s], |r| {
+                    let qa: Option<String> = r.get(5)?;
+                    Ok(serde_json::json!({
+                        "cohort": r.get::<_, u32>(0)?,
+                        "assigned": r.get::<_, i64>(1)?,
+                        "status": r.get::<_, String>(2)?,
+                        "records": r.get::<_, Option<i64>>(3)?,
+                        "note": r.get::<_, Option<String>>(4)?,
+                        "qa": qa.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()),
+                    }))
+                })
+                .map_err(sql)?
+                .collect::<Result<_, _>>()
+                .map_err(sql)?;
+            let released: Option<String> = c
+                .query_row(
+                    "SELECT released_at FROM releases WHERE survey = ?1",
+                    [&s],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sql)?;
+            Ok((row, cohorts, released))
+        })
+        .await?;
+    let base = &col.0.cfg.public_url;
+    Ok(serde_json::json!({
+        "survey": survey,
+        "title": row.template.title,
+        "status": row.status,
+        "error": row.error,
+        "cohort_size": row.plan.cohort_size,
+        "min_cohort_size": row.plan.min_cohort_size,
+        "share_services": row.plan.share_services,
+        "current_cohort": row.current_cohort,
+        "cohorts": cohorts,
+        "released_at": released,
+        "release_csv_url": released.as_ref().map(|_| format!("{base}/api/surveys/{survey}/release.csv")),
+        "manifest_url": released.as_ref().map(|_| format!("{base}/api/surveys/{survey}/manifest.json")),
+    }))
+}
+
+pub(super) async fn public_status(
+    State(col): State<Collector>,
+    ApiPath(survey): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    Ok(json(StatusCode::OK, &survey_view(&col, &survey).await?))
+}
+
+pub(super) async fn admin_status(
+    State(col): State<Collector>,
+    headers: HeaderMap,
+    ApiPath(survey): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    col.admin(&headers)?;
+    let mut view = survey_view(&col, &survey).await?;
+    let share = view["share_services"].as_u64().unwrap_or(0) as usize;
+    let mut services = Vec::new();
+    let mut targets = col.upload_services(share);
+    if share > 0 {
+        targets.push((
+            "the masking service provider".to_owned(),
+            col.0.cfg.msp_url.clone(),
+        ));
+    }
+    for (name, url) in targets {
+        let answer = col
+            .call_peer(
+                &name,
+                reqwest::Method::GET,
+                format!("{url}/api/peer/surveys/{survey}/status"),
+                None,
+            )
+            .await;
+        services.push(match answer {
+            Ok(body) => serde_json::json!({
+                "service": name,
+                "status": serde_json::from_slice::<serde_json::Value>(&body).unwrap_or_default(),
+            }),
+            Err(e) => serde_json::json!({"service": name, "error": e.message()}),
+        });
+    }
+    view["services"] = serde_json::Value::Array(services);
+    Ok(json(StatusCode::OK, &view))
+}
+
+pub(super) async fn invitations(
+    State(col): State<Collector>,
+    headers: HeaderMap,
+    ApiPath(survey): ApiPath<String>,
+    ApiJson(request): ApiJson<InvitationRequest>,
+) -> Result<Response, ApiError> {
+    col.admin(&headers)?;
+    if request.count == 0 || request.count > 10_000 {
+        return Err(ApiError::bad_request("count must be 1 to 10000"));
+    }
+    let mut tokens = Vec::with_capacity(request.count);
+    for _ in 0..request.count {
+        let key = orthomask_core::key::Key::generate()
+            .map_err(|e| ApiError::internal("generating invitations", e))?;
+        // 128 random bits as 32 hex digits.
+        tokens.push(key.to_hex()[..32].to_owned());
+    }
+    let hashes: Vec<String> = tokens.iter().map(|t| sha256_hex(t.as_bytes())).collect();
+    let s = survey.clone();
+    col.0
+        .store
+        .run(move |c| -> Result<(), ApiError> {
+            let row = load_survey(c, &s)?;
+            if !row.plan.invitations {
+                return Err(ApiError::conflict(format!(
+                    "survey {s:?} was created without invitations; anyone with its link may answer"
+                )));
+            }
+            if row.status != "open" {
+                return Err(ApiError::conflict(format!("survey {s:?} is closed")));
+            }
+            let now = crate::time::now_rfc3339();
+            for h in &hashes {
+                c.execute(
+                    "INSERT INTO invitations (token_hash, survey, created_at) VALUES (?1, ?2, ?3)",
+                    (h, &s, &now),
+                )
+                .map_err(sql)?;
+            }
+            Ok(())
+        })
+        .await?;
+    let list: Vec<serde_json::Value> = tokens
+        .iter()
+        .map(|t| {
+            let url = format!("{}?invite={t}", col.definition_url(&survey));
+            serde_json::json!({
+                "token": t,
+                "definition_url": url,
+                "participant_url": col.participant_url(&url),
+            })
+        })
+        .collect();
+    Ok(json(
+        StatusCode::CREATED,
+        &serde_json::json!({"survey": survey, "invitations": list}),
+    ))
+}
+
+pub(super) async fn close_one_cohort(
+    State(col): State<Collector>,
+    headers: HeaderMap,
+    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
+) -> Result<Response, ApiError> {
+    col.admin(&headers)?;
+    let s = survey.clone();
+    let (share, opened, status) = col
+        .0
+        .store
+        .run(move |c| -> Result<(usize, bool, String), ApiError> {
+            let row = load_survey(c, &s)?;
+            let (opened, status): (bool, String) = c
+                .query_row(
+                    "SELECT opened, status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+                    (&s, cohort),
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(sql)?
+                .ok_or_else(|| {
+                    ApiError::not_found(format!("survey {s:?} has no cohort {cohort}"))
+                })?;
+            Ok((row.plan.share_services, opened, status))
+        })
+        .await?;
+    if status == "open" && opened {
+        col.cohort_call(&survey, cohort, share, "close").await?;
+    }
+    let s = survey.clone();
+    col.0
+        .store
+        .run(move |c| -> Result<(), ApiError> {
+            close_locally(c, &s, cohort)?;
+            let row = load_survey(c, &s)?;
+            if row.status == "open" {
+                advance(c, &s, cohort)?;
+            }
+            Ok(())
+        })
+        .await?;
+    col.maybe_release(&survey).await?;
+    Ok(json(StatusCode::OK, &survey_view(&col, &survey).await?))
+}
+
+/// Record that cohort `k` is closed at the services (or, never opened there, empty).
+fn close_locally(c: &Connection, survey: &str, k: u32) -> Result<(), ApiError> {
+    c.execute(
+        "UPDATE cohorts SET status = CASE WHEN opened = 1 THEN 'closed' ELSE 'empty' END,
+                records = CASE WHEN opened = 1 THEN records ELSE 0 END
+         WHERE survey = ?1 AND cohort = ?2 AND status = 'open'",
+        (survey, k),
+    )
+    .map_err(sql)?;
+    Ok(())
+}
+
+pub(super) async fn close_survey(
+    State(col): State<Collector>,
+    headers: HeaderMap,
+    ApiPath(survey): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    col.admin(&headers)?;
+    let s = survey.clone();
+    let (share, open) = col
+        .0
+        .store
+        .run(move |c| -> Result<(usize, Vec<(u32, bool)>), ApiError> {
+            let row = load_survey(c, &s)?;
+            if row.status == "open" {
+                // No new participants from here on.
+                c.execute(
+                    "UPDATE surveys SET status = 'closing', closed_at = ?2 WHERE id = ?1",
+                    (&s, crate::time::now_rfc3339()),
+                )
+                .map_err(sql)?;
+            }
+            let mut stmt = c
+                .prepare("SELECT cohort, opened FROM cohorts WHERE survey = ?1 AND status = 'open'")
+                .map_err(sql)?;
+            let open = stmt
+                .query_map([&s], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(sql)?
+                .collect::<Result<_, _>>()
+                .map_err(sql)?;
+            Ok((row.plan.share_services, open))
+        })
+        .await?;
+    for (cohort, opened) in open {
+        if opened {
+            col.cohort_call(&survey, cohort, share, "close").await?;
+        }
+        let s = survey.clone();
+        col.0
+            .store
+            .run(move |c| close_locally(c, &s, cohort))
+            .await?;
+    }
+    col.maybe_release(&survey).await?;
+    Ok(json(StatusCode::OK, &survey_view(&col, &survey).await?))
+}

@@ -1,0 +1,375 @@
+//! Hand-overs from the provider (`A₂,k X_k B_k`) and, in share mode, the right-masking services
+//! (`A Xⁱ`): unmasking, QA, summing the parts.
+
+use super::*;
+
+/// The state of cohort `k` before a hand-over is recorded: `Some(hash)` if one was.
+fn before_hand_over(
+    c: &Connection,
+    survey: &str,
+    cohort: u32,
+) -> Result<(String, Option<String>), ApiError> {
+    c.query_row(
+        "SELECT status, result_hash FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+        (survey, cohort),
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .optional()
+    .map_err(sql)?
+    .ok_or_else(|| ApiError::not_found(format!("survey {survey:?} has no cohort {cohort}")))
+}
+
+/// What became of a cohort at the collector.
+struct Outcome {
+    status: &'static str,
+    records: usize,
+    /// `A₂,k X₁,k` (or `A X₁` in share mode), row by row.
+    data: Option<Vec<u8>>,
+    qa: Option<String>,
+    merkle_root: String,
+    result_hash: String,
+    note: Option<String>,
+}
+
+/// Store a cohort's outcome (once).
+fn record_outcome(c: &Connection, survey: &str, cohort: u32, o: Outcome) -> Result<(), ApiError> {
+    let (current, _) = before_hand_over(c, survey, cohort)?;
+    if resolved(&current) {
+        return Ok(());
+    }
+    c.execute(
+        "UPDATE cohorts SET status = ?3, records = ?4, data = ?5, qa = ?6, merkle_root = ?7,
+                result_hash = ?8, note = ?9
+         WHERE survey = ?1 AND cohort = ?2",
+        (
+            survey,
+            cohort,
+            o.status,
+            o.records,
+            o.data,
+            o.qa,
+            o.merkle_root,
+            o.result_hash,
+            o.note,
+        ),
+    )
+    .map_err(sql)?;
+    Ok(())
+}
+
+pub(super) async fn cohort_result(
+    State(col): State<Collector>,
+    headers: HeaderMap,
+    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
+    ApiJson(result): ApiJson<CohortResult>,
+) -> Result<Response, ApiError> {
+    col.peer(&headers)?;
+    if result.survey != survey || result.cohort != cohort {
+        return Err(ApiError::bad_request(
+            "the result's survey or cohort differs from the URL's",
+        ));
+    }
+    let canonical = serde_json::to_vec(&result).map_err(|e| ApiError::internal("result", e))?;
+    let hash = sha256_hex(&canonical);
+    let s = survey.clone();
+    let (row, (status, previous)) = col
+        .0
+        .store
+        .run(move |c| -> Result<_, ApiError> {
+            Ok((load_survey(c, &s)?, before_hand_over(c, &s, cohort)?))
+        })
+        .await?;
+    let ok = || {
+        json(
+            StatusCode::OK,
+            &serde_json::json!({"cohort": cohort, "received": true}),
+        )
+    };
+    match previous {
+        Some(h) if h == hash && status == "failed" => {
+            return Err(ApiError::unprocessable(format!(
+                "cohort {cohort} was refused when this result first arrived; see the collector's status"
+            )));
+        }
+        Some(h) if h == hash => return Ok(ok()),
+        Some(_) => {
+            return Err(ApiError::conflict(format!(
+                "cohort {cohort} already has a different result"
+            )));
+        }
+        None if resolved(&status) => {
+            return Err(ApiError::conflict(format!(
+                "cohort {cohort} is already {status}"
+            )));
+        }
+        None => {}
+    }
+    let (new_status, records, data, qa, note, refusal) = match result.outcome {
+        CohortOutcome::Empty => ("empty", 0, None, None, None, None),
+        CohortOutcome::Withheld { reason } => {
+            ("withheld", result.uploads, None, None, Some(reason), None)
+        }
+        CohortOutcome::Masked { batch } => {
+            if row.plan.share_services > 0 {
+                return Err(ApiError::bad_request(
+                    "a share-mode survey's cohorts arrive as parts from the right-masking services",
+                ));
+            }
+            let batch = batch.to_matrix().map_err(ApiError::bad_request)?;
+            let n = batch.nrows();
+            if n < row.plan.min_cohort_size {
+                let why = format!(
+                    "the batch has {n} records, fewer than the minimum cohort size {}",
+                    row.plan.min_cohort_size
+                );
+                ("failed", n, None, None, Some(why.clone()), Some(why))
+            } else {
+                let key =
+                    col.0.keys.get(&survey).ok_or_else(|| {
+                        ApiError::internal("unmasking", "the survey key is missing")
+                    })?;
+                let design = row
+                    .template
+                    .design()
+                    .map_err(|e| ApiError::internal("unmasking", e))?;
+                let unmasked = tokio::task::spawn_blocking(move || {
+                    DataCollector::new(key, design)?.unmask_cohort(cohort, &batch)
+                })
+                .await
+                .map_err(|e| ApiError::internal("unmasking", e))?;
+                match unmasked {
+                    Ok(u) => {
+                        let values: Vec<f64> = (0..u.data.nrows())
+                            .flat_map(|i| u.data.row(i).iter().copied().collect::<Vec<_>>())
+                            .collect();
+                        let qa =
+                            u.qa.as_ref()
+                                .map(|q| serde_json::to_string(&StoredQa::from(q)))
+                                .transpose()
+                                .map_err(|e| ApiError::internal("QA", e))?;
+                        ("received", n, Some(f64s_to_blob(&values)), qa, None, None)
+                    }
+                    Err(e) => (
+                        "failed",
+                        n,
+                        None,
+                        None,
+                        Some(e.to_string()),
+                        Some(e.to_string()),
+                    ),
+                }
+            }
+        }
+    };
+    let s = survey.clone();
+    let root = result.merkle_root.clone();
+    col.0
+        .store
+        .run(move |c| {
+            record_outcome(
+                c,
+                &s,
+                cohort,
+                Outcome {
+                    status: new_status,
+                    records,
+                    data,
+                    qa,
+                    merkle_root: root,
+                    result_hash: hash,
+                    note,
+                },
+            )
+        })
+        .await?;
+    col.maybe_release(&survey).await?;
+    match refusal {
+        Some(why) => Err(ApiError::unprocessable(why)),
+        None => Ok(ok()),
+    }
+}
+
+pub(super) async fn share_part(
+    State(col): State<Collector>,
+    headers: HeaderMap,
+    ApiPath((survey, cohort, index)): ApiPath<(String, u32, u32)>,
+    ApiJson(part): ApiJson<SharePart>,
+) -> Result<Response, ApiError> {
+    col.peer(&headers)?;
+    if part.survey != survey || part.cohort != cohort || part.index != index {
+        return Err(ApiError::bad_request(
+            "the part's survey, cohort or index differs from the URL's",
+        ));
+    }
+    let block = part.block.to_matrix().map_err(ApiError::bad_request)?;
+    let canonical = serde_json::to_vec(&part).map_err(|e| ApiError::internal("part", e))?;
+    let hash = sha256_hex(&canonical);
+    let s = survey.clone();
+    let values: Vec<f64> = (0..block.nrows())
+        .flat_map(|i| block.row(i).iter().copied().collect::<Vec<_>>())
+        .collect();
+    let (nrows, ncols) = block.shape();
+    let blob = f64s_to_blob(&values);
+    let root = part.merkle_root.clone();
+    let (row, complete) = col
+        .0
+        .store
+        .run(move |c| -> Result<(SurveyRow, bool), ApiError> {
+            let row = load_survey(c, &s)?;
+            let k = row.plan.share_services;
+            if k == 0 || index as usize >= k {
+                return Err(ApiError::bad_request(format!(
+                    "survey {s:?} has no right-masking service {index}"
+                )));
+            }
+            if ncols != row.registration.p() {
+                return Err(ApiError::bad_request(format!(
+                    "the part has {ncols} columns; the survey's records have {}",
+                    row.registration.p()
+                )));
+            }
+            let (status, _) = before_hand_over(c, &s, cohort)?;
+            let existing: Option<String> = c
+                .query_row(
+                    "SELECT body_hash FROM share_parts WHERE survey = ?1 AND cohort = ?2 AND idx = ?3",
+                    (&s, cohort, index),
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sql)?;
+            match existing {
+                Some(h) if h == hash => return Ok((row, false)),
+                Some(_) => {
+                    return Err(ApiError::conflict(format!(
+                        "right-masking service {index} already sent a different part for cohort {cohort}"
+                    )));
+                }
+                None if resolved(&status) => {
+                    return Err(ApiError::conflict(format!("cohort {cohort} is already {status}")));
+                }
+                None => {}
+            }
+            c.execute(
+                "INSERT INTO share_parts (survey, cohort, idx, body_hash, nrows, ncols, data, merkle_root)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                (&s, cohort, index, &hash, nrows, ncols, &blob, &root),
+            )
+            .map_err(sql)?;
+            let count: usize = c
+                .query_row(
+                    "SELECT COUNT(*) FROM share_parts WHERE survey = ?1 AND cohort = ?2",
+                    (&s, cohort),
+                    |r| r.get(0),
+                )
+                .map_err(sql)?;
+            Ok((row, count == k))
+        })
+        .await?;
+    if complete {
+        combine(&col, &survey, cohort, row).await?;
+        col.maybe_release(&survey).await?;
+    }
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"cohort": cohort, "index": index, "received": true}),
+    ))
+}
+
+/// Sum the `K₁` parts `A Xⁱ` of a cohort, keep the `p₁` data columns and check QA.
+async fn combine(
+    col: &Collector,
+    survey: &str,
+    cohort: u32,
+    row: SurveyRow,
+) -> Result<(), ApiError> {
+    let s = survey.to_owned();
+    let parts = col
+        .0
+        .store
+        .run(move |c| -> Result<Vec<StoredPart>, ApiError> {
+            let mut stmt = c
+                .prepare(
+                    "SELECT nrows, ncols, data, merkle_root FROM share_parts
+                     WHERE survey = ?1 AND cohort = ?2 ORDER BY idx",
+                )
+                .map_err(sql)?;
+            let mut q = stmt.query((&s, cohort)).map_err(sql)?;
+            let mut out = Vec::new();
+            while let Some(r) = q.next().map_err(sql)? {
+                let blob: Option<Vec<u8>> = r.get(2).map_err(sql)?;
+                out.push((
+                    r.get(0).map_err(sql)?,
+                    r.get(1).map_err(sql)?,
+                    blob_to_f64s(&blob.unwrap_or_default())?,
+                    r.get(3).map_err(sql)?,
+                ));
+            }
+            Ok(out)
+        })
+        .await?;
+    let roots: Vec<String> = parts.iter().map(|p| p.3.clone()).collect();
+    let design = row
+        .template
+        .design()
+        .map_err(|e| ApiError::internal("combining", e))?;
+    let min = row.plan.min_cohort_size;
+    let combined = tokio::task::spawn_blocking(move || {
+        let blocks: Vec<DMatrix<f64>> = parts
+            .iter()
+            .map(|(r, c, v, _)| DMatrix::from_row_slice(*r, *c, v))
+            .collect();
+        let n = blocks.first().map_or(0, DMatrix::nrows);
+        if n < min {
+            return Err(format!(
+                "the parts have {n} records, fewer than the minimum cohort size {min}"
+            ));
+        }
+        combine_shares(&design, &blocks).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| ApiError::internal("combining", e))?;
+    let hash = sha256_hex(roots.join(",").as_bytes());
+    let s = survey.to_owned();
+    let root = roots.join(",");
+    let outcome = match combined {
+        Ok((data, qa)) => {
+            let n = data.nrows();
+            let values: Vec<f64> = (0..n)
+                .flat_map(|i| data.row(i).iter().copied().collect::<Vec<_>>())
+                .collect();
+            let qa = qa
+                .as_ref()
+                .map(|q| serde_json::to_string(&StoredQa::from(q)))
+                .transpose()
+                .map_err(|e| ApiError::internal("QA", e))?;
+            ("received", n, Some(f64s_to_blob(&values)), qa, None)
+        }
+        Err(why) => ("failed", 0, None, None, Some(why)),
+    };
+    col.0
+        .store
+        .run(move |c| -> Result<(), ApiError> {
+            let (status, records, data, qa, note) = outcome;
+            record_outcome(
+                c,
+                &s,
+                cohort,
+                Outcome {
+                    status,
+                    records,
+                    data,
+                    qa,
+                    merkle_root: root,
+                    result_hash: hash,
+                    note,
+                },
+            )?;
+            c.execute(
+                "UPDATE share_parts SET data = NULL WHERE survey = ?1 AND cohort = ?2",
+                (&s, cohort),
+            )
+            .map_err(sql)?;
+            Ok(())
+        })
+        .await
+}

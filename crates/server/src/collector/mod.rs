@@ -1,0 +1,414 @@
+//! The data collector (seed 000 §2 steps 1 and 4; seed 003 §3.1 steps 1 and 4).
+//!
+//! It plans surveys from an administrator's draft (`plan.rs`), keeps one key per survey (from
+//! which it derives each cohort's device key, `B_k`, and `A₁`), hands out survey definitions —
+//! assigning each participant a cohort, optionally against a one-use invitation — receives
+//! `A₂,k X_k B_k` from the provider, removes `B_k` and checks QA (`DataCollector::unmask_cohort`),
+//! or in share mode sums the right-masking services' `A Xⁱ` (`combine_shares`), and once the
+//! survey is closed and every cohort is in, publishes `A₁ A₂ X₁` (`DataCollector::release`) as
+//! `release.csv` with its `manifest.json`. It never receives a participant's row: uploads go to
+//! the provider (or the right-masking services), and what reaches the collector is always
+//! left-masked.
+//!
+//! Read `participants.rs` (definitions and cohort places), `handover.rs` (what the provider and
+//! the right-masking services hand over), `release.rs`, then `admin.rs`.
+
+mod admin;
+mod handover;
+mod participants;
+mod release;
+
+use crate::error::{ApiError, ServerError, StoreError};
+use crate::http::{ApiJson, ApiPath, ApiQuery, json, require_bearer};
+use crate::outbox::{PeerClient, PeerError};
+use crate::plan::{Plan, hydrate, plan_survey};
+use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
+use crate::wire::{
+    CohortOutcome, CohortResult, InvitationRequest, Registration, SharePart, SurveyDraft,
+};
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use nalgebra::DMatrix;
+use orthomask_core::protocol::collusion::combine_shares;
+use orthomask_core::protocol::design::appendix_c_bound;
+use orthomask_core::protocol::qa::QaReport;
+use orthomask_core::protocol::tm2::{DataCollector, UnmaskedCohort};
+use orthomask_formats::csv::{Precision, write_table};
+use orthomask_formats::manifest::{
+    AppendixC, Cohorts, ColumnMean, Manifest, Qa, summary_statistics,
+};
+use orthomask_formats::survey::SurveyDefinition;
+use rusqlite::{Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+use admin::{
+    admin_status, close_one_cohort, close_survey, create_survey, invitations, list_surveys,
+    public_status, survey_view,
+};
+use handover::{cohort_result, share_part};
+use participants::{advance, definition};
+use release::{manifest_json, release_csv};
+
+/// Configuration of a data collector.
+#[derive(Clone, Debug)]
+pub struct CollectorConfig {
+    /// Its own data directory.
+    pub data_dir: PathBuf,
+    /// Base URL participants and administrators reach it at.
+    pub public_url: String,
+    /// Base URL of the masking service provider.
+    pub msp_url: String,
+    /// Base URLs of the right-masking services, by index (share mode).
+    pub right_urls: Vec<String>,
+    /// Bearer secret of the administrator.
+    pub admin_token: String,
+    /// Bearer secret of service-to-service calls.
+    pub peer_token: String,
+    /// The built web app (`dist/`), if served.
+    pub web_dir: Option<PathBuf>,
+    /// Public limits.
+    pub limits: crate::http::Limits,
+    /// Origins allowed by CORS besides its own (a web app hosted elsewhere).
+    pub allowed_origins: Vec<String>,
+}
+
+/// The database file name inside the data directory.
+pub const DB_FILE: &str = "collector.sqlite3";
+/// The key file name inside the data directory.
+pub const KEY_FILE: &str = "collector-keys.json";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS surveys (
+    id TEXT PRIMARY KEY,
+    template TEXT NOT NULL,
+    registration TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    status TEXT NOT NULL,
+    current_cohort INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    closed_at TEXT,
+    error TEXT
+);
+CREATE TABLE IF NOT EXISTS cohorts (
+    survey TEXT NOT NULL REFERENCES surveys(id),
+    cohort INTEGER NOT NULL,
+    assigned INTEGER NOT NULL DEFAULT 0,
+    opened INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL,
+    records INTEGER,
+    data BLOB,
+    qa TEXT,
+    merkle_root TEXT,
+    result_hash TEXT,
+    note TEXT,
+    PRIMARY KEY (survey, cohort)
+);
+CREATE TABLE IF NOT EXISTS share_parts (
+    survey TEXT NOT NULL,
+    cohort INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    body_hash TEXT NOT NULL,
+    nrows INTEGER NOT NULL,
+    ncols INTEGER NOT NULL,
+    data BLOB,
+    merkle_root TEXT NOT NULL,
+    PRIMARY KEY (survey, cohort, idx)
+);
+CREATE TABLE IF NOT EXISTS invitations (
+    token_hash TEXT PRIMARY KEY,
+    survey TEXT NOT NULL REFERENCES surveys(id),
+    created_at TEXT NOT NULL,
+    used_at TEXT,
+    cohort INTEGER
+);
+CREATE TABLE IF NOT EXISTS releases (
+    survey TEXT PRIMARY KEY REFERENCES surveys(id),
+    csv TEXT NOT NULL,
+    manifest TEXT NOT NULL,
+    released_at TEXT NOT NULL
+);
+";
+
+/// A stored share part: rows, columns, values row by row, Merkle root.
+type StoredPart = (usize, usize, Vec<f64>, String);
+
+struct Inner {
+    cfg: CollectorConfig,
+    store: Store,
+    keys: crate::keys::KeyStore,
+    client: PeerClient,
+}
+
+/// The collector's shared state.
+#[derive(Clone)]
+pub struct Collector(Arc<Inner>);
+
+/// A survey as stored.
+struct SurveyRow {
+    template: SurveyDefinition,
+    registration: Registration,
+    plan: Plan,
+    status: String,
+    current_cohort: u32,
+    error: Option<String>,
+}
+
+/// A stored QA report.
+#[derive(Serialize, Deserialize)]
+struct StoredQa {
+    constant: f64,
+    max_deviation: f64,
+    tolerance: f64,
+    worst: usize,
+}
+
+impl From<&QaReport> for StoredQa {
+    fn from(q: &QaReport) -> Self {
+        Self {
+            constant: q.constant,
+            max_deviation: q.max_deviation,
+            tolerance: q.tolerance,
+            worst: q.worst,
+        }
+    }
+}
+
+impl From<StoredQa> for QaReport {
+    fn from(q: StoredQa) -> Self {
+        Self {
+            constant: q.constant,
+            max_deviation: q.max_deviation,
+            tolerance: q.tolerance,
+            worst: q.worst,
+        }
+    }
+}
+
+fn sql(e: rusqlite::Error) -> ApiError {
+    ApiError::from(StoreError::from(e))
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Percent-encode everything but RFC 3986's unreserved characters.
+pub fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn load_survey(c: &Connection, survey: &str) -> Result<SurveyRow, ApiError> {
+    let row: Option<(String, String, String, String, u32, Option<String>)> = c
+        .query_row(
+            "SELECT template, registration, plan, status, current_cohort, error FROM surveys WHERE id = ?1",
+            [survey],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+        )
+        .optional()
+        .map_err(sql)?;
+    let (template, registration, plan, status, current_cohort, error) =
+        row.ok_or_else(|| ApiError::not_found(format!("there is no survey {survey:?}")))?;
+    let parse = |what: &str, e: serde_json::Error| {
+        ApiError::from(StoreError::Corrupt(format!("survey {survey}: {what}: {e}")))
+    };
+    Ok(SurveyRow {
+        template: serde_json::from_str(&template).map_err(|e| parse("template", e))?,
+        registration: serde_json::from_str(&registration).map_err(|e| parse("registration", e))?,
+        plan: serde_json::from_str(&plan).map_err(|e| parse("plan", e))?,
+        status,
+        current_cohort,
+        error,
+    })
+}
+
+/// Cohort states that need nothing more from the provider.
+fn resolved(status: &str) -> bool {
+    matches!(status, "received" | "empty" | "withheld" | "failed")
+}
+
+impl Collector {
+    /// Open the store and key file; finish any release interrupted by a crash.
+    ///
+    /// # Errors
+    /// [`ServerError`] when the data directory, store or key file cannot be used.
+    pub async fn start(
+        cfg: CollectorConfig,
+        _shutdown: watch::Receiver<bool>,
+    ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
+        crate::run::create_private_dir(&cfg.data_dir)?;
+        let (store, closed) = Store::open(&cfg.data_dir.join(DB_FILE), SCHEMA)?;
+        let keys = crate::keys::KeyStore::open(&cfg.data_dir.join(KEY_FILE), "collector")?;
+        let client = PeerClient::new(cfg.peer_token.clone()).map_err(ServerError::Config)?;
+        let collector = Self(Arc::new(Inner {
+            cfg,
+            store,
+            keys,
+            client,
+        }));
+        let closing = collector
+            .0
+            .store
+            .run(|c| -> Result<Vec<String>, StoreError> {
+                let mut stmt = c.prepare("SELECT id FROM surveys WHERE status = 'closing'")?;
+                Ok(stmt
+                    .query_map([], |r| r.get(0))?
+                    .collect::<Result<_, _>>()?)
+            })
+            .await?;
+        let sweeper = collector.clone();
+        let tasks = vec![tokio::spawn(async move {
+            for survey in closing {
+                if let Err(e) = sweeper.maybe_release(&survey).await {
+                    eprintln!("orthomask-server: collector: releasing {survey}: {e}");
+                }
+            }
+        })];
+        Ok((collector, tasks, closed))
+    }
+
+    /// The HTTP routes: public (participants, analysts), admin and peer.
+    pub fn router(&self) -> (Router, Router, Router) {
+        let public = Router::new()
+            .route("/api/surveys/{survey}/definition", get(definition))
+            .route("/api/surveys/{survey}/status", get(public_status))
+            .route("/api/surveys/{survey}/release.csv", get(release_csv))
+            .route("/api/surveys/{survey}/manifest.json", get(manifest_json))
+            .route("/api/health", get(health))
+            .with_state(self.clone());
+        let admin = Router::new()
+            .route("/api/admin/surveys", post(create_survey).get(list_surveys))
+            .route("/api/admin/surveys/{survey}", get(admin_status))
+            .route("/api/admin/surveys/{survey}/invitations", post(invitations))
+            .route("/api/admin/surveys/{survey}/close", post(close_survey))
+            .route(
+                "/api/admin/surveys/{survey}/cohorts/{cohort}/close",
+                post(close_one_cohort),
+            )
+            .with_state(self.clone());
+        let peer = Router::new()
+            .route(
+                "/api/peer/surveys/{survey}/cohorts/{cohort}/result",
+                put(cohort_result),
+            )
+            .route(
+                "/api/peer/surveys/{survey}/cohorts/{cohort}/parts/{index}",
+                put(share_part),
+            )
+            .with_state(self.clone());
+        (public, admin, peer)
+    }
+
+    fn admin(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        require_bearer(headers, &self.0.cfg.admin_token, "admin token")
+    }
+
+    fn peer(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        require_bearer(headers, &self.0.cfg.peer_token, "peer token")
+    }
+
+    /// The services that hold a survey's uploads: the provider, or the right-masking services.
+    fn upload_services(&self, share_services: usize) -> Vec<(String, String)> {
+        if share_services == 0 {
+            vec![(
+                "the masking service provider".to_owned(),
+                self.0.cfg.msp_url.clone(),
+            )]
+        } else {
+            self.0.cfg.right_urls[..share_services]
+                .iter()
+                .enumerate()
+                .map(|(i, u)| (format!("right-masking service {i}"), u.clone()))
+                .collect()
+        }
+    }
+
+    async fn call_peer(
+        &self,
+        name: &str,
+        method: reqwest::Method,
+        url: String,
+        body: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>, ApiError> {
+        self.0
+            .client
+            .send(method, &url, body)
+            .await
+            .map_err(|e| match e {
+                PeerError::Retry(m) => {
+                    ApiError::unavailable(format!("{name} is unreachable ({m}); try again"))
+                }
+                PeerError::Rejected(m) => ApiError::bad_gateway(format!("{name} refused: {m}")),
+            })
+    }
+
+    /// Open (or close) cohort `k` at every service that takes its uploads.
+    async fn cohort_call(
+        &self,
+        survey: &str,
+        cohort: u32,
+        share_services: usize,
+        action: &str,
+    ) -> Result<(), ApiError> {
+        for (name, url) in self.upload_services(share_services) {
+            self.call_peer(
+                &name,
+                reqwest::Method::POST,
+                format!("{url}/api/peer/surveys/{survey}/cohorts/{cohort}/{action}"),
+                None,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    fn definition_url(&self, survey: &str) -> String {
+        format!("{}/api/surveys/{survey}/definition", self.0.cfg.public_url)
+    }
+
+    fn participant_url(&self, definition_url: &str) -> String {
+        format!(
+            "{}/#/participate?survey={}",
+            self.0.cfg.public_url,
+            percent_encode(definition_url)
+        )
+    }
+}
+
+async fn health() -> Response {
+    json(
+        StatusCode::OK,
+        &serde_json::json!({"role": "data collector", "ok": true}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_encoding_keeps_unreserved_only() {
+        assert_eq!(
+            percent_encode("http://a:1/x?invite=ab"),
+            "http%3A%2F%2Fa%3A1%2Fx%3Finvite%3Dab"
+        );
+        assert_eq!(percent_encode("A-z_0.~"), "A-z_0.~");
+    }
+}

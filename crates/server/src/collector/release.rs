@@ -1,0 +1,305 @@
+//! The release: `A₁` over every received cohort, `release.csv` and `manifest.json` at stable URLs.
+
+use super::*;
+
+impl Collector {
+    /// Release the survey if it is closed and every cohort is in.
+    pub(super) async fn maybe_release(&self, survey: &str) -> Result<(), ApiError> {
+        type Received = Vec<(u32, usize, Vec<f64>, Option<String>)>;
+        let s = survey.to_owned();
+        let ready = self
+            .0
+            .store
+            .run(
+                move |c| -> Result<Option<(SurveyRow, Received, Vec<String>)>, ApiError> {
+                    let row = load_survey(c, &s)?;
+                    if row.status != "closing" {
+                        return Ok(None);
+                    }
+                    let mut stmt = c
+                        .prepare(
+                            "SELECT cohort, status, records, data, qa, note FROM cohorts
+                         WHERE survey = ?1 ORDER BY cohort",
+                        )
+                        .map_err(sql)?;
+                    type Row = (
+                        u32,
+                        String,
+                        Option<usize>,
+                        Option<Vec<u8>>,
+                        Option<String>,
+                        Option<String>,
+                    );
+                    let rows: Vec<Row> = stmt
+                        .query_map([&s], |r| {
+                            Ok((
+                                r.get(0)?,
+                                r.get(1)?,
+                                r.get(2)?,
+                                r.get(3)?,
+                                r.get(4)?,
+                                r.get(5)?,
+                            ))
+                        })
+                        .map_err(sql)?
+                        .collect::<Result<_, _>>()
+                        .map_err(sql)?;
+                    if rows.iter().any(|r| !resolved(&r.1)) {
+                        return Ok(None);
+                    }
+                    let fail = |c: &Connection, why: String| -> Result<(), ApiError> {
+                        c.execute(
+                            "UPDATE surveys SET status = 'failed', error = ?2 WHERE id = ?1",
+                            (&s, why),
+                        )
+                        .map_err(sql)?;
+                        Ok(())
+                    };
+                    if let Some(failed) = rows.iter().find(|r| r.1 == "failed") {
+                        fail(
+                            c,
+                            format!(
+                                "cohort {} failed: {}; nothing is released",
+                                failed.0,
+                                failed.5.clone().unwrap_or_default()
+                            ),
+                        )?;
+                        return Ok(None);
+                    }
+                    let mut notes = Vec::new();
+                    let mut received = Vec::new();
+                    for (cohort, status, records, data, qa, note) in rows {
+                        match status.as_str() {
+                            "received" => {
+                                let values = blob_to_f64s(&data.unwrap_or_default())?;
+                                received.push((cohort, records.unwrap_or(0), values, qa));
+                            }
+                            "withheld" => notes.push(format!(
+                                "cohort {cohort} was withheld: {}",
+                                note.unwrap_or_default()
+                            )),
+                            _ => {}
+                        }
+                    }
+                    if received.is_empty() {
+                        fail(
+                            c,
+                            "no cohort had enough participants to be released".to_owned(),
+                        )?;
+                        return Ok(None);
+                    }
+                    Ok(Some((row, received, notes)))
+                },
+            )
+            .await?;
+        let Some((row, received, notes)) = ready else {
+            return Ok(());
+        };
+        let key = self
+            .0
+            .keys
+            .get(survey)
+            .ok_or_else(|| ApiError::internal("releasing", "the survey's key is missing"))?;
+        let (csv, manifest) =
+            tokio::task::spawn_blocking(move || build_release(&row, key, received, notes))
+                .await
+                .map_err(|e| ApiError::internal("releasing", e))??;
+        let s = survey.to_owned();
+        self.0
+            .store
+            .run(move |c| -> Result<(), ApiError> {
+                let status: String = c
+                    .query_row("SELECT status FROM surveys WHERE id = ?1", [&s], |r| r.get(0))
+                    .map_err(sql)?;
+                if status == "closing" {
+                    c.execute(
+                        "INSERT INTO releases (survey, csv, manifest, released_at) VALUES (?1, ?2, ?3, ?4)",
+                        (&s, &csv, &manifest, crate::time::now_rfc3339()),
+                    )
+                    .map_err(sql)?;
+                    c.execute("UPDATE surveys SET status = 'released' WHERE id = ?1", [&s])
+                        .map_err(sql)?;
+                }
+                Ok(())
+            })
+            .await
+    }
+}
+
+/// `A₁ · [A₂,1 X₁,1; …]` as `release.csv` and its manifest.
+fn build_release(
+    row: &SurveyRow,
+    key: orthomask_core::key::Key,
+    received: Vec<(u32, usize, Vec<f64>, Option<String>)>,
+    notes: Vec<String>,
+) -> Result<(String, String), ApiError> {
+    let design = row
+        .template
+        .design()
+        .map_err(|e| ApiError::internal("the survey design", e))?;
+    let p1 = row.plan.p1;
+    let mut cohorts = Vec::new();
+    for (cohort, records, values, qa) in received {
+        if values.len() != records * p1 {
+            return Err(ApiError::internal(
+                "releasing",
+                format!(
+                    "cohort {cohort} holds {} values for {records} records",
+                    values.len()
+                ),
+            ));
+        }
+        let qa = match qa {
+            Some(text) => Some(QaReport::from(
+                serde_json::from_str::<StoredQa>(&text).map_err(|e| ApiError::internal("QA", e))?,
+            )),
+            None => None,
+        };
+        cohorts.push(UnmaskedCohort {
+            cohort,
+            data: DMatrix::from_row_slice(records, p1, &values),
+            qa,
+        });
+    }
+    let sizes: Vec<usize> = cohorts.iter().map(|c| c.data.nrows()).collect();
+    let collector =
+        DataCollector::new(key, design).map_err(|e| ApiError::internal("collector", e))?;
+    let release = collector
+        .release(&cohorts)
+        .map_err(|e| ApiError::internal("computing the release", e))?;
+    let csv = write_table(&row.plan.columns, &release.data, Precision::RoundTrip);
+    let smallest = sizes.iter().copied().min().unwrap_or(0);
+    let bound = appendix_c_bound(
+        smallest,
+        p1,
+        row.plan.p2,
+        row.plan.x_max,
+        crate::plan::APPENDIX_C_DELTA,
+    )
+    .ok();
+    let (means, cross_products) = summary_statistics(&release.data);
+    let worst = QaReport::worst_of(&release.qa);
+    let manifest = Manifest {
+        orthomask_version: env!("CARGO_PKG_VERSION").to_owned(),
+        method: if row.plan.share_services > 0 {
+            "collusion".to_owned()
+        } else {
+            "modified".to_owned()
+        },
+        n: release.data.nrows(),
+        p1,
+        p2: row.plan.p2,
+        columns: row.plan.columns.clone(),
+        sigma: row.plan.sigma,
+        x_max: Some(row.plan.x_max),
+        x_max_source: Some("declared".to_owned()),
+        appendix_c: bound.map(|b| AppendixC {
+            sigma_min: b.sigma_min,
+            failure_probability: b.failure_probability,
+            gamma: b.gamma,
+            delta: b.delta,
+        }),
+        condition_3_7_margin: None,
+        cohorts: Cohorts {
+            size: Some(row.plan.cohort_size),
+            sizes,
+        },
+        right_mask: "haar".to_owned(),
+        generator: "chacha".to_owned(),
+        kept_columns: Vec::new(),
+        binary_columns: row.plan.binary_columns.clone(),
+        qa: worst.map(|w| Qa {
+            constant: w.constant,
+            passed: release.qa.iter().all(QaReport::passed),
+            max_deviation: w.max_deviation,
+            tolerance: w.tolerance,
+        }),
+        column_means: row
+            .plan
+            .columns
+            .iter()
+            .zip(&means)
+            .map(|(name, &mean)| ColumnMean {
+                name: name.clone(),
+                mean,
+            })
+            .collect(),
+        cross_products,
+        decimals: None,
+        dp: row.plan.dp.clone(),
+        teaching_keys: false,
+        warnings: notes,
+    };
+    Ok((csv, manifest.to_json()))
+}
+
+async fn stored_release(col: &Collector, survey: String, csv: bool) -> Result<String, ApiError> {
+    {
+        let s = survey.clone();
+        let found = col
+            .0
+            .store
+            .run(move |c| -> Result<Option<(String, String)>, ApiError> {
+                c.query_row(
+                    "SELECT csv, manifest FROM releases WHERE survey = ?1",
+                    [&s],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(sql)
+            })
+            .await?;
+        match found {
+            Some((c, m)) => Ok(if csv { c } else { m }),
+            None => {
+                let view = survey_view(col, &survey).await?;
+                let cohorts = view["cohorts"].as_array().map_or(0, Vec::len);
+                let done = view["cohorts"].as_array().map_or(0, |a| {
+                    a.iter()
+                        .filter(|c| c["status"].as_str().is_some_and(resolved))
+                        .count()
+                });
+                Err(ApiError::not_found(format!(
+                    "survey {survey:?} is not released yet (status {}, {done} of {cohorts} cohorts in)",
+                    view["status"].as_str().unwrap_or("unknown")
+                )))
+            }
+        }
+    }
+}
+
+pub(super) async fn release_csv(
+    State(col): State<Collector>,
+    ApiPath(survey): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let body = stored_release(&col, survey, true).await?;
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/csv; charset=utf-8"),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+pub(super) async fn manifest_json(
+    State(col): State<Collector>,
+    ApiPath(survey): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let body = stored_release(&col, survey, false).await?;
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body,
+    )
+        .into_response())
+}

@@ -1,0 +1,179 @@
+//! Errors at the HTTP boundary: every failure leaves a service as a status code and one line of
+//! JSON, `{"error": "…"}`, never as a panic or an HTML page.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// A failure of the store (SQLite or its writer thread).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite refused an operation.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The writer thread has stopped (the service is shutting down).
+    #[error("the store is closed")]
+    Closed,
+    /// A stored value could not be decoded (a bug or a corrupted file).
+    #[error("corrupt stored value: {0}")]
+    Corrupt(String),
+}
+
+/// A failure starting or running a service.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// A file or socket operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done, naming the path or address.
+        what: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A configuration value is unusable.
+    #[error("configuration: {0}")]
+    Config(String),
+    /// A key file is unreadable or malformed.
+    #[error("{path}: {reason}")]
+    KeyFile {
+        /// The key file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl ServerError {
+    /// An I/O error with context.
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}
+
+/// An error answer: a status and a one-line message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+    retry_after: Option<u64>,
+}
+
+impl ApiError {
+    /// An error with any status.
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        let message: String = message.into();
+        Self {
+            status,
+            // One line, always: clients show it as is.
+            message: message.replace(['\n', '\r'], " "),
+            retry_after: None,
+        }
+    }
+
+    /// 400.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// 401.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, message)
+    }
+
+    /// 403.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, message)
+    }
+
+    /// 404.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, message)
+    }
+
+    /// 409.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, message)
+    }
+
+    /// 422.
+    pub fn unprocessable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, message)
+    }
+
+    /// 429 with a `Retry-After` in seconds.
+    pub fn too_many_requests(retry_after: u64) -> Self {
+        Self {
+            retry_after: Some(retry_after),
+            ..Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("too many requests from this address; retry in {retry_after} s"),
+            )
+        }
+    }
+
+    /// 502: a peer service failed.
+    pub fn bad_gateway(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_GATEWAY, message)
+    }
+
+    /// 503.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, message)
+    }
+
+    /// 500 with a message safe to show; the details go to the log.
+    pub fn internal(context: &str, detail: impl std::fmt::Display) -> Self {
+        eprintln!("orthomask-server: internal error: {context}: {detail}");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("internal error: {context}; nothing was changed, try again"),
+        )
+    }
+
+    /// The status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.status.as_u16(), self.message)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Closed => Self::unavailable("the service is shutting down; try again"),
+            other => Self::internal("the store failed", other),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.message }).to_string();
+        let mut response = (self.status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        if let Some(seconds) = self.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}

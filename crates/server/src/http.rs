@@ -1,0 +1,304 @@
+//! HTTP plumbing shared by the services: extractors whose rejections are JSON errors, bearer
+//! checks, rate limiting, CORS and the security headers every answer carries.
+
+use crate::error::ApiError;
+use crate::ratelimit::RateLimiter;
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+/// A JSON body; malformed, oversized or mistyped bodies become one-line JSON errors.
+pub struct ApiJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for ApiJson<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(value)) => Ok(Self(value)),
+            Err(rejection) => {
+                let status = rejection.status();
+                let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                    "the request body is larger than this service accepts".to_owned()
+                } else {
+                    rejection.body_text()
+                };
+                Err(ApiError::new(status, message))
+            }
+        }
+    }
+}
+
+/// Path parameters; unparsable ones become JSON errors.
+pub struct ApiPath<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for ApiPath<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(v)| Self(v))
+            .map_err(|r| ApiError::bad_request(r.body_text()))
+    }
+}
+
+/// Query parameters; unparsable ones become JSON errors.
+pub struct ApiQuery<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for ApiQuery<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Query(v)| Self(v))
+            .map_err(|r| ApiError::bad_request(r.body_text()))
+    }
+}
+
+/// A JSON answer with `Cache-Control: no-store`.
+pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(body) => (
+            status,
+            [
+                (
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                ),
+                (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+            ],
+            body,
+        )
+            .into_response(),
+        Err(e) => ApiError::internal("encoding the answer", e).into_response(),
+    }
+}
+
+/// Compare in time independent of where the strings differ.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Whether the request carries `Authorization: Bearer <secret>`.
+pub fn has_bearer(headers: &HeaderMap, secret: &str) -> bool {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|token| constant_time_eq(token.trim().as_bytes(), secret.as_bytes()))
+}
+
+/// Refuse a request without the bearer secret.
+///
+/// # Errors
+/// 401 naming which token is needed.
+pub fn require_bearer(headers: &HeaderMap, secret: &str, which: &str) -> Result<(), ApiError> {
+    if has_bearer(headers, secret) {
+        Ok(())
+    } else {
+        Err(ApiError::unauthorized(format!(
+            "this endpoint needs the {which} as 'Authorization: Bearer <token>'"
+        )))
+    }
+}
+
+/// State of the bearer-token middleware.
+#[derive(Clone)]
+pub struct Bearer {
+    /// The secret.
+    pub secret: String,
+    /// Its name in the error message (`admin token`, `peer token`).
+    pub which: &'static str,
+}
+
+/// Middleware: 401 before the body is even read when the bearer token is missing or wrong.
+pub async fn bearer_auth(
+    axum::extract::State(bearer): axum::extract::State<Bearer>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match require_bearer(request.headers(), &bearer.secret, bearer.which) {
+        Ok(()) => next.run(request).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Limits of a service's public face.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limits {
+    /// Average requests per second per client address.
+    pub rate_per_second: f64,
+    /// Burst per client address.
+    pub rate_burst: u32,
+    /// Largest accepted request body on public endpoints, in bytes.
+    pub max_body_bytes: usize,
+    /// Take the client address from the last `X-Forwarded-For` entry (behind a reverse proxy).
+    pub trust_forwarded: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            rate_per_second: 20.0,
+            rate_burst: 200,
+            max_body_bytes: 2 * 1024 * 1024,
+            trust_forwarded: false,
+        }
+    }
+}
+
+/// Largest peer hand-over (a whole cohort's matrix, base64).
+pub const MAX_PEER_BODY: usize = 512 * 1024 * 1024;
+
+/// State of the rate-limit middleware.
+#[derive(Clone)]
+pub struct RateLimit {
+    /// The buckets.
+    pub limiter: Arc<RateLimiter>,
+    /// Whether to trust `X-Forwarded-For`.
+    pub trust_forwarded: bool,
+    /// Requests carrying this peer secret are not limited (service-to-service traffic).
+    pub peer_secret: String,
+}
+
+fn client_ip(request: &Request, trust_forwarded: bool) -> Option<IpAddr> {
+    if trust_forwarded
+        && let Some(ip) = request
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .and_then(|v| v.trim().parse().ok())
+    {
+        return Some(ip);
+    }
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip())
+}
+
+/// Middleware: 429 with `Retry-After` when a client exceeds its rate.
+pub async fn rate_limit(
+    axum::extract::State(state): axum::extract::State<RateLimit>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if has_bearer(request.headers(), &state.peer_secret) {
+        return next.run(request).await;
+    }
+    if let Some(ip) = client_ip(&request, state.trust_forwarded)
+        && let Err(wait) = state.limiter.check(ip)
+    {
+        return ApiError::too_many_requests(wait).into_response();
+    }
+    next.run(request).await
+}
+
+/// Middleware: headers every answer carries.
+pub async fn security_headers(request: Request, next: Next) -> Response {
+    let api = request.uri().path().starts_with("/api/");
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    if api && !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}
+
+/// CORS for the configured origins only (none: same-origin only).
+///
+/// # Errors
+/// One line naming an origin that is not `scheme://host[:port]`.
+pub fn cors(origins: &[String]) -> Result<tower_http::cors::CorsLayer, String> {
+    let mut values = Vec::new();
+    for origin in origins {
+        let o = origin.trim_end_matches('/');
+        let well_formed = (o.starts_with("http://") || o.starts_with("https://"))
+            && !o
+                .split_once("://")
+                .is_some_and(|(_, rest)| rest.contains('/'));
+        if !well_formed {
+            return Err(format!(
+                "allowed origin {origin:?} must look like https://host[:port] (no path)"
+            ));
+        }
+        values.push(HeaderValue::from_str(o).map_err(|e| format!("origin {origin:?}: {e}"))?);
+    }
+    Ok(tower_http::cors::CorsLayer::new()
+        .allow_origin(tower_http::cors::AllowOrigin::list(values))
+        .allow_methods([Method::GET, Method::POST])
+        .allow_headers([header::CONTENT_TYPE])
+        .max_age(std::time::Duration::from_secs(600)))
+}
+
+/// 404 for unknown paths.
+pub async fn not_found() -> ApiError {
+    ApiError::not_found("no such endpoint; see docs/openapi.yaml")
+}
+
+/// 405 for known paths with the wrong method.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this endpoint does not accept that method; see docs/openapi.yaml",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_tokens_must_match_exactly() {
+        let mut h = HeaderMap::new();
+        assert!(!has_bearer(&h, "secret-secret-secret"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer secret-secret-secret"),
+        );
+        assert!(has_bearer(&h, "secret-secret-secret"));
+        assert!(!has_bearer(&h, "secret-secret-secreT"));
+        assert!(!has_bearer(&h, "secret-secret-secret2"));
+        assert!(require_bearer(&h, "other-other-other", "admin token").is_err());
+    }
+
+    #[test]
+    fn origins_must_be_bare() {
+        assert!(cors(&["http://127.0.0.1:8080".into()]).is_ok());
+        assert!(cors(&["http://a.example/path".into()]).is_err());
+        assert!(cors(&["*".into()]).is_err());
+    }
+}

@@ -1,0 +1,499 @@
+//! Accepting participants' uploads: shared by the masking service provider (basic protocol,
+//! `x·B_k`) and the right-masking services (share mode, one additive share each).
+//!
+//! An upload is validated (survey registered, cohort open, length `p`, finite values, token
+//! format), stored with its hash and the time, and acknowledged with a receipt — exactly once per
+//! idempotency token: the same token with the same values returns the stored receipt, with
+//! other values a 409. A cohort closes itself when it holds `m` uploads; closed cohorts publish
+//! their sorted list of upload hashes and its Merkle root.
+
+use crate::error::{ApiError, StoreError};
+use crate::merkle::{InclusionProof, inclusion_proof, merkle_root};
+use crate::wire::{CohortStatus, Registration};
+use orthomask_formats::survey::{Receipt, Upload};
+use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+/// Tables of an accepting service.
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS surveys (
+    id TEXT PRIMARY KEY,
+    registration TEXT NOT NULL,
+    registered_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cohorts (
+    survey TEXT NOT NULL REFERENCES surveys(id),
+    cohort INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    uploads INTEGER NOT NULL DEFAULT 0,
+    opened_at TEXT NOT NULL,
+    closed_at TEXT,
+    note TEXT,
+    PRIMARY KEY (survey, cohort)
+);
+CREATE TABLE IF NOT EXISTS uploads (
+    survey TEXT NOT NULL,
+    token TEXT NOT NULL,
+    cohort INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    upload_hash TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    masked BLOB,
+    PRIMARY KEY (survey, token),
+    FOREIGN KEY (survey, cohort) REFERENCES cohorts(survey, cohort)
+);
+CREATE INDEX IF NOT EXISTS uploads_by_cohort ON uploads(survey, cohort, seq);
+";
+
+/// Registrations kept in memory for validation before the store is asked.
+#[derive(Clone, Default)]
+pub struct Registrations(Arc<RwLock<HashMap<String, Registration>>>);
+
+impl Registrations {
+    /// Load every registration from the store.
+    ///
+    /// # Errors
+    /// Store errors, or a registration that no longer parses.
+    pub async fn load(store: &crate::store::Store) -> Result<Self, StoreError> {
+        let all = store
+            .run(|c| -> Result<Vec<Registration>, StoreError> {
+                let mut stmt = c.prepare("SELECT registration FROM surveys")?;
+                let texts = stmt
+                    .query_map([], |r| r.get::<_, String>(0))?
+                    .collect::<Result<Vec<_>, _>>()?;
+                texts
+                    .iter()
+                    .map(|t| {
+                        serde_json::from_str(t).map_err(|e| StoreError::Corrupt(e.to_string()))
+                    })
+                    .collect()
+            })
+            .await?;
+        let map = all.into_iter().map(|r| (r.survey.clone(), r)).collect();
+        Ok(Self(Arc::new(RwLock::new(map))))
+    }
+
+    /// The registration of `survey`.
+    ///
+    /// # Errors
+    /// 404 naming the survey.
+    pub fn get(&self, survey: &str) -> Result<Registration, ApiError> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(survey)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(format!("there is no survey {survey:?} here")))
+    }
+
+    /// Remember a registration.
+    pub fn insert(&self, r: Registration) {
+        self.0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(r.survey.clone(), r);
+    }
+}
+
+fn sql(e: rusqlite::Error) -> ApiError {
+    ApiError::from(StoreError::from(e))
+}
+
+/// Store a registration. The same registration again is a no-op; a different one replaces it
+/// only while the survey has no uploads.
+///
+/// # Errors
+/// 409 when a survey with uploads would change.
+pub fn register(conn: &Connection, reg: &Registration) -> Result<(), ApiError> {
+    let text = serde_json::to_string(reg).map_err(|e| ApiError::internal("registration", e))?;
+    let existing: Option<String> = conn
+        .query_row(
+            "SELECT registration FROM surveys WHERE id = ?1",
+            [&reg.survey],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql)?;
+    match existing {
+        Some(old) if old == text => Ok(()),
+        Some(_) => {
+            let uploads: i64 = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM uploads WHERE survey = ?1",
+                    [&reg.survey],
+                    |r| r.get(0),
+                )
+                .map_err(sql)?;
+            if uploads > 0 {
+                return Err(ApiError::conflict(format!(
+                    "survey {:?} is already registered with a different design and has uploads",
+                    reg.survey
+                )));
+            }
+            conn.execute(
+                "UPDATE surveys SET registration = ?2 WHERE id = ?1",
+                (&reg.survey, &text),
+            )
+            .map_err(sql)?;
+            Ok(())
+        }
+        None => {
+            conn.execute(
+                "INSERT INTO surveys (id, registration, registered_at) VALUES (?1, ?2, ?3)",
+                (&reg.survey, &text, crate::time::now_rfc3339()),
+            )
+            .map_err(sql)?;
+            Ok(())
+        }
+    }
+}
+
+/// Open cohort `k` (idempotent).
+///
+/// # Errors
+/// 404 for an unknown survey.
+pub fn open_cohort(conn: &Connection, survey: &str, cohort: u32) -> Result<(), ApiError> {
+    let known: Option<i64> = conn
+        .query_row("SELECT 1 FROM surveys WHERE id = ?1", [survey], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(sql)?;
+    if known.is_none() {
+        return Err(ApiError::not_found(format!(
+            "there is no survey {survey:?} here"
+        )));
+    }
+    conn.execute(
+        "INSERT OR IGNORE INTO cohorts (survey, cohort, status, opened_at) VALUES (?1, ?2, 'open', ?3)",
+        (survey, cohort, crate::time::now_rfc3339()),
+    )
+    .map_err(sql)?;
+    Ok(())
+}
+
+/// Close cohort `k` if it is open; `true` when this call closed it.
+///
+/// # Errors
+/// 404 for an unknown cohort.
+pub fn close_cohort(conn: &Connection, survey: &str, cohort: u32) -> Result<bool, ApiError> {
+    let status = cohort_status(conn, survey, cohort)?;
+    if status != "open" {
+        return Ok(false);
+    }
+    conn.execute(
+        "UPDATE cohorts SET status = 'closed', closed_at = ?3 WHERE survey = ?1 AND cohort = ?2",
+        (survey, cohort, crate::time::now_rfc3339()),
+    )
+    .map_err(sql)?;
+    Ok(true)
+}
+
+/// The status of a cohort.
+///
+/// # Errors
+/// 404 for an unknown cohort.
+pub fn cohort_status(conn: &Connection, survey: &str, cohort: u32) -> Result<String, ApiError> {
+    conn.query_row(
+        "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+        (survey, cohort),
+        |r| r.get(0),
+    )
+    .optional()
+    .map_err(sql)?
+    .ok_or_else(|| {
+        ApiError::not_found(format!(
+            "survey {survey:?} has no cohort {cohort} here (cohorts are opened by the collector \
+             when it hands out their definitions)"
+        ))
+    })
+}
+
+/// Set a cohort's status (and an optional note).
+///
+/// # Errors
+/// SQLite errors.
+pub fn set_status(
+    conn: &Connection,
+    survey: &str,
+    cohort: u32,
+    status: &str,
+    note: Option<&str>,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE cohorts SET status = ?3, note = COALESCE(?4, note) WHERE survey = ?1 AND cohort = ?2",
+        (survey, cohort, status, note),
+    )?;
+    Ok(())
+}
+
+/// The outcome of an accepted upload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Accepted {
+    /// The receipt.
+    pub receipt: Receipt,
+    /// `false` when this was a retry of an upload already stored.
+    pub created: bool,
+    /// `true` when this upload filled the cohort and closed it.
+    pub closed_cohort: bool,
+}
+
+/// Store an upload (already validated against the registration) exactly once.
+///
+/// # Errors
+/// 404 unknown cohort, 409 cohort closed or full or token reused with other values.
+pub fn accept(
+    conn: &Connection,
+    reg: &Registration,
+    upload: &Upload,
+    hash: &str,
+    stored_values: &[u8],
+) -> Result<Accepted, ApiError> {
+    let existing: Option<(u32, String, String)> = conn
+        .query_row(
+            "SELECT cohort, upload_hash, received_at FROM uploads WHERE survey = ?1 AND token = ?2",
+            (&upload.survey, &upload.token),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .map_err(sql)?;
+    if let Some((cohort, stored_hash, received_at)) = existing {
+        if stored_hash == hash {
+            return Ok(Accepted {
+                receipt: Receipt {
+                    survey: upload.survey.clone(),
+                    cohort,
+                    upload_hash: stored_hash,
+                    received_at,
+                },
+                created: false,
+                closed_cohort: false,
+            });
+        }
+        return Err(ApiError::conflict(
+            "this idempotency token was already used for a different upload; a retry must send \
+             exactly the same values, a new submission needs a new token",
+        ));
+    }
+    let (status, count): (String, usize) = conn
+        .query_row(
+            "SELECT status, uploads FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+            (&upload.survey, upload.cohort),
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(sql)?
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "survey {:?} has no cohort {}; load the survey definition again",
+                upload.survey, upload.cohort
+            ))
+        })?;
+    if status != "open" {
+        return Err(ApiError::conflict(format!(
+            "cohort {} of survey {:?} is closed and accepts no more uploads",
+            upload.cohort, upload.survey
+        )));
+    }
+    if count >= reg.cohort_size {
+        return Err(ApiError::conflict(format!(
+            "cohort {} of survey {:?} is full",
+            upload.cohort, upload.survey
+        )));
+    }
+    let received_at = crate::time::now_rfc3339();
+    conn.execute(
+        "INSERT INTO uploads (survey, token, cohort, seq, upload_hash, received_at, masked)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        (
+            &upload.survey,
+            &upload.token,
+            upload.cohort,
+            count,
+            hash,
+            &received_at,
+            stored_values,
+        ),
+    )
+    .map_err(sql)?;
+    let closed_cohort = count + 1 >= reg.cohort_size;
+    conn.execute(
+        "UPDATE cohorts SET uploads = uploads + 1,
+                status = CASE WHEN ?3 THEN 'closed' ELSE status END,
+                closed_at = CASE WHEN ?3 THEN ?4 ELSE closed_at END
+         WHERE survey = ?1 AND cohort = ?2",
+        (&upload.survey, upload.cohort, closed_cohort, &received_at),
+    )
+    .map_err(sql)?;
+    Ok(Accepted {
+        receipt: Receipt {
+            survey: upload.survey.clone(),
+            cohort: upload.cohort,
+            upload_hash: hash.to_owned(),
+            received_at,
+        },
+        created: true,
+        closed_cohort,
+    })
+}
+
+/// A closed cohort's published receipt list.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReceiptList {
+    /// Survey.
+    pub survey: String,
+    /// Cohort.
+    pub cohort: u32,
+    /// When it closed.
+    pub closed_at: Option<String>,
+    /// Number of uploads.
+    pub count: usize,
+    /// RFC 6962 Merkle root over the sorted hashes (see `merkle.rs`).
+    pub merkle_root: String,
+    /// Every upload hash, sorted.
+    pub upload_hashes: Vec<String>,
+}
+
+/// The upload hashes of a cohort.
+///
+/// # Errors
+/// SQLite errors.
+pub fn hashes(conn: &Connection, survey: &str, cohort: u32) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT upload_hash FROM uploads WHERE survey = ?1 AND cohort = ?2 ORDER BY upload_hash",
+    )?;
+    stmt.query_map((survey, cohort), |r| r.get(0))?.collect()
+}
+
+/// The receipt list of a closed cohort.
+///
+/// # Errors
+/// 404 unknown cohort, 409 while it is open.
+pub fn receipts(conn: &Connection, survey: &str, cohort: u32) -> Result<ReceiptList, ApiError> {
+    let status = cohort_status(conn, survey, cohort)?;
+    if status == "open" {
+        return Err(ApiError::conflict(format!(
+            "cohort {cohort} of survey {survey:?} is still open; its receipts are published when it closes"
+        )));
+    }
+    let closed_at: Option<String> = conn
+        .query_row(
+            "SELECT closed_at FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+            (survey, cohort),
+            |r| r.get(0),
+        )
+        .map_err(sql)?;
+    let upload_hashes = hashes(conn, survey, cohort).map_err(sql)?;
+    Ok(ReceiptList {
+        survey: survey.to_owned(),
+        cohort,
+        closed_at,
+        count: upload_hashes.len(),
+        merkle_root: merkle_root(&upload_hashes),
+        upload_hashes,
+    })
+}
+
+/// The inclusion proof of one upload hash in a closed cohort's list.
+///
+/// # Errors
+/// As [`receipts`]; 404 when the hash is not in the list.
+pub fn proof(
+    conn: &Connection,
+    survey: &str,
+    cohort: u32,
+    hash: &str,
+) -> Result<InclusionProof, ApiError> {
+    let list = receipts(conn, survey, cohort)?;
+    inclusion_proof(&list.upload_hashes, hash).ok_or_else(|| {
+        ApiError::not_found(format!(
+            "upload hash {hash} is not among the {} receipts of cohort {cohort}",
+            list.count
+        ))
+    })
+}
+
+/// Every cohort of a survey.
+///
+/// # Errors
+/// SQLite errors.
+pub fn statuses(conn: &Connection, survey: &str) -> rusqlite::Result<Vec<CohortStatus>> {
+    let mut stmt = conn
+        .prepare("SELECT cohort, status, uploads FROM cohorts WHERE survey = ?1 ORDER BY cohort")?;
+    stmt.query_map([survey], |r| {
+        Ok(CohortStatus {
+            cohort: r.get(0)?,
+            status: r.get(1)?,
+            uploads: r.get(2)?,
+        })
+    })?
+    .collect()
+}
+
+/// A cohort's stored uploads in arrival order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CohortRows {
+    /// The stored vectors.
+    pub rows: Vec<Vec<f64>>,
+    /// Their idempotency tokens.
+    pub tokens: Vec<String>,
+    /// Their upload hashes.
+    pub hashes: Vec<String>,
+}
+
+/// The stored vectors of a cohort in arrival order, with their tokens and hashes.
+///
+/// # Errors
+/// Store errors; [`StoreError::Corrupt`] when a vector was already erased.
+pub fn cohort_rows(conn: &Connection, survey: &str, cohort: u32) -> Result<CohortRows, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT masked, token, upload_hash FROM uploads WHERE survey = ?1 AND cohort = ?2 ORDER BY seq",
+    )?;
+    let mut rows = Vec::new();
+    let mut tokens = Vec::new();
+    let mut hashes = Vec::new();
+    let mut query = stmt.query((survey, cohort))?;
+    while let Some(r) = query.next()? {
+        let blob: Option<Vec<u8>> = r.get(0)?;
+        let blob = blob.ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "survey {survey} cohort {cohort}: a stored vector was already erased"
+            ))
+        })?;
+        rows.push(crate::store::blob_to_f64s(&blob)?);
+        tokens.push(r.get(1)?);
+        hashes.push(r.get(2)?);
+    }
+    Ok(CohortRows {
+        rows,
+        tokens,
+        hashes,
+    })
+}
+
+/// Erase the stored vectors of a cohort (after the next party has them); hashes stay for the
+/// receipts.
+///
+/// # Errors
+/// SQLite errors.
+pub fn erase_vectors(conn: &Connection, survey: &str, cohort: u32) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE uploads SET masked = NULL WHERE survey = ?1 AND cohort = ?2",
+        (survey, cohort),
+    )?;
+    Ok(())
+}
+
+/// Closed cohorts waiting for processing: `(survey, cohort)`.
+///
+/// # Errors
+/// SQLite errors.
+pub fn closed_cohorts(conn: &Connection) -> rusqlite::Result<Vec<(String, u32)>> {
+    let mut stmt = conn.prepare(
+        "SELECT survey, cohort FROM cohorts WHERE status = 'closed' ORDER BY survey, cohort",
+    )?;
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect()
+}

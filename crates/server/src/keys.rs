@@ -1,0 +1,240 @@
+//! Each service's own key file, and the bearer secrets.
+//!
+//! A service keeps one 256-bit key per survey in `<role>-keys.json` inside its own data
+//! directory, readable by its owner only; keys never enter a database, a log line or an HTTP
+//! answer (the one exception is by design: the collector publishes the *device subkey* of a
+//! cohort, `derive(RightMaskKey { cohort })`, in that cohort's survey definition). Writes are
+//! atomic: a temporary file is written and fsynced, renamed over the old one, and the directory
+//! is fsynced, so a crash leaves either the old or the new file.
+
+use crate::error::ServerError;
+use orthomask_core::key::Key;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+#[derive(Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct KeyFile {
+    role: String,
+    surveys: BTreeMap<String, String>,
+}
+
+/// One service's survey keys.
+pub struct KeyStore {
+    path: PathBuf,
+    role: String,
+    keys: Mutex<BTreeMap<String, Key>>,
+}
+
+impl std::fmt::Debug for KeyStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyStore")
+            .field("path", &self.path)
+            .field("role", &self.role)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KeyStore {
+    /// Open `path` (created empty when absent) for `role`.
+    ///
+    /// # Errors
+    /// [`ServerError::KeyFile`] when the file is malformed or belongs to another role.
+    pub fn open(path: &Path, role: &str) -> Result<Self, ServerError> {
+        let bad = |reason: String| ServerError::KeyFile {
+            path: path.display().to_string(),
+            reason,
+        };
+        let mut keys = BTreeMap::new();
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let file: KeyFile = serde_json::from_str(&text)
+                    .map_err(|e| bad(format!("not a service key file: {e}")))?;
+                if file.role != role {
+                    return Err(bad(format!(
+                        "this key file belongs to the {} service, not the {role} service; each \
+                         service keeps its own keys",
+                        file.role
+                    )));
+                }
+                for (survey, hex) in file.surveys {
+                    let key = Key::from_hex(&hex)
+                        .map_err(|e| bad(format!("key of survey {survey:?}: {e}")))?;
+                    keys.insert(survey, key);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(ServerError::io(format!("reading {}", path.display()), e)),
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            role: role.to_owned(),
+            keys: Mutex::new(keys),
+        })
+    }
+
+    /// The key file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The key of `survey`, if this service has one.
+    pub fn get(&self, survey: &str) -> Option<Key> {
+        self.lock().get(survey).cloned()
+    }
+
+    /// The key of `survey`, generating and saving a fresh one from the operating system when it
+    /// has none.
+    ///
+    /// # Errors
+    /// [`ServerError`] when the OS random source or the file write fails.
+    pub fn get_or_create(&self, survey: &str) -> Result<Key, ServerError> {
+        let mut keys = self.lock();
+        if let Some(key) = keys.get(survey) {
+            return Ok(key.clone());
+        }
+        let key = Key::generate().map_err(|e| ServerError::Config(e.to_string()))?;
+        keys.insert(survey.to_owned(), key.clone());
+        if let Err(e) = self.save(&keys) {
+            keys.remove(survey);
+            return Err(e);
+        }
+        Ok(key)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Key>> {
+        // A panic while holding the lock cannot leave the map half-updated (inserts are single
+        // operations), so a poisoned lock is still consistent.
+        self.keys
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn save(&self, keys: &BTreeMap<String, Key>) -> Result<(), ServerError> {
+        let file = KeyFile {
+            role: self.role.clone(),
+            surveys: keys.iter().map(|(s, k)| (s.clone(), k.to_hex())).collect(),
+        };
+        let text =
+            serde_json::to_string_pretty(&file).map_err(|e| ServerError::Config(e.to_string()))?;
+        write_private_atomically(&self.path, text.as_bytes())
+    }
+}
+
+/// Write `bytes` to `path` readable by the owner only, atomically and durably.
+///
+/// # Errors
+/// [`ServerError::Io`] naming the file.
+pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> Result<(), ServerError> {
+    let io = |what: &str, e| ServerError::io(format!("{what} {}", path.display()), e);
+    let tmp = path.with_extension("tmp");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&tmp).map_err(|e| io("creating", e))?;
+    file.write_all(bytes).map_err(|e| io("writing", e))?;
+    file.sync_all().map_err(|e| io("syncing", e))?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(|e| io("replacing", e))?;
+    if let Some(dir) = path.parent()
+        && let Ok(d) = std::fs::File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Where a bearer secret comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SecretSource {
+    /// Read from this file (surrounding whitespace ignored).
+    File(PathBuf),
+    /// Given directly (from an environment variable).
+    Value(String),
+    /// Read from this file, creating it with a fresh random secret when absent.
+    GenerateInto(PathBuf),
+}
+
+/// Shortest accepted bearer secret.
+pub const MIN_SECRET_LEN: usize = 16;
+
+/// Resolve a bearer secret.
+///
+/// # Errors
+/// [`ServerError`] when the file cannot be read or written, or the secret is shorter than
+/// [`MIN_SECRET_LEN`] characters.
+pub fn load_secret(source: &SecretSource, what: &str) -> Result<String, ServerError> {
+    let secret = match source {
+        SecretSource::Value(v) => v.trim().to_owned(),
+        SecretSource::File(path) => std::fs::read_to_string(path)
+            .map_err(|e| ServerError::io(format!("reading the {what} from {}", path.display()), e))?
+            .trim()
+            .to_owned(),
+        SecretSource::GenerateInto(path) => match std::fs::read_to_string(path) {
+            Ok(text) => text.trim().to_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let fresh = Key::generate()
+                    .map_err(|e| ServerError::Config(e.to_string()))?
+                    .to_hex();
+                write_private_atomically(path, format!("{fresh}\n").as_bytes())?;
+                fresh
+            }
+            Err(e) => {
+                return Err(ServerError::io(
+                    format!("reading the {what} from {}", path.display()),
+                    e,
+                ));
+            }
+        },
+    };
+    if secret.len() < MIN_SECRET_LEN || secret.chars().any(char::is_whitespace) {
+        return Err(ServerError::Config(format!(
+            "the {what} must be at least {MIN_SECRET_LEN} characters without spaces"
+        )));
+    }
+    Ok(secret)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_persist_and_files_are_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("msp-keys.json");
+        let store = KeyStore::open(&path, "msp").unwrap();
+        let k = store.get_or_create("s1").unwrap();
+        assert_eq!(store.get_or_create("s1").unwrap(), k);
+        let again = KeyStore::open(&path, "msp").unwrap();
+        assert_eq!(again.get("s1").unwrap().to_hex(), k.to_hex());
+        assert!(again.get("s2").is_none());
+        let wrong = KeyStore::open(&path, "collector").unwrap_err().to_string();
+        assert!(wrong.contains("belongs to the msp service"), "{wrong}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn secrets_are_generated_once_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("admin-token");
+        let a = load_secret(&SecretSource::GenerateInto(path.clone()), "admin token").unwrap();
+        let b = load_secret(&SecretSource::GenerateInto(path.clone()), "admin token").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 64);
+        assert!(load_secret(&SecretSource::Value("short".into()), "admin token").is_err());
+        assert!(load_secret(&SecretSource::File(dir.path().join("none")), "x").is_err());
+    }
+}

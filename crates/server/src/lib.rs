@@ -1,0 +1,38 @@
+//! The Orthomask services: the masking service provider, the data collector and the
+//! right-masking services of share mode, as HTTP services (axum) with durable SQLite stores.
+//!
+//! ```text
+//! participant ──x·B_k──▶ provider (msp.rs) ──A₂,k X_k B_k──▶ collector (collector.rs)
+//!      ▲                  stores x·B_k, applies A₂,k           removes B_k, QA, A₁, release
+//!      └──────────── survey definition with the cohort's device key ◀──┘
+//!
+//! share mode (seed 000 §3.5): share i ──▶ right service i (right.rs) ──Xⁱ Bᵢ──▶ provider
+//!     ──A Xⁱ Bᵢ──▶ right service i ──A Xⁱ──▶ collector: Σᵢ A Xⁱ = A X
+//! ```
+//!
+//! All masking mathematics is `orthomask_core`'s; this crate moves bytes, stores them and
+//! enforces who may see what. Read in this order:
+
+pub mod collector;
+pub mod error;
+pub mod http;
+pub mod intake;
+pub mod keys;
+pub mod merkle;
+pub mod msp;
+pub mod outbox;
+pub mod plan;
+pub mod ratelimit;
+pub mod right;
+pub mod run;
+pub mod store;
+pub mod time;
+pub mod web;
+pub mod wire;
+
+pub use collector::CollectorConfig;
+pub use error::{ApiError, ServerError};
+pub use http::Limits;
+pub use msp::MspConfig;
+pub use right::RightConfig;
+pub use run::{AllConfig, AllRunning, Running, ServePlan, serve_blocking, start_all};

@@ -1,0 +1,789 @@
+//! The masking service provider (seed 000 §2 step 3; seed 003 §3.1 step 3).
+//!
+//! It accepts participants' masked uploads `x·B_k` for open cohorts and, when a cohort is full
+//! or closed by the collector, stacks them into `X_k B_k`, applies its own `A₂,k`
+//! (`MaskingServiceProvider::mask_cohort`, keeping `1ₙ` fixed) and hands `A₂,k X_k B_k` to the
+//! collector through its outbox. It holds only its own survey keys: never `B`, never `A₁`.
+//! After the collector has the batch, the stored `x·B_k` are erased; the upload hashes stay for
+//! the published receipt lists.
+//!
+//! In share mode (seed 000 §3.5) it is the left-masking provider: each right-masking service
+//! sends it `Xⁱ Bᵢ`; it lines the `K₁` blocks up by participant, applies one `A` to each
+//! (`LeftProvider::mask`) and sends `A Xⁱ Bᵢ` back to right-masking service `i`.
+
+use crate::error::{ApiError, ServerError, StoreError};
+use crate::http::{ApiJson, ApiPath, json, require_bearer};
+use crate::intake::{self, Registrations};
+use crate::keys::KeyStore;
+use crate::outbox::{self, DeliveredHook, OutboxItem};
+use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
+use crate::wire::{CohortOutcome, CohortResult, LeftMasked, Registration, ShareBlock, WireMatrix};
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::{get, post, put};
+use nalgebra::DMatrix;
+use orthomask_core::key::StreamId;
+use orthomask_core::protocol::collusion::LeftProvider;
+use orthomask_core::protocol::tm2::MaskingServiceProvider;
+use orthomask_formats::survey::Upload;
+use rusqlite::OptionalExtension;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::{Notify, watch};
+
+/// Configuration of a masking service provider.
+#[derive(Clone, Debug)]
+pub struct MspConfig {
+    /// Its own data directory (database and key file).
+    pub data_dir: PathBuf,
+    /// Base URL participants reach it at.
+    pub public_url: String,
+    /// Base URL of the collector it hands cohorts to.
+    pub collector_url: String,
+    /// Base URLs of the right-masking services, by index (share mode).
+    pub right_urls: Vec<String>,
+    /// Bearer secret of service-to-service calls.
+    pub peer_token: String,
+    /// Public limits.
+    pub limits: crate::http::Limits,
+    /// Origins allowed by CORS (the web app's).
+    pub allowed_origins: Vec<String>,
+}
+
+const SCHEMA_EXTRA: &str = "
+CREATE TABLE IF NOT EXISTS share_cohorts (
+    survey TEXT NOT NULL,
+    cohort INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    records INTEGER,
+    note TEXT,
+    PRIMARY KEY (survey, cohort)
+);
+CREATE TABLE IF NOT EXISTS share_blocks (
+    survey TEXT NOT NULL,
+    cohort INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    body_hash TEXT NOT NULL,
+    row_ids TEXT NOT NULL,
+    nrows INTEGER NOT NULL,
+    block BLOB,
+    received_at TEXT NOT NULL,
+    PRIMARY KEY (survey, cohort, idx)
+);
+";
+
+/// The database file name inside the data directory.
+pub const DB_FILE: &str = "msp.sqlite3";
+/// The key file name inside the data directory.
+pub const KEY_FILE: &str = "msp-keys.json";
+
+/// A stored share block: service index, row ids, values row by row.
+type StoredBlock = (u32, Vec<String>, Vec<f64>);
+
+struct Inner {
+    cfg: MspConfig,
+    store: Store,
+    keys: KeyStore,
+    regs: Registrations,
+    work: Arc<Notify>,
+    outbox: Arc<Notify>,
+}
+
+/// The provider's shared state.
+#[derive(Clone)]
+pub struct Msp(Arc<Inner>);
+
+/// Why a cohort cannot be masked safely, if it cannot.
+pub fn withheld_reason(reg: &Registration, n: usize) -> Option<String> {
+    let needed = reg.min_cohort_size.max(reg.p1() + 1);
+    (n < needed).then(|| {
+        format!(
+            "{n} records, fewer than the {needed} needed to mask a cohort safely (p1 = {}, \
+             minimum cohort size {}); the cohort is withheld and nothing of it is released",
+            reg.p1(),
+            reg.min_cohort_size
+        )
+    })
+}
+
+impl Msp {
+    /// Open the store and key file and start the background tasks.
+    ///
+    /// # Errors
+    /// [`ServerError`] when the data directory, store or key file cannot be used.
+    pub async fn start(
+        cfg: MspConfig,
+        shutdown: watch::Receiver<bool>,
+    ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
+        crate::run::create_private_dir(&cfg.data_dir)?;
+        let schema = format!("{}{}{}", intake::SCHEMA, outbox::SCHEMA, SCHEMA_EXTRA);
+        let (store, closed) = Store::open(&cfg.data_dir.join(DB_FILE), &schema)?;
+        let keys = KeyStore::open(&cfg.data_dir.join(KEY_FILE), "msp")?;
+        let regs = Registrations::load(&store).await?;
+        let client =
+            outbox::PeerClient::new(cfg.peer_token.clone()).map_err(ServerError::Config)?;
+        let msp = Self(Arc::new(Inner {
+            cfg,
+            store: store.clone(),
+            keys,
+            regs,
+            work: Arc::new(Notify::new()),
+            outbox: Arc::new(Notify::new()),
+        }));
+        let hook: DeliveredHook = Arc::new(delivered);
+        let tasks = vec![
+            tokio::spawn(outbox::run(
+                store,
+                client,
+                msp.0.outbox.clone(),
+                hook,
+                shutdown.clone(),
+            )),
+            tokio::spawn(msp.clone().process_loop(shutdown)),
+        ];
+        Ok((msp, tasks, closed))
+    }
+
+    /// The HTTP routes.
+    pub fn router(&self) -> (Router, Router) {
+        let public = Router::new()
+            .route("/api/surveys/{survey}/uploads", post(upload))
+            .route(
+                "/api/surveys/{survey}/cohorts/{cohort}/receipts",
+                get(receipts),
+            )
+            .route(
+                "/api/surveys/{survey}/cohorts/{cohort}/receipts/{hash}",
+                get(proof),
+            )
+            .route("/api/health", get(health))
+            .with_state(self.clone());
+        let peer = Router::new()
+            .route("/api/peer/surveys/{survey}", put(register))
+            .route("/api/peer/surveys/{survey}/status", get(status))
+            .route(
+                "/api/peer/surveys/{survey}/cohorts/{cohort}/open",
+                post(open_cohort),
+            )
+            .route(
+                "/api/peer/surveys/{survey}/cohorts/{cohort}/close",
+                post(close_cohort),
+            )
+            .route(
+                "/api/peer/surveys/{survey}/cohorts/{cohort}/shares/{index}",
+                put(share_block),
+            )
+            .with_state(self.clone());
+        (public, peer)
+    }
+
+    fn peer(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        require_bearer(headers, &self.0.cfg.peer_token, "peer token")
+    }
+
+    async fn process_loop(self, mut shutdown: watch::Receiver<bool>) {
+        loop {
+            if *shutdown.borrow() {
+                return;
+            }
+            if let Err(e) = self.process_pending().await {
+                if matches!(e, StoreError::Closed) {
+                    return;
+                }
+                eprintln!("orthomask-server: msp: {e}");
+            }
+            tokio::select! {
+                () = self.0.work.notified() => {}
+                () = tokio::time::sleep(std::time::Duration::from_secs(10)) => {}
+                _ = shutdown.changed() => {}
+            }
+        }
+    }
+
+    async fn process_pending(&self) -> Result<(), StoreError> {
+        let closed = self
+            .0
+            .store
+            .run(|c| -> Result<_, StoreError> { Ok(intake::closed_cohorts(c)?) })
+            .await?;
+        for (survey, cohort) in closed {
+            if let Err(e) = self.process_basic(&survey, cohort).await {
+                eprintln!("orthomask-server: msp: survey {survey} cohort {cohort}: {e}");
+                if matches!(e, StoreError::Closed) {
+                    return Err(e);
+                }
+            }
+        }
+        let collecting = self
+            .0
+            .store
+            .run(|c| -> Result<Vec<(String, u32, usize)>, StoreError> {
+                let mut stmt = c.prepare(
+                    "SELECT s.survey, s.cohort, (SELECT COUNT(*) FROM share_blocks b
+                        WHERE b.survey = s.survey AND b.cohort = s.cohort)
+                     FROM share_cohorts s WHERE s.status = 'collecting'",
+                )?;
+                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            })
+            .await?;
+        for (survey, cohort, blocks) in collecting {
+            let Ok(reg) = self.0.regs.get(&survey) else {
+                continue;
+            };
+            if blocks == reg.share_services
+                && let Err(e) = self.process_shares(&reg, cohort).await
+            {
+                eprintln!("orthomask-server: msp: survey {survey} cohort {cohort} (shares): {e}");
+                if matches!(e, StoreError::Closed) {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Mask one closed cohort of the basic protocol and queue it for the collector.
+    async fn process_basic(&self, survey: &str, cohort: u32) -> Result<(), StoreError> {
+        let reg = self
+            .0
+            .regs
+            .get(survey)
+            .map_err(|e| StoreError::Corrupt(e.message().to_owned()))?;
+        let s = survey.to_owned();
+        let intake::CohortRows { rows, hashes, .. } = self
+            .0
+            .store
+            .run(move |c| intake::cohort_rows(c, &s, cohort))
+            .await?;
+        let n = rows.len();
+        let outcome = if n == 0 {
+            CohortOutcome::Empty
+        } else if let Some(reason) = withheld_reason(&reg, n) {
+            CohortOutcome::Withheld { reason }
+        } else {
+            let key = self.0.keys.get(survey).ok_or_else(|| {
+                StoreError::Corrupt(format!("no provider key for survey {survey}"))
+            })?;
+            let design = reg
+                .design()
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            let p = reg.p();
+            let flat: Vec<f64> = rows.into_iter().flatten().collect();
+            let masked = tokio::task::spawn_blocking(move || {
+                let x = DMatrix::from_row_slice(n, p, &flat);
+                MaskingServiceProvider::new(key, design).mask_cohort(cohort, &x)
+            })
+            .await
+            .map_err(|e| StoreError::Corrupt(format!("masking task: {e}")))?
+            .map_err(|e| StoreError::Corrupt(format!("masking: {e}")))?;
+            CohortOutcome::Masked {
+                batch: WireMatrix::from_matrix(&masked),
+            }
+        };
+        let status = outcome_status(&outcome);
+        let note = match &outcome {
+            CohortOutcome::Withheld { reason } => Some(reason.clone()),
+            _ => None,
+        };
+        let result = CohortResult {
+            survey: survey.to_owned(),
+            cohort,
+            uploads: n,
+            merkle_root: crate::merkle::merkle_root(&hashes),
+            outcome,
+        };
+        let body = serde_json::to_vec(&result).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let url = format!(
+            "{}/api/peer/surveys/{survey}/cohorts/{cohort}/result",
+            self.0.cfg.collector_url
+        );
+        let s = survey.to_owned();
+        self.0
+            .store
+            .run(move |c| -> Result<(), StoreError> {
+                let current: Option<String> = c
+                    .query_row(
+                        "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+                        (&s, cohort),
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                if current.as_deref() == Some("closed") {
+                    intake::set_status(c, &s, cohort, status, note.as_deref())?;
+                    outbox::enqueue(c, "cohort-result", &s, cohort, 0, &url, &body)?;
+                }
+                Ok(())
+            })
+            .await?;
+        self.0.outbox.notify_one();
+        Ok(())
+    }
+
+    /// Line up the `K₁` share blocks of a cohort, left-mask each with the same `A`, and queue
+    /// `A Xⁱ Bᵢ` for right-masking service `i` (or tell the collector the cohort is empty or
+    /// withheld).
+    async fn process_shares(&self, reg: &Registration, cohort: u32) -> Result<(), StoreError> {
+        let survey = reg.survey.clone();
+        let s = survey.clone();
+        let blocks = self
+            .0
+            .store
+            .run(move |c| -> Result<Vec<StoredBlock>, StoreError> {
+                let mut stmt = c.prepare(
+                    "SELECT idx, row_ids, block FROM share_blocks WHERE survey = ?1 AND cohort = ?2
+                     ORDER BY idx",
+                )?;
+                let mut q = stmt.query((&s, cohort))?;
+                let mut out = Vec::new();
+                while let Some(r) = q.next()? {
+                    let ids: Vec<String> = serde_json::from_str(&r.get::<_, String>(1)?)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                    let blob: Option<Vec<u8>> = r.get(2)?;
+                    let values = blob_to_f64s(&blob.unwrap_or_default())?;
+                    out.push((r.get(0)?, ids, values));
+                }
+                Ok(out)
+            })
+            .await?;
+        let mut common: BTreeSet<String> = blocks
+            .first()
+            .map(|b| b.1.iter().cloned().collect())
+            .unwrap_or_default();
+        for (_, ids, _) in &blocks[1.min(blocks.len())..] {
+            let these: BTreeSet<&String> = ids.iter().collect();
+            common.retain(|id| these.contains(id));
+        }
+        let n = common.len();
+        let all: BTreeSet<&String> = blocks.iter().flat_map(|b| b.1.iter()).collect();
+        let incomplete = all.len() - n;
+        let p = reg.p();
+        let key =
+            self.0.keys.get(&survey).ok_or_else(|| {
+                StoreError::Corrupt(format!("no provider key for survey {survey}"))
+            })?;
+        let mut deliveries: Vec<(String, u32, String, Vec<u8>)> = Vec::new();
+        let status;
+        let mut note = (incomplete > 0).then(|| {
+            format!("{incomplete} participants' shares did not reach every right-masking service; they are left out")
+        });
+        if n == 0 || withheld_reason(reg, n).is_some() {
+            let outcome = if n == 0 {
+                CohortOutcome::Empty
+            } else {
+                CohortOutcome::Withheld {
+                    reason: withheld_reason(reg, n).unwrap_or_default(),
+                }
+            };
+            status = outcome_status(&outcome);
+            if let CohortOutcome::Withheld { reason } = &outcome {
+                note = Some(reason.clone());
+            }
+            let result = CohortResult {
+                survey: survey.clone(),
+                cohort,
+                uploads: n,
+                merkle_root: String::new(),
+                outcome,
+            };
+            deliveries.push((
+                "cohort-result".into(),
+                0,
+                format!(
+                    "{}/api/peer/surveys/{survey}/cohorts/{cohort}/result",
+                    self.0.cfg.collector_url
+                ),
+                serde_json::to_vec(&result).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ));
+        } else {
+            status = "masked";
+            let order: Vec<String> = common.into_iter().collect();
+            let left_key = key.derive(StreamId::ProviderLeftMask { cohort });
+            let right_urls = self.0.cfg.right_urls.clone();
+            let s = survey.clone();
+            deliveries = tokio::task::spawn_blocking(move || {
+                let left = LeftProvider::new(left_key, 0);
+                let mut out = Vec::new();
+                for (index, ids, values) in blocks {
+                    let position: HashMap<&String, usize> =
+                        ids.iter().enumerate().map(|(i, id)| (id, i)).collect();
+                    let mut aligned = DMatrix::zeros(order.len(), p);
+                    for (row, id) in order.iter().enumerate() {
+                        let from = position[id];
+                        aligned
+                            .row_mut(row)
+                            .copy_from_slice(&values[from * p..(from + 1) * p]);
+                    }
+                    let masked = left
+                        .mask(&aligned)
+                        .map_err(|e| StoreError::Corrupt(format!("left mask: {e}")))?;
+                    let message = LeftMasked {
+                        survey: s.clone(),
+                        cohort,
+                        index,
+                        block: WireMatrix::from_matrix(&masked),
+                    };
+                    let url = right_urls.get(index as usize).ok_or_else(|| {
+                        StoreError::Corrupt(format!("no URL for right-masking service {index}"))
+                    })?;
+                    out.push((
+                        "left-masked".to_owned(),
+                        index,
+                        format!("{url}/api/peer/surveys/{s}/cohorts/{cohort}/left-masked"),
+                        serde_json::to_vec(&message)
+                            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                    ));
+                }
+                Ok::<_, StoreError>(out)
+            })
+            .await
+            .map_err(|e| StoreError::Corrupt(format!("masking task: {e}")))??;
+        }
+        let s = survey.clone();
+        self.0
+            .store
+            .run(move |c| -> Result<(), StoreError> {
+                let current: Option<String> = c
+                    .query_row(
+                        "SELECT status FROM share_cohorts WHERE survey = ?1 AND cohort = ?2",
+                        (&s, cohort),
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                if current.as_deref() != Some("collecting") {
+                    return Ok(());
+                }
+                c.execute(
+                    "UPDATE share_cohorts SET status = ?3, records = ?4, note = ?5
+                     WHERE survey = ?1 AND cohort = ?2",
+                    (&s, cohort, status, n, note),
+                )?;
+                for (kind, part, url, body) in &deliveries {
+                    outbox::enqueue(c, kind, &s, cohort, *part, url, body)?;
+                }
+                Ok(())
+            })
+            .await?;
+        self.0.outbox.notify_one();
+        Ok(())
+    }
+}
+
+fn outcome_status(outcome: &CohortOutcome) -> &'static str {
+    match outcome {
+        CohortOutcome::Masked { .. } => "masked",
+        CohortOutcome::Empty => "empty",
+        CohortOutcome::Withheld { .. } => "withheld",
+    }
+}
+
+/// After a hand-over: erase what the provider no longer needs.
+fn delivered(c: &rusqlite::Connection, item: &OutboxItem) -> rusqlite::Result<()> {
+    match item.kind.as_str() {
+        "cohort-result" => intake::erase_vectors(c, &item.survey, item.cohort),
+        "left-masked" => {
+            c.execute(
+                "UPDATE share_blocks SET block = NULL WHERE survey = ?1 AND cohort = ?2
+                 AND NOT EXISTS (SELECT 1 FROM outbox WHERE kind = 'left-masked'
+                     AND survey = ?1 AND cohort = ?2 AND state = 'pending')",
+                (&item.survey, item.cohort),
+            )?;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+async fn health() -> Response {
+    json(
+        StatusCode::OK,
+        &serde_json::json!({"role": "masking service provider", "ok": true}),
+    )
+}
+
+async fn upload(
+    State(msp): State<Msp>,
+    ApiPath(survey): ApiPath<String>,
+    ApiJson(upload): ApiJson<Upload>,
+) -> Result<Response, ApiError> {
+    let reg = msp.0.regs.get(&survey)?;
+    if reg.share_services > 0 {
+        return Err(ApiError::bad_request(format!(
+            "survey {survey:?} uses share mode: each share goes to its right-masking service \
+             (masking.share_mode.providers), never to the provider"
+        )));
+    }
+    upload
+        .validate(&survey, reg.p())
+        .map_err(ApiError::bad_request)?;
+    let hash = upload.hash();
+    let blob = f64s_to_blob(&upload.values);
+    let accepted = msp
+        .0
+        .store
+        .run(move |c| intake::accept(c, &reg, &upload, &hash, &blob))
+        .await?;
+    if accepted.closed_cohort {
+        msp.0.work.notify_one();
+    }
+    let status = if accepted.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok(json(status, &accepted.receipt))
+}
+
+async fn receipts(
+    State(msp): State<Msp>,
+    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
+) -> Result<Response, ApiError> {
+    let list = msp
+        .0
+        .store
+        .run(move |c| intake::receipts(c, &survey, cohort))
+        .await?;
+    Ok(json(StatusCode::OK, &list))
+}
+
+async fn proof(
+    State(msp): State<Msp>,
+    ApiPath((survey, cohort, hash)): ApiPath<(String, u32, String)>,
+) -> Result<Response, ApiError> {
+    let proof = msp
+        .0
+        .store
+        .run(move |c| intake::proof(c, &survey, cohort, &hash))
+        .await?;
+    Ok(json(StatusCode::OK, &proof))
+}
+
+async fn register(
+    State(msp): State<Msp>,
+    headers: HeaderMap,
+    ApiPath(survey): ApiPath<String>,
+    ApiJson(reg): ApiJson<Registration>,
+) -> Result<Response, ApiError> {
+    msp.peer(&headers)?;
+    if reg.survey != survey {
+        return Err(ApiError::bad_request(
+            "the registration's survey differs from the URL's",
+        ));
+    }
+    reg.validate().map_err(ApiError::bad_request)?;
+    if reg.share_services > msp.0.cfg.right_urls.len() {
+        return Err(ApiError::bad_request(format!(
+            "share mode with {} right-masking services, but this provider knows only {}",
+            reg.share_services,
+            msp.0.cfg.right_urls.len()
+        )));
+    }
+    msp.0
+        .keys
+        .get_or_create(&survey)
+        .map_err(|e| ApiError::internal("creating the provider's survey key", e))?;
+    let stored = reg.clone();
+    msp.0
+        .store
+        .run(move |c| intake::register(c, &stored))
+        .await?;
+    msp.0.regs.insert(reg);
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"survey": survey, "registered": true}),
+    ))
+}
+
+async fn open_cohort(
+    State(msp): State<Msp>,
+    headers: HeaderMap,
+    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
+) -> Result<Response, ApiError> {
+    msp.peer(&headers)?;
+    msp.0
+        .store
+        .run(move |c| intake::open_cohort(c, &survey, cohort))
+        .await?;
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"cohort": cohort, "open": true}),
+    ))
+}
+
+async fn close_cohort(
+    State(msp): State<Msp>,
+    headers: HeaderMap,
+    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
+) -> Result<Response, ApiError> {
+    msp.peer(&headers)?;
+    let closed = msp
+        .0
+        .store
+        .run(move |c| intake::close_cohort(c, &survey, cohort))
+        .await?;
+    if closed {
+        msp.0.work.notify_one();
+    }
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"cohort": cohort, "closed": true}),
+    ))
+}
+
+async fn status(
+    State(msp): State<Msp>,
+    headers: HeaderMap,
+    ApiPath(survey): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    msp.peer(&headers)?;
+    msp.0.regs.get(&survey)?;
+    let value = msp
+        .0
+        .store
+        .run(move |c| -> Result<serde_json::Value, StoreError> {
+            let mut stmt = c.prepare(
+                "SELECT cohort, status, records, note FROM share_cohorts WHERE survey = ?1
+                 ORDER BY cohort",
+            )?;
+            let shares: Vec<serde_json::Value> = stmt
+                .query_map([&survey], |r| {
+                    Ok(serde_json::json!({
+                        "cohort": r.get::<_, u32>(0)?,
+                        "status": r.get::<_, String>(1)?,
+                        "records": r.get::<_, Option<i64>>(2)?,
+                        "note": r.get::<_, Option<String>>(3)?,
+                    }))
+                })?
+                .collect::<Result<_, _>>()?;
+            Ok(serde_json::json!({
+                "survey": survey,
+                "cohorts": intake::statuses(c, &survey)?,
+                "share_cohorts": shares,
+                "outbox": outbox::summary(c, &survey)?,
+            }))
+        })
+        .await?;
+    Ok(json(StatusCode::OK, &value))
+}
+
+async fn share_block(
+    State(msp): State<Msp>,
+    headers: HeaderMap,
+    ApiPath((survey, cohort, index)): ApiPath<(String, u32, u32)>,
+    ApiJson(block): ApiJson<ShareBlock>,
+) -> Result<Response, ApiError> {
+    msp.peer(&headers)?;
+    let reg = msp.0.regs.get(&survey)?;
+    if reg.share_services == 0 {
+        return Err(ApiError::bad_request(format!(
+            "survey {survey:?} does not use share mode"
+        )));
+    }
+    if index as usize >= reg.share_services {
+        return Err(ApiError::bad_request(format!(
+            "survey {survey:?} has {} right-masking services; there is no service {index}",
+            reg.share_services
+        )));
+    }
+    if block.survey != survey || block.cohort != cohort || block.index != index {
+        return Err(ApiError::bad_request(
+            "the block's survey, cohort or index differs from the URL's",
+        ));
+    }
+    let matrix = block.block.to_matrix().map_err(ApiError::bad_request)?;
+    if matrix.ncols() != reg.p() || matrix.nrows() != block.rows.len() {
+        return Err(ApiError::bad_request(format!(
+            "the block is {}x{} with {} row ids; expected {} columns and one id per row",
+            matrix.nrows(),
+            matrix.ncols(),
+            block.rows.len(),
+            reg.p()
+        )));
+    }
+    let canonical = serde_json::to_vec(&block).map_err(|e| ApiError::internal("block", e))?;
+    let body_hash: String = Sha256::digest(&canonical)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let ids = serde_json::to_string(&block.rows).map_err(|e| ApiError::internal("block", e))?;
+    let values: Vec<f64> = (0..matrix.nrows())
+        .flat_map(|i| matrix.row(i).iter().copied().collect::<Vec<_>>())
+        .collect();
+    let blob = f64s_to_blob(&values);
+    let k = reg.share_services;
+    let complete = msp
+        .0
+        .store
+        .run(move |c| -> Result<bool, ApiError> {
+            let sql = |e: rusqlite::Error| ApiError::from(StoreError::from(e));
+            c.execute(
+                "INSERT OR IGNORE INTO share_cohorts (survey, cohort, status) VALUES (?1, ?2, 'collecting')",
+                (&survey, cohort),
+            )
+            .map_err(sql)?;
+            let existing: Option<String> = c
+                .query_row(
+                    "SELECT body_hash FROM share_blocks WHERE survey = ?1 AND cohort = ?2 AND idx = ?3",
+                    (&survey, cohort, index),
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sql)?;
+            match existing {
+                Some(h) if h == body_hash => return Ok(false),
+                Some(_) => {
+                    return Err(ApiError::conflict(format!(
+                        "right-masking service {index} already handed over a different block for cohort {cohort}"
+                    )));
+                }
+                None => {}
+            }
+            let status: String = c
+                .query_row(
+                    "SELECT status FROM share_cohorts WHERE survey = ?1 AND cohort = ?2",
+                    (&survey, cohort),
+                    |r| r.get(0),
+                )
+                .map_err(sql)?;
+            if status != "collecting" {
+                return Err(ApiError::conflict(format!(
+                    "cohort {cohort} of survey {survey:?} was already left-masked without service {index}"
+                )));
+            }
+            c.execute(
+                "INSERT INTO share_blocks (survey, cohort, idx, body_hash, row_ids, nrows, block, received_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                (
+                    &survey,
+                    cohort,
+                    index,
+                    &body_hash,
+                    &ids,
+                    matrix.nrows(),
+                    &blob,
+                    crate::time::now_rfc3339(),
+                ),
+            )
+            .map_err(sql)?;
+            let count: usize = c
+                .query_row(
+                    "SELECT COUNT(*) FROM share_blocks WHERE survey = ?1 AND cohort = ?2",
+                    (&survey, cohort),
+                    |r| r.get(0),
+                )
+                .map_err(sql)?;
+            Ok(count == k)
+        })
+        .await?;
+    if complete {
+        msp.0.work.notify_one();
+    }
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"cohort": cohort, "index": index, "received": true}),
+    ))
+}

@@ -1,0 +1,366 @@
+//! Durable hand-overs between services: the transactional outbox.
+//!
+//! A service that must hand something to a peer (the provider's `A₂,k X_k B_k` for the
+//! collector, a right-masking service's block for the provider, …) writes it into its own
+//! `outbox` table *in the same transaction* that records the state change. A background task
+//! sends pending items with `PUT` and the peer bearer token, retrying with exponential back-off
+//! (0.25 s doubling up to 30 s) for as long as the peer is down or answers 5xx, 408 or 429; a
+//! service restarted after a crash resumes its pending items. Peers treat a repeated `PUT` of
+//! the same body as a success, so a hand-over that was received but whose answer was lost is
+//! simply sent again. A 4xx answer is final: the item is marked `rejected` with the peer's
+//! message (for instance a failed QA check) and shown in the status endpoints.
+
+use crate::error::StoreError;
+use crate::store::Store;
+use rusqlite::{Connection, OptionalExtension};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Notify, watch};
+
+/// The outbox table.
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    survey TEXT NOT NULL,
+    cohort INTEGER NOT NULL,
+    part INTEGER NOT NULL,
+    url TEXT NOT NULL,
+    body BLOB,
+    state TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_ms INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    done_at TEXT,
+    UNIQUE (kind, survey, cohort, part)
+);
+CREATE INDEX IF NOT EXISTS outbox_pending ON outbox(state, next_attempt_ms);
+";
+
+/// One hand-over.
+#[derive(Clone, Debug)]
+pub struct OutboxItem {
+    /// Row id.
+    pub id: i64,
+    /// What it is (`cohort-result`, `share-block`, `left-masked`, `share-part`).
+    pub kind: String,
+    /// Survey.
+    pub survey: String,
+    /// Cohort.
+    pub cohort: u32,
+    /// Share index (0 when not applicable).
+    pub part: u32,
+    /// Where to `PUT` it.
+    pub url: String,
+    /// JSON body.
+    pub body: Vec<u8>,
+}
+
+/// Queue a hand-over inside the caller's transaction. A second item with the same
+/// `(kind, survey, cohort, part)` is ignored: each hand-over happens once.
+///
+/// # Errors
+/// SQLite errors.
+pub fn enqueue(
+    conn: &Connection,
+    kind: &str,
+    survey: &str,
+    cohort: u32,
+    part: u32,
+    url: &str,
+    body: &[u8],
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR IGNORE INTO outbox (kind, survey, cohort, part, url, body, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        (
+            kind,
+            survey,
+            cohort,
+            part,
+            url,
+            body,
+            crate::time::now_rfc3339(),
+        ),
+    )?;
+    Ok(())
+}
+
+/// A summary of the outbox for status pages.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct OutboxSummary {
+    /// Kind.
+    pub kind: String,
+    /// Cohort.
+    pub cohort: u32,
+    /// Share index.
+    pub part: u32,
+    /// `pending`, `delivered` or `rejected`.
+    pub state: String,
+    /// Attempts so far.
+    pub attempts: u32,
+    /// The last error, if any.
+    pub last_error: Option<String>,
+}
+
+/// The outbox items of one survey.
+///
+/// # Errors
+/// SQLite errors.
+pub fn summary(conn: &Connection, survey: &str) -> rusqlite::Result<Vec<OutboxSummary>> {
+    let mut stmt = conn.prepare(
+        "SELECT kind, cohort, part, state, attempts, last_error FROM outbox
+         WHERE survey = ?1 ORDER BY id",
+    )?;
+    stmt.query_map([survey], |r| {
+        Ok(OutboxSummary {
+            kind: r.get(0)?,
+            cohort: r.get(1)?,
+            part: r.get(2)?,
+            state: r.get(3)?,
+            attempts: r.get(4)?,
+            last_error: r.get(5)?,
+        })
+    })?
+    .collect()
+}
+
+/// Why a request to a peer failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeerError {
+    /// Worth retrying: unreachable, timed out, 5xx, 408, 429.
+    Retry(String),
+    /// Final: the peer refused the request (4xx), with its message.
+    Rejected(String),
+}
+
+impl std::fmt::Display for PeerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Retry(m) | Self::Rejected(m) => f.write_str(m),
+        }
+    }
+}
+
+/// An HTTP client for service-to-service calls, carrying the peer bearer token.
+#[derive(Clone)]
+pub struct PeerClient {
+    http: reqwest::Client,
+    token: String,
+}
+
+impl std::fmt::Debug for PeerClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerClient").finish_non_exhaustive()
+    }
+}
+
+impl PeerClient {
+    /// A client sending `token`.
+    ///
+    /// # Errors
+    /// When the TLS backend cannot initialise.
+    pub fn new(token: String) -> Result<Self, String> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(Duration::from_secs(300))
+            .build()
+            .map_err(|e| format!("HTTP client: {e}"))?;
+        Ok(Self { http, token })
+    }
+
+    /// Send `body` (JSON) with `method` and return the answer's body.
+    ///
+    /// # Errors
+    /// [`PeerError`] classifying the failure.
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>, PeerError> {
+        let mut request = self
+            .http
+            .request(method, url)
+            .bearer_auth(&self.token)
+            .header(reqwest::header::CONTENT_TYPE, "application/json");
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| PeerError::Retry(format!("{url}: {e}")))?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| PeerError::Retry(format!("{url}: reading the answer: {e}")))?;
+        if status.is_success() {
+            return Ok(bytes.to_vec());
+        }
+        let message = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
+            .unwrap_or_else(|| String::from_utf8_lossy(&bytes).chars().take(200).collect());
+        let line = format!("{url}: {} {message}", status.as_u16());
+        if status.is_server_error()
+            || status == reqwest::StatusCode::REQUEST_TIMEOUT
+            || status == reqwest::StatusCode::TOO_MANY_REQUESTS
+        {
+            Err(PeerError::Retry(line))
+        } else {
+            Err(PeerError::Rejected(line))
+        }
+    }
+}
+
+/// Called inside the transaction that marks an item delivered (e.g. to erase data the service
+/// no longer needs).
+pub type DeliveredHook =
+    Arc<dyn Fn(&Connection, &OutboxItem) -> rusqlite::Result<()> + Send + Sync>;
+
+/// Back-off before attempt `attempts + 1`.
+fn backoff(attempts: u32) -> Duration {
+    let ms = 250u64.saturating_mul(1u64 << attempts.min(16));
+    Duration::from_millis(ms.min(30_000))
+}
+
+/// Items sent at once per round.
+const ROUND: usize = 4;
+
+/// Run the delivery loop until `shutdown` turns true.
+pub async fn run(
+    store: Store,
+    client: PeerClient,
+    wake: Arc<Notify>,
+    hook: DeliveredHook,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        let now = crate::time::unix_millis();
+        let due = store
+            .run(move |c| -> Result<Vec<OutboxItem>, StoreError> {
+                let mut stmt = c.prepare(
+                    "SELECT id, kind, survey, cohort, part, url, body FROM outbox
+                     WHERE state = 'pending' AND next_attempt_ms <= ?1 ORDER BY id LIMIT ?2",
+                )?;
+                let rows = stmt.query_map((now, ROUND as i64), |r| {
+                    Ok(OutboxItem {
+                        id: r.get(0)?,
+                        kind: r.get(1)?,
+                        survey: r.get(2)?,
+                        cohort: r.get(3)?,
+                        part: r.get(4)?,
+                        url: r.get(5)?,
+                        body: r.get::<_, Option<Vec<u8>>>(6)?.unwrap_or_default(),
+                    })
+                })?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            })
+            .await;
+        let due = match due {
+            Ok(d) => d,
+            Err(StoreError::Closed) => return,
+            Err(e) => {
+                eprintln!("orthomask-server: outbox: {e}");
+                Vec::new()
+            }
+        };
+        for item in &due {
+            let result = client
+                .send(reqwest::Method::PUT, &item.url, Some(item.body.clone()))
+                .await;
+            let item = item.clone();
+            let hook = hook.clone();
+            let recorded = store
+                .run(move |c| -> Result<(), StoreError> {
+                    let now = crate::time::now_rfc3339();
+                    match result {
+                        Ok(_) => {
+                            c.execute(
+                                "UPDATE outbox SET state = 'delivered', body = NULL, done_at = ?2,
+                                 last_error = NULL WHERE id = ?1",
+                                (item.id, now),
+                            )?;
+                            hook(c, &item)?;
+                        }
+                        Err(PeerError::Rejected(message)) => {
+                            eprintln!(
+                                "orthomask-server: {} for survey {} cohort {} was refused: {message}",
+                                item.kind, item.survey, item.cohort
+                            );
+                            c.execute(
+                                "UPDATE outbox SET state = 'rejected', last_error = ?2,
+                                 attempts = attempts + 1, done_at = ?3 WHERE id = ?1",
+                                (item.id, message, now),
+                            )?;
+                        }
+                        Err(PeerError::Retry(message)) => {
+                            let attempts: u32 = c
+                                .query_row(
+                                    "SELECT attempts FROM outbox WHERE id = ?1",
+                                    [item.id],
+                                    |r| r.get(0),
+                                )
+                                .optional()?
+                                .unwrap_or(0);
+                            let wait = i64::try_from(backoff(attempts).as_millis()).unwrap_or(0);
+                            c.execute(
+                                "UPDATE outbox SET attempts = attempts + 1, last_error = ?2,
+                                 next_attempt_ms = ?3 WHERE id = ?1",
+                                (item.id, message, crate::time::unix_millis() + wait),
+                            )?;
+                        }
+                    }
+                    Ok(())
+                })
+                .await;
+            if let Err(e) = recorded {
+                eprintln!("orthomask-server: outbox: recording a delivery: {e}");
+            }
+        }
+        if due.len() == ROUND {
+            continue;
+        }
+        let next = store
+            .run(|c| -> Result<Option<i64>, StoreError> {
+                Ok(c.query_row(
+                    "SELECT MIN(next_attempt_ms) FROM outbox WHERE state = 'pending'",
+                    [],
+                    |r| r.get(0),
+                )?)
+            })
+            .await
+            .ok()
+            .flatten();
+        let wait = next.map_or(Duration::from_secs(30), |t| {
+            Duration::from_millis(
+                u64::try_from(t - crate::time::unix_millis())
+                    .unwrap_or(0)
+                    .min(30_000),
+            )
+        });
+        tokio::select! {
+            () = wake.notified() => {}
+            () = tokio::time::sleep(wait) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        assert_eq!(backoff(0), Duration::from_millis(250));
+        assert_eq!(backoff(3), Duration::from_millis(2000));
+        assert_eq!(backoff(40), Duration::from_secs(30));
+    }
+}

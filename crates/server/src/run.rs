@@ -1,0 +1,556 @@
+//! Starting and stopping the services: each binds its own listener, opens its own store and key
+//! file in its own data directory, and stops gracefully (in-flight requests finish, background
+//! tasks end). `start_all` runs the collector, the provider and `K₁` right-masking services in
+//! one process on loopback — still with separate directories, stores, key files and HTTP
+//! listeners, talking to each other over HTTP exactly as separate machines would.
+
+use crate::collector::{Collector, CollectorConfig};
+use crate::error::ServerError;
+use crate::http::{self, Bearer, Limits, MAX_PEER_BODY, RateLimit};
+use crate::keys::{SecretSource, load_secret};
+use crate::msp::{Msp, MspConfig};
+use crate::ratelimit::RateLimiter;
+use crate::right::{Right, RightConfig};
+use crate::store::ClosedSignal;
+use crate::web::{WebApp, origin};
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::Uri;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// Create a directory (and parents) readable by its owner only.
+///
+/// # Errors
+/// [`ServerError::Io`] naming the directory.
+pub fn create_private_dir(path: &Path) -> Result<(), ServerError> {
+    std::fs::create_dir_all(path)
+        .map_err(|e| ServerError::io(format!("creating {}", path.display()), e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| ServerError::io(format!("restricting {}", path.display()), e))?;
+    }
+    Ok(())
+}
+
+/// Bind a TCP listener.
+///
+/// # Errors
+/// [`ServerError::Io`] naming the address.
+pub async fn bind(address: &str) -> Result<TcpListener, ServerError> {
+    TcpListener::bind(address)
+        .await
+        .map_err(|e| ServerError::io(format!("listening on {address}"), e))
+}
+
+/// The `http://` URL of a bound listener.
+///
+/// # Errors
+/// [`ServerError::Io`] when the socket has no address.
+pub fn url_of(listener: &TcpListener) -> Result<String, ServerError> {
+    let addr = listener
+        .local_addr()
+        .map_err(|e| ServerError::io("reading the listening address", e))?;
+    Ok(format!("http://{addr}"))
+}
+
+/// A running service.
+pub struct Running {
+    name: String,
+    url: String,
+    addr: SocketAddr,
+    shutdown: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+    closed: ClosedSignal,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Running {
+    /// What it is, e.g. `masking service provider`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its base URL (`http://addr`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Its socket address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stop: refuse new connections, finish in-flight requests, end background tasks, close the
+    /// store (its write-ahead log checkpointed).
+    pub async fn stop(self) {
+        let _ = self.shutdown.send(true);
+        for task in self.tasks {
+            let _ = task.await;
+        }
+        let closed = self.closed;
+        let done =
+            tokio::task::spawn_blocking(move || closed.wait(std::time::Duration::from_secs(30)))
+                .await
+                .unwrap_or(false);
+        if !done {
+            eprintln!(
+                "orthomask-server: {}: the store did not close in time",
+                self.name
+            );
+        }
+    }
+}
+
+struct Parts {
+    public: Router,
+    /// Admin routes and the admin token.
+    admin: Option<(Router, String)>,
+    peer: Router,
+    web: Option<WebApp>,
+}
+
+fn assemble(
+    parts: Parts,
+    limits: &Limits,
+    peer_token: &str,
+    origins: &[String],
+) -> Result<Router, ServerError> {
+    // The 405 answer must be set before the layers: set afterwards it would replace the
+    // layered fallback and bypass CORS preflight handling.
+    let mut public = parts
+        .public
+        .method_not_allowed_fallback(http::method_not_allowed)
+        .layer(DefaultBodyLimit::max(limits.max_body_bytes));
+    if !origins.is_empty() {
+        public = public.layer(http::cors(origins).map_err(ServerError::Config)?);
+    }
+    let mut app = Router::new().merge(public).merge(
+        parts
+            .peer
+            .method_not_allowed_fallback(http::method_not_allowed)
+            .route_layer(axum::middleware::from_fn_with_state(
+                Bearer {
+                    secret: peer_token.to_owned(),
+                    which: "peer token",
+                },
+                http::bearer_auth,
+            ))
+            .layer(DefaultBodyLimit::max(MAX_PEER_BODY)),
+    );
+    if let Some((admin, token)) = parts.admin {
+        app = app.merge(
+            admin
+                .method_not_allowed_fallback(http::method_not_allowed)
+                .route_layer(axum::middleware::from_fn_with_state(
+                    Bearer {
+                        secret: token,
+                        which: "admin token",
+                    },
+                    http::bearer_auth,
+                ))
+                .layer(DefaultBodyLimit::max(limits.max_body_bytes)),
+        );
+    }
+    app = match parts.web {
+        Some(web) => app.fallback(move |uri: Uri| {
+            let web = web.clone();
+            async move { web.serve(&uri).await }
+        }),
+        None => app.fallback(http::not_found),
+    };
+    let limiter = RateLimit {
+        limiter: Arc::new(RateLimiter::new(limits.rate_per_second, limits.rate_burst)),
+        trust_forwarded: limits.trust_forwarded,
+        peer_secret: peer_token.to_owned(),
+    };
+    Ok(app
+        .layer(axum::middleware::from_fn_with_state(
+            limiter,
+            http::rate_limit,
+        ))
+        .layer(axum::middleware::from_fn(http::security_headers)))
+}
+
+fn launch(
+    name: &str,
+    listener: TcpListener,
+    app: Router,
+    shutdown: watch::Sender<bool>,
+    mut tasks: Vec<JoinHandle<()>>,
+    closed: ClosedSignal,
+) -> Result<Running, ServerError> {
+    let addr = listener
+        .local_addr()
+        .map_err(|e| ServerError::io("reading the listening address", e))?;
+    let mut stop = shutdown.subscribe();
+    tasks.push(tokio::spawn(async move {
+        let served = axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = stop.wait_for(|v| *v).await;
+        })
+        .await;
+        if let Err(e) = served {
+            eprintln!("orthomask-server: the HTTP server stopped: {e}");
+        }
+    }));
+    Ok(Running {
+        name: name.to_owned(),
+        url: format!("http://{addr}"),
+        addr,
+        shutdown,
+        tasks,
+        closed,
+    })
+}
+
+/// Start a masking service provider on `listener`.
+///
+/// # Errors
+/// [`ServerError`] when its directory, store, key file or configuration is unusable.
+pub async fn start_msp(cfg: MspConfig, listener: TcpListener) -> Result<Running, ServerError> {
+    let (tx, rx) = watch::channel(false);
+    let (msp, tasks, closed) = Msp::start(cfg.clone(), rx).await?;
+    let (public, peer) = msp.router();
+    let app = assemble(
+        Parts {
+            public,
+            admin: None,
+            peer,
+            web: None,
+        },
+        &cfg.limits,
+        &cfg.peer_token,
+        &cfg.allowed_origins,
+    )?;
+    launch("masking service provider", listener, app, tx, tasks, closed)
+}
+
+/// Start right-masking service `cfg.index` on `listener`.
+///
+/// # Errors
+/// [`ServerError`] when its directory, store, key file or configuration is unusable.
+pub async fn start_right(cfg: RightConfig, listener: TcpListener) -> Result<Running, ServerError> {
+    let (tx, rx) = watch::channel(false);
+    let (right, tasks, closed) = Right::start(cfg.clone(), rx).await?;
+    let (public, peer) = right.router();
+    let app = assemble(
+        Parts {
+            public,
+            admin: None,
+            peer,
+            web: None,
+        },
+        &cfg.limits,
+        &cfg.peer_token,
+        &cfg.allowed_origins,
+    )?;
+    launch(
+        &format!("right-masking service {}", cfg.index),
+        listener,
+        app,
+        tx,
+        tasks,
+        closed,
+    )
+}
+
+/// Start a data collector on `listener`.
+///
+/// # Errors
+/// [`ServerError`] when its directory, store, key file or configuration is unusable.
+pub async fn start_collector(
+    cfg: CollectorConfig,
+    listener: TcpListener,
+) -> Result<Running, ServerError> {
+    let (tx, rx) = watch::channel(false);
+    let (collector, tasks, closed) = Collector::start(cfg.clone(), rx).await?;
+    let (public, admin, peer) = collector.router();
+    let mut connect: Vec<String> = std::iter::once(&cfg.msp_url)
+        .chain(&cfg.right_urls)
+        .map(|u| origin(u))
+        .collect();
+    connect.dedup();
+    let web = cfg.web_dir.clone().map(|dir| WebApp::new(dir, connect));
+    let app = assemble(
+        Parts {
+            public,
+            admin: Some((admin, cfg.admin_token.clone())),
+            peer,
+            web,
+        },
+        &cfg.limits,
+        &cfg.peer_token,
+        &cfg.allowed_origins,
+    )?;
+    launch("data collector", listener, app, tx, tasks, closed)
+}
+
+/// Everything in one process (`orthomask serve all`).
+#[derive(Clone, Debug)]
+pub struct AllConfig {
+    /// Parent directory: `collector/`, `msp/`, `right-<i>/` below it, plus `admin-token`,
+    /// `peer-token` and `services.json`.
+    pub data_dir: PathBuf,
+    /// Address to listen on (loopback by default).
+    pub host: String,
+    /// The collector's port; the provider takes the next, right-masking service `i` the one
+    /// after that plus `i`. 0: any free ports.
+    pub port: u16,
+    /// Right-masking services to run (0, or at least 2 for share mode).
+    pub right_services: usize,
+    /// The built web app.
+    pub web_dir: Option<PathBuf>,
+    /// Public limits.
+    pub limits: Limits,
+    /// The administrator's token (default: read or create `<data_dir>/admin-token`).
+    pub admin_token: Option<SecretSource>,
+}
+
+/// The services of `start_all`.
+#[derive(Debug)]
+pub struct AllRunning {
+    /// The collector.
+    pub collector: Running,
+    /// The provider.
+    pub msp: Running,
+    /// The right-masking services.
+    pub rights: Vec<Running>,
+    /// The administrator's token.
+    pub admin_token: String,
+}
+
+impl AllRunning {
+    /// Stop every service.
+    pub async fn stop(self) {
+        self.collector.stop().await;
+        for r in self.rights {
+            r.stop().await;
+        }
+        self.msp.stop().await;
+    }
+}
+
+fn port_after(port: u16, offset: usize) -> Result<u16, ServerError> {
+    if port == 0 {
+        return Ok(0);
+    }
+    u16::try_from(usize::from(port) + offset)
+        .map_err(|_| ServerError::Config(format!("port {port} + {offset} is out of range")))
+}
+
+/// Start the collector, the provider and the right-masking services on one host.
+///
+/// # Errors
+/// [`ServerError`] for unusable directories, ports or secrets.
+pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
+    if cfg.right_services == 1 {
+        return Err(ServerError::Config(
+            "share mode needs at least two right-masking services (or none)".into(),
+        ));
+    }
+    create_private_dir(&cfg.data_dir)?;
+    let admin_source = cfg
+        .admin_token
+        .clone()
+        .unwrap_or_else(|| SecretSource::GenerateInto(cfg.data_dir.join("admin-token")));
+    let admin_token = load_secret(&admin_source, "admin token")?;
+    let peer_token = load_secret(
+        &SecretSource::GenerateInto(cfg.data_dir.join("peer-token")),
+        "peer token",
+    )?;
+    let host = &cfg.host;
+    let address = |port: u16| {
+        if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        }
+    };
+    let collector_listener = bind(&address(cfg.port)).await?;
+    let msp_listener = bind(&address(port_after(cfg.port, 1)?)).await?;
+    let mut right_listeners = Vec::new();
+    for i in 0..cfg.right_services {
+        right_listeners.push(bind(&address(port_after(cfg.port, 2 + i)?)).await?);
+    }
+    let collector_url = url_of(&collector_listener)?;
+    let msp_url = url_of(&msp_listener)?;
+    let right_urls = right_listeners
+        .iter()
+        .map(url_of)
+        .collect::<Result<Vec<_>, _>>()?;
+    let msp = start_msp(
+        MspConfig {
+            data_dir: cfg.data_dir.join("msp"),
+            public_url: msp_url.clone(),
+            collector_url: collector_url.clone(),
+            right_urls: right_urls.clone(),
+            peer_token: peer_token.clone(),
+            limits: cfg.limits.clone(),
+            allowed_origins: vec![collector_url.clone()],
+        },
+        msp_listener,
+    )
+    .await?;
+    let mut rights = Vec::new();
+    for (i, listener) in right_listeners.into_iter().enumerate() {
+        rights.push(
+            start_right(
+                RightConfig {
+                    index: u32::try_from(i).unwrap_or(u32::MAX),
+                    data_dir: cfg.data_dir.join(format!("right-{i}")),
+                    public_url: right_urls[i].clone(),
+                    msp_url: msp_url.clone(),
+                    collector_url: collector_url.clone(),
+                    peer_token: peer_token.clone(),
+                    limits: cfg.limits.clone(),
+                    allowed_origins: vec![collector_url.clone()],
+                },
+                listener,
+            )
+            .await?,
+        );
+    }
+    let collector = start_collector(
+        CollectorConfig {
+            data_dir: cfg.data_dir.join("collector"),
+            public_url: collector_url.clone(),
+            msp_url: msp_url.clone(),
+            right_urls: right_urls.clone(),
+            admin_token: admin_token.clone(),
+            peer_token,
+            web_dir: cfg.web_dir.clone(),
+            limits: cfg.limits.clone(),
+            allowed_origins: Vec::new(),
+        },
+        collector_listener,
+    )
+    .await?;
+    let services = serde_json::json!({
+        "collector": collector_url,
+        "msp": msp_url,
+        "rights": right_urls,
+        "admin_token_file": match &admin_source {
+            SecretSource::File(p) | SecretSource::GenerateInto(p) => Some(p.display().to_string()),
+            SecretSource::Value(_) => None,
+        },
+    });
+    crate::keys::write_private_atomically(
+        &cfg.data_dir.join("services.json"),
+        format!("{services:#}\n").as_bytes(),
+    )?;
+    Ok(AllRunning {
+        collector,
+        msp,
+        rights,
+        admin_token,
+    })
+}
+
+/// Wait for Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
+
+/// What `orthomask serve` runs.
+#[derive(Clone, Debug)]
+pub enum ServePlan {
+    /// A masking service provider on an address.
+    Msp(MspConfig, String),
+    /// A data collector on an address.
+    Collector(CollectorConfig, String),
+    /// A right-masking service on an address.
+    Right(RightConfig, String),
+    /// Everything on one host.
+    All(AllConfig),
+}
+
+/// Run a plan until Ctrl-C or SIGTERM, printing where each service listens.
+///
+/// # Errors
+/// [`ServerError`] when a service cannot start.
+pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ServerError::io("starting the async runtime", e))?;
+    runtime.block_on(async move {
+        let announce = |r: &Running| println!("{} listening on {}", r.name(), r.url());
+        match plan {
+            ServePlan::Msp(cfg, address) => {
+                let running = start_msp(cfg, bind(&address).await?).await?;
+                announce(&running);
+                shutdown_signal().await;
+                running.stop().await;
+            }
+            ServePlan::Right(cfg, address) => {
+                let running = start_right(cfg, bind(&address).await?).await?;
+                announce(&running);
+                shutdown_signal().await;
+                running.stop().await;
+            }
+            ServePlan::Collector(cfg, address) => {
+                let web = cfg.web_dir.clone();
+                let running = start_collector(cfg, bind(&address).await?).await?;
+                announce(&running);
+                if let Some(dir) = web {
+                    println!("web app from {} at {}/", dir.display(), running.url());
+                }
+                shutdown_signal().await;
+                running.stop().await;
+            }
+            ServePlan::All(cfg) => {
+                let dir = cfg.data_dir.clone();
+                let all = start_all(cfg).await?;
+                announce(&all.collector);
+                announce(&all.msp);
+                for r in &all.rights {
+                    announce(r);
+                }
+                println!(
+                    "admin token in {}; service URLs in {}",
+                    dir.join("admin-token").display(),
+                    dir.join("services.json").display()
+                );
+                shutdown_signal().await;
+                all.stop().await;
+            }
+        }
+        println!("stopped");
+        Ok(())
+    })
+}

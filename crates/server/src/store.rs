@@ -1,0 +1,324 @@
+//! The durable store: one SQLite file per service, written by one thread with group commit.
+//!
+//! Every request that changes state sends a closure to the writer thread and waits for its
+//! answer. The thread gathers the closures that are queued, runs each in its own savepoint inside
+//! one transaction, commits, and only then answers them: an acknowledged change is on disk
+//! (WAL with `synchronous = FULL`: the commit is fsynced), so it survives `kill -9` of the
+//! process and a power cut alike, and a burst of uploads costs one fsync per batch rather than
+//! one per upload. A closure that fails rolls back its own savepoint and nothing else.
+
+use crate::error::StoreError;
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+/// Closures queued at most per transaction.
+const MAX_BATCH: usize = 256;
+
+/// A unit of work for the writer thread.
+trait Job: Send {
+    /// Run inside the open transaction; `true` when the closure succeeded.
+    fn run(&mut self, conn: &Connection) -> bool;
+    /// Answer the caller once the transaction's fate is known.
+    fn finish(self: Box<Self>, commit: Result<(), String>);
+}
+
+struct TypedJob<T, E, F> {
+    work: Option<F>,
+    result: Option<Result<T, E>>,
+    reply: tokio::sync::oneshot::Sender<Result<T, E>>,
+}
+
+impl<T, E, F> Job for TypedJob<T, E, F>
+where
+    T: Send,
+    E: From<StoreError> + Send,
+    F: FnOnce(&Connection) -> Result<T, E> + Send,
+{
+    fn run(&mut self, conn: &Connection) -> bool {
+        let result = match self.work.take() {
+            Some(work) => work(conn),
+            None => Err(E::from(StoreError::Closed)),
+        };
+        let ok = result.is_ok();
+        self.result = Some(result);
+        ok
+    }
+
+    fn finish(self: Box<Self>, commit: Result<(), String>) {
+        let answer = match (commit, self.result) {
+            (Ok(()), Some(result)) => result,
+            (Ok(()), None) => Err(E::from(StoreError::Closed)),
+            (Err(reason), _) => Err(E::from(StoreError::Sqlite(
+                rusqlite::Error::ToSqlConversionFailure(reason.into()),
+            ))),
+        };
+        // The caller may have gone away (client disconnected); the change is committed anyway.
+        let _ = self.reply.send(answer);
+    }
+}
+
+/// Handle to a service's SQLite store. Cloning shares the writer thread.
+#[derive(Clone)]
+pub struct Store {
+    sender: mpsc::Sender<Box<dyn Job>>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+impl Store {
+    /// Open (or create) the database at `path`, apply `schema` (idempotent `CREATE … IF NOT
+    /// EXISTS` statements) and start the writer thread.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`] when the file cannot be opened or the schema fails.
+    pub fn open(path: &Path, schema: &str) -> Result<(Self, ClosedSignal), StoreError> {
+        // Create the file owner-only first: SQLite gives its -wal and -shm files the database
+        // file's permissions.
+        create_private_file(path);
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // FULL: every commit is fsynced before the writer answers, so an acknowledged upload is
+        // on stable storage, not just in the page cache.
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        // Erased values (e.g. the provider's x·B after the hand-over) are overwritten with zeros,
+        // not left in free pages of the file.
+        conn.pragma_update(None, "secure_delete", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.execute_batch(schema)?;
+        let (sender, receiver) = mpsc::channel::<Box<dyn Job>>();
+        let closed = ClosedSignal::default();
+        let signal = closed.clone();
+        let name = format!(
+            "store:{}",
+            path.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        );
+        std::thread::Builder::new()
+            .name(name)
+            .spawn(move || {
+                writer(conn, receiver);
+                signal.set();
+            })
+            .map_err(|e| StoreError::Corrupt(format!("cannot start the writer thread: {e}")))?;
+        Ok((
+            Self {
+                sender,
+                path: path.to_owned(),
+            },
+            closed,
+        ))
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Run `work` in the writer thread inside a transaction; the answer arrives after the commit.
+    /// If `work` fails its changes are rolled back (and only its changes).
+    ///
+    /// # Errors
+    /// `work`'s own error, or [`StoreError`] converted into `E`.
+    pub async fn run<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
+    {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let job = TypedJob {
+            work: Some(work),
+            result: None,
+            reply,
+        };
+        self.sender
+            .send(Box::new(job))
+            .map_err(|_| E::from(StoreError::Closed))?;
+        answer.await.map_err(|_| E::from(StoreError::Closed))?
+    }
+}
+
+/// Create the database file readable by its owner only (best effort; the data directory is
+/// 0700 anyway).
+fn create_private_file(path: &Path) {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        let _ = options.open(path);
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    }
+    #[cfg(not(unix))]
+    let _ = options.open(path);
+}
+
+/// Set when a store's writer thread has finished and closed the database (its write-ahead log
+/// checkpointed). A service waits for it on shutdown.
+#[derive(Clone, Debug, Default)]
+pub struct ClosedSignal(std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>);
+
+impl ClosedSignal {
+    fn set(&self) {
+        let (lock, condvar) = &*self.0;
+        *lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+        condvar.notify_all();
+    }
+
+    /// Wait up to `timeout`; `true` when the store is closed.
+    pub fn wait(&self, timeout: std::time::Duration) -> bool {
+        let (lock, condvar) = &*self.0;
+        let guard = lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (guard, _) = condvar
+            .wait_timeout_while(guard, timeout, |closed| !*closed)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *guard
+    }
+}
+
+fn writer(conn: Connection, receiver: mpsc::Receiver<Box<dyn Job>>) {
+    while let Ok(first) = receiver.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match receiver.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let outcome = run_batch(&conn, &mut batch);
+        for job in batch {
+            job.finish(outcome.clone());
+        }
+    }
+}
+
+fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), String> {
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| e.to_string())?;
+    for job in batch.iter_mut() {
+        let mut step = || -> Result<(), rusqlite::Error> {
+            conn.execute_batch("SAVEPOINT job")?;
+            if job.run(conn) {
+                conn.execute_batch("RELEASE job")
+            } else {
+                conn.execute_batch("ROLLBACK TO job; RELEASE job")
+            }
+        };
+        if let Err(e) = step() {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e.to_string());
+        }
+    }
+    conn.execute_batch("COMMIT").map_err(|e| {
+        let _ = conn.execute_batch("ROLLBACK");
+        e.to_string()
+    })
+}
+
+/// Encode numbers as a BLOB of little-endian IEEE 754 doubles.
+pub fn f64s_to_blob(values: &[f64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Decode a BLOB written by [`f64s_to_blob`].
+///
+/// # Errors
+/// [`StoreError::Corrupt`] when the length is not a multiple of 8.
+pub fn blob_to_f64s(blob: &[u8]) -> Result<Vec<f64>, StoreError> {
+    if !blob.len().is_multiple_of(8) {
+        return Err(StoreError::Corrupt(format!(
+            "a vector blob of {} bytes is not a whole number of doubles",
+            blob.len()
+        )));
+    }
+    Ok(blob
+        .chunks_exact(8)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            f64::from_le_bytes(b)
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v INTEGER NOT NULL);";
+
+    #[derive(Debug)]
+    enum TestError {
+        Store(StoreError),
+        Refused,
+    }
+    impl From<StoreError> for TestError {
+        fn from(e: StoreError) -> Self {
+            Self::Store(e)
+        }
+    }
+    impl From<rusqlite::Error> for TestError {
+        fn from(e: rusqlite::Error) -> Self {
+            Self::Store(e.into())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failing_job_rolls_back_only_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, closed) = Store::open(&dir.path().join("s.sqlite3"), SCHEMA).unwrap();
+        let mut handles = Vec::new();
+        for i in 0..50 {
+            let store = store.clone();
+            handles.push(tokio::spawn(async move {
+                store
+                    .run(move |c| -> Result<(), TestError> {
+                        c.execute("INSERT INTO t VALUES (?1, ?2)", (format!("k{i}"), i))?;
+                        if i % 7 == 0 {
+                            return Err(TestError::Refused);
+                        }
+                        Ok(())
+                    })
+                    .await
+            }));
+        }
+        let mut refused = 0;
+        for h in handles {
+            match h.await.unwrap() {
+                Ok(()) => {}
+                Err(TestError::Refused) => refused += 1,
+                Err(TestError::Store(e)) => panic!("{e}"),
+            }
+        }
+        assert_eq!(refused, 8);
+        let count: i64 = store
+            .run(|c| -> Result<i64, TestError> {
+                Ok(c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))?)
+            })
+            .await
+            .unwrap();
+        assert_eq!(count, 42);
+        drop(store);
+        assert!(closed.wait(std::time::Duration::from_secs(10)));
+        assert!(!dir.path().join("s.sqlite3-wal").exists(), "closed cleanly");
+    }
+
+    #[test]
+    fn blobs_round_trip_exactly() {
+        let v = [0.1, -2.5e300, f64::MIN_POSITIVE, 0.0];
+        assert_eq!(blob_to_f64s(&f64s_to_blob(&v)).unwrap(), v);
+        assert!(blob_to_f64s(&[0u8; 9]).is_err());
+    }
+}

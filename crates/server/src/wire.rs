@@ -1,0 +1,372 @@
+//! Data-transfer types between the services and with the administrator: what crosses HTTP, and
+//! nothing else. (The participant-facing types — the survey definition, the upload and its
+//! receipt — are `orthomask_formats::survey`'s.)
+
+use base64::Engine as _;
+use nalgebra::DMatrix;
+use orthomask_core::protocol::ProtocolError;
+use orthomask_core::protocol::tm2::Tm2Design;
+use orthomask_formats::survey::Question;
+use serde::{Deserialize, Serialize};
+
+/// Largest record length `p` a service accepts (bounds memory per upload and per cohort).
+pub const MAX_P: usize = 50_000;
+/// Largest cohort size.
+pub const MAX_COHORT: usize = 10_000;
+
+/// Whether `id` is a valid survey id (1–64 characters from `a–z 0–9 - _`, as the schema says).
+pub fn valid_survey_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// What the collector tells a masking or right-masking service about a survey: the public
+/// design and the cohort rules. It never carries a key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Registration {
+    /// Survey id.
+    pub survey: String,
+    /// Answer columns (the record `x₁` without the QA column).
+    pub answers: usize,
+    /// QA constant, if the design has a QA column.
+    pub qa_constant: Option<f64>,
+    /// Noise columns `p₂`.
+    pub p2: usize,
+    /// Noise σ (public; the services do not use it).
+    pub sigma: f64,
+    /// Participants per cohort `m`: a cohort closes itself when it holds `m` uploads.
+    pub cohort_size: usize,
+    /// Fewest uploads for which a cohort is masked and handed on; smaller cohorts are withheld.
+    pub min_cohort_size: usize,
+    /// 0 for the basic protocol, `K₁ ≥ 2` in share mode.
+    pub share_services: usize,
+}
+
+impl Registration {
+    /// `p₁`: answers plus the QA column.
+    pub fn p1(&self) -> usize {
+        self.answers + usize::from(self.qa_constant.is_some())
+    }
+
+    /// `p = p₁ + p₂`: the length of every upload.
+    pub fn p(&self) -> usize {
+        self.p1() + self.p2
+    }
+
+    /// The public design (what the provider needs to apply `A₂,k`).
+    ///
+    /// # Errors
+    /// [`ProtocolError`] for parameters that do not form a design.
+    pub fn design(&self) -> Result<Tm2Design, ProtocolError> {
+        Tm2Design::modified(self.answers, self.p2, self.sigma)?.with_qa(self.qa_constant)
+    }
+
+    /// Check every field; the message names the first bad one.
+    ///
+    /// # Errors
+    /// One line.
+    pub fn validate(&self) -> Result<(), String> {
+        if !valid_survey_id(&self.survey) {
+            return Err("survey: use 1-64 characters from a-z, 0-9, - and _".into());
+        }
+        if self.p() > MAX_P {
+            return Err(format!("p = {} exceeds the limit of {MAX_P}", self.p()));
+        }
+        if self.cohort_size == 0 || self.cohort_size > MAX_COHORT {
+            return Err(format!("cohort_size must be 1 to {MAX_COHORT}"));
+        }
+        if self.min_cohort_size <= self.p1() || self.min_cohort_size > self.cohort_size {
+            return Err(format!(
+                "min_cohort_size must exceed p1 = {} (seed 000 needs p1 < n) and be at most the \
+                 cohort size {}",
+                self.p1(),
+                self.cohort_size
+            ));
+        }
+        if self.share_services == 1 {
+            return Err("share mode needs at least two right-masking services".into());
+        }
+        self.design().map(|_| ()).map_err(|e| e.to_string())
+    }
+}
+
+/// A matrix on the wire: row-major little-endian doubles, base64 (exact, and a third the size of
+/// decimal text).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireMatrix {
+    /// Rows.
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+    /// `rows × cols` doubles, row by row, little-endian, standard base64.
+    pub data: String,
+}
+
+impl WireMatrix {
+    /// Encode.
+    pub fn from_matrix(m: &DMatrix<f64>) -> Self {
+        let mut bytes = Vec::with_capacity(m.len() * 8);
+        for i in 0..m.nrows() {
+            for j in 0..m.ncols() {
+                bytes.extend_from_slice(&m[(i, j)].to_le_bytes());
+            }
+        }
+        Self {
+            rows: m.nrows(),
+            cols: m.ncols(),
+            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+
+    /// Decode, checking the size and that every value is finite.
+    ///
+    /// # Errors
+    /// One line naming the problem.
+    pub fn to_matrix(&self) -> Result<DMatrix<f64>, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.data)
+            .map_err(|e| format!("matrix data is not base64: {e}"))?;
+        let expected = self
+            .rows
+            .checked_mul(self.cols)
+            .and_then(|n| n.checked_mul(8))
+            .ok_or("matrix dimensions overflow")?;
+        if bytes.len() != expected {
+            return Err(format!(
+                "matrix data has {} bytes, a {}x{} matrix needs {expected}",
+                bytes.len(),
+                self.rows,
+                self.cols
+            ));
+        }
+        let values = crate::store::blob_to_f64s(&bytes).map_err(|e| e.to_string())?;
+        if let Some(k) = values.iter().position(|v| !v.is_finite()) {
+            return Err(format!(
+                "matrix entry ({}, {}) is not finite",
+                k / self.cols.max(1),
+                k % self.cols.max(1)
+            ));
+        }
+        Ok(DMatrix::from_row_slice(self.rows, self.cols, &values))
+    }
+}
+
+/// What became of a closed cohort at the provider.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum CohortOutcome {
+    /// `A₂,k X_k B_k`.
+    Masked {
+        /// The doubly masked batch.
+        batch: WireMatrix,
+    },
+    /// Closed without uploads.
+    Empty,
+    /// Too few uploads to mask safely (fewer than `min_cohort_size`, or `n ≤ p₁`).
+    Withheld {
+        /// Why, in one line.
+        reason: String,
+    },
+}
+
+/// The provider's hand-over of one cohort to the collector (`PUT …/cohorts/{k}/result`).
+/// (No `deny_unknown_fields`: serde cannot combine it with the flattened outcome.)
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CohortResult {
+    /// Survey id.
+    pub survey: String,
+    /// Cohort index.
+    pub cohort: u32,
+    /// Uploads the provider accepted for the cohort (basic protocol) or complete records (share
+    /// mode).
+    pub uploads: usize,
+    /// Merkle root of the published receipt list (basic protocol), empty in share mode.
+    pub merkle_root: String,
+    /// The result.
+    #[serde(flatten)]
+    pub outcome: CohortOutcome,
+}
+
+/// A right-masking service's block `Xⁱ Bᵢ` for the provider (`PUT …/cohorts/{k}/shares/{i}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShareBlock {
+    /// Survey id.
+    pub survey: String,
+    /// Cohort index.
+    pub cohort: u32,
+    /// Which right-masking service.
+    pub index: u32,
+    /// SHA-256 (hex) of each row's idempotency token, row by row: the provider lines up the rows
+    /// of the `K₁` blocks by these, since `Σᵢ A Xⁱ = A X` needs every block in the same order.
+    pub rows: Vec<String>,
+    /// `Xⁱ Bᵢ` (`rows.len() × p`).
+    pub block: WireMatrix,
+}
+
+/// The provider's `A Xⁱ Bᵢ` back to right-masking service `i` (`PUT …/cohorts/{k}/left-masked`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeftMasked {
+    /// Survey id.
+    pub survey: String,
+    /// Cohort index.
+    pub cohort: u32,
+    /// Which right-masking service.
+    pub index: u32,
+    /// `A Xⁱ Bᵢ`, rows in the provider's common order.
+    pub block: WireMatrix,
+}
+
+/// A right-masking service's `A Xⁱ` for the collector (`PUT …/cohorts/{k}/parts/{i}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharePart {
+    /// Survey id.
+    pub survey: String,
+    /// Cohort index.
+    pub cohort: u32,
+    /// Which right-masking service.
+    pub index: u32,
+    /// Merkle root of this service's receipt list for the cohort.
+    pub merkle_root: String,
+    /// `A Xⁱ`.
+    pub block: WireMatrix,
+}
+
+/// A service's view of one cohort (`GET /api/peer/surveys/{id}/status`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CohortStatus {
+    /// Cohort index.
+    pub cohort: u32,
+    /// `open`, `closed`, `masked`, `sent`, `unmasked`, `empty`, `withheld`.
+    pub status: String,
+    /// Uploads accepted.
+    pub uploads: usize,
+}
+
+/// The administrator's draft of a survey; the collector fills in the masking parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SurveyDraft {
+    /// Identifier: 1–64 characters from `a–z 0–9 - _`.
+    pub id: String,
+    /// Title shown to participants.
+    pub title: String,
+    /// Optional introduction.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Consent text.
+    pub consent: String,
+    /// The questions (the survey definition's format).
+    pub questions: Vec<Question>,
+    /// Participants per cohort `m`.
+    pub cohort_size: usize,
+    /// Fewest participants for which a cohort is released (default `p₁ + 1`, or `m` with DP).
+    #[serde(default)]
+    pub min_cohort_size: Option<usize>,
+    /// Device-side differential privacy.
+    #[serde(default)]
+    pub dp: Option<DpDraft>,
+    /// Share mode (seed 000 §3.5): records split over all configured right-masking services.
+    #[serde(default)]
+    pub share_mode: bool,
+    /// Whether loading the definition needs a one-use invitation token.
+    #[serde(default)]
+    pub invitations: bool,
+}
+
+/// Requested DP level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DpDraft {
+    /// ε.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+}
+
+/// `POST /api/admin/surveys/{id}/invitations`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InvitationRequest {
+    /// How many (1–10 000).
+    pub count: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrices_round_trip_bit_for_bit_and_bad_ones_are_named() {
+        let m = DMatrix::from_row_slice(2, 3, &[0.1, -1e-300, 3.0, 4.5, 1e300, -0.0]);
+        let w = WireMatrix::from_matrix(&m);
+        let back = w.to_matrix().unwrap();
+        assert_eq!(back.shape(), (2, 3));
+        for (a, b) in m.iter().zip(back.iter()) {
+            assert_eq!(a.to_bits(), b.to_bits());
+        }
+        let mut short = w.clone();
+        short.rows = 3;
+        assert!(short.to_matrix().unwrap_err().contains("needs 72"));
+        let nan = WireMatrix::from_matrix(&DMatrix::from_row_slice(1, 2, &[1.0, f64::NAN]));
+        assert_eq!(
+            nan.to_matrix().unwrap_err(),
+            "matrix entry (0, 1) is not finite"
+        );
+    }
+
+    /// The outcome is flattened into the result; every variant survives a round trip.
+    #[test]
+    fn cohort_results_round_trip() {
+        for outcome in [
+            CohortOutcome::Empty,
+            CohortOutcome::Withheld {
+                reason: "too few".into(),
+            },
+            CohortOutcome::Masked {
+                batch: WireMatrix::from_matrix(&DMatrix::from_row_slice(1, 2, &[1.5, -2.0])),
+            },
+        ] {
+            let r = CohortResult {
+                survey: "s".into(),
+                cohort: 3,
+                uploads: 1,
+                merkle_root: "ab".into(),
+                outcome,
+            };
+            let text = serde_json::to_string(&r).unwrap();
+            assert_eq!(serde_json::from_str::<CohortResult>(&text).unwrap(), r);
+        }
+    }
+
+    #[test]
+    fn registrations_enforce_p1_below_the_smallest_cohort() {
+        let mut r = Registration {
+            survey: "s".into(),
+            answers: 3,
+            qa_constant: Some(888.0),
+            p2: 30,
+            sigma: 10.0,
+            cohort_size: 20,
+            min_cohort_size: 5,
+            share_services: 0,
+        };
+        assert!(r.validate().is_ok());
+        assert_eq!(r.p(), 34);
+        r.min_cohort_size = 4;
+        assert!(r.validate().unwrap_err().contains("p1 = 4"));
+        r.min_cohort_size = 5;
+        r.share_services = 1;
+        assert!(r.validate().is_err());
+        r.share_services = 0;
+        r.survey = "Bad Id".into();
+        assert!(r.validate().is_err());
+    }
+}

@@ -1,0 +1,535 @@
+//! The HTTP contract at its edges: validation, exactly-once uploads, authentication, CORS, rate
+//! limits, the web app's Content-Security-Policy, invitations and withheld cohorts. Every refusal
+//! is a status code with one line of JSON.
+
+mod common;
+
+use common::*;
+use orthomask_server::Limits;
+use orthomask_server::run::{AllConfig, start_all};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+async fn json_of(r: reqwest::Response) -> Value {
+    serde_json::from_str(&r.text().await.unwrap()).unwrap()
+}
+
+fn one_line_error(body: &Value) -> &str {
+    let e = body["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not a JSON error: {body}"));
+    assert!(!e.is_empty() && !e.contains('\n'));
+    e
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_are_validated_and_stored_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("v", 12, false, false)).await;
+    let definition_url = created["definition_url"].as_str().unwrap();
+    let (def, uploads) = prepare(&http, definition_url, 1, &answers(1)).await;
+    let (url, upload) = uploads[0].clone();
+
+    // Shape and content errors.
+    let mut short = upload.clone();
+    short.values.pop();
+    let (status, body) = post_upload(&http, &url, &short).await;
+    assert_eq!(status, 400);
+    assert!(one_line_error(&body).contains("expects 464"), "{body}");
+    let mut bad_token = upload.clone();
+    bad_token.token = "short".into();
+    let (status, body) = post_upload(&http, &url, &bad_token).await;
+    assert_eq!(status, 400);
+    assert!(one_line_error(&body).contains("token"));
+    let mut wrong_cohort = upload.clone();
+    wrong_cohort.cohort = 7;
+    let (status, body) = post_upload(&http, &url, &wrong_cohort).await;
+    assert_eq!(status, 404);
+    assert!(one_line_error(&body).contains("no cohort 7"));
+    let unknown = url.replace("/v/", "/nope/");
+    let (status, body) = post_upload(&http, &unknown, &upload).await;
+    assert_eq!(status, 404);
+    one_line_error(&body);
+    let mut extra = serde_json::to_value(&upload).unwrap();
+    extra["name"] = json!("Alice");
+    let (status, body) = send(&http, Method::POST, &url, Some(&extra), None).await;
+    assert_eq!(status, 422);
+    assert!(one_line_error(&body).contains("unknown field"));
+    let raw = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(raw.status().as_u16(), 400);
+    one_line_error(&json_of(raw).await);
+    let no_type = http.post(&url).body("{}").send().await.unwrap();
+    assert_eq!(no_type.status().as_u16(), 415);
+    let huge = format!(
+        "{{\"survey\":\"v\",\"cohort\":0,\"token\":\"tttttttttttttttttt\",\"values\":[{}0]}}",
+        "1.0,".repeat(700_000)
+    );
+    let too_big = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(huge)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(too_big.status().as_u16(), 413);
+    one_line_error(&json_of(too_big).await);
+    // JSON cannot carry NaN; an overflowing literal is refused too.
+    let overflow =
+        serde_json::to_string(&upload)
+            .unwrap()
+            .replacen("\"values\":[", "\"values\":[1e999,", 1);
+    let r = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(overflow)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_client_error());
+
+    // Exactly once per token.
+    let (status, first) = post_upload(&http, &url, &upload).await;
+    assert_eq!(status, 201, "{first}");
+    assert_eq!(first["upload_hash"], upload.hash());
+    let (status, again) = post_upload(&http, &url, &upload).await;
+    assert_eq!(status, 200);
+    assert_eq!(again, first, "a retry gets the same receipt");
+    let mut changed = upload.clone();
+    changed.values[0] += 1.0;
+    let (status, body) = post_upload(&http, &url, &changed).await;
+    assert_eq!(status, 409);
+    assert!(one_line_error(&body).contains("idempotency token"));
+
+    // Closed cohorts refuse uploads; a retry of an acknowledged upload still gets its receipt.
+    let (status, _) = admin_post(&http, &all, "/api/admin/surveys/v/cohorts/0/close").await;
+    assert_eq!(status, 200);
+    let (_, late) = prepare(&http, definition_url, 2, &answers(2)).await;
+    assert_eq!(
+        late[0].1.cohort, 1,
+        "the next participant joins the next cohort"
+    );
+    let mut into_closed = late[0].1.clone();
+    into_closed.cohort = 0;
+    let (status, body) = post_upload(&http, &url, &into_closed).await;
+    assert_eq!(status, 409);
+    assert!(one_line_error(&body).contains("closed"));
+    let (status, again) = post_upload(&http, &url, &upload).await;
+    assert_eq!((status, &again), (200, &first));
+    assert_eq!(def.masking.cohort, 0);
+    all.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_and_peer_endpoints_need_their_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let url = format!("{}/api/admin/surveys", all.collector.url());
+    let body = draft("t", 12, false, false);
+    let (status, e) = send(&http, Method::POST, &url, Some(&body), None).await;
+    assert_eq!(status, 401);
+    assert!(one_line_error(&e).contains("admin token"));
+    let (status, _) = send(
+        &http,
+        Method::POST,
+        &url,
+        Some(&body),
+        Some("x-wrong-token-0000"),
+    )
+    .await;
+    assert_eq!(status, 401);
+    let (status, e) = send(&http, Method::GET, &url, None, Some("x-wrong-token-0000")).await;
+    assert_eq!(status, 401, "{e}");
+    // The peer token is not the admin token, and vice versa.
+    let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
+    let (status, _) = send(
+        &http,
+        Method::POST,
+        &url,
+        Some(&body),
+        Some(peer_token.trim()),
+    )
+    .await;
+    assert_eq!(status, 401);
+    let registration = json!({"survey": "x", "answers": 1, "qa_constant": 888.0, "p2": 30,
+        "sigma": 10.0, "cohort_size": 10, "min_cohort_size": 3, "share_services": 0});
+    let peer_url = format!("{}/api/peer/surveys/x", all.msp.url());
+    let (status, _) = send(&http, Method::PUT, &peer_url, Some(&registration), None).await;
+    assert_eq!(status, 401);
+    let (status, _) = send(
+        &http,
+        Method::PUT,
+        &peer_url,
+        Some(&registration),
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 401);
+    let result = format!(
+        "{}/api/peer/surveys/x/cohorts/0/result",
+        all.collector.url()
+    );
+    let (status, _) = send(&http, Method::PUT, &result, Some(&json!({})), None).await;
+    assert_eq!(status, 401);
+
+    // Bad drafts: one line naming the field; duplicates: 409.
+    let mut bad = draft("t", 4, false, false);
+    let (status, e) = send(
+        &http,
+        Method::POST,
+        &url,
+        Some(&bad),
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(one_line_error(&e).contains("p1 < n"), "{e}");
+    bad["cohort_size"] = json!(12);
+    bad["questions"][0]["kind"] = json!("essay");
+    let (status, e) = send(
+        &http,
+        Method::POST,
+        &url,
+        Some(&bad),
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 422, "{e}");
+    one_line_error(&e);
+    create_survey(&http, &all, &body).await;
+    let (status, e) = send(
+        &http,
+        Method::POST,
+        &url,
+        Some(&body),
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 409);
+    one_line_error(&e);
+    // Unknown paths and methods: JSON too.
+    let (status, e) = send(
+        &http,
+        Method::GET,
+        &format!("{}/api/nothing", all.msp.url()),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    one_line_error(&e);
+    let (status, e) = send(
+        &http,
+        Method::DELETE,
+        &format!("{}/api/surveys/t/uploads", all.msp.url()),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, 405);
+    one_line_error(&e);
+    all.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cors_admits_only_the_configured_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let upload_url = format!("{}/api/surveys/any/uploads", all.msp.url());
+    for (origin, allowed) in [
+        (all.collector.url().to_owned(), true),
+        ("http://evil.example".to_owned(), false),
+    ] {
+        let r = http
+            .request(Method::OPTIONS, &upload_url)
+            .header("origin", &origin)
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "content-type")
+            .send()
+            .await
+            .unwrap();
+        let header = r
+            .headers()
+            .get("access-control-allow-origin")
+            .map(|v| v.to_str().unwrap().to_owned());
+        assert_eq!(
+            header.as_deref() == Some(origin.as_str()),
+            allowed,
+            "{origin}: {header:?}"
+        );
+        if !allowed {
+            assert!(header.is_none());
+        }
+    }
+    // The admin API answers no cross-origin request at all.
+    let r = http
+        .request(
+            Method::OPTIONS,
+            format!("{}/api/admin/surveys", all.collector.url()),
+        )
+        .header("origin", all.msp.url())
+        .header("access-control-request-method", "POST")
+        .send()
+        .await
+        .unwrap();
+    assert!(r.headers().get("access-control-allow-origin").is_none());
+    all.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_over_their_rate_get_429_with_retry_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start_all(AllConfig {
+        data_dir: dir.path().to_owned(),
+        host: "127.0.0.1".into(),
+        port: 0,
+        right_services: 0,
+        web_dir: None,
+        limits: Limits {
+            rate_per_second: 0.5,
+            rate_burst: 3,
+            ..Limits::default()
+        },
+        admin_token: None,
+    })
+    .await
+    .unwrap();
+    let http = client();
+    let url = format!("{}/api/health", all.msp.url());
+    for _ in 0..3 {
+        let (status, _) = send(&http, Method::GET, &url, None, None).await;
+        assert_eq!(status, 200);
+    }
+    let r = http.get(&url).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 429);
+    // At 0.5 requests per second the next token is at most 2 s away.
+    let wait: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=2).contains(&wait), "Retry-After {wait}");
+    one_line_error(&json_of(r).await);
+    // Another service keeps its own buckets.
+    let (status, _) = send(
+        &http,
+        Method::GET,
+        &format!("{}/api/health", all.collector.url()),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    all.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_app_is_served_with_a_strict_content_security_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let dist = dir.path().join("dist");
+    std::fs::create_dir(&dist).unwrap();
+    let bootstrap = "\nimport init, * as bindings from './orthomask-web.js';\nconst wasm = await init({ module_or_path: './orthomask-web_bg.wasm' });\n";
+    std::fs::write(
+        dist.join("index.html"),
+        format!("<!DOCTYPE html><html><head><script type=\"module\">{bootstrap}</script></head><body></body></html>"),
+    )
+    .unwrap();
+    std::fs::write(dist.join("orthomask-web.js"), "export default 1;").unwrap();
+    std::fs::write(dist.join("orthomask-web_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    let all = start(&dir.path().join("data"), 2, Some(&dist)).await;
+    let http = client();
+    let r = http
+        .get(format!("{}/", all.collector.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let hash = base64::engine::general_purpose::STANDARD
+        .encode(sha2::Sha256::digest(bootstrap.as_bytes()));
+    assert!(
+        csp.contains(&format!(
+            "script-src 'self' 'wasm-unsafe-eval' 'sha256-{hash}'"
+        )),
+        "{csp}"
+    );
+    assert!(csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"));
+    assert!(!csp.contains("unsafe-inline") && !csp.contains("https:") && !csp.contains('*'));
+    for service in std::iter::once(&all.msp).chain(&all.rights) {
+        assert!(
+            csp.contains(service.url()),
+            "connect-src lists {}",
+            service.url()
+        );
+    }
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    let wasm = http
+        .get(format!("{}/orthomask-web_bg.wasm", all.collector.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wasm.headers()["content-type"], "application/wasm");
+    for path in ["/../Cargo.toml", "/.hidden", "/missing.js", "/%2e%2e/x"] {
+        let r = http
+            .get(format!("{}{path}", all.collector.url()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 404, "{path}");
+    }
+    let (status, e) = send(
+        &http,
+        Method::GET,
+        &format!("{}/api/nothing", all.collector.url()),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    one_line_error(&e);
+    all.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invitations_gate_the_definition_once_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("invited", 12, false, true)).await;
+    assert!(created["participant_url"].is_null());
+    let definition_url = created["definition_url"].as_str().unwrap();
+    let (status, body) = get_text(&http, definition_url).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, list) = send(
+        &http,
+        Method::POST,
+        &format!(
+            "{}/api/admin/surveys/invited/invitations",
+            all.collector.url()
+        ),
+        Some(&json!({"count": 2})),
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 201, "{list}");
+    let first = list["invitations"][0]["definition_url"].as_str().unwrap();
+    let second = list["invitations"][1]["definition_url"].as_str().unwrap();
+    assert!(
+        list["invitations"][0]["participant_url"]
+            .as_str()
+            .unwrap()
+            .contains("invite%3D")
+    );
+    let (status, _) = get_text(&http, first).await;
+    assert_eq!(status, 200);
+    let (status, body) = get_text(&http, first).await;
+    assert_eq!(status, 403);
+    assert!(body.contains("already been used"));
+    let (status, _) = get_text(
+        &http,
+        &format!("{definition_url}?invite=0123456789abcdef0123456789abcdef"),
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, _) = get_text(&http, second).await;
+    assert_eq!(status, 200);
+    // Tokens are stored only as hashes.
+    let db = std::fs::read(dir.path().join("collector/collector.sqlite3")).unwrap();
+    let wal = std::fs::read(dir.path().join("collector/collector.sqlite3-wal")).unwrap_or_default();
+    let token = list["invitations"][1]["token"].as_str().unwrap();
+    for bytes in [&db, &wal] {
+        assert!(!bytes.windows(token.len()).any(|w| w == token.as_bytes()));
+    }
+    // A survey without invitations has none to hand out.
+    create_survey(&http, &all, &draft("open", 12, false, false)).await;
+    let (status, _) = send(
+        &http,
+        Method::POST,
+        &format!("{}/api/admin/surveys/open/invitations", all.collector.url()),
+        Some(&json!({"count": 1})),
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 409);
+    all.stop().await;
+}
+
+/// A cohort too small to mask safely (n ≤ p₁, or below the minimum) is withheld by the provider
+/// and never reaches the collector as data; with nothing else, nothing is released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cohorts_too_small_to_mask_are_withheld_not_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("small", 12, false, false)).await;
+    let definition_url = created["definition_url"].as_str().unwrap();
+    for i in 0..3 {
+        participate(&http, definition_url, i).await;
+    }
+    let (status, _) = admin_post(&http, &all, "/api/admin/surveys/small/close").await;
+    assert_eq!(status, 200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let view = loop {
+        let (_, view) = send(
+            &http,
+            Method::GET,
+            &format!("{}/api/surveys/small/status", all.collector.url()),
+            None,
+            None,
+        )
+        .await;
+        if view["status"] == "failed" {
+            break view;
+        }
+        assert!(std::time::Instant::now() < deadline, "{view}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert!(
+        view["error"]
+            .as_str()
+            .unwrap()
+            .contains("no cohort had enough participants")
+    );
+    assert_eq!(view["cohorts"][0]["status"], "withheld");
+    assert!(
+        view["cohorts"][0]["note"]
+            .as_str()
+            .unwrap()
+            .contains("3 records, fewer than the 6")
+    );
+    let (status, _) = get_text(
+        &http,
+        &format!("{}/api/surveys/small/release.csv", all.collector.url()),
+    )
+    .await;
+    assert_eq!(status, 404);
+    // The administrator's view includes the provider's.
+    let (status, admin) = send(
+        &http,
+        Method::GET,
+        &format!("{}/api/admin/surveys/small", all.collector.url()),
+        None,
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        admin["services"][0]["status"]["cohorts"][0]["status"],
+        "withheld"
+    );
+    all.stop().await;
+}

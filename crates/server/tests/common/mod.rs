@@ -1,0 +1,351 @@
+//! Shared helpers of the service tests: start the services on loopback, act as an administrator
+//! and as participants' browsers (the same core calls the web app makes), fit regressions.
+#![allow(dead_code)]
+
+use nalgebra::DMatrix;
+use orthomask_core::key::{Key, StreamId};
+use orthomask_core::protocol::collusion::split_into_shares;
+use orthomask_core::protocol::tm2::{Participant, right_mask_from_device_key};
+use orthomask_formats::survey::{Answer, Receipt, SurveyDefinition, Upload};
+use orthomask_server::Limits;
+use orthomask_server::run::{AllConfig, AllRunning, start_all};
+use orthomask_stats::dataset::Dataset;
+use orthomask_stats::design::Intercept;
+use orthomask_stats::linear::LinearRegression;
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// The acceptance tolerance: release and raw regressions agree to 1e-9 relative.
+pub const ACCEPTANCE_RELATIVE: f64 = 1e-9;
+
+/// Limits loose enough for many simulated participants on one loopback address.
+pub fn loose_limits() -> Limits {
+    Limits {
+        rate_per_second: 10_000.0,
+        rate_burst: 100_000,
+        ..Limits::default()
+    }
+}
+
+/// Start everything in one process on free loopback ports.
+pub async fn start(dir: &Path, rights: usize, web_dir: Option<&Path>) -> AllRunning {
+    start_all(AllConfig {
+        data_dir: dir.to_owned(),
+        host: "127.0.0.1".into(),
+        port: 0,
+        right_services: rights,
+        web_dir: web_dir.map(Path::to_owned),
+        limits: loose_limits(),
+        admin_token: None,
+    })
+    .await
+    .expect("services start")
+}
+
+/// An HTTP client.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(120))
+        .build()
+        .expect("client")
+}
+
+/// A request's status and JSON body (`Value::Null` when the body is not JSON).
+pub async fn send(
+    client: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    body: Option<&Value>,
+    bearer: Option<&str>,
+) -> (u16, Value) {
+    let mut request = client.request(method, url);
+    if let Some(b) = body {
+        request = request
+            .header("content-type", "application/json")
+            .body(b.to_string());
+    }
+    if let Some(token) = bearer {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// GET a text body.
+pub async fn get_text(client: &reqwest::Client, url: &str) -> (u16, String) {
+    let response = client.get(url).send().await.expect("request");
+    let status = response.status().as_u16();
+    (status, response.text().await.expect("body"))
+}
+
+/// The test survey: three predictors and a response, p₁ = 5.
+pub fn draft(id: &str, cohort_size: usize, share_mode: bool, invitations: bool) -> Value {
+    json!({
+        "id": id,
+        "title": "Health and income (test)",
+        "consent": "Test consent.",
+        "questions": [
+            {"id": "smoker", "label": "Do you smoke?", "kind": "yes_no"},
+            {"id": "age", "label": "Age", "kind": "integer", "min": 18, "max": 90},
+            {"id": "income", "label": "Income", "kind": "number", "min": 0, "max": 250},
+            {"id": "score", "label": "Wellbeing score", "kind": "number", "min": 0, "max": 100}
+        ],
+        "cohort_size": cohort_size,
+        "share_mode": share_mode,
+        "invitations": invitations
+    })
+}
+
+/// Create a survey; panics with the answer if refused.
+pub async fn create_survey(client: &reqwest::Client, all: &AllRunning, draft: &Value) -> Value {
+    let (status, body) = send(
+        client,
+        reqwest::Method::POST,
+        &format!("{}/api/admin/surveys", all.collector.url()),
+        Some(draft),
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    body
+}
+
+/// A small deterministic generator (xorshift64*), for answers only.
+pub struct Xorshift(u64);
+
+impl Xorshift {
+    pub fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Generated answers of participant `i`: every number has full double precision, so a stored
+/// copy could not hide among round values.
+pub fn answers(i: u64) -> Vec<Answer> {
+    let mut g = Xorshift::new(1000 + i);
+    let smoker = g.uniform() < 0.3;
+    let age = 18 + (g.uniform() * 72.0) as i64;
+    let income = 10.0 + g.uniform() * 200.0;
+    let score = (20.0 + 0.4 * age as f64 + 0.12 * income - 6.0 * f64::from(u8::from(smoker))
+        + 8.0 * (g.uniform() - 0.5))
+        .clamp(0.0, 100.0);
+    vec![
+        Answer::YesNo(smoker),
+        Answer::Integer(age),
+        Answer::Number(income),
+        Answer::Number(score),
+    ]
+}
+
+/// What one participant sent and got back.
+pub struct Sent {
+    pub url: String,
+    pub upload: Upload,
+    pub receipt: Receipt,
+}
+
+/// The idempotency token of participant `i`.
+pub fn token(i: u64) -> String {
+    format!("participant-token-{i:012}")
+}
+
+/// Load the definition and prepare the uploads exactly as the web app does
+/// (`src/model/participate.rs` `prepare`): encode, pad, mask with `B_k` — or split into shares.
+pub async fn prepare(
+    client: &reqwest::Client,
+    definition_url: &str,
+    i: u64,
+    answers: &[Answer],
+) -> (SurveyDefinition, Vec<(String, Upload)>) {
+    let (status, text) = get_text(client, definition_url).await;
+    assert_eq!(status, 200, "{text}");
+    let def = SurveyDefinition::parse(&text, definition_url).expect("a valid definition");
+    let record = def.encode(answers).expect("answers fit");
+    let design = def.design().expect("design");
+    let device = Key::teaching(50_000 + i);
+    let mut noise = device
+        .stream(StreamId::ParticipantNoise { participant: 0 })
+        .rng();
+    let upload = |values: Vec<f64>| Upload {
+        survey: def.id.clone(),
+        cohort: def.masking.cohort,
+        token: token(i),
+        values,
+    };
+    let uploads = if let Some(share) = &def.masking.share_mode {
+        // Padding does not touch the mask; any mask of the right size serves to call `pad`.
+        let unused = right_mask_from_device_key(&design, &Key::teaching(0), 0).unwrap();
+        let padded = Participant::new(&design, &unused)
+            .unwrap()
+            .pad(&record, &mut noise)
+            .unwrap();
+        let mut rng = device.stream(StreamId::Shares { participant: 0 }).rng();
+        let shares =
+            split_into_shares(&padded, share.providers.len(), share.share_sigma, &mut rng).unwrap();
+        share
+            .providers
+            .iter()
+            .cloned()
+            .zip(shares.into_iter().map(upload))
+            .collect()
+    } else {
+        let key = def.right_mask_key().unwrap();
+        let b = right_mask_from_device_key(&design, &key, def.masking.cohort).unwrap();
+        let masked = Participant::new(&design, &b)
+            .unwrap()
+            .mask_record(&record, &mut noise)
+            .unwrap();
+        vec![(def.upload_url.clone(), upload(masked))]
+    };
+    (def, uploads)
+}
+
+/// POST one upload; the receipt must acknowledge exactly it.
+pub async fn post_upload(client: &reqwest::Client, url: &str, upload: &Upload) -> (u16, Value) {
+    let body = serde_json::to_value(upload).unwrap();
+    send(client, reqwest::Method::POST, url, Some(&body), None).await
+}
+
+/// A whole participant: load, prepare, upload everything; returns the raw record and what was
+/// sent.
+pub async fn participate(
+    client: &reqwest::Client,
+    definition_url: &str,
+    i: u64,
+) -> (Vec<f64>, Vec<Sent>) {
+    let a = answers(i);
+    let (def, uploads) = prepare(client, definition_url, i, &a).await;
+    let mut sent = Vec::new();
+    for (url, upload) in uploads {
+        let (status, body) = post_upload(client, &url, &upload).await;
+        assert!(status == 201 || status == 200, "{status} {body}");
+        let receipt: Receipt = serde_json::from_value(body).expect("a receipt");
+        assert_eq!(receipt.upload_hash, upload.hash());
+        sent.push(Sent {
+            url,
+            upload,
+            receipt,
+        });
+    }
+    (def.encode(&a).unwrap(), sent)
+}
+
+/// Admin POST.
+pub async fn admin_post(client: &reqwest::Client, all: &AllRunning, path: &str) -> (u16, Value) {
+    send(
+        client,
+        reqwest::Method::POST,
+        &format!("{}{path}", all.collector.url()),
+        Some(&json!({})),
+        Some(&all.admin_token),
+    )
+    .await
+}
+
+/// Poll until `release.csv` is published (or fail after `seconds`).
+pub async fn wait_for_release(
+    client: &reqwest::Client,
+    base: &str,
+    survey: &str,
+    seconds: u64,
+) -> (String, String) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    loop {
+        let (status, csv) =
+            get_text(client, &format!("{base}/api/surveys/{survey}/release.csv")).await;
+        if status == 200 {
+            let (s, manifest) = get_text(
+                client,
+                &format!("{base}/api/surveys/{survey}/manifest.json"),
+            )
+            .await;
+            assert_eq!(s, 200);
+            return (csv, manifest);
+        }
+        assert_eq!(status, 404, "{csv}");
+        let (_, view) = send(
+            client,
+            reqwest::Method::GET,
+            &format!("{base}/api/surveys/{survey}/status"),
+            None,
+            None,
+        )
+        .await;
+        assert_ne!(view["status"], "failed", "{view}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no release in {seconds} s: {view}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Fit `score ~ smoker + age + income` on a table.
+pub fn regression(names: Vec<String>, values: DMatrix<f64>) -> LinearRegression {
+    let data = Dataset::new(names, values).expect("dataset");
+    LinearRegression::fit(
+        &data,
+        "score",
+        &["smoker", "age", "income"],
+        Intercept::Included,
+    )
+    .expect("fit")
+}
+
+/// Relative difference, guarded for values near zero.
+pub fn relative(a: f64, b: f64) -> f64 {
+    (a - b).abs() / a.abs().max(b.abs()).max(1e-300)
+}
+
+/// The regression on the release equals the regression on the raw records (coefficients,
+/// standard errors, R², σ) to 1e-9 relative — the acceptance tolerance.
+pub fn assert_same_regression(raw: &[Vec<f64>], release_csv: &str) {
+    let names = vec![
+        "smoker".to_owned(),
+        "age".to_owned(),
+        "income".to_owned(),
+        "score".to_owned(),
+    ];
+    let n = raw.len();
+    let raw_matrix = DMatrix::from_fn(n, 4, |i, j| raw[i][j]);
+    let table = orthomask_formats::csv::parse_table(release_csv.as_bytes(), "release.csv")
+        .expect("release parses");
+    assert_eq!(table.headers().last().map(String::as_str), Some("QA"));
+    assert_eq!(table.data().nrows(), n, "every record is released");
+    let released = regression(table.headers().to_vec(), table.data().clone());
+    let truth = regression(names, raw_matrix);
+    for (a, b) in truth.coefficients().iter().zip(released.coefficients()) {
+        assert_eq!(a.name(), b.name());
+        assert!(
+            relative(a.estimate(), b.estimate()) < ACCEPTANCE_RELATIVE,
+            "{}: {} vs {}",
+            a.name(),
+            a.estimate(),
+            b.estimate()
+        );
+        assert!(
+            relative(a.std_error(), b.std_error()) < ACCEPTANCE_RELATIVE,
+            "{}",
+            a.name()
+        );
+    }
+    assert!(relative(truth.r_squared(), released.r_squared()) < ACCEPTANCE_RELATIVE);
+    assert!(relative(truth.sigma(), released.sigma()) < ACCEPTANCE_RELATIVE);
+    // No released row is a raw row.
+    for i in 0..n {
+        for row in raw {
+            let same = (0..4).all(|j| (table.data()[(i, j)] - row[j]).abs() < 1e-6);
+            assert!(!same, "release row {i} is a raw record");
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! Durability: an acknowledged upload survives `kill -9` of the provider, a restart loses
+//! nothing and duplicates nothing; a hand-over to a collector that is down waits and is delivered
+//! once it is back.
+
+mod common;
+
+use common::*;
+use orthomask_formats::survey::{Receipt, Upload};
+use orthomask_server::run::{bind, start_collector, start_msp};
+use orthomask_server::{CollectorConfig, Limits, MspConfig};
+use reqwest::Method;
+use serde_json::json;
+use std::io::BufRead;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const PEER_TOKEN: &str = "peer-token-for-tests-0123456789";
+const CHILD_ENV: &str = "ORTHOMASK_TEST_MSP_CHILD_DIR";
+const TEST_NAME: &str = "acknowledged_uploads_survive_kill_9_of_the_provider";
+
+fn msp_config(dir: &Path, collector_url: &str) -> MspConfig {
+    MspConfig {
+        data_dir: dir.to_owned(),
+        public_url: "http://127.0.0.1".into(),
+        collector_url: collector_url.to_owned(),
+        right_urls: Vec::new(),
+        peer_token: PEER_TOKEN.into(),
+        limits: loose_limits(),
+        allowed_origins: Vec::new(),
+    }
+}
+
+/// The provider as a separate process: this test binary re-run with the child variable set.
+fn spawn_provider(dir: &Path) -> (std::process::Child, String) {
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([TEST_NAME, "--exact", "--nocapture", "--test-threads", "1"])
+        .env(CHILD_ENV, dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("the provider process printed its address")
+            .unwrap();
+        // libtest may print "test … ... " on the same line first.
+        if let Some(at) = line.find("LISTENING ") {
+            break line[at + "LISTENING ".len()..].trim().to_owned();
+        }
+    };
+    (child, url)
+}
+
+/// In the child process: run a provider until killed.
+fn run_provider_child(dir: &str) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let listener = bind("127.0.0.1:0").await.unwrap();
+        // The collector is never reached in this test; hand-overs would wait in the outbox.
+        let running = start_msp(msp_config(Path::new(dir), "http://127.0.0.1:9"), listener)
+            .await
+            .unwrap();
+        println!("LISTENING {}", running.url());
+        std::future::pending::<()>().await;
+    });
+}
+
+fn upload(i: usize, p: usize) -> Upload {
+    let mut g = Xorshift::new(i as u64);
+    Upload {
+        survey: "durable".into(),
+        cohort: 0,
+        token: format!("burst-upload-token-{i:08}"),
+        values: (0..p).map(|_| 1000.0 * (g.uniform() - 0.5)).collect(),
+    }
+}
+
+#[test]
+fn acknowledged_uploads_survive_kill_9_of_the_provider() {
+    if let Ok(dir) = std::env::var(CHILD_ENV) {
+        run_provider_child(&dir);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url) = spawn_provider(dir.path());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let p = 44;
+    let http = client();
+    let registration = json!({"survey": "durable", "answers": 3, "qa_constant": 888.0, "p2": 40,
+        "sigma": 10.0, "cohort_size": 10000, "min_cohort_size": 5, "share_services": 0});
+    runtime.block_on(async {
+        let (status, body) = send(
+            &http,
+            Method::PUT,
+            &format!("{url}/api/peer/surveys/durable"),
+            Some(&registration),
+            Some(PEER_TOKEN),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let (status, _) = send(
+            &http,
+            Method::POST,
+            &format!("{url}/api/peer/surveys/durable/cohorts/0/open"),
+            None,
+            Some(PEER_TOKEN),
+        )
+        .await;
+        assert_eq!(status, 200);
+    });
+
+    // The burst: 24 clients upload one distinct record after another until the provider dies.
+    let next = Arc::new(AtomicUsize::new(0));
+    let acknowledged = Arc::new(AtomicUsize::new(0));
+    let (acked, unknown) = runtime.block_on(async {
+        let mut workers = Vec::new();
+        for _ in 0..24 {
+            let (http, url, next, acknowledged) = (
+                http.clone(),
+                url.clone(),
+                next.clone(),
+                acknowledged.clone(),
+            );
+            workers.push(tokio::spawn(async move {
+                let mut acked: Vec<(Upload, Receipt)> = Vec::new();
+                loop {
+                    let u = upload(next.fetch_add(1, Ordering::SeqCst), p);
+                    let response = http
+                        .post(format!("{url}/api/surveys/durable/uploads"))
+                        .header("content-type", "application/json")
+                        .body(serde_json::to_string(&u).unwrap())
+                        .send()
+                        .await;
+                    let receipt = match response {
+                        Ok(r) if r.status().as_u16() == 201 => r.text().await.ok(),
+                        Ok(r) => panic!(
+                            "upload refused: {} {}",
+                            r.status(),
+                            r.text().await.unwrap_or_default()
+                        ),
+                        Err(_) => None,
+                    };
+                    match receipt.and_then(|t| serde_json::from_str::<Receipt>(&t).ok()) {
+                        Some(receipt) => {
+                            acknowledged.fetch_add(1, Ordering::SeqCst);
+                            acked.push((u, receipt));
+                        }
+                        // The provider is gone: this upload's fate is unknown.
+                        None => return (acked, Some(u)),
+                    }
+                }
+            }));
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while acknowledged.load(Ordering::SeqCst) < 300 {
+            assert!(
+                std::time::Instant::now() < deadline && !workers.iter().any(|w| w.is_finished()),
+                "the burst stopped before 300 acknowledgements"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let mut acked = Vec::new();
+        let mut unknown = Vec::new();
+        for w in workers {
+            let (a, u) = w.await.unwrap();
+            acked.extend(a);
+            unknown.extend(u);
+        }
+        (acked, unknown)
+    });
+    assert!(acked.len() >= 300);
+    assert_eq!(unknown.len(), 24, "every client was cut off mid-burst");
+
+    let (mut child, url) = spawn_provider(dir.path());
+    runtime.block_on(async {
+        let upload_url = format!("{url}/api/surveys/durable/uploads");
+        // Every acknowledged upload is still there: a retry gets the very same receipt.
+        for (u, receipt) in &acked {
+            let (status, body) = post_upload(&http, &upload_url, u).await;
+            assert_eq!(status, 200, "acknowledged upload {} was lost: {body}", u.token);
+            assert_eq!(serde_json::from_value::<Receipt>(body).unwrap(), *receipt);
+        }
+        // Uploads cut off in flight were stored or not; a retry settles each exactly once.
+        let mut stored_before_the_kill = 0;
+        for u in &unknown {
+            let (status, body) = post_upload(&http, &upload_url, u).await;
+            assert!(status == 200 || status == 201, "{status} {body}");
+            stored_before_the_kill += usize::from(status == 200);
+            let (status, _) = post_upload(&http, &upload_url, u).await;
+            assert_eq!(status, 200);
+        }
+        eprintln!(
+            "kill -9 after {} acknowledged uploads; {} cut off in flight, of which {stored_before_the_kill} \
+             had been stored without their acknowledgement arriving",
+            acked.len(),
+            unknown.len()
+        );
+        let (status, view) = send(&http, Method::GET, &format!("{url}/api/peer/surveys/durable/status"), None, Some(PEER_TOKEN)).await;
+        assert_eq!(status, 200);
+        assert_eq!(view["cohorts"][0]["uploads"], acked.len() + unknown.len(), "{view}");
+        assert_eq!(view["cohorts"][0]["status"], "open");
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    // The database itself: one row per token, nothing else.
+    let conn = rusqlite::Connection::open_with_flags(
+        dir.path().join("msp.sqlite3"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let (rows, tokens): (usize, usize) = conn
+        .query_row(
+            "SELECT COUNT(*), COUNT(DISTINCT token) FROM uploads",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (rows, tokens),
+        (acked.len() + unknown.len(), acked.len() + unknown.len())
+    );
+    let stored = |hash: &str| -> bool {
+        conn.query_row(
+            "SELECT COUNT(*) FROM uploads WHERE upload_hash = ?1",
+            [hash],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+            == 1
+    };
+    assert!(acked.iter().all(|(u, _)| stored(&u.hash())));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hand_over_waits_for_a_collector_that_is_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let collector_listener = bind("127.0.0.1:0").await.unwrap();
+    let collector_addr = collector_listener.local_addr().unwrap();
+    let collector_url = format!("http://{collector_addr}");
+    let msp_listener = bind("127.0.0.1:0").await.unwrap();
+    let msp_url = format!("http://{}", msp_listener.local_addr().unwrap());
+    let msp = start_msp(
+        msp_config(&dir.path().join("msp"), &collector_url),
+        msp_listener,
+    )
+    .await
+    .unwrap();
+    let collector_config = CollectorConfig {
+        data_dir: dir.path().join("collector"),
+        public_url: collector_url.clone(),
+        msp_url: msp_url.clone(),
+        right_urls: Vec::new(),
+        admin_token: "admin-token-for-tests-0123456789".into(),
+        peer_token: PEER_TOKEN.into(),
+        web_dir: None,
+        limits: Limits::default(),
+        allowed_origins: Vec::new(),
+    };
+    let collector = start_collector(collector_config.clone(), collector_listener)
+        .await
+        .unwrap();
+    let http = client();
+    let (status, created) = send(
+        &http,
+        Method::POST,
+        &format!("{collector_url}/api/admin/surveys"),
+        Some(&draft("waits", 12, false, false)),
+        Some(&collector_config.admin_token),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let definition_url = created["definition_url"].as_str().unwrap();
+    let mut prepared = Vec::new();
+    for i in 0..12u64 {
+        let a = answers(i);
+        let (def, uploads) = prepare(&http, definition_url, i, &a).await;
+        prepared.push((def.encode(&a).unwrap(), uploads));
+    }
+    collector.stop().await;
+
+    // The cohort fills while the collector is down: the provider masks it and keeps retrying.
+    for (_, uploads) in &prepared {
+        let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let status_url = format!("{msp_url}/api/peer/surveys/waits/status");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (_, view) = send(&http, Method::GET, &status_url, None, Some(PEER_TOKEN)).await;
+        let item = &view["outbox"][0];
+        if item["attempts"].as_u64().unwrap_or(0) >= 2 {
+            assert_eq!(item["state"], "pending", "{view}");
+            assert!(
+                item["last_error"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&collector_url)
+            );
+            assert_eq!(view["cohorts"][0]["status"], "masked");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{view}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
+    // Back on the same address with the same store: the batch arrives, the survey is released.
+    let collector = start_collector(
+        collector_config.clone(),
+        bind(&collector_addr.to_string()).await.unwrap(),
+    )
+    .await
+    .unwrap();
+    let (status, view) = send(
+        &http,
+        Method::POST,
+        &format!("{collector_url}/api/admin/surveys/waits/close"),
+        Some(&json!({})),
+        Some(&collector_config.admin_token),
+    )
+    .await;
+    assert_eq!(status, 200, "{view}");
+    let (csv, _) = wait_for_release(&http, &collector_url, "waits", 60).await;
+    let raw: Vec<Vec<f64>> = prepared.into_iter().map(|(r, _)| r).collect();
+    assert_same_regression(&raw, &csv);
+    let (_, view) = send(&http, Method::GET, &status_url, None, Some(PEER_TOKEN)).await;
+    assert_eq!(view["outbox"][0]["state"], "delivered", "{view}");
+    collector.stop().await;
+    msp.stop().await;
+}

@@ -1,0 +1,152 @@
+//! The whole protocol over HTTP: an administrator creates a survey, simulated browsers upload
+//! (the same core calls as the web app), cohorts close (full, or by the administrator), the
+//! provider hands its batches to the collector, and the release reproduces the raw regression.
+
+mod common;
+
+use common::*;
+use orthomask_server::merkle::{InclusionProof, verify_inclusion};
+use serde_json::Value;
+
+/// Basic protocol: 2 cohorts of m = 12 (the first fills and closes itself, the second is closed
+/// by the administrator with 9 records), released once both are in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn basic_protocol_releases_the_raw_regression_and_publishes_receipts() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("health", 12, false, false)).await;
+    assert_eq!(created["p1"], 5);
+    assert_eq!(created["p2"], 459);
+    let definition_url = created["definition_url"].as_str().unwrap().to_owned();
+    assert!(
+        created["participant_url"]
+            .as_str()
+            .unwrap()
+            .contains("#/participate?survey=http%3A%2F%2F127.0.0.1")
+    );
+
+    let mut tasks = Vec::new();
+    for i in 0..21u64 {
+        let http = http.clone();
+        let url = definition_url.clone();
+        tasks.push(tokio::spawn(
+            async move { participate(&http, &url, i).await },
+        ));
+    }
+    let mut raw = Vec::new();
+    let mut sent = Vec::new();
+    for t in tasks {
+        let (record, s) = t.await.unwrap();
+        raw.push(record);
+        sent.extend(s);
+    }
+    let cohorts: Vec<u32> = sent.iter().map(|s| s.receipt.cohort).collect();
+    assert_eq!(cohorts.iter().filter(|&&c| c == 0).count(), 12);
+    assert_eq!(cohorts.iter().filter(|&&c| c == 1).count(), 9);
+
+    // Before the survey closes, cohort 1's receipts are not published.
+    let receipts_1 = format!("{}/api/surveys/health/cohorts/1/receipts", all.msp.url());
+    let (status, body) = send(&http, reqwest::Method::GET, &receipts_1, None, None).await;
+    assert_eq!(status, 409, "{body}");
+    let (status, _) = get_text(
+        &http,
+        &format!("{}/api/surveys/health/release.csv", all.collector.url()),
+    )
+    .await;
+    assert_eq!(status, 404);
+
+    let (status, view) = admin_post(&http, &all, "/api/admin/surveys/health/close").await;
+    assert_eq!(status, 200, "{view}");
+    let (csv, manifest) = wait_for_release(&http, all.collector.url(), "health", 60).await;
+    assert_same_regression(&raw, &csv);
+    let manifest: Value = serde_json::from_str(&manifest).unwrap();
+    assert_eq!(manifest["n"], 21);
+    assert_eq!(manifest["cohorts"]["sizes"], serde_json::json!([12, 9]));
+    assert_eq!(manifest["qa"]["passed"], true);
+    assert_eq!(manifest["method"], "modified");
+    assert_eq!(manifest["binary_columns"], serde_json::json!(["smoker"]));
+
+    // Every receipt is in its cohort's published list, with a valid inclusion proof.
+    for s in &sent {
+        let base = format!(
+            "{}/api/surveys/health/cohorts/{}/receipts",
+            all.msp.url(),
+            s.receipt.cohort
+        );
+        let (status, list) = send(&http, reqwest::Method::GET, &base, None, None).await;
+        assert_eq!(status, 200, "{list}");
+        let hashes: Vec<String> = serde_json::from_value(list["upload_hashes"].clone()).unwrap();
+        assert!(hashes.contains(&s.receipt.upload_hash));
+        let (status, proof) = send(
+            &http,
+            reqwest::Method::GET,
+            &format!("{base}/{}", s.receipt.upload_hash),
+            None,
+            None,
+        )
+        .await;
+        assert_eq!(status, 200);
+        let proof = InclusionProof {
+            leaf_index: proof["leaf_index"].as_u64().unwrap() as usize,
+            tree_size: proof["tree_size"].as_u64().unwrap() as usize,
+            path: serde_json::from_value(proof["path"].clone()).unwrap(),
+            root: proof["root"].as_str().unwrap().to_owned(),
+        };
+        assert_eq!(proof.root, list["merkle_root"].as_str().unwrap());
+        assert!(verify_inclusion(&s.receipt.upload_hash, &proof));
+    }
+    // The definition is no longer handed out.
+    let (status, body) = get_text(&http, &definition_url).await;
+    assert_eq!(status, 410, "{body}");
+    all.stop().await;
+}
+
+/// Share mode with K₁ = 2 right-masking services: no device holds a right mask, the collector
+/// sums the parts, and the release still reproduces the raw regression.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_mode_with_two_right_masking_services_releases_the_raw_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 2, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("shares", 12, true, false)).await;
+    assert_eq!(created["share_services"], 2);
+    let definition_url = created["definition_url"].as_str().unwrap().to_owned();
+    let mut raw = Vec::new();
+    let mut tasks = Vec::new();
+    for i in 0..20u64 {
+        let http = http.clone();
+        let url = definition_url.clone();
+        tasks.push(tokio::spawn(
+            async move { participate(&http, &url, i).await },
+        ));
+    }
+    for t in tasks {
+        let (record, sent) = t.await.unwrap();
+        assert_eq!(sent.len(), 2, "one share per right-masking service");
+        assert!(sent[0].url.starts_with(all.rights[0].url()));
+        assert!(sent[1].url.starts_with(all.rights[1].url()));
+        assert_eq!(sent[0].receipt.cohort, sent[1].receipt.cohort);
+        raw.push(record);
+    }
+    // A share-mode definition carries no right-mask key, and the provider refuses whole
+    // records for the survey.
+    let (def, uploads) = prepare(&http, &definition_url, 99, &answers(99)).await;
+    assert!(def.masking.right_mask_key.is_none());
+    let mut whole = uploads[0].1.clone();
+    whole.token = token(1234);
+    let (status, body) = post_upload(&http, &def.upload_url, &whole).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("share mode"));
+
+    // Participant 99 loaded the definition but sent nothing: cohort 1 holds 8 records.
+    let (status, view) = admin_post(&http, &all, "/api/admin/surveys/shares/close").await;
+    assert_eq!(status, 200, "{view}");
+    let (csv, manifest) = wait_for_release(&http, all.collector.url(), "shares", 60).await;
+    assert_same_regression(&raw, &csv);
+    let manifest: Value = serde_json::from_str(&manifest).unwrap();
+    assert_eq!(manifest["method"], "collusion");
+    assert_eq!(manifest["qa"]["passed"], true);
+    assert_eq!(manifest["cohorts"]["sizes"], serde_json::json!([12, 8]));
+    all.stop().await;
+}

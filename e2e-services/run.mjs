@@ -1,0 +1,272 @@
+// End to end through the real services and the real participant form.
+//
+//   node e2e-services/run.mjs --mode basic|shares --out DIR [--participants N] [--cohort-size M]
+//
+// Starts `orthomask serve all` on loopback (its own data directory), creates a survey through the
+// admin API, and lets N headless Chromium participants (Debian's chromium through playwright-core)
+// fill in the web app's participant form (#/participate?survey=…) with generated answers, which
+// only this script knows. Then it closes the survey, downloads release.csv and manifest.json,
+// checks every receipt against the published receipt lists, and compares
+// `orthomask regress --json` on the release with the same regression on the raw answers: every
+// coefficient, standard error, R², σ and F to 1e-9 relative. DIR receives raw.csv, release.csv,
+// manifest.json and the database files of the collector and the provider (and, in share mode,
+// of the right-masking services). Exits non-zero on any failure; stops the services it started.
+import { chromium } from 'playwright-core';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtemp, mkdir, readFile, writeFile, copyFile, rm, access } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '..');
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
+);
+const mode = args.mode ?? 'basic';
+if (!['basic', 'shares'].includes(mode)) throw new Error(`--mode must be basic or shares, not ${mode}`);
+const out = resolve(args.out ?? join(repo, 'target', 'e2e-services', mode));
+const participants = Number(args.participants ?? 20);
+const cohortSize = Number(args['cohort-size'] ?? 10);
+const concurrency = Number(args.concurrency ?? 4);
+const cli = resolve(process.env.ORTHOMASK_BIN ?? join(repo, 'target', 'release', 'orthomask'));
+const dist = resolve(process.env.WEB_DIST ?? join(repo, 'dist'));
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const TOLERANCE = 1e-9; // the issue's acceptance tolerance, relative
+const log = (m) => console.log(`[e2e ${mode}] ${m}`);
+
+// ── generated answers, known only to this script ──────────────────────────────────────────────
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+function answersOf(i) {
+  const u = mulberry32(7919 * (i + 1) + (mode === 'shares' ? 17 : 0));
+  // Full-precision numbers: none can hide among round values in a store or a request.
+  const smoker = u() < 0.3;
+  const age = 18 + Math.floor(u() * 72);
+  const income = 10 + u() * 200 + u() * 1e-6;
+  const noise = 8 * (u() - 0.5);
+  const score = Math.min(100, Math.max(0, 20 + 0.4 * age + 0.12 * income - 6 * (smoker ? 1 : 0) + noise));
+  return { smoker, age, income, score };
+}
+const DRAFT = (id) => ({
+  id,
+  title: 'Health and income (end-to-end test)',
+  description: 'Generated answers typed by a headless browser.',
+  consent: 'This is an automated test. Your answers are masked on this device before anything is sent.',
+  questions: [
+    { id: 'smoker', label: 'Do you smoke?', kind: 'yes_no' },
+    { id: 'age', label: 'Your age in years', kind: 'integer', min: 18, max: 90 },
+    { id: 'income', label: 'Your monthly income (hundreds)', kind: 'number', min: 0, max: 250 },
+    { id: 'score', label: 'Your wellbeing score', kind: 'number', min: 0, max: 100 },
+  ],
+  cohort_size: cohortSize,
+  share_mode: mode === 'shares',
+});
+
+// ── the services ──────────────────────────────────────────────────────────────────────────────
+async function exists(p) { try { await access(p); return true; } catch { return false; } }
+async function waitFor(predicate, what, seconds = 60) {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${seconds} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+async function startServices(data) {
+  const child = spawn(cli, ['serve', 'all', '--data-dir', data, '--port', '0', '--right-services', '2',
+    '--web-dir', dist, '--rate-burst', '100000', '--rate-per-second', '10000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => { output += d; });
+  child.stderr.on('data', (d) => { output += d; });
+  const exited = new Promise((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  const services = await waitFor(async () => {
+    if (child.exitCode !== null) throw new Error(`orthomask serve all exited: ${output}`);
+    try { return JSON.parse(await readFile(join(data, 'services.json'), 'utf8')); } catch { return null; }
+  }, 'the services to start');
+  const admin = (await readFile(join(data, 'admin-token'), 'utf8')).trim();
+  return {
+    ...services, admin, output: () => output,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const r = await exited;
+      if (r.code !== 0) throw new Error(`orthomask serve all stopped with ${JSON.stringify(r)}: ${output}`);
+    },
+  };
+}
+async function api(method, url, body, token) {
+  const headers = { 'content-type': 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const r = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: r.status, json, text };
+}
+
+// ── one participant in the real form ──────────────────────────────────────────────────────────
+async function participate(browser, participantUrl, a) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e}`));
+  await page.addInitScript(() => document.addEventListener('securitypolicyviolation',
+    (e) => console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI}`)));
+  try {
+    await page.goto(participantUrl);
+    await page.getByLabel('I have read this and agree to take part.').check({ timeout: 60000 });
+    await page.getByRole('button', { name: 'Start the survey' }).click();
+    const next = () => page.getByRole('button', { name: /^(Next|Review)$/ }).click();
+    await page.getByRole('radio', { name: a.smoker ? 'Yes' : 'No', exact: true }).check();
+    await next();
+    for (const value of [a.age, a.income, a.score]) {
+      await page.locator('input[type=number]').fill(String(value));
+      await next();
+    }
+    await page.getByRole('region', { name: 'What leaves your device' }).waitFor();
+    await page.getByRole('button', { name: 'Send' }).click();
+    const hash = await page.getByTestId('receipt-hash').first().textContent({ timeout: 120000 });
+    const hashes = await page.getByTestId('receipt-hash').allTextContents();
+    if (problems.length) throw new Error(problems.join('; '));
+    return { hash, hashes };
+  } catch (e) {
+    throw new Error(`${e.message}${problems.length ? ` (${problems.join('; ')})` : ''}`);
+  } finally {
+    await context.close();
+  }
+}
+
+// ── checks ────────────────────────────────────────────────────────────────────────────────────
+function regress(csv) {
+  return JSON.parse(execFileSync(cli, ['regress', '--input', csv, '--y', 'score', '--x', 'smoker,age,income', '--json'], { encoding: 'utf8' }));
+}
+function close(a, b, what) {
+  const rel = Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b), 1e-300);
+  if (!(rel <= TOLERANCE)) throw new Error(`${what}: raw ${a} vs release ${b} (relative ${rel.toExponential(2)} > ${TOLERANCE})`);
+  return rel;
+}
+
+async function main() {
+  if (!(await exists(cli))) throw new Error(`${cli} is missing: cargo build --release --bin orthomask`);
+  if (!(await exists(join(dist, 'index.html')))) throw new Error(`${dist}/index.html is missing: trunk build --release`);
+  await rm(out, { recursive: true, force: true });
+  await mkdir(out, { recursive: true });
+  const data = await mkdtemp(join(tmpdir(), `orthomask-e2e-${mode}-`));
+  const services = await startServices(data);
+  let browser;
+  try {
+    log(`collector ${services.collector}, provider ${services.msp}, right-masking ${services.rights.join(' ')}`);
+    const id = `e2e-${mode}`;
+    const created = await api('POST', `${services.collector}/api/admin/surveys`, DRAFT(id), services.admin);
+    if (created.status !== 201) throw new Error(`creating the survey: ${created.status} ${created.text}`);
+    log(`survey ${id}: p1 = ${created.json.p1}, p2 = ${created.json.p2}, sigma = ${created.json.sigma.toFixed(2)}, cohorts of ${cohortSize}`);
+    const participantUrl = created.json.participant_url;
+
+    const answers = Array.from({ length: participants }, (_, i) => answersOf(i));
+    const rows = answers.map((a) => [a.smoker ? 1 : 0, a.age, a.income, a.score].map(String).join(','));
+    await writeFile(join(out, 'raw.csv'), `smoker,age,income,score\n${rows.join('\n')}\n`);
+
+    browser = await chromium.launch({
+      executablePath: chromiumPath, headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const receipts = [];
+    const started = Date.now();
+    for (let i = 0; i < participants; i += concurrency) {
+      const batch = answers.slice(i, i + concurrency).map((a) => participate(browser, participantUrl, a));
+      receipts.push(...(await Promise.all(batch)));
+      log(`${receipts.length}/${participants} participants sent their masked answers`);
+    }
+    log(`all participants done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const expectedPerParticipant = mode === 'shares' ? services.rights.length : 1;
+    for (const r of receipts) {
+      if (r.hashes.length !== expectedPerParticipant) throw new Error(`a participant got ${r.hashes.length} receipts, expected ${expectedPerParticipant}`);
+    }
+
+    const closed = await api('POST', `${services.collector}/api/admin/surveys/${id}/close`, {}, services.admin);
+    if (closed.status !== 200) throw new Error(`closing: ${closed.status} ${closed.text}`);
+    const release = await waitFor(async () => {
+      const r = await api('GET', `${services.collector}/api/surveys/${id}/release.csv`);
+      if (r.status === 200) return r.text;
+      const s = await api('GET', `${services.collector}/api/surveys/${id}/status`);
+      if (s.json?.status === 'failed') throw new Error(`the survey failed: ${s.text}`);
+      return null;
+    }, 'the release');
+    const manifest = await api('GET', `${services.collector}/api/surveys/${id}/manifest.json`);
+    await writeFile(join(out, 'release.csv'), release);
+    await writeFile(join(out, 'manifest.json'), manifest.text);
+    const m = manifest.json;
+    log(`released n = ${m.n} in cohorts ${JSON.stringify(m.cohorts.sizes)}, QA ${m.qa.passed ? 'passed' : 'FAILED'}`);
+    if (m.n !== participants) throw new Error(`the release has ${m.n} records, ${participants} participants answered`);
+    if (!m.qa.passed) throw new Error('the QA check failed');
+
+    // Every receipt is in the published list of its cohort, at every service that issued one.
+    const status = await api('GET', `${services.collector}/api/surveys/${id}/status`);
+    const bases = mode === 'shares' ? services.rights : [services.msp];
+    const published = new Set();
+    for (const c of status.json.cohorts.filter((c) => c.status === 'received')) {
+      for (const base of bases) {
+        const list = await api('GET', `${base}/api/surveys/${id}/cohorts/${c.cohort}/receipts`);
+        if (list.status !== 200) throw new Error(`receipts of cohort ${c.cohort}: ${list.text}`);
+        list.json.upload_hashes.forEach((h) => published.add(h));
+      }
+    }
+    const missing = receipts.flatMap((r) => r.hashes).filter((h) => !published.has(h));
+    if (missing.length) throw new Error(`${missing.length} receipts are not in the published lists`);
+    log(`all ${receipts.flatMap((r) => r.hashes).length} receipts are in the published receipt lists`);
+
+    // The regression on the release equals the regression on the raw answers.
+    const raw = regress(join(out, 'raw.csv'));
+    const rel = regress(join(out, 'release.csv'));
+    let worst = 0;
+    raw.coefficients.forEach((c, k) => {
+      const r = rel.coefficients[k];
+      if (c.name !== r.name) throw new Error(`coefficient ${k}: ${c.name} vs ${r.name}`);
+      worst = Math.max(worst, close(c.estimate, r.estimate, `${c.name} estimate`), close(c.std_error, r.std_error, `${c.name} standard error`));
+    });
+    for (const key of ['r_squared', 'sigma', 'f_statistic']) worst = Math.max(worst, close(raw[key], rel[key], key));
+    log(`regression score ~ smoker + age + income: release equals raw answers (largest relative difference ${worst.toExponential(2)})`);
+    for (const c of rel.coefficients) log(`  ${c.name.padEnd(12)} ${c.estimate.toPrecision(10).padStart(16)}  (se ${c.std_error.toPrecision(6)})`);
+  } finally {
+    if (browser) await browser.close();
+    await services.stop();
+  }
+  // The stores, closed cleanly by the services' shutdown.
+  await copyFile(join(data, 'collector', 'collector.sqlite3'), join(out, 'collector.sqlite3'));
+  await copyFile(join(data, 'msp', 'msp.sqlite3'), join(out, 'msp.sqlite3'));
+  if (mode === 'shares') {
+    for (const i of [0, 1]) await copyFile(join(data, `right-${i}`, 'right.sqlite3'), join(out, `right-${i}.sqlite3`));
+  }
+  await rm(data, { recursive: true, force: true });
+  // No generated answer in any store: neither as a double (either byte order) nor as text.
+  const stores = ['collector.sqlite3', 'msp.sqlite3', ...(mode === 'shares' ? ['right-0.sqlite3', 'right-1.sqlite3'] : [])];
+  const secrets = Array.from({ length: participants }, (_, i) => answersOf(i)).flatMap((a) => [a.income, a.score]);
+  for (const file of stores) {
+    const bytes = await readFile(join(out, file));
+    for (const v of secrets) {
+      const le = Buffer.alloc(8); le.writeDoubleLE(v);
+      const be = Buffer.alloc(8); be.writeDoubleBE(v);
+      for (const needle of [le, be, Buffer.from(String(v)), Buffer.from(v.toFixed(6))]) {
+        if (bytes.indexOf(needle) !== -1) throw new Error(`${file} holds the raw answer ${v}`);
+      }
+    }
+  }
+  log(`no raw answer in ${stores.join(', ')}`);
+  log(`passed; files in ${out}`);
+}
+
+main().catch((e) => {
+  console.error(`[e2e ${mode}] FAILED: ${e.stack ?? e}`);
+  process.exit(1);
+});

@@ -1,0 +1,87 @@
+// The analyst view: a deep link runs the regression on load and prints coefficients equal to
+// `orthomask regress --json` on the same file; Figure 2 side by side with equal equations;
+// residual and Q-Q plots are drawn (non-blank canvases); exports; bad files get one line.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setup, screenshot, canvasVariance, fixtures } from '../lib.mjs';
+
+const RELATIVE = 1e-9;
+
+test('a deep-linked analysis shows the CLI\'s coefficients as text, both Figure 2 panels and diagnostics', async () => {
+  const cli = JSON.parse(await readFile(join(fixtures, 'cli-regress.json'), 'utf8'));
+  const s = await setup();
+  try {
+    const link = '#/analyze?data=fixtures/release.csv&y=ADL&x=BBS,Age&original=fixtures/leaps_table2.csv&manifest=fixtures/manifest.json';
+    await s.page.goto(`${s.server.base}/${link}`);
+    const table = s.page.getByTestId('linear-coefficients');
+    await table.waitFor({ timeout: 30000 });
+    const rows = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+      name: tr.dataset.term,
+      estimate: Number(tr.querySelector('.estimate').dataset.exact),
+      std_error: Number(tr.querySelector('.std-error').dataset.exact),
+    })));
+    assert.deepEqual(rows.map((r) => r.name), cli.coefficients.map((c) => c.name));
+    rows.forEach((r, i) => {
+      const c = cli.coefficients[i];
+      assert.ok(Math.abs(r.estimate - c.estimate) <= RELATIVE * Math.abs(c.estimate), `${r.name}: ${r.estimate} vs CLI ${c.estimate}`);
+      assert.ok(Math.abs(r.std_error - c.std_error) <= RELATIVE * Math.abs(c.std_error), `${r.name} s.e.`);
+    });
+    // The coefficients also appear as plain text on the page.
+    const text = await s.page.getByTestId('coefficients-text').textContent();
+    for (const c of cli.coefficients) assert.ok(text.includes(c.name), c.name);
+    // Figure 2: original and masked panels, the same fitted equation under each.
+    const equations = await s.page.locator('.figure2 [data-testid=equation]').allTextContents();
+    assert.equal(equations.length, 2);
+    assert.equal(equations[0], equations[1]);
+    for (const name of ['figure2-0', 'figure2-1', 'residuals', 'qq']) {
+      const v = await canvasVariance(s.page, `canvas[data-plot="${name}"]`);
+      assert.ok(v > 100, `${name} looks blank (pixel variance ${v})`);
+    }
+    // Binary columns of the release give integer contingency tables (Group × MIF of Table 6).
+    const groupMif = s.page.locator('table.counts[data-rows="Group"][data-columns="MIF"]');
+    assert.deepEqual((await groupMif.locator('tbody tr').first().locator('td').allTextContents()).slice(0, 2), ['6', '6']);
+    assert.match(await s.page.locator('.audit-summary').textContent(), /passed/);
+    await screenshot(s.page, 'analyze-deep-link');
+    // Exports: the coefficient CSV and the R and Python snippets.
+    const [csv] = await Promise.all([s.page.waitForEvent('download'), s.page.getByRole('button', { name: 'Coefficients (CSV)' }).click()]);
+    const csvText = await readFile(await csv.path(), 'utf8');
+    assert.match(csvText, /^term,estimate,std_error,t,p,ci_low,ci_high\n\(Intercept\),/);
+    assert.match(await s.page.getByTestId('r-snippet').textContent(), /lm\(ADL ~ BBS \+ Age, data = d\)/);
+    assert.match(await s.page.getByTestId('python-snippet').textContent(), /smf\.ols\("ADL ~ BBS \+ Age", data=d\)/);
+    // Changing the model re-runs it: drop Age.
+    await s.page.getByLabel('Age', { exact: true }).uncheck();
+    await s.page.waitForFunction(() => document.querySelectorAll('[data-testid=linear-coefficients] tbody tr').length === 2);
+    assert.deepEqual(s.record.errors, []);
+  } finally {
+    await s.close();
+  }
+});
+
+test('files load by picker and drag and drop; malformed CSV gets one line, not a crash', async () => {
+  const s = await setup();
+  try {
+    await s.page.goto(`${s.server.base}/#/analyze`);
+    await s.page.locator('#data-file').setInputFiles({ name: 'bad.csv', mimeType: 'text/csv', buffer: Buffer.from('a,b\n1,2\n3,four\n') });
+    const error = s.page.getByRole('alert').filter({ hasText: 'bad.csv:3:2: expected a number, found "four"' });
+    await error.waitFor({ timeout: 20000 });
+    // Drop a good file on the drop zone.
+    const csv = await readFile(join(fixtures, 'leaps_table5_released.csv'), 'utf8');
+    const dataTransfer = await s.page.evaluateHandle((text) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], 'table5.csv', { type: 'text/csv' }));
+      return dt;
+    }, csv);
+    await s.page.locator('.drop-zone').first().dispatchEvent('drop', { dataTransfer });
+    await s.page.getByTestId('linear-coefficients').waitFor({ timeout: 20000 });
+    assert.match(await s.page.locator('.summary').textContent(), /table5\.csv: 20 records, 9 columns, printed to 2 decimals/);
+    // NaN in a file: one line naming the cell.
+    await s.page.locator('#data-file').setInputFiles({ name: 'nan.csv', mimeType: 'text/csv', buffer: Buffer.from('a,b\n1,2\nNaN,3\n') });
+    await s.page.getByRole('alert').filter({ hasText: 'nan.csv:3:1' }).waitFor({ timeout: 20000 });
+    await screenshot(s.page, 'analyze-bad-file');
+    assert.deepEqual(s.record.errors, []);
+  } finally {
+    await s.close();
+  }
+});

@@ -1,0 +1,47 @@
+// Home page: the plain-words introduction, the four views, keyboard navigation, phone layout.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, screenshot } from '../lib.mjs';
+
+test('home explains Orthomask and links to the four views', async () => {
+  const s = await setup();
+  try {
+    await s.page.goto(`${s.server.base}/#/`);
+    await s.page.getByRole('heading', { level: 1, name: 'Orthomask' }).waitFor();
+    const cards = s.page.locator('nav.cards a');
+    assert.equal(await cards.count(), 4);
+    for (const name of ['Take a survey', 'Analyse a release', 'Classroom', 'Audit']) {
+      assert.ok(await s.page.getByRole('link', { name }).first().isVisible(), name);
+    }
+    // Keyboard: tab to the "Analyse a release" card and follow it with Enter.
+    const card = s.page.locator('nav.cards a', { hasText: 'Analyse a release' });
+    await card.focus();
+    await s.page.keyboard.press('Enter');
+    await s.page.waitForURL(/#\/analyze/);
+    await s.page.getByRole('heading', { level: 1, name: /Analyse a masked release/ }).waitFor();
+    await s.page.goto(`${s.server.base}/#/nowhere`);
+    await s.page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    assert.deepEqual(s.record.errors, []);
+    await s.page.goto(`${s.server.base}/#/`);
+    await screenshot(s.page, 'home');
+  } finally {
+    await s.close();
+  }
+});
+
+test('home fits a phone screen without horizontal scrolling', async () => {
+  const s = await setup({ viewport: { width: 375, height: 740 } });
+  try {
+    for (const route of ['#/', '#/participate?survey=surveys/leaps-demo.json', '#/classroom']) {
+      await s.page.goto(`${s.server.base}/${route}`);
+      await s.page.locator('h1').first().waitFor();
+      await s.page.waitForTimeout(300);
+      const width = await s.page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= 376, `${route} is ${width}px wide on a 375px screen`);
+    }
+    await s.page.goto(`${s.server.base}/#/`);
+    await screenshot(s.page, 'home-phone');
+  } finally {
+    await s.close();
+  }
+});

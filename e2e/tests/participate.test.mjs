@@ -1,0 +1,250 @@
+// The participant form end to end against the mock provider: consent first, validation
+// announced, the "what leaves your device" panel, retry with one idempotency token, a verified
+// receipt — and no raw answer anywhere outside the page: not in any request (URL, header or
+// body), not in storage, not in the console.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, screenshot, storageSnapshot, numbersIn } from '../lib.mjs';
+
+// Distinctive answers: none of these numbers may leave the page.
+const ANSWERS = { delta: '1.37', age: '73', bbs: '41', adl: '61.5' };
+const RAW_NUMBERS = [1.37, 73, 41, 61.5];
+// A raw answer written as text: the number alone, not as digits inside another number.
+const RAW_TEXT = ['1.37', '73', '41', '61.5'].map((t) => new RegExp(`(?<![0-9.])${t.replace('.', '\\.')}(?![0-9])`));
+
+async function mode(s, m) {
+  const r = await fetch(`${s.server.base}/__mock/mode`, { method: 'POST', body: JSON.stringify(m) });
+  assert.equal(r.status, 200);
+}
+
+async function uploads(s) {
+  return (await fetch(`${s.server.base}/__mock/uploads`)).json();
+}
+
+/** A copy of the LEAPS demo survey whose upload URL is the mock server. */
+async function surveyUrl(s, file = 'leaps-demo.json') {
+  // The sample points at 127.0.0.1:8081; the test serves a copy pointing at itself.
+  const text = await (await fetch(`${s.server.base}/surveys/${file}`)).text();
+  const def = JSON.parse(text);
+  def.upload_url = `${s.server.base}/api/surveys/${def.id}/uploads`;
+  if (def.masking.share_mode) {
+    def.masking.share_mode.providers = def.masking.share_mode.providers.map((_, i) => `${s.server.base}/api/right/${i}/uploads`);
+  }
+  const url = `data:application/json,${encodeURIComponent(JSON.stringify(def))}`;
+  return url;
+}
+
+async function answerLeaps(page) {
+  const next = () => page.getByRole('button', { name: /^(Next|Review)$/ }).click();
+  const radio = async (label) => { await page.getByRole('radio', { name: label, exact: true }).check(); await next(); };
+  const number = async (value) => { await page.locator('input[type=number]').fill(value); await next(); };
+  await radio('No');
+  await radio('Yes');
+  await number(ANSWERS.delta);
+  await number(ANSWERS.age);
+  await number(ANSWERS.bbs);
+  await radio('Yes');
+  await radio('No');
+  await number(ANSWERS.adl);
+}
+
+function assertNoRawData(s, label) {
+  for (const r of s.record.requests) {
+    let parsed = null;
+    try { parsed = JSON.parse(r.body); } catch { /* not JSON */ }
+    // The survey definition itself (a data: URL here) is not participant data.
+    const url = r.url.startsWith('data:') ? '' : r.url;
+    for (const t of RAW_TEXT) {
+      assert.ok(!t.test(url), `${label}: ${t} in the URL ${r.url}`);
+      // JSON bodies are checked number by number below (their random token may hold any digits).
+      if (!parsed) assert.ok(!t.test(r.body), `${label}: ${t} in a request body to ${r.url}`);
+    }
+    if (parsed) {
+      // Only the four fields of an Upload: no answer can hide in another field.
+      assert.deepEqual(Object.keys(parsed).sort(), ['cohort', 'survey', 'token', 'values'], `${label}: body fields`);
+      for (const v of numbersIn(parsed)) {
+        for (const raw of RAW_NUMBERS) assert.ok(Math.abs(v - raw) > 1e-9, `${label}: raw answer ${raw} sent to ${r.url}`);
+      }
+    }
+  }
+  for (const line of s.record.console) {
+    for (const t of RAW_TEXT) assert.ok(!t.test(line), `${label}: console shows ${t}: ${line}`);
+  }
+}
+
+test('a participant submits through transient failures and gets a verified receipt; no raw answer leaves the page', async () => {
+  const s = await setup();
+  try {
+    const survey = await surveyUrl(s);
+    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(survey)}`);
+    // Consent first: the start button is disabled until the box is ticked.
+    const start = s.page.getByRole('button', { name: 'Start the survey' });
+    await start.waitFor();
+    assert.equal(await start.isDisabled(), true);
+    await screenshot(s.page, 'participate-consent');
+    await s.page.getByLabel('I have read this and agree to take part.').check();
+    await start.click();
+    // Validation: an empty required answer and an out-of-range age are announced.
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.getByRole('alert').filter({ hasText: 'this question needs an answer' }).waitFor();
+    const announcer = s.page.getByTestId('announcer');
+    assert.match(await announcer.textContent(), /Question 1: this question needs an answer/);
+    await s.page.getByRole('radio', { name: 'No', exact: true }).check();
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.getByRole('radio', { name: 'Yes', exact: true }).check();
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.locator('input[type=number]').fill(ANSWERS.delta);
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.locator('input[type=number]').fill('150');
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.getByRole('alert').filter({ hasText: 'enter a whole number from 18 to 100' }).waitFor();
+    assert.match(await announcer.textContent(), /Question 4: enter a whole number from 18 to 100/);
+    assert.equal(await s.page.locator('input[type=number]').getAttribute('aria-invalid'), 'true');
+    await s.page.locator('input[type=number]').fill(ANSWERS.age);
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.locator('input[type=number]').fill(ANSWERS.bbs);
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.getByRole('radio', { name: 'Yes', exact: true }).check();
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.getByRole('radio', { name: 'No', exact: true }).check();
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.locator('input[type=number]').fill(ANSWERS.adl);
+    await s.page.getByRole('button', { name: 'Review' }).click();
+    // The panel shows the 512 masked numbers and why nobody can read them.
+    const panel = s.page.getByRole('region', { name: 'What leaves your device' });
+    await panel.waitFor();
+    assert.match(await panel.textContent(), /padded with 503 random numbers/);
+    const shown = (await s.page.getByTestId('masked-vector').textContent()).split(',').map(Number);
+    assert.equal(shown.length, 512);
+    await screenshot(s.page, 'participate-review');
+    // Two 503s, then success on the third attempt with the same token.
+    await mode(s, { fail_next: 2 });
+    await s.page.getByRole('button', { name: 'Send' }).click();
+    const hash = s.page.getByTestId('receipt-hash');
+    await hash.waitFor({ timeout: 20000 });
+    const received = await uploads(s);
+    assert.equal(received.length, 3, 'two failed attempts and one success');
+    assert.equal(new Set(received.map((u) => u.body.token)).size, 1, 'one idempotency token for every retry');
+    assert.equal(new Set(received.map((u) => JSON.stringify(u.body.values))).size, 1, 'retries resend the same vector');
+    const body = received[0].body;
+    assert.equal(body.values.length, 512);
+    assert.deepEqual(Object.keys(body).sort(), ['cohort', 'survey', 'token', 'values']);
+    // The receipt's hash was verified by the page against Upload::hash; the mock computed it independently.
+    const { uploadHash } = await import('../server.mjs');
+    assert.equal(await hash.textContent(), uploadHash(body));
+    // The shown vector is the uploaded one (to the shown 6 significant digits).
+    shown.forEach((v, i) => assert.ok(Math.abs(v - body.values[i]) <= 1e-5 * Math.abs(body.values[i]) + 1e-9, `entry ${i}`));
+    // Save the receipt.
+    const [download] = await Promise.all([s.page.waitForEvent('download'), s.page.getByRole('button', { name: 'Save receipt' }).click()]);
+    assert.equal(download.suggestedFilename(), 'orthomask-receipt-leaps-demo.json');
+    await screenshot(s.page, 'participate-receipt');
+    // Nothing raw anywhere.
+    assertNoRawData(s, 'happy path');
+    const storage = await storageSnapshot(s.page);
+    assert.deepEqual(storage, { local: {}, session: {}, indexedDB: [], cookie: '', caches: [] });
+    assert.deepEqual(s.record.errors, []);
+  } finally {
+    await s.close();
+  }
+});
+
+test('when the service stays down the participant sees why, keeps every answer, and a retry succeeds with the same token', async () => {
+  const s = await setup();
+  try {
+    await mode(s, { down: true });
+    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(await surveyUrl(s))}`);
+    await s.page.getByLabel('I have read this and agree to take part.').check();
+    await s.page.getByRole('button', { name: 'Start the survey' }).click();
+    await answerLeaps(s.page);
+    await s.page.getByRole('button', { name: 'Send' }).click();
+    const alert = s.page.getByRole('alert').filter({ hasText: 'did not go through after 4 attempts' });
+    await alert.waitFor({ timeout: 30000 });
+    assert.match(await alert.textContent(), /nothing was lost/);
+    assert.match(await alert.textContent(), /down for maintenance/);
+    await screenshot(s.page, 'participate-failed');
+    const failed = await uploads(s);
+    assert.equal(failed.length, 4);
+    // The answers are still there.
+    await s.page.getByRole('button', { name: 'Change my answers' }).click();
+    assert.equal(await s.page.locator('input[type=number]').inputValue(), ANSWERS.adl);
+    await s.page.getByRole('button', { name: 'Review' }).click();
+    await s.page.getByTestId('masked-vector').waitFor();
+    // A fresh review is a fresh submission; the service comes back and the retry goes through.
+    await mode(s, { down: false });
+    await s.page.getByRole('button', { name: /^(Send|Try again)$/ }).click();
+    await s.page.getByTestId('receipt-hash').waitFor({ timeout: 20000 });
+    const all = await uploads(s);
+    const last = all[all.length - 1].body;
+    assert.equal(all.filter((u) => u.body.token === last.token).length >= 1, true);
+    assertNoRawData(s, 'failure path');
+    assert.deepEqual((await storageSnapshot(s.page)).local, {});
+  } finally {
+    await s.close();
+  }
+});
+
+test('"Try again" after a failure resends the same upload with the same token', async () => {
+  const s = await setup();
+  try {
+    await mode(s, { down: true });
+    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(await surveyUrl(s))}`);
+    await s.page.getByLabel('I have read this and agree to take part.').check();
+    await s.page.getByRole('button', { name: 'Start the survey' }).click();
+    await answerLeaps(s.page);
+    await s.page.getByRole('button', { name: 'Send' }).click();
+    await s.page.getByRole('button', { name: 'Try again' }).waitFor({ timeout: 30000 });
+    await mode(s, { down: false });
+    await s.page.getByRole('button', { name: 'Try again' }).click();
+    await s.page.getByTestId('receipt-hash').waitFor({ timeout: 20000 });
+    const all = await uploads(s);
+    assert.equal(all.length, 5);
+    assert.equal(new Set(all.map((u) => u.body.token)).size, 1);
+    assertNoRawData(s, 'try again');
+  } finally {
+    await s.close();
+  }
+});
+
+test('optional questions can be skipped, and share mode sends one additive share to each service', async () => {
+  const s = await setup();
+  try {
+    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(await surveyUrl(s, 'wellbeing-optional.json'))}`);
+    await s.page.getByLabel('I have read this and agree to take part.').check();
+    await s.page.getByRole('button', { name: 'Start the survey' }).click();
+    await s.page.getByRole('radio', { name: 'No', exact: true }).check();
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.getByRole('button', { name: 'Skip this question' }).click();
+    await s.page.locator('input[type=number]').fill('7.25');
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.getByRole('button', { name: 'Skip this question' }).click();
+    await s.page.getByRole('radio', { name: 'student' }).check();
+    await s.page.getByRole('button', { name: 'Review' }).click();
+    await s.page.getByTestId('masked-vector').waitFor();
+    await s.page.getByRole('button', { name: 'Send' }).click();
+    await s.page.getByTestId('receipt-hash').waitFor({ timeout: 20000 });
+    const [one] = await uploads(s);
+    // 1 + (1 + 1) + 1 + (1 + 1) + (3 + 1) answer columns, the QA column, 400 noise columns.
+    assert.equal(one.body.values.length, 10 + 1 + 400);
+
+    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(await surveyUrl(s, 'shares-demo.json'))}`);
+    await s.page.getByLabel('I have read this and agree to take part.').check();
+    await s.page.getByRole('button', { name: 'Start the survey' }).click();
+    await s.page.getByRole('radio', { name: 'Yes', exact: true }).check();
+    await s.page.getByRole('button', { name: 'Next' }).click();
+    await s.page.locator('input[type=number]').fill('73');
+    await s.page.getByRole('button', { name: 'Review' }).click();
+    await s.page.getByRole('region', { name: 'What leaves your device' }).filter({ hasText: '3 random parts' }).waitFor();
+    await s.page.getByRole('button', { name: 'Send' }).click();
+    await s.page.getByTestId('receipt-hash').first().waitFor({ timeout: 20000 });
+    assert.equal(await s.page.getByTestId('receipt-hash').count(), 3);
+    const shares = (await uploads(s)).slice(1);
+    assert.deepEqual(shares.map((u) => u.endpoint), ['right/0', 'right/1', 'right/2']);
+    // The shares add up to the padded record: age 73 at index 1, the QA constant 888 at index 2.
+    const sum = shares[0].body.values.map((_, j) => shares.reduce((a, u) => a + u.body.values[j], 0));
+    assert.ok(Math.abs(sum[1] - 73) < 1e-6 && Math.abs(sum[2] - 888) < 1e-6);
+    for (const u of shares) assert.ok(Math.abs(u.body.values[1] - 73) > 1e-6, 'no single share holds the age');
+    await screenshot(s.page, 'participate-shares-receipt');
+  } finally {
+    await s.close();
+  }
+});

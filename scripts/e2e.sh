@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# End to end through the real services and the real participant form: `orthomask serve all` on
+# loopback, a survey created through the admin API, headless Chromium participants filling in the
+# web app's form with generated answers, the cohorts closed, the release downloaded and its
+# regression compared with the regression on the raw answers (1e-9 relative) — once with the
+# basic protocol and once in share mode with K1 = 2 right-masking services.
+#
+#   bash scripts/e2e.sh              # files in target/e2e-services/{basic,shares}/
+#   OUT=DIR bash scripts/e2e.sh      # raw.csv, release.csv, manifest.json, collector.sqlite3 and
+#                                    # msp.sqlite3 (+ right-*.sqlite3 in share mode) in DIR/{basic,shares}/
+#
+# Needs: cargo, trunk + wasm-bindgen-cli + wasm-opt (scripts/setup.sh installs them), Debian's
+# chromium, node and playwright-core (npm). WEB_DIST=DIR uses an already built web app instead
+# of running trunk; PARTICIPANTS and COHORT_SIZE change the survey (default 20 and 10).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+log() { printf '\033[1;32m[e2e]\033[0m %s\n' "$*"; }
+
+bash scripts/setup.sh
+command -v chromium >/dev/null || { echo "e2e: Debian's chromium is missing (apt-get install chromium)" >&2; exit 1; }
+export PATH="$root/target/web-tools/bin:$root/target/web-tools/node_modules/.bin:$PATH"
+export TRUNK_SKIP_VERSION_CHECK=true
+
+log "cargo build --release --bin orthomask"
+cargo build --release --locked --bin orthomask
+target_dir=${CARGO_TARGET_DIR:-$root/target}
+export ORTHOMASK_BIN="$target_dir/release/orthomask"
+
+if [ -z "${WEB_DIST:-}" ]; then
+    log "trunk build --release (the web app the collector serves)"
+    trunk build --release
+    export WEB_DIST="$root/dist"
+fi
+
+# playwright-core: the copy scripts/setup.sh installed for the web tests, else a local one.
+if [ -d "$root/target/web-tools/node_modules/playwright-core" ]; then
+    ln -sfn "$root/target/web-tools/node_modules" e2e-services/node_modules
+elif [ ! -d e2e-services/node_modules/playwright-core ]; then
+    log "npm install playwright-core"
+    (cd e2e-services && npm install --no-audit --no-fund --silent)
+fi
+
+out=${OUT:-$root/target/e2e-services}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+for mode in basic shares; do
+    log "participants through the web app: $mode"
+    node e2e-services/run.mjs --mode "$mode" --out "$out/$mode" \
+        --participants "${PARTICIPANTS:-20}" --cohort-size "${COHORT_SIZE:-10}"
+done
+log "end to end passed (basic and share mode); files in $out/{basic,shares}"

@@ -1,0 +1,47 @@
+//! # orthomask-web
+//!
+//! Orthomask in the browser: a Yew single-page app, compiled to WebAssembly by trunk, in which
+//! every masking step and every statistic comes from the workspace crates (`orthomask-core`,
+//! `orthomask-formats`, `orthomask-stats`, `orthomask-dp`). This crate adds only views, state
+//! and I/O; it re-implements no mathematics.
+//!
+//! The same module runs twice: in the page it mounts the app, in a Web Worker (`www/worker.js`)
+//! it runs long computations ([`model::jobs`]) and reports progress, so the page stays
+//! responsive.
+//!
+//! Read in this order:
+//! * [`model`] — pure, I/O-free logic behind each view (native tests cover it): the participant
+//!   form, the analysis, the classroom, the audit, the benchmark, and the worker's jobs;
+//! * [`plots`] — every figure as a function generic over plotters' `DrawingBackend`;
+//! * [`state`] — reducers (`Action` enums, `impl Reducible`), no HTML;
+//! * [`services`] — all I/O: HTTP, files, downloads, the Web Worker, timing;
+//! * [`context`] — shared state through contexts and `use_xxx()` hooks;
+//! * [`route`] — the hash routes, one `Routable` enum;
+//! * [`components`], [`pages`], [`app`] — the views;
+//! * [`worker`] — the worker side of the job protocol.
+
+pub mod model;
+pub mod plots;
+
+pub mod state;
+
+pub mod services;
+
+pub mod context;
+pub mod route;
+
+pub mod components;
+pub mod pages;
+
+pub mod app;
+pub mod worker;
+
+/// Entry point of the WebAssembly module: mount the app when running in a page, serve jobs
+/// when running in a Web Worker.
+pub fn start() {
+    if web_sys::window().is_some() {
+        yew::Renderer::<app::App>::new().render();
+    } else {
+        worker::serve();
+    }
+}

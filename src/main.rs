@@ -1,0 +1,6 @@
+//! The binary trunk builds: one WebAssembly module that runs the app in a page and the
+//! computations in a Web Worker (see `orthomask_web::start`).
+
+fn main() {
+    orthomask_web::start();
+}

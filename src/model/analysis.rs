@@ -1,0 +1,677 @@
+//! The analyst view's model: everything computed from a released CSV (and, when available, the
+//! original it was masked from). Regression, logistic regression and contingency tables are
+//! `orthomask-stats`; this module chooses what to fit, samples points for the plots and writes
+//! the exports.
+
+use nalgebra::DMatrix;
+use orthomask_formats::csv::{Table, parse_table, printed_decimals};
+use orthomask_stats::contingency::ContingencyTable;
+use orthomask_stats::dataset::Dataset;
+use orthomask_stats::design::Intercept;
+use orthomask_stats::inference::Coefficient;
+use orthomask_stats::linear::LinearRegression;
+use orthomask_stats::logistic::LogisticRegression;
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, Normal};
+
+use super::audit::{AuditResult, NamedText, audit_table};
+
+/// Largest number of points drawn in one scatter plot; larger data are thinned evenly.
+pub const MAX_PLOT_POINTS: usize = 4000;
+
+/// Largest number of contingency tables shown when no pair is chosen.
+pub const MAX_TABLES: usize = 6;
+
+/// What to analyse.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnalysisRequest {
+    /// The released table.
+    pub data: NamedText,
+    /// The original (raw) table, for the side-by-side plots of seed 003 Figure 2.
+    pub original: Option<NamedText>,
+    /// The release manifest, for the audit summary.
+    pub manifest: Option<NamedText>,
+    /// Response column (`None`: the first non-constant column).
+    pub y: Option<String>,
+    /// Predictors (empty: the next non-constant column).
+    pub x: Vec<String>,
+}
+
+/// One row of a coefficient table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CoefficientRow {
+    /// Term.
+    pub name: String,
+    /// Estimate.
+    pub estimate: f64,
+    /// Standard error.
+    pub std_error: f64,
+    /// t (linear) or z (logistic).
+    pub t: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+    /// Lower end of the 95% interval.
+    pub ci_low: f64,
+    /// Upper end of the 95% interval.
+    pub ci_high: f64,
+}
+
+impl From<&Coefficient> for CoefficientRow {
+    fn from(c: &Coefficient) -> Self {
+        Self {
+            name: c.name().to_owned(),
+            estimate: c.estimate(),
+            std_error: c.std_error(),
+            t: c.statistic(),
+            p: c.p_value(),
+            ci_low: c.ci_low(),
+            ci_high: c.ci_high(),
+        }
+    }
+}
+
+/// A linear regression, ready to show.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinearSummary {
+    /// Response.
+    pub response: String,
+    /// Predictors.
+    pub predictors: Vec<String>,
+    /// Coefficients, intercept first.
+    pub coefficients: Vec<CoefficientRow>,
+    /// R².
+    pub r_squared: f64,
+    /// Adjusted R².
+    pub adj_r_squared: f64,
+    /// Residual standard error σ̂.
+    pub sigma: f64,
+    /// Overall F statistic.
+    pub f_statistic: Option<f64>,
+    /// Its p-value.
+    pub f_p_value: Option<f64>,
+    /// Residual degrees of freedom.
+    pub df_resid: usize,
+    /// Records.
+    pub n: usize,
+}
+
+/// A logistic regression, ready to show.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogisticSummary {
+    /// Response.
+    pub response: String,
+    /// Coefficients (z statistics), intercept first.
+    pub coefficients: Vec<CoefficientRow>,
+    /// Residual deviance.
+    pub deviance: f64,
+    /// Null deviance.
+    pub null_deviance: f64,
+    /// Newton iterations used.
+    pub iterations: usize,
+}
+
+/// A contingency table of two binary columns, from their cross-products.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TableSummary {
+    /// Row factor.
+    pub rows: String,
+    /// Column factor.
+    pub columns: String,
+    /// Row level names.
+    pub row_levels: Vec<String>,
+    /// Column level names.
+    pub column_levels: Vec<String>,
+    /// Counts, row by row.
+    pub counts: Vec<Vec<f64>>,
+    /// Records.
+    pub n: usize,
+    /// Largest distance of a cell from its integer count before rounding.
+    pub rounding_residual: Option<f64>,
+    /// Pearson χ² and its p-value, when defined.
+    pub chi_square: Option<(f64, f64)>,
+}
+
+impl TableSummary {
+    fn from_table(t: &ContingencyTable) -> Self {
+        Self {
+            rows: t.row_factor().to_owned(),
+            columns: t.column_factor().to_owned(),
+            row_levels: t.row_levels().to_vec(),
+            column_levels: t.column_levels().to_vec(),
+            counts: t.rows(),
+            n: t.n(),
+            rounding_residual: t.rounding_residual(),
+            chi_square: t.association().ok().map(|a| (a.chi_square(), a.p_value())),
+        }
+    }
+}
+
+/// A scatter plot with its least-squares line (one panel of seed 003 Figure 2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScatterPanel {
+    /// Panel title ("Original data", "Masked release").
+    pub title: String,
+    /// Horizontal variable.
+    pub x_name: String,
+    /// Vertical variable.
+    pub y_name: String,
+    /// Points drawn (thinned to at most [`MAX_PLOT_POINTS`]).
+    pub points: Vec<(f64, f64)>,
+    /// Points in the data.
+    pub total_points: usize,
+    /// Fitted intercept.
+    pub intercept: f64,
+    /// Fitted slope.
+    pub slope: f64,
+}
+
+impl ScatterPanel {
+    /// The fitted equation as printed under the panel.
+    pub fn equation(&self) -> String {
+        let sign = if self.slope < 0.0 { '−' } else { '+' };
+        format!(
+            "{} = {} {sign} {} × {}",
+            self.y_name,
+            super::format::sig(self.intercept, 6),
+            super::format::sig(self.slope.abs(), 6),
+            self.x_name
+        )
+    }
+}
+
+/// Residual diagnostics of the linear model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostics {
+    /// (fitted, residual) pairs.
+    pub residual_vs_fitted: Vec<(f64, f64)>,
+    /// (theoretical normal quantile, standardised residual) pairs, sorted.
+    pub qq: Vec<(f64, f64)>,
+    /// Residuals in the model.
+    pub total_points: usize,
+}
+
+/// Everything the analyst view shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnalysisResult {
+    /// The release's name.
+    pub name: String,
+    /// Column names.
+    pub headers: Vec<String>,
+    /// Records.
+    pub n: usize,
+    /// Decimals the file was printed with (`None`: full precision).
+    pub decimals: Option<u8>,
+    /// Binary columns (declared in the manifest or detected by the audit).
+    pub binary: Vec<String>,
+    /// The response used.
+    pub y: String,
+    /// The predictors used.
+    pub x: Vec<String>,
+    /// The linear model, or why it could not be fitted.
+    pub linear: Result<LinearSummary, String>,
+    /// The logistic model (when the response is 0/1 in this file), or why not.
+    pub logistic: Result<LogisticSummary, String>,
+    /// Contingency tables of binary columns.
+    pub tables: Vec<Result<TableSummary, String>>,
+    /// Residual plots.
+    pub diagnostics: Option<Diagnostics>,
+    /// Original and masked scatter plots with their fitted lines.
+    pub figure2: Vec<Result<ScatterPanel, String>>,
+    /// The audit summary.
+    pub audit: Result<AuditResult, String>,
+}
+
+/// Every `step`-th index so that at most `max` remain.
+fn thin(total: usize, max: usize) -> impl Iterator<Item = usize> {
+    let step = total.div_ceil(max.max(1)).max(1);
+    (0..total).step_by(step)
+}
+
+fn dataset(table: &Table) -> Result<Dataset, String> {
+    Dataset::new(table.headers().to_vec(), table.data().clone()).map_err(|e| e.to_string())
+}
+
+fn is_constant(data: &DMatrix<f64>, j: usize) -> bool {
+    let c = data.column(j);
+    c.iter().all(|v| *v == c[0])
+}
+
+/// Response and predictors: as asked, or the first two non-constant columns.
+fn choose_variables(table: &Table, y: Option<&str>, x: &[String]) -> (String, Vec<String>) {
+    let varying: Vec<&String> = table
+        .headers()
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| !is_constant(table.data(), *j))
+        .map(|(_, h)| h)
+        .collect();
+    let y = y
+        .map(str::to_owned)
+        .or_else(|| varying.first().map(|s| (*s).clone()))
+        .unwrap_or_default();
+    let x = if x.is_empty() {
+        varying
+            .iter()
+            .find(|h| ***h != y)
+            .map(|h| vec![(*h).clone()])
+            .unwrap_or_default()
+    } else {
+        x.to_vec()
+    };
+    (y, x)
+}
+
+fn linear(data: &Dataset, y: &str, x: &[String]) -> Result<LinearRegression, String> {
+    let predictors: Vec<&str> = x.iter().map(String::as_str).collect();
+    LinearRegression::fit(data, y, &predictors, Intercept::Included).map_err(|e| e.to_string())
+}
+
+fn summarize(fit: &LinearRegression, x: &[String]) -> LinearSummary {
+    LinearSummary {
+        response: fit.response().to_owned(),
+        predictors: x.to_vec(),
+        coefficients: fit
+            .coefficients()
+            .iter()
+            .map(CoefficientRow::from)
+            .collect(),
+        r_squared: fit.r_squared(),
+        adj_r_squared: fit.adj_r_squared(),
+        sigma: fit.sigma(),
+        f_statistic: fit.f_statistic(),
+        f_p_value: fit.f_p_value(),
+        df_resid: fit.df_resid(),
+        n: fit.n(),
+    }
+}
+
+/// A scatter panel of `y` against `x` with the simple least-squares line.
+///
+/// # Errors
+/// One line when a column is missing or the line cannot be fitted.
+pub fn scatter_panel(title: &str, table: &Table, y: &str, x: &str) -> Result<ScatterPanel, String> {
+    let data = dataset(table)?;
+    let fit = linear(&data, y, &[x.to_owned()]).map_err(|e| format!("{title}: {e}"))?;
+    let coefficients = fit.coefficients();
+    let xs = data.column(x).map_err(|e| e.to_string())?;
+    let ys = data.column(y).map_err(|e| e.to_string())?;
+    Ok(ScatterPanel {
+        title: title.to_owned(),
+        x_name: x.to_owned(),
+        y_name: y.to_owned(),
+        points: thin(xs.len(), MAX_PLOT_POINTS)
+            .map(|i| (xs[i], ys[i]))
+            .collect(),
+        total_points: xs.len(),
+        intercept: coefficients[0].estimate(),
+        slope: coefficients[1].estimate(),
+    })
+}
+
+fn diagnostics(fit: &LinearRegression) -> Diagnostics {
+    let fitted = fit.fitted();
+    let residuals = fit.residuals();
+    let n = residuals.len();
+    let sigma = fit.sigma();
+    let mut standardized: Vec<f64> = residuals.iter().map(|r| r / sigma).collect();
+    standardized.sort_by(f64::total_cmp);
+    let normal = Normal::standard();
+    let qq = thin(n, MAX_PLOT_POINTS)
+        .map(|i| {
+            let probability = (i as f64 + 0.5) / n as f64;
+            (normal.inverse_cdf(probability), standardized[i])
+        })
+        .collect();
+    Diagnostics {
+        residual_vs_fitted: thin(n, MAX_PLOT_POINTS)
+            .map(|i| (fitted[i], residuals[i]))
+            .collect(),
+        qq,
+        total_points: n,
+    }
+}
+
+fn tables(table: &Table, binary: &[String]) -> Vec<Result<TableSummary, String>> {
+    let mut out = Vec::new();
+    for (a, row) in binary.iter().enumerate() {
+        for column in &binary[a + 1..] {
+            if out.len() == MAX_TABLES {
+                return out;
+            }
+            let column_of = |name: &str| -> Result<Vec<f64>, String> {
+                let j = table.column_index(name).map_err(|e| e.to_string())?;
+                Ok(table.data().column(j).iter().copied().collect())
+            };
+            out.push(
+                column_of(row)
+                    .and_then(|z1| column_of(column).map(|z2| (z1, z2)))
+                    .and_then(|(z1, z2)| {
+                        ContingencyTable::from_binary_columns(row, &z1, column, &z2)
+                            .map_err(|e| e.to_string())
+                    })
+                    .map(|t| TableSummary::from_table(&t)),
+            );
+        }
+    }
+    out
+}
+
+/// Run the whole analysis. `progress` receives fractions in `[0, 1]` and a stage name.
+///
+/// # Errors
+/// One line for a malformed release CSV (the other parts report their own errors in place).
+pub fn analyze(
+    request: &AnalysisRequest,
+    progress: &mut dyn FnMut(f64, &str),
+) -> Result<AnalysisResult, String> {
+    progress(0.05, "reading the release");
+    let bytes = request.data.text.as_bytes();
+    let table = parse_table(bytes, &request.data.name).map_err(|e| e.to_string())?;
+    let decimals = printed_decimals(bytes);
+    let data = dataset(&table)?;
+    let (y, x) = choose_variables(&table, request.y.as_deref(), &request.x);
+    progress(0.3, "auditing");
+    let audit = audit_table(&table, decimals, request.manifest.as_ref());
+    let binary = audit
+        .as_ref()
+        .map(AuditResult::binary_columns)
+        .unwrap_or_default();
+    progress(0.45, "linear regression");
+    let fit = linear(&data, &y, &x);
+    let diagnostics = fit.as_ref().ok().map(diagnostics);
+    progress(0.6, "logistic regression");
+    let predictors: Vec<&str> = x.iter().map(String::as_str).collect();
+    let logistic = LogisticRegression::fit(&data, &y, &predictors, Intercept::Included)
+        .map(|f| LogisticSummary {
+            response: f.response().to_owned(),
+            coefficients: f.coefficients().iter().map(CoefficientRow::from).collect(),
+            deviance: f.deviance(),
+            null_deviance: f.null_deviance(),
+            iterations: f.iterations(),
+        })
+        .map_err(|e| e.to_string());
+    progress(0.75, "contingency tables");
+    let tables = tables(&table, &binary);
+    progress(0.85, "plots");
+    let mut figure2 = Vec::new();
+    if let Some(first) = x.first() {
+        if let Some(original) = &request.original {
+            figure2.push(
+                parse_table(original.text.as_bytes(), &original.name)
+                    .map_err(|e| e.to_string())
+                    .and_then(|t| scatter_panel("Original data", &t, &y, first)),
+            );
+        }
+        figure2.push(scatter_panel("Masked release", &table, &y, first));
+    }
+    progress(1.0, "done");
+    Ok(AnalysisResult {
+        name: request.data.name.clone(),
+        headers: table.headers().to_vec(),
+        n: table.data().nrows(),
+        decimals,
+        binary,
+        y,
+        x: x.clone(),
+        linear: fit.as_ref().map(|f| summarize(f, &x)).map_err(Clone::clone),
+        logistic,
+        tables,
+        diagnostics,
+        figure2,
+        audit,
+    })
+}
+
+// ── Exports ──────────────────────────────────────────────────────────────────────────────────
+
+/// The coefficient table as CSV at full (round-trip) precision.
+pub fn coefficients_csv(s: &LinearSummary) -> String {
+    let mut out = String::from("term,estimate,std_error,t,p,ci_low,ci_high\n");
+    for c in &s.coefficients {
+        let name = if c.name.contains([',', '"']) {
+            format!("\"{}\"", c.name.replace('"', "\"\""))
+        } else {
+            c.name.clone()
+        };
+        out.push_str(&format!(
+            "{name},{},{},{},{},{},{}\n",
+            c.estimate, c.std_error, c.t, c.p, c.ci_low, c.ci_high
+        ));
+    }
+    out
+}
+
+/// Everything computed, as JSON (the linear model in the layout of `orthomask regress --json`).
+pub fn result_json(r: &AnalysisResult) -> String {
+    let linear = r.linear.as_ref().ok().map(|s| {
+        serde_json::json!({
+            "response": s.response,
+            "predictors": s.predictors,
+            "coefficients": s.coefficients,
+            "r_squared": s.r_squared,
+            "adj_r_squared": s.adj_r_squared,
+            "sigma": s.sigma,
+            "f_statistic": s.f_statistic,
+            "f_p_value": s.f_p_value,
+            "df_resid": s.df_resid,
+            "n": s.n,
+        })
+    });
+    let tables: Vec<&TableSummary> = r.tables.iter().filter_map(|t| t.as_ref().ok()).collect();
+    let value = serde_json::json!({
+        "input": r.name,
+        "n": r.n,
+        "linear": linear,
+        "logistic": r.logistic.as_ref().ok(),
+        "contingency_tables": tables,
+        "audit": r.audit.as_ref().ok().map(|a| &a.checks),
+    });
+    serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"
+}
+
+fn r_name(name: &str) -> String {
+    if name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+    {
+        name.to_owned()
+    } else {
+        format!("`{}`", name.replace('`', "\\`"))
+    }
+}
+
+fn py_name(name: &str) -> String {
+    if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+    {
+        name.to_owned()
+    } else {
+        format!("Q(\"{}\")", name.replace('"', "\\\""))
+    }
+}
+
+fn expected_comment(prefix: &str, s: &LinearSummary) -> String {
+    let mut out = format!("{prefix} Expected coefficients (computed in the browser):\n");
+    for c in &s.coefficients {
+        out.push_str(&format!("{prefix}   {:<16} {:.10e}\n", c.name, c.estimate));
+    }
+    out.push_str(&format!(
+        "{prefix}   R-squared        {:.10}\n",
+        s.r_squared
+    ));
+    out
+}
+
+/// An R script that reproduces the regression and the contingency tables from the release.
+pub fn r_snippet(r: &AnalysisResult) -> String {
+    let file = &r.name;
+    let mut out = format!(
+        "# Reproduce the Orthomask analysis of {file} in R.\n\
+         # The release keeps means and X'X, so lm() on it gives the raw data's coefficients.\n\
+         d <- read.csv(\"{file}\", check.names = FALSE)\n"
+    );
+    if let Ok(s) = &r.linear {
+        let rhs: Vec<String> = s.predictors.iter().map(|p| r_name(p)).collect();
+        out.push_str(&format!(
+            "fit <- lm({} ~ {}, data = d)\nprint(summary(fit))\nprint(confint(fit))\n",
+            r_name(&s.response),
+            rhs.join(" + ")
+        ));
+        out.push_str(&expected_comment("#", s));
+    }
+    if let Ok(l) = &r.logistic {
+        let rhs: Vec<String> = r.x.iter().map(|p| r_name(p)).collect();
+        out.push_str(&format!(
+            "logit <- glm({} ~ {}, family = binomial, data = d)\nprint(summary(logit))\n",
+            r_name(&l.response),
+            rhs.join(" + ")
+        ));
+    }
+    for t in r.tables.iter().filter_map(|t| t.as_ref().ok()) {
+        out.push_str(&format!(
+            "# 2x2 table of {a} by {b} from cross-products (seed 003 Table 1): rows {a} = 1, 0; columns {b} = 1, 0\n\
+             z1 <- d[[\"{a}\"]]; z2 <- d[[\"{b}\"]]; n <- nrow(d)\n\
+             d11 <- sum(z1 * z2); d10 <- sum(z1 * z1) - d11; d01 <- sum(z2 * z2) - d11\n\
+             print(round(matrix(c(d11, d01, d10, n - d11 - d10 - d01), 2, 2)))\n",
+            a = t.rows,
+            b = t.columns
+        ));
+    }
+    out
+}
+
+/// A Python (pandas + statsmodels) script that reproduces the same results.
+pub fn python_snippet(r: &AnalysisResult) -> String {
+    let file = &r.name;
+    let mut out = format!(
+        "# Reproduce the Orthomask analysis of {file} in Python (pandas, statsmodels).\n\
+         import numpy as np\nimport pandas as pd\nimport statsmodels.formula.api as smf\n\n\
+         d = pd.read_csv(\"{file}\")\n"
+    );
+    if let Ok(s) = &r.linear {
+        let rhs: Vec<String> = s.predictors.iter().map(|p| py_name(p)).collect();
+        out.push_str(&format!(
+            "fit = smf.ols(\"{} ~ {}\", data=d).fit()\nprint(fit.summary())\n",
+            py_name(&s.response),
+            rhs.join(" + ")
+        ));
+        out.push_str(&expected_comment("#", s));
+    }
+    if let Ok(l) = &r.logistic {
+        let rhs: Vec<String> = r.x.iter().map(|p| py_name(p)).collect();
+        out.push_str(&format!(
+            "logit = smf.logit(\"{} ~ {}\", data=d).fit()\nprint(logit.summary())\n",
+            py_name(&l.response),
+            rhs.join(" + ")
+        ));
+    }
+    for t in r.tables.iter().filter_map(|t| t.as_ref().ok()) {
+        out.push_str(&format!(
+            "# 2x2 table of {a} by {b} from cross-products (seed 003 Table 1)\n\
+             z1, z2, n = d[\"{a}\"].to_numpy(), d[\"{b}\"].to_numpy(), len(d)\n\
+             d11 = z1 @ z2; d10 = z1 @ z1 - d11; d01 = z2 @ z2 - d11\n\
+             print(np.round([[d11, d10], [d01, n - d11 - d10 - d01]]))\n",
+            a = t.rows,
+            b = t.columns
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TABLE2: &str = include_str!("../../data/paper/leaps_table2.csv");
+    const TABLE5: &str = include_str!("../../data/paper/leaps_table5_released.csv");
+
+    fn request(y: &str, x: &[&str], original: bool) -> AnalysisRequest {
+        AnalysisRequest {
+            data: NamedText {
+                name: "table5.csv".into(),
+                text: TABLE5.into(),
+            },
+            original: original.then(|| NamedText {
+                name: "table2.csv".into(),
+                text: TABLE2.into(),
+            }),
+            manifest: None,
+            y: Some(y.into()),
+            x: x.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    /// Seed 003 Figure 2: the fitted line on the release equals the line on the original data
+    /// (to the two printed decimals of Table 5), although the points differ.
+    #[test]
+    fn figure_2_lines_agree_on_original_and_release() {
+        let r = analyze(&request("ADL", &["BBS"], true), &mut |_, _| {}).unwrap();
+        let panels: Vec<&ScatterPanel> = r.figure2.iter().map(|p| p.as_ref().unwrap()).collect();
+        assert_eq!(panels.len(), 2);
+        let (o, m) = (panels[0], panels[1]);
+        assert!(
+            (o.slope - m.slope).abs() < 0.01 * o.slope.abs(),
+            "{} {}",
+            o.slope,
+            m.slope
+        );
+        assert!((o.intercept - m.intercept).abs() < 0.01 * o.intercept.abs());
+        assert_ne!(o.points, m.points);
+        assert!(m.equation().starts_with("ADL = "));
+    }
+
+    /// Seed 003 Table 6: Group × MIF from the masked columns is 6, 6 / 3, 5.
+    #[test]
+    fn table_6_from_the_release() {
+        let r = analyze(&request("ADL", &["BBS", "Age"], false), &mut |_, _| {}).unwrap();
+        let t = r
+            .tables
+            .iter()
+            .filter_map(|t| t.as_ref().ok())
+            .find(|t| t.rows == "Group" && t.columns == "MIF")
+            .expect("Group × MIF table");
+        assert_eq!(t.counts, vec![vec![6.0, 6.0], vec![3.0, 5.0]]);
+        let s = r.linear.as_ref().unwrap();
+        assert_eq!(s.coefficients.len(), 3);
+        assert_eq!(r.diagnostics.as_ref().unwrap().qq.len(), 20);
+        // Masked response: not 0/1, so the logistic model explains why it cannot be fitted.
+        let logit = analyze(&request("Response", &["Group"], false), &mut |_, _| {}).unwrap();
+        assert!(logit.logistic.is_err());
+    }
+
+    #[test]
+    fn exports_name_every_term() {
+        let r = analyze(&request("ADL", &["BBS", "Age"], false), &mut |_, _| {}).unwrap();
+        let csv = coefficients_csv(r.linear.as_ref().unwrap());
+        assert_eq!(csv.lines().count(), 4);
+        assert!(csv.starts_with("term,estimate"));
+        let json: serde_json::Value = serde_json::from_str(&result_json(&r)).unwrap();
+        assert_eq!(json["linear"]["coefficients"][1]["name"], "BBS");
+        let rs = r_snippet(&r);
+        assert!(rs.contains("lm(ADL ~ BBS + Age, data = d)"), "{rs}");
+        let py = python_snippet(&r);
+        assert!(py.contains("smf.ols(\"ADL ~ BBS + Age\", data=d)"), "{py}");
+        assert_eq!(r_name("q=b"), "`q=b`");
+        assert_eq!(py_name("q=b"), "Q(\"q=b\")");
+    }
+
+    #[test]
+    fn bad_input_is_one_line_never_a_panic() {
+        let mut req = request("ADL", &["BBS"], false);
+        req.data.text = "a,b\n1,2\n3\n".into();
+        let e = analyze(&req, &mut |_, _| {}).unwrap_err();
+        assert_eq!(e, "table5.csv:3: row has 1 cells but the header has 2");
+        let mut req = request("nope", &["BBS"], false);
+        req.y = Some("nope".into());
+        let r = analyze(&req, &mut |_, _| {}).unwrap();
+        assert!(r.linear.unwrap_err().contains("nope"));
+        let mut req = request("ADL", &["BBS"], false);
+        req.data.text = "a,b\nNaN,2\n".into();
+        assert!(
+            analyze(&req, &mut |_, _| {})
+                .unwrap_err()
+                .contains("not a finite number")
+        );
+    }
+}

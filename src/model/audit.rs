@@ -1,0 +1,169 @@
+//! The audit view's model: `orthomask_stats::audit` on a release and, when given, its manifest.
+
+use orthomask_formats::csv::{Table, parse_table, printed_decimals};
+use orthomask_formats::manifest::Manifest;
+use orthomask_stats::audit::{AuditReport, Release, Status, audit};
+use serde::{Deserialize, Serialize};
+
+/// A named text (a file's contents, or a fetched URL's body).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NamedText {
+    /// File name or URL, used in error messages.
+    pub name: String,
+    /// The text.
+    pub text: String,
+}
+
+/// One check, ready to show.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckRow {
+    /// Stable identifier (`qa_column`, `column_means`, `binary_counts:IH`, …).
+    pub id: String,
+    /// `pass`, `warn` or `fail`.
+    pub status: String,
+    /// One line with the numbers.
+    pub detail: String,
+    /// The numbers, named.
+    pub numbers: Vec<(String, f64)>,
+}
+
+/// An audit, ready to show.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuditResult {
+    /// The release's name.
+    pub name: String,
+    /// Rows.
+    pub n: usize,
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Worst status.
+    pub overall: String,
+    /// Every check.
+    pub checks: Vec<CheckRow>,
+    /// Whether a manifest was compared.
+    pub manifest: Option<String>,
+}
+
+impl AuditResult {
+    /// Columns the audit treated as binary (declared in the manifest or detected).
+    pub fn binary_columns(&self) -> Vec<String> {
+        self.checks
+            .iter()
+            .filter_map(|c| c.id.strip_prefix("binary_counts:").map(str::to_owned))
+            .collect()
+    }
+
+    /// Counts of pass, warn and fail.
+    pub fn tally(&self) -> (usize, usize, usize) {
+        let count = |s: &str| self.checks.iter().filter(|c| c.status == s).count();
+        (count("pass"), count("warn"), count("fail"))
+    }
+}
+
+fn rows(report: &AuditReport) -> Vec<CheckRow> {
+    report
+        .checks
+        .iter()
+        .map(|c| CheckRow {
+            id: c.id.clone(),
+            status: c.status.as_str().to_owned(),
+            detail: c.detail.clone(),
+            numbers: c.numbers.clone(),
+        })
+        .collect()
+}
+
+/// Audit an already parsed release.
+///
+/// # Errors
+/// One line for a malformed manifest.
+pub fn audit_table(
+    table: &Table,
+    decimals: Option<u8>,
+    manifest: Option<&NamedText>,
+) -> Result<AuditResult, String> {
+    let expected = match manifest {
+        Some(m) => {
+            let parsed = Manifest::parse(&m.text, &m.name).map_err(|e| e.to_string())?;
+            Some(
+                parsed
+                    .audit_expectations(&m.name)
+                    .map_err(|e| e.to_string())?,
+            )
+        }
+        None => None,
+    };
+    let release = Release {
+        names: table.headers(),
+        data: table.data(),
+        decimals,
+    };
+    let report = audit(&release, expected.as_ref());
+    Ok(AuditResult {
+        name: table.source_name().to_owned(),
+        n: table.data().nrows(),
+        columns: table.headers().to_vec(),
+        overall: report.overall().as_str().to_owned(),
+        checks: rows(&report),
+        manifest: manifest.map(|m| m.name.clone()),
+    })
+}
+
+/// Parse a release CSV and audit it.
+///
+/// # Errors
+/// One line naming the file, line and column of a malformed CSV, or a malformed manifest.
+pub fn run_audit(release: &NamedText, manifest: Option<&NamedText>) -> Result<AuditResult, String> {
+    let table = parse_table(release.text.as_bytes(), &release.name).map_err(|e| e.to_string())?;
+    audit_table(&table, printed_decimals(release.text.as_bytes()), manifest)
+}
+
+/// `pass`, `warn`, `fail` as the audit crate names them (for tests and the page's legend).
+pub fn status_names() -> [&'static str; 3] {
+    [
+        Status::Pass.as_str(),
+        Status::Warn.as_str(),
+        Status::Fail.as_str(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TABLE5: &str = include_str!("../../data/paper/leaps_table5_released.csv");
+    const TABLE2: &str = include_str!("../../data/paper/leaps_table2.csv");
+
+    fn named(name: &str, text: &str) -> NamedText {
+        NamedText {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn the_papers_release_passes_and_its_raw_table_is_flagged() {
+        let released = run_audit(&named("table5.csv", TABLE5), None).unwrap();
+        assert_eq!(released.n, 20);
+        assert_ne!(released.overall, "fail", "{:?}", released.checks);
+        assert!(released.binary_columns().contains(&"MIF".to_owned()));
+        // The raw Table 2 still holds 0/1 values: visibly unmasked.
+        let raw = run_audit(&named("table2.csv", TABLE2), None).unwrap();
+        assert!(
+            raw.checks
+                .iter()
+                .any(|c| c.status != "pass" && c.id.contains("IH")),
+            "{:?}",
+            raw.checks
+        );
+    }
+
+    #[test]
+    fn malformed_input_gets_one_line() {
+        let e = run_audit(&named("bad.csv", "a,b\n1,x\n"), None).unwrap_err();
+        assert_eq!(e, "bad.csv:2:2: expected a number, found \"x\"");
+        let e = run_audit(&named("t.csv", TABLE5), Some(&named("m.json", "{"))).unwrap_err();
+        assert!(e.starts_with("m.json"), "{e}");
+        assert!(!e.contains('\n'));
+    }
+}

@@ -1,0 +1,110 @@
+//! The audit view (`#/audit?data=URL&manifest=URL`): `orthomask_stats::audit` in the browser,
+//! pass / warn / fail with the numbers behind each check, printable.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use crate::components::file_picker::FilePicker;
+use crate::components::progress::JobProgress;
+use crate::context::{JobStatus, use_job, use_query};
+use crate::model::audit::NamedText;
+use crate::model::format::sig;
+use crate::model::jobs::{Job, Output};
+use crate::services::{http, query};
+
+/// The audit page.
+#[function_component(Audit)]
+pub fn audit() -> Html {
+    let params = use_query();
+    let release = use_state(|| None::<Rc<NamedText>>);
+    let manifest = use_state(|| None::<Rc<NamedText>>);
+    let error = use_state(|| None::<String>);
+    let job = use_job();
+    {
+        let (release, manifest, error) = (release.setter(), manifest.setter(), error.setter());
+        use_effect_with(params.clone(), move |params| {
+            for (key, target) in [("data", release), ("manifest", manifest)] {
+                if let Some(url) = query::get(params, key) {
+                    let error = error.clone();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        match http::get_text(&url).await {
+                            Ok(text) => target.set(Some(Rc::new(NamedText { name: url, text }))),
+                            Err(e) => error.set(Some(e)),
+                        }
+                    });
+                }
+            }
+        });
+    }
+    {
+        let job = job.clone();
+        use_effect_with(((*release).clone(), (*manifest).clone()), move |(r, m)| {
+            if let Some(r) = r {
+                job.run(Job::Audit {
+                    release: (**r).clone(),
+                    manifest: m.as_deref().cloned(),
+                });
+            }
+        });
+    }
+    let set = |target: UseStateHandle<Option<Rc<NamedText>>>| {
+        Callback::from(move |t: NamedText| target.set(Some(Rc::new(t))))
+    };
+    let on_error = {
+        let error = error.clone();
+        Callback::from(move |e: String| error.set(Some(e)))
+    };
+    let failed = matches!(job.status(), JobStatus::Failed(_));
+    let result = job.output().filter(|_| !failed).and_then(|o| match &*o {
+        Output::Audit(a) => Some((**a).clone()),
+        _ => None,
+    });
+    let on_print = Callback::from(|_| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.print();
+        }
+    });
+    html! {
+        <section class="audit">
+            <h1>{ "Audit a release" }</h1>
+            <p class="no-print">{ "Checks the quality-assurance column, compares means and cross-products with the manifest, checks that binary columns still give integer counts, and flags small cells and columns that were not masked." }</p>
+            <div class="pickers no-print">
+                <FilePicker id="audit-data" label="Released data (CSV)" on_load={set(release.clone())} on_error={on_error.clone()}
+                    loaded={release.as_ref().map(|d| AttrValue::from(d.name.clone()))} />
+                <FilePicker id="audit-manifest" label="Manifest (JSON, optional)" accept=".json,application/json" on_load={set(manifest.clone())} on_error={on_error}
+                    loaded={manifest.as_ref().map(|d| AttrValue::from(d.name.clone()))} />
+            </div>
+            if let Some(e) = &*error { <p class="error" role="alert">{ e }</p> }
+            <JobProgress status={job.status().clone()} label="Auditing" />
+            if let Some(a) = result {
+                {{
+                    let (pass, warn, fail) = a.tally();
+                    html! {
+                        <div class="report" data-testid="audit-report">
+                            <p class={classes!("status", a.overall.clone())} data-testid="overall">
+                                { format!("Overall: {} — {pass} passed, {warn} warnings, {fail} failed", a.overall.to_uppercase()) }
+                            </p>
+                            <p>{ format!("{}: {} rows, columns {}; {}", a.name, a.n, a.columns.join(", "),
+                                a.manifest.as_ref().map_or_else(|| "no manifest".to_owned(), |m| format!("compared with {m}"))) }</p>
+                            <div class="table-scroll"><table class="checks">
+                                <thead><tr><th scope="col">{ "result" }</th><th scope="col">{ "check" }</th><th scope="col">{ "details" }</th><th scope="col">{ "numbers" }</th></tr></thead>
+                                <tbody>
+                                    { for a.checks.iter().map(|c| html! {
+                                        <tr class={c.status.clone()} data-check={c.id.clone()}>
+                                            <td class="result"><span class={classes!("status", c.status.clone())}>{ match c.status.as_str() { "pass" => "✓ pass", "warn" => "! warn", _ => "✗ fail" } }</span></td>
+                                            <th scope="row">{ &c.id }</th>
+                                            <td>{ &c.detail }</td>
+                                            <td class="numbers">{ c.numbers.iter().map(|(k, v)| format!("{k} = {}", sig(*v, 6))).collect::<Vec<_>>().join("; ") }</td>
+                                        </tr>
+                                    }) }
+                                </tbody>
+                            </table></div>
+                            <button type="button" class="no-print" onclick={on_print}>{ "Print" }</button>
+                        </div>
+                    }
+                }}
+            }
+        </section>
+    }
+}

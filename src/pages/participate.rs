@@ -1,0 +1,430 @@
+//! The participant's survey form (`#/participate?survey=URL`): consent first, one question per
+//! screen with a progress bar, validation announced to screen readers, a "what leaves your
+//! device" panel, submission with retry and an idempotency token, and a receipt to save.
+//!
+//! The answers stay in this page's memory (the [`ParticipantState`] reducer): nothing is written
+//! to storage or the console, and only [`Prepared`](crate::model::participate::Prepared) — masked
+//! numbers — is ever sent.
+
+use std::rc::Rc;
+
+use orthomask_formats::survey::{Question, QuestionKind, SurveyDefinition};
+use yew::prelude::*;
+
+use super::target_value;
+use crate::components::save_button::SaveButton;
+use crate::context::use_query;
+use crate::model::format::sig;
+use crate::model::participate::{answers, prepare, receipt_file};
+use crate::services::http::{RetryPolicy, get_text, send_upload};
+use crate::services::{query, random};
+use crate::state::{ParticipantAction, ParticipantState, Phase};
+
+/// Sample surveys served with the app.
+pub const SAMPLES: [(&str, &str); 3] = [
+    (
+        "surveys/leaps-demo.json",
+        "Walking after a stroke (the paper's LEAPS questions)",
+    ),
+    (
+        "surveys/wellbeing-optional.json",
+        "Health and wellbeing (every question type, optional items)",
+    ),
+    (
+        "surveys/shares-demo.json",
+        "Share mode (collusion-resistant: three services)",
+    ),
+];
+
+/// The participant page.
+#[function_component(Participate)]
+pub fn participate() -> Html {
+    let params = use_query();
+    let survey_url = query::get(&params, "survey");
+    let state = use_reducer(ParticipantState::default);
+
+    {
+        let dispatch = state.dispatcher();
+        use_effect_with(survey_url.clone(), move |url| {
+            if let Some(url) = url.clone() {
+                wasm_bindgen_futures::spawn_local(async move {
+                    let loaded = get_text(&url)
+                        .await
+                        .and_then(|text| {
+                            SurveyDefinition::parse(&text, &url).map_err(|e| e.to_string())
+                        })
+                        .map(Rc::new);
+                    dispatch.dispatch(ParticipantAction::Loaded(loaded));
+                });
+            }
+        });
+    }
+    // Prepare the masked upload when the review opens (one token per submission, reused on retry).
+    {
+        let dispatch = state.dispatcher();
+        let needs = state.phase == Phase::Review
+            && state.prepared.is_none()
+            && state.prepare_error.is_none();
+        let (survey, inputs) = (state.survey.clone(), state.inputs.clone());
+        use_effect_with(needs, move |needs| {
+            if let (true, Some(survey)) = (*needs, survey) {
+                let result = answers(&survey, &inputs)
+                    .map_err(|(i, e)| format!("question {}: {e}", i + 1))
+                    .and_then(|a| {
+                        let token = random::token()?;
+                        let key = random::key()?;
+                        prepare(&survey, &a, &token, &key)
+                    })
+                    .map(Rc::new);
+                dispatch.dispatch(ParticipantAction::Prepared(result));
+            }
+        });
+    }
+
+    let Some(_) = survey_url else {
+        return html! {
+            <section>
+                <h1>{ "Take a survey" }</h1>
+                <p>{ "Open the link your survey team sent you, or try one of the demonstration surveys:" }</p>
+                <ul>
+                    { for SAMPLES.iter().map(|(url, title)| html! {
+                        <li><a href={format!("#/participate?survey={url}")}>{ *title }</a></li>
+                    }) }
+                </ul>
+            </section>
+        };
+    };
+
+    let live = html! {
+        <p class="visually-hidden" aria-live="assertive" role="status" data-testid="announcer">{ &state.announcement }</p>
+    };
+    let body = match (&state.phase, &state.survey) {
+        (Phase::Loading, _) => html! { <p role="status">{ "Loading the survey…" }</p> },
+        (Phase::Broken(e), _) => {
+            html! { <p class="error" role="alert">{ format!("This survey cannot be opened: {e}") }</p> }
+        }
+        (_, None) => html! {},
+        (Phase::Consent, Some(survey)) => consent(survey, &state),
+        (Phase::Question(i), Some(survey)) => question_screen(survey, *i, &state),
+        (Phase::Review | Phase::Sending(_) | Phase::Failed(_), Some(survey)) => {
+            review(survey, &state)
+        }
+        (Phase::Done, Some(survey)) => receipt(survey, &state),
+    };
+    let title = state
+        .survey
+        .as_ref()
+        .map_or_else(|| "Survey".to_owned(), |s| s.title.clone());
+    html! {
+        <section class="participate">
+            <h1>{ title }</h1>
+            if state.survey.as_ref().is_some_and(|s| s.masking.teaching) {
+                <p class="badge teaching">{ "Demonstration survey: it uses a published teaching key, so do not enter real personal data." }</p>
+            }
+            if matches!(state.phase, Phase::Question(_) | Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done) {
+                <label class="survey-progress">
+                    { format!("Progress: {:.0}%", state.progress() * 100.0) }
+                    <progress max="1" value={state.progress().to_string()} />
+                </label>
+            }
+            { live }
+            { body }
+        </section>
+    }
+}
+
+fn consent(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>) -> Html {
+    let on_check = {
+        let d = state.dispatcher();
+        Callback::from(move |e: Event| {
+            d.dispatch(ParticipantAction::Consent(super::target_checked(&e)))
+        })
+    };
+    let on_submit = {
+        let d = state.dispatcher();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            d.dispatch(ParticipantAction::Begin);
+        })
+    };
+    html! {
+        <form class="consent" onsubmit={on_submit}>
+            if let Some(d) = &survey.description { <p>{ d }</p> }
+            <h2>{ "Consent" }</h2>
+            <p class="consent-text">{ &survey.consent }</p>
+            <label class="check">
+                <input type="checkbox" id="consent" checked={state.consent} onchange={on_check} />
+                { "I have read this and agree to take part." }
+            </label>
+            <button type="submit" class="primary" disabled={!state.consent}>{ "Start the survey" }</button>
+        </form>
+    }
+}
+
+fn question_input(
+    q: &Question,
+    index: usize,
+    value: &str,
+    error_id: &str,
+    has_error: bool,
+    on_input: Callback<String>,
+) -> Html {
+    let radio = |name: String, options: Vec<(String, String)>| -> Html {
+        html! {
+            <div class="choices" role="radiogroup" aria-describedby={error_id.to_owned()} aria-invalid={has_error.to_string()}>
+                { for options.into_iter().enumerate().map(|(k, (val, label))| {
+                    let on_input = on_input.clone();
+                    let v = val.clone();
+                    let id = format!("q{index}-{k}");
+                    html! {
+                        <label for={id.clone()} class="choice">
+                            <input type="radio" id={id} name={name.clone()} value={val.clone()} checked={value == val}
+                                onchange={Callback::from(move |_: Event| on_input.emit(v.clone()))} />
+                            { label }
+                        </label>
+                    }
+                }) }
+            </div>
+        }
+    };
+    let name = format!("q{index}");
+    match &q.kind {
+        QuestionKind::YesNo => radio(
+            name,
+            vec![("yes".into(), "Yes".into()), ("no".into(), "No".into())],
+        ),
+        QuestionKind::Likert {
+            points,
+            low_label,
+            high_label,
+        } => radio(
+            name,
+            (1..=*points)
+                .map(|k| {
+                    let label = if k == 1 {
+                        format!("{k} ({low_label})")
+                    } else if k == *points {
+                        format!("{k} ({high_label})")
+                    } else {
+                        k.to_string()
+                    };
+                    (k.to_string(), label)
+                })
+                .collect(),
+        ),
+        QuestionKind::Categorical { options } => radio(
+            name,
+            options
+                .iter()
+                .enumerate()
+                .map(|(k, o)| (k.to_string(), o.clone()))
+                .collect(),
+        ),
+        QuestionKind::Integer { min, max } => numeric(
+            index,
+            value,
+            error_id,
+            has_error,
+            on_input,
+            &min.to_string(),
+            &max.to_string(),
+            "1",
+            "numeric",
+        ),
+        QuestionKind::Number { min, max } => numeric(
+            index,
+            value,
+            error_id,
+            has_error,
+            on_input,
+            &min.to_string(),
+            &max.to_string(),
+            "any",
+            "decimal",
+        ),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn numeric(
+    index: usize,
+    value: &str,
+    error_id: &str,
+    has_error: bool,
+    on_input: Callback<String>,
+    min: &str,
+    max: &str,
+    step: &str,
+    mode: &str,
+) -> Html {
+    let oninput = Callback::from(move |e: InputEvent| {
+        let e: Event = e.into();
+        on_input.emit(target_value(&e));
+    });
+    html! {
+        <input id={format!("q{index}-input")} type="number" inputmode={mode.to_owned()} min={min.to_owned()} max={max.to_owned()} step={step.to_owned()}
+            value={value.to_owned()} oninput={oninput} autofocus=true
+            aria-describedby={error_id.to_owned()} aria-invalid={has_error.to_string()} aria-labelledby={format!("q{index}-label")} />
+    }
+}
+
+fn question_screen(
+    survey: &SurveyDefinition,
+    i: usize,
+    state: &UseReducerHandle<ParticipantState>,
+) -> Html {
+    let q = &survey.questions[i];
+    let value = state.inputs.get(i).cloned().unwrap_or_default();
+    let error = state.errors.get(i).cloned().flatten();
+    let error_id = format!("q{i}-error");
+    let on_input = {
+        let d = state.dispatcher();
+        Callback::from(move |value: String| {
+            d.dispatch(ParticipantAction::Input { index: i, value })
+        })
+    };
+    let on_submit = {
+        let d = state.dispatcher();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            d.dispatch(ParticipantAction::Next);
+        })
+    };
+    let on_back = {
+        let d = state.dispatcher();
+        Callback::from(move |_| d.dispatch(ParticipantAction::Back))
+    };
+    let on_skip = {
+        let d = state.dispatcher();
+        Callback::from(move |_| {
+            d.dispatch(ParticipantAction::Input {
+                index: i,
+                value: String::new(),
+            });
+            d.dispatch(ParticipantAction::Next);
+        })
+    };
+    let last = i + 1 == survey.questions.len();
+    html! {
+        <form class="question" onsubmit={on_submit} novalidate=true>
+            <fieldset>
+                <legend id={format!("q{i}-label")}>
+                    <span class="counter">{ format!("Question {} of {}", i + 1, survey.questions.len()) }</span>
+                    <span class="label">{ &q.label }</span>
+                    if q.optional { <span class="badge">{ "optional" }</span> }
+                </legend>
+                if let Some(help) = &q.help { <p class="help">{ help }</p> }
+                { question_input(q, i, &value, &error_id, error.is_some(), on_input) }
+                <p id={error_id} class="error" role={error.is_some().then_some("alert")}>{ error.unwrap_or_default() }</p>
+            </fieldset>
+            <div class="buttons">
+                <button type="button" onclick={on_back}>{ "Back" }</button>
+                if q.optional { <button type="button" onclick={on_skip}>{ "Skip this question" }</button> }
+                <button type="submit" class="primary">{ if last { "Review" } else { "Next" } }</button>
+            </div>
+        </form>
+    }
+}
+
+fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>) -> Html {
+    if let Some(e) = &state.prepare_error {
+        return html! { <p class="error" role="alert">{ format!("Your answers could not be masked: {e}") }</p> };
+    }
+    let Some(prepared) = state.prepared.clone() else {
+        return html! { <p role="status">{ "Masking your answers on this device…" }</p> };
+    };
+    let on_send = {
+        let d = state.dispatcher();
+        let prepared = prepared.clone();
+        Callback::from(move |_| {
+            let (d, prepared) = (d.clone(), prepared.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let mut receipts = Vec::new();
+                for dest in &prepared.destinations {
+                    let d2 = d.clone();
+                    match send_upload(&dest.url, &dest.upload, RetryPolicy::default(), &move |n| {
+                        d2.dispatch(ParticipantAction::Sending(n))
+                    })
+                    .await
+                    {
+                        Ok(r) => receipts.push((dest.url.clone(), r)),
+                        Err(e) => {
+                            d.dispatch(ParticipantAction::Failed(e));
+                            return;
+                        }
+                    }
+                }
+                d.dispatch(ParticipantAction::Sent(receipts));
+            });
+        })
+    };
+    let on_back = {
+        let d = state.dispatcher();
+        Callback::from(move |_| d.dispatch(ParticipantAction::Back))
+    };
+    let first = &prepared.destinations[0].upload;
+    let p = first.values.len();
+    let why = if prepared.share_mode {
+        format!(
+            "Your {} answers were padded with {} random numbers and split into {} random parts that add up to them; each part goes to a different service, and any part on its own is random noise. The survey team only ever receives everyone's rows mixed together by every service, so nobody — not one service, not the survey team — can read or link your answers.",
+            survey.questions.len(),
+            prepared.p2,
+            prepared.destinations.len()
+        )
+    } else {
+        format!(
+            "Your answers were padded with {} random numbers and turned by a secret random rotation, so these {p} numbers do not reveal any single answer. The masking service sees only these turned numbers, and the survey team can undo the rotation only after that service has mixed your row with everyone else's — so nobody can read or link your answers.",
+            prepared.p2
+        )
+    };
+    let sending = matches!(state.phase, Phase::Sending(_));
+    html! {
+        <div class="review">
+            <section class="leaves-device" aria-labelledby="leaves-title">
+                <h2 id="leaves-title">{ "What leaves your device" }</h2>
+                <p>{ why }</p>
+                { for prepared.destinations.iter().enumerate().map(|(k, dest)| html! {
+                    <details open={k == 0}>
+                        <summary>{ format!("{} numbers to {}", dest.upload.values.len(), dest.url) }</summary>
+                        <p class="masked-vector" data-testid="masked-vector">
+                            { dest.upload.values.iter().map(|v| sig(*v, 6)).collect::<Vec<_>>().join(", ") }
+                        </p>
+                    </details>
+                }) }
+                <p class="small">{ format!("Survey {:?}, cohort {}, submission token {} (it makes a retried upload count once).", first.survey, first.cohort, first.token) }</p>
+            </section>
+            if let Phase::Failed(e) = &state.phase {
+                <p class="error" role="alert">{ e }</p>
+            }
+            <div class="buttons">
+                <button type="button" onclick={on_back} disabled={sending}>{ "Change my answers" }</button>
+                <button type="button" class="primary" onclick={on_send} disabled={sending}>
+                    { match state.phase { Phase::Sending(n) => format!("Sending (attempt {n})…"), Phase::Failed(_) => "Try again".to_owned(), _ => "Send".to_owned() } }
+                </button>
+            </div>
+        </div>
+    }
+}
+
+fn receipt(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>) -> Html {
+    let file = receipt_file(&state.receipts);
+    let name = format!("orthomask-receipt-{}.json", survey.id);
+    html! {
+        <div class="receipt">
+            <h2>{ "Thank you — your masked answers were received" }</h2>
+            { for state.receipts.iter().map(|(url, r)| html! {
+                <dl>
+                    <dt>{ "Received by" }</dt><dd>{ url }</dd>
+                    <dt>{ "Cohort" }</dt><dd>{ r.cohort }</dd>
+                    <dt>{ "Time" }</dt><dd>{ &r.received_at }</dd>
+                    <dt>{ "Upload hash" }</dt><dd class="hash" data-testid="receipt-hash">{ &r.upload_hash }</dd>
+                </dl>
+            }) }
+            <p>{ "The hash identifies exactly what was sent; it was checked against your upload. Keep it to verify later that your record is in the published cohort." }</p>
+            <SaveButton label="Save receipt" class={classes!("primary")} file_name={name} mime="application/json" text={file} />
+            if let Some(url) = &survey.receipts_url {
+                <p><a href={url.clone()}>{ "Receipts of the closed cohort" }</a></p>
+            }
+        </div>
+    }
+}

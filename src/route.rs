@@ -1,0 +1,60 @@
+//! The hash routes: `#/`, `#/participate?survey=URL`, `#/analyze?data=URL&y=COL&x=COL,COL`,
+//! `#/classroom`, `#/audit?data=URL&manifest=URL`, `#/bench`. Hash routes let the built `dist/`
+//! work from any static host. Query parameters are read with
+//! [`services::query`](crate::services::query).
+
+use yew::prelude::*;
+use yew_router::prelude::*;
+
+use crate::pages;
+
+/// Every page of the app.
+#[derive(Clone, Debug, PartialEq, Eq, Routable)]
+pub enum Route {
+    /// What Orthomask is, with links to the views.
+    #[at("/")]
+    Home,
+    /// The participant's survey form.
+    #[at("/participate")]
+    Participate,
+    /// The analyst view.
+    #[at("/analyze")]
+    Analyze,
+    /// The classroom demonstration.
+    #[at("/classroom")]
+    Classroom,
+    /// The audit view.
+    #[at("/audit")]
+    Audit,
+    /// The browser benchmark.
+    #[at("/bench")]
+    Bench,
+    /// Anything else.
+    #[not_found]
+    #[at("/404")]
+    NotFound,
+}
+
+impl Route {
+    /// The navigation entries, in order, with their labels.
+    pub const NAV: [(Route, &'static str); 5] = [
+        (Route::Home, "Home"),
+        (Route::Participate, "Take a survey"),
+        (Route::Analyze, "Analyse a release"),
+        (Route::Classroom, "Classroom"),
+        (Route::Audit, "Audit"),
+    ];
+}
+
+/// The one `switch` of the app.
+pub fn switch(route: Route) -> Html {
+    match route {
+        Route::Home => html! { <pages::home::Home /> },
+        Route::Participate => html! { <pages::participate::Participate /> },
+        Route::Analyze => html! { <pages::analyze::Analyze /> },
+        Route::Classroom => html! { <pages::classroom::Classroom /> },
+        Route::Audit => html! { <pages::audit::Audit /> },
+        Route::Bench => html! { <pages::bench::Bench /> },
+        Route::NotFound => html! { <pages::home::NotFound /> },
+    }
+}

@@ -1,0 +1,150 @@
+//! HTTP: fetch text (survey definitions, releases, manifests) and send uploads.
+//!
+//! The upload contract (the masking service provider's API): `POST upload_url` with the JSON
+//! `Upload {survey, cohort, token, values}`; `200`/`201` with a JSON `Receipt` whose
+//! `upload_hash` equals `Upload::hash()`; `4xx`/`5xx` with `{"error": "one line"}`. A retry with
+//! the same token returns the same receipt, so retrying after a lost response is safe.
+
+use orthomask_formats::survey::{Receipt, Upload};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+use super::clock::sleep;
+use crate::model::participate::verify_receipt;
+
+async fn fetch(request: &web_sys::Request, url: &str) -> Result<web_sys::Response, String> {
+    let window = web_sys::window().ok_or("no browser window")?;
+    let response = JsFuture::from(window.fetch_with_request(request))
+        .await
+        .map_err(|_| {
+            format!("{url}: could not connect (network error or the server refused the request)")
+        })?;
+    response
+        .dyn_into::<web_sys::Response>()
+        .map_err(|_| format!("{url}: not an HTTP response"))
+}
+
+async fn body_text(response: &web_sys::Response, url: &str) -> Result<String, String> {
+    let promise = response
+        .text()
+        .map_err(|_| format!("{url}: unreadable response body"))?;
+    JsFuture::from(promise)
+        .await
+        .ok()
+        .and_then(|v| v.as_string())
+        .ok_or_else(|| format!("{url}: unreadable response body"))
+}
+
+/// GET `url` as text.
+///
+/// # Errors
+/// One line naming the URL: network failure or a non-2xx status.
+pub async fn get_text(url: &str) -> Result<String, String> {
+    let request =
+        web_sys::Request::new_with_str(url).map_err(|_| format!("{url}: not a valid URL"))?;
+    let response = fetch(&request, url).await?;
+    if !response.ok() {
+        return Err(format!(
+            "{url}: HTTP {} {}",
+            response.status(),
+            response.status_text()
+        ));
+    }
+    body_text(&response, url).await
+}
+
+/// How many times to try an upload and how long to wait between tries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts in total.
+    pub attempts: u32,
+    /// Wait before the second attempt; doubled after each failure.
+    pub first_delay_ms: i32,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            attempts: 4,
+            first_delay_ms: 400,
+        }
+    }
+}
+
+/// The one-line message of an error body `{"error": "…"}`, or the status.
+fn error_message(status: u16, body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
+        .map_or_else(
+            || format!("HTTP {status}"),
+            |m| format!("HTTP {status}: {m}"),
+        )
+}
+
+/// POST `upload` to `url`, retrying network errors, `5xx` answers and `429 Too Many Requests`
+/// (a rate limit shared by participants behind one address) with exponential backoff — waiting
+/// at least the service's `Retry-After` — and check that the receipt acknowledges exactly this
+/// upload.
+/// `on_attempt` is told the number of each attempt.
+///
+/// # Errors
+/// One line: a refusal (`4xx`, with the service's message), a receipt that does not match, or
+/// the last failure after every attempt.
+pub async fn send_upload(
+    url: &str,
+    upload: &Upload,
+    policy: RetryPolicy,
+    on_attempt: &dyn Fn(u32),
+) -> Result<Receipt, String> {
+    let body =
+        serde_json::to_string(upload).map_err(|e| format!("could not encode the upload: {e}"))?;
+    let mut delay = policy.first_delay_ms;
+    let mut last = String::new();
+    for attempt in 1..=policy.attempts.max(1) {
+        on_attempt(attempt);
+        let init = web_sys::RequestInit::new();
+        init.set_method("POST");
+        init.set_mode(web_sys::RequestMode::Cors);
+        init.set_body(&body.as_str().into());
+        let request = web_sys::Request::new_with_str_and_init(url, &init)
+            .map_err(|_| format!("{url}: not a valid URL"))?;
+        let _ = request.headers().set("Content-Type", "application/json");
+        match fetch(&request, url).await {
+            Err(network) => last = network,
+            Ok(response) => {
+                let status = response.status();
+                let text = body_text(&response, url).await.unwrap_or_default();
+                if status == 200 || status == 201 {
+                    let receipt: Receipt = serde_json::from_str(&text)
+                        .map_err(|e| format!("{url}: the service's receipt is malformed: {e}"))?;
+                    verify_receipt(upload, &receipt)?;
+                    return Ok(receipt);
+                }
+                let message = format!("{url}: {}", error_message(status, &text));
+                if status < 500 && status != 429 {
+                    return Err(message);
+                }
+                if status == 429 {
+                    let retry_after_ms = response
+                        .headers()
+                        .get("Retry-After")
+                        .ok()
+                        .flatten()
+                        .and_then(|v| v.trim().parse::<i32>().ok())
+                        .map_or(0, |seconds| seconds.saturating_mul(1000));
+                    delay = delay.max(retry_after_ms);
+                }
+                last = message;
+            }
+        }
+        if attempt < policy.attempts {
+            sleep(delay).await;
+            delay = delay.saturating_mul(2);
+        }
+    }
+    Err(format!(
+        "the upload did not go through after {} attempts ({last}); nothing was lost: your answers are still on this page, try again",
+        policy.attempts
+    ))
+}

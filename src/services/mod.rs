@@ -1,0 +1,19 @@
+//! All I/O of the app, as `async fn … -> Result<T, String>` or small handles: components never
+//! call `fetch`, read files or talk to the worker themselves. Errors become one line of text
+//! here, at the boundary.
+//!
+//! * [`http`] — GET text, POST an upload with retry, backoff and receipt verification;
+//! * [`files`] — read a picked or dropped file;
+//! * [`download`] — save text as a file;
+//! * [`jobs`] — the Web Worker (with an inline fallback) and its progress;
+//! * [`random`] — tokens and keys from the browser's random source;
+//! * [`clock`] — `performance.now()` in the page and in the worker;
+//! * [`query`] — the query string of a hash route.
+
+pub mod clock;
+pub mod download;
+pub mod files;
+pub mod http;
+pub mod jobs;
+pub mod query;
+pub mod random;

@@ -1,0 +1,465 @@
+//! The views' state, apart from the views: plain data, `Action` enums and `impl Reducible`
+//! (yew's `function_todomvc` shape). No HTML here; pages dispatch actions and render.
+//!
+//! * [`ParticipantState`] — consent, one question per screen, validation, review, sending;
+//! * [`AnalysisState`] — the loaded files and the chosen variables;
+//! * [`ClassroomState`] — the classroom's controls and step.
+
+use std::rc::Rc;
+
+use orthomask_formats::survey::{Receipt, SurveyDefinition};
+use yew::Reducible;
+
+use crate::model::audit::NamedText;
+use crate::model::classroom::{ClassroomParams, KeyChoice, Method};
+use crate::model::dp::DpParams;
+use crate::model::participate::{Prepared, parse_answer};
+
+// ── Participant ─────────────────────────────────────────────────────────────────────────────
+
+/// Where the participant is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Phase {
+    /// Fetching the survey definition.
+    Loading,
+    /// The definition could not be loaded.
+    Broken(String),
+    /// Reading the consent text.
+    Consent,
+    /// Answering question `index` (0-based).
+    Question(usize),
+    /// Looking at what will leave the device.
+    Review,
+    /// Sending (attempt number).
+    Sending(u32),
+    /// Sent: the receipts.
+    Done,
+    /// Sending failed; everything is kept for another try.
+    Failed(String),
+}
+
+/// The participant form. The answers live only here, in memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParticipantState {
+    /// The survey.
+    pub survey: Option<Rc<SurveyDefinition>>,
+    /// Where the participant is.
+    pub phase: Phase,
+    /// Whether consent was given.
+    pub consent: bool,
+    /// What was typed or chosen, per question.
+    pub inputs: Vec<String>,
+    /// Validation messages, per question (shown once a field was checked).
+    pub errors: Vec<Option<String>>,
+    /// What will be sent (masked only).
+    pub prepared: Option<Rc<Prepared>>,
+    /// Why preparing failed.
+    pub prepare_error: Option<String>,
+    /// Receipts per destination.
+    pub receipts: Vec<(String, Receipt)>,
+    /// The text of the `aria-live` region.
+    pub announcement: String,
+}
+
+impl Default for ParticipantState {
+    fn default() -> Self {
+        Self {
+            survey: None,
+            phase: Phase::Loading,
+            consent: false,
+            inputs: Vec::new(),
+            errors: Vec::new(),
+            prepared: None,
+            prepare_error: None,
+            receipts: Vec::new(),
+            announcement: String::new(),
+        }
+    }
+}
+
+/// What can happen to the form.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParticipantAction {
+    /// The definition arrived (or failed).
+    Loaded(Result<Rc<SurveyDefinition>, String>),
+    /// The consent box changed.
+    Consent(bool),
+    /// Begin answering (needs consent).
+    Begin,
+    /// A field changed.
+    Input {
+        /// Question index.
+        index: usize,
+        /// New text.
+        value: String,
+    },
+    /// Validate this screen and go on.
+    Next,
+    /// Go back one screen.
+    Back,
+    /// The masked upload was prepared (or could not be).
+    Prepared(Result<Rc<Prepared>, String>),
+    /// Attempt `n` is on its way.
+    Sending(u32),
+    /// Every destination answered with a verified receipt.
+    Sent(Vec<(String, Receipt)>),
+    /// Sending failed after every retry.
+    Failed(String),
+    /// Back to the answers from the review or a failure.
+    Edit,
+}
+
+impl ParticipantState {
+    /// Questions in the survey.
+    pub fn question_count(&self) -> usize {
+        self.survey.as_ref().map_or(0, |s| s.questions.len())
+    }
+
+    /// Progress through the questions, 0 to 1.
+    pub fn progress(&self) -> f64 {
+        let total = self.question_count().max(1) as f64;
+        match self.phase {
+            Phase::Question(i) => i as f64 / total,
+            Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done => 1.0,
+            _ => 0.0,
+        }
+    }
+}
+
+impl Reducible for ParticipantState {
+    type Action = ParticipantAction;
+
+    fn reduce(self: Rc<Self>, action: Self::Action) -> Rc<Self> {
+        let mut s = (*self).clone();
+        match action {
+            ParticipantAction::Loaded(Ok(survey)) => {
+                s.inputs = vec![String::new(); survey.questions.len()];
+                s.errors = vec![None; survey.questions.len()];
+                s.survey = Some(survey);
+                s.phase = Phase::Consent;
+                s.announcement = "Survey loaded. Please read the consent text.".into();
+            }
+            ParticipantAction::Loaded(Err(e)) => {
+                s.announcement = e.clone();
+                s.phase = Phase::Broken(e);
+            }
+            ParticipantAction::Consent(yes) => s.consent = yes,
+            ParticipantAction::Begin => {
+                if s.consent && s.phase == Phase::Consent {
+                    s.phase = Phase::Question(0);
+                    s.announcement = format!("Question 1 of {}", s.question_count());
+                } else {
+                    s.announcement = "Please tick the consent box to continue.".into();
+                }
+            }
+            ParticipantAction::Input { index, value } => {
+                if let Some(slot) = s.inputs.get_mut(index) {
+                    *slot = value;
+                    // Clear a shown error as soon as the answer is valid.
+                    if let (Some(survey), Some(Some(_))) = (&s.survey, s.errors.get(index))
+                        && parse_answer(survey, index, &s.inputs[index]).is_ok()
+                    {
+                        s.errors[index] = None;
+                    }
+                }
+            }
+            ParticipantAction::Next => {
+                if let (Phase::Question(i), Some(survey)) = (s.phase.clone(), s.survey.clone()) {
+                    match parse_answer(&survey, i, &s.inputs[i]) {
+                        Err(e) => {
+                            s.announcement = format!("Question {}: {e}", i + 1);
+                            s.errors[i] = Some(e);
+                        }
+                        Ok(_) => {
+                            s.errors[i] = None;
+                            if i + 1 < survey.questions.len() {
+                                s.phase = Phase::Question(i + 1);
+                                s.announcement =
+                                    format!("Question {} of {}", i + 2, survey.questions.len());
+                            } else {
+                                s.phase = Phase::Review;
+                                s.prepared = None;
+                                s.prepare_error = None;
+                                s.announcement =
+                                    "All questions answered. Review what will leave your device."
+                                        .into();
+                            }
+                        }
+                    }
+                }
+            }
+            ParticipantAction::Back => {
+                s.phase = match s.phase {
+                    Phase::Question(0) => Phase::Consent,
+                    Phase::Question(i) => Phase::Question(i - 1),
+                    Phase::Review | Phase::Failed(_) => {
+                        Phase::Question(s.question_count().saturating_sub(1))
+                    }
+                    ref other => other.clone(),
+                };
+            }
+            ParticipantAction::Prepared(Ok(p)) => {
+                s.prepared = Some(p);
+                s.prepare_error = None;
+            }
+            ParticipantAction::Prepared(Err(e)) => {
+                s.announcement = e.clone();
+                s.prepare_error = Some(e);
+            }
+            ParticipantAction::Sending(n) => {
+                s.phase = Phase::Sending(n);
+                s.announcement = if n == 1 {
+                    "Sending…".into()
+                } else {
+                    format!("Sending, attempt {n}…")
+                };
+            }
+            ParticipantAction::Sent(receipts) => {
+                s.receipts = receipts;
+                s.phase = Phase::Done;
+                s.announcement = "Sent. Your receipt is below.".into();
+            }
+            ParticipantAction::Failed(e) => {
+                s.announcement = e.clone();
+                s.phase = Phase::Failed(e);
+            }
+            ParticipantAction::Edit => {
+                s.phase = Phase::Question(0);
+                s.prepared = None;
+            }
+        }
+        Rc::new(s)
+    }
+}
+
+// ── Analysis ────────────────────────────────────────────────────────────────────────────────
+
+/// Which file slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// The release.
+    Data,
+    /// The original.
+    Original,
+    /// The manifest.
+    Manifest,
+}
+
+/// The analyst's files and choices.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct AnalysisState {
+    /// The release.
+    pub data: Option<Rc<NamedText>>,
+    /// The original data (optional).
+    pub original: Option<Rc<NamedText>>,
+    /// The manifest (optional).
+    pub manifest: Option<Rc<NamedText>>,
+    /// Response.
+    pub y: Option<String>,
+    /// Predictors.
+    pub x: Vec<String>,
+    /// A loading problem.
+    pub error: Option<String>,
+}
+
+/// What can happen in the analyst view.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnalysisAction {
+    /// A file arrived.
+    Loaded(Slot, Rc<NamedText>),
+    /// Loading failed.
+    LoadFailed(String),
+    /// Choose the response.
+    SetY(String),
+    /// Add or remove a predictor.
+    ToggleX(String),
+    /// Set response and predictors at once (deep links).
+    SetModel(Option<String>, Vec<String>),
+}
+
+impl Reducible for AnalysisState {
+    type Action = AnalysisAction;
+
+    fn reduce(self: Rc<Self>, action: Self::Action) -> Rc<Self> {
+        let mut s = (*self).clone();
+        match action {
+            AnalysisAction::Loaded(slot, text) => {
+                s.error = None;
+                match slot {
+                    Slot::Data => s.data = Some(text),
+                    Slot::Original => s.original = Some(text),
+                    Slot::Manifest => s.manifest = Some(text),
+                }
+            }
+            AnalysisAction::LoadFailed(e) => s.error = Some(e),
+            AnalysisAction::SetY(y) => {
+                s.x.retain(|x| *x != y);
+                s.y = Some(y);
+            }
+            AnalysisAction::ToggleX(x) => {
+                if let Some(k) = s.x.iter().position(|v| *v == x) {
+                    s.x.remove(k);
+                } else if s.y.as_deref() != Some(&x) {
+                    s.x.push(x);
+                }
+            }
+            AnalysisAction::SetModel(y, x) => {
+                s.y = y;
+                s.x = x;
+            }
+        }
+        Rc::new(s)
+    }
+}
+
+// ── Classroom ───────────────────────────────────────────────────────────────────────────────
+
+/// The classroom's controls and where the class is.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ClassroomState {
+    /// Protocol parameters.
+    pub params: ClassroomParams,
+    /// Step 1 to 4.
+    pub step: u8,
+    /// The DP panel's parameters.
+    pub dp: DpParams,
+    /// Whether the collusion panel is open.
+    pub collusion: bool,
+    /// A control's problem.
+    pub error: Option<String>,
+}
+
+/// What can happen in the classroom.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClassroomAction {
+    /// Go to a step.
+    Step(u8),
+    /// Switch protocol.
+    Method(Method),
+    /// Participants.
+    N(usize),
+    /// Participants per cohort (0: one cohort).
+    Cohort(usize),
+    /// Noise columns.
+    P2(usize),
+    /// Noise σ.
+    Sigma(f64),
+    /// Keys.
+    Keys(KeyChoice),
+    /// Figure 2's variables.
+    Variables {
+        /// Response.
+        y: String,
+        /// Predictor.
+        x: String,
+    },
+    /// Toggle collusion.
+    Collusion(bool),
+    /// DP parameters.
+    Dp(DpParams),
+    /// A control's input was invalid.
+    Invalid(String),
+}
+
+impl Reducible for ClassroomState {
+    type Action = ClassroomAction;
+
+    fn reduce(self: Rc<Self>, action: Self::Action) -> Rc<Self> {
+        let mut s = (*self).clone();
+        s.error = None;
+        match action {
+            ClassroomAction::Step(k) => s.step = k.clamp(1, 4),
+            ClassroomAction::Method(m) => s.params.method = m,
+            ClassroomAction::N(n) => s.params.n = n,
+            ClassroomAction::Cohort(c) => s.params.cohort_size = c,
+            ClassroomAction::P2(p) => s.params.p2 = p,
+            ClassroomAction::Sigma(v) => s.params.sigma = v,
+            ClassroomAction::Keys(k) => s.params.keys = k,
+            ClassroomAction::Variables { y, x } => {
+                s.params.y = y;
+                s.params.x = x;
+            }
+            ClassroomAction::Collusion(on) => s.collusion = on,
+            ClassroomAction::Dp(d) => s.dp = d,
+            ClassroomAction::Invalid(e) => s.error = Some(e),
+        }
+        if s.step == 0 {
+            s.step = 1;
+        }
+        Rc::new(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEMO: &str = include_str!("../www/surveys/leaps-demo.json");
+
+    fn loaded() -> Rc<ParticipantState> {
+        let survey = SurveyDefinition::parse(DEMO, "demo").unwrap();
+        Rc::new(ParticipantState::default()).reduce(ParticipantAction::Loaded(Ok(Rc::new(survey))))
+    }
+
+    #[test]
+    fn consent_comes_first_and_errors_are_announced() {
+        let s = loaded().reduce(ParticipantAction::Begin);
+        assert_eq!(s.phase, Phase::Consent);
+        assert!(s.announcement.contains("consent"));
+        let s = s
+            .reduce(ParticipantAction::Consent(true))
+            .reduce(ParticipantAction::Begin);
+        assert_eq!(s.phase, Phase::Question(0));
+        let s = s.reduce(ParticipantAction::Next);
+        assert_eq!(s.phase, Phase::Question(0));
+        assert_eq!(
+            s.errors[0].as_deref(),
+            Some("this question needs an answer")
+        );
+        assert!(s.announcement.starts_with("Question 1:"));
+        let s = s.reduce(ParticipantAction::Input {
+            index: 0,
+            value: "yes".into(),
+        });
+        assert_eq!(s.errors[0], None, "a valid answer clears the message");
+        let s = s.reduce(ParticipantAction::Next);
+        assert_eq!(s.phase, Phase::Question(1));
+        assert!((s.progress() - 1.0 / 8.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_failure_keeps_every_answer() {
+        let mut s = loaded()
+            .reduce(ParticipantAction::Consent(true))
+            .reduce(ParticipantAction::Begin);
+        for (i, v) in ["no", "yes", "0.5", "60", "30", "no", "no", "50"]
+            .iter()
+            .enumerate()
+        {
+            s = s
+                .reduce(ParticipantAction::Input {
+                    index: i,
+                    value: (*v).into(),
+                })
+                .reduce(ParticipantAction::Next);
+        }
+        assert_eq!(s.phase, Phase::Review);
+        let s = s
+            .reduce(ParticipantAction::Sending(1))
+            .reduce(ParticipantAction::Failed("down".into()));
+        assert_eq!(s.phase, Phase::Failed("down".into()));
+        assert_eq!(s.inputs[3], "60");
+    }
+
+    #[test]
+    fn analysis_model_choices_stay_consistent() {
+        let s = Rc::new(AnalysisState::default())
+            .reduce(AnalysisAction::ToggleX("a".into()))
+            .reduce(AnalysisAction::ToggleX("b".into()))
+            .reduce(AnalysisAction::SetY("a".into()));
+        assert_eq!(s.y.as_deref(), Some("a"));
+        assert_eq!(s.x, vec!["b".to_owned()]);
+        let s = s.reduce(AnalysisAction::ToggleX("b".into()));
+        assert!(s.x.is_empty());
+    }
+}

@@ -1,0 +1,244 @@
+//! Components and services in headless Chromium (wasm-bindgen-test): HTTP errors and retries,
+//! query strings, random tokens, the job runner (inline and a worker that cannot start), and
+//! components rendered into the page — plots must leave non-blank pixels.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use orthomask_formats::survey::Upload;
+use orthomask_web::components::plot_canvas::{PlotCanvas, PlotCanvasProps, canvas_variance};
+use orthomask_web::components::progress::{JobProgress, JobProgressProps};
+use orthomask_web::components::tables::{MatrixTable, MatrixTableProps};
+use orthomask_web::context::JobStatus;
+use orthomask_web::model::analysis::ScatterPanel;
+use orthomask_web::model::classroom::MatrixView;
+use orthomask_web::model::dp::DpParams;
+use orthomask_web::model::jobs::{Job, Output};
+use orthomask_web::plots::Plot;
+use orthomask_web::services::clock::sleep;
+use orthomask_web::services::http::{RetryPolicy, get_text, send_upload};
+use orthomask_web::services::jobs::{JobRunner, Progress};
+use orthomask_web::services::{query, random};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+use yew::Callback;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn mount() -> web_sys::Element {
+    let document = web_sys::window().unwrap().document().unwrap();
+    let div = document.create_element("div").unwrap();
+    document.body().unwrap().append_child(&div).unwrap();
+    div
+}
+
+/// Wait until `cell` holds a value (at most ~10 s).
+async fn wait_for<T: Clone>(cell: &Rc<RefCell<Option<T>>>) -> T {
+    for _ in 0..1000 {
+        if let Some(v) = cell.borrow().clone() {
+            return v;
+        }
+        sleep(10).await;
+    }
+    panic!("timed out");
+}
+
+#[wasm_bindgen_test]
+fn query_strings_decode_like_the_url_standard() {
+    let pairs = query::parse("?data=https%3A%2F%2Fx.org%2Fr.csv&y=ADL&x=BBS,%20Age&empty=");
+    assert_eq!(
+        query::get(&pairs, "data").as_deref(),
+        Some("https://x.org/r.csv")
+    );
+    assert_eq!(
+        query::list(&pairs, "x"),
+        vec!["BBS".to_owned(), "Age".to_owned()]
+    );
+    assert_eq!(query::get(&pairs, "empty"), None);
+    assert_eq!(query::get(&pairs, "missing"), None);
+}
+
+#[wasm_bindgen_test]
+fn tokens_come_from_the_browser_and_differ() {
+    let (a, b) = (random::token().unwrap(), random::token().unwrap());
+    assert_eq!(a.len(), 32);
+    assert_ne!(a, b);
+    assert_ne!(
+        random::key().unwrap().to_hex(),
+        random::key().unwrap().to_hex()
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_missing_file_is_one_line_naming_the_address() {
+    let e = get_text("/no/such/file.csv").await.unwrap_err();
+    assert!(e.starts_with("/no/such/file.csv: HTTP 404"), "{e}");
+    assert!(!e.contains('\n'));
+}
+
+#[wasm_bindgen_test]
+async fn an_unreachable_service_is_retried_then_reported_with_nothing_lost() {
+    let upload = Upload {
+        survey: "s".into(),
+        cohort: 0,
+        token: random::token().unwrap(),
+        values: vec![1.0, 2.0],
+    };
+    let attempts = Rc::new(RefCell::new(Vec::new()));
+    let seen = attempts.clone();
+    let e = send_upload(
+        "http://127.0.0.1:9/api/surveys/s/uploads",
+        &upload,
+        RetryPolicy {
+            attempts: 3,
+            first_delay_ms: 5,
+        },
+        &move |n| seen.borrow_mut().push(n),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(*attempts.borrow(), vec![1, 2, 3]);
+    assert!(e.contains("did not go through after 3 attempts"), "{e}");
+    assert!(e.contains("nothing was lost"), "{e}");
+}
+
+#[wasm_bindgen_test]
+async fn the_inline_runner_reports_progress_and_a_result() {
+    let runner = JobRunner::inline();
+    assert!(!runner.has_worker());
+    let done = Rc::new(RefCell::new(None));
+    let progress = Rc::new(RefCell::new(Vec::<Progress>::new()));
+    let (d, p) = (done.clone(), progress.clone());
+    runner.submit(
+        Job::Dp(DpParams::default()),
+        Callback::from(move |x: Progress| p.borrow_mut().push(x)),
+        Callback::from(move |r: Result<Output, String>| *d.borrow_mut() = Some(r)),
+    );
+    let result = wait_for(&done).await.unwrap();
+    assert!(matches!(result, Output::Dp(ref r) if r.table.len() == 3));
+    assert!(!progress.borrow().is_empty());
+}
+
+#[wasm_bindgen_test]
+async fn a_worker_that_cannot_start_fails_jobs_with_one_line() {
+    // The test harness serves no worker.js: the worker's load error must reach every job.
+    let runner = JobRunner::start();
+    assert!(runner.has_worker());
+    let done = Rc::new(RefCell::new(None));
+    let d = done.clone();
+    runner.submit(
+        Job::Dp(DpParams::default()),
+        Callback::noop(),
+        Callback::from(move |r: Result<Output, String>| *d.borrow_mut() = Some(r)),
+    );
+    let e = wait_for(&done).await.unwrap_err();
+    assert!(e.contains("background worker"), "{e}");
+}
+
+#[wasm_bindgen_test]
+async fn a_plot_component_draws_non_blank_pixels_with_a_text_alternative() {
+    let root = mount();
+    let panel = ScatterPanel {
+        title: "Masked release".into(),
+        x_name: "BBS".into(),
+        y_name: "ADL".into(),
+        points: vec![(10.0, 40.0), (20.0, 55.0), (30.0, 61.0), (45.0, 80.0)],
+        total_points: 4,
+        intercept: 30.0,
+        slope: 1.1,
+    };
+    let props = PlotCanvasProps {
+        plot: Rc::new(Plot::Scatter(panel)),
+        width: 400,
+        height: 300,
+        name: "t".into(),
+    };
+    yew::Renderer::<PlotCanvas>::with_root_and_props(root.clone(), props).render();
+    sleep(100).await;
+    let canvas = root
+        .query_selector("canvas")
+        .unwrap()
+        .unwrap()
+        .dyn_into::<web_sys::HtmlCanvasElement>()
+        .unwrap();
+    assert!(canvas_variance(&canvas).unwrap() > 100.0);
+    assert_eq!(canvas.get_attribute("role").as_deref(), Some("img"));
+    assert!(
+        canvas
+            .get_attribute("aria-label")
+            .unwrap()
+            .contains("ADL = 30.0000 + 1.10000 × BBS")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_plot_without_data_shows_an_error_line_not_a_panic() {
+    let root = mount();
+    let props = PlotCanvasProps {
+        plot: Rc::new(Plot::NormalQq(vec![])),
+        width: 200,
+        height: 150,
+        name: "e".into(),
+    };
+    yew::Renderer::<PlotCanvas>::with_root_and_props(root.clone(), props).render();
+    sleep(100).await;
+    let alert = root.query_selector("[role=alert]").unwrap().unwrap();
+    assert_eq!(
+        alert.text_content().unwrap(),
+        "nothing to plot: no finite x values"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn matrix_tables_and_progress_render_accessibly() {
+    let root = mount();
+    let view = MatrixView {
+        title: "XB".into(),
+        seen_by: "the provider".into(),
+        rows: 20,
+        cols: 512,
+        headers: vec!["a".into(), "b".into()],
+        table: vec![vec![1.5, -2.25]],
+        heat: vec![],
+    };
+    yew::Renderer::<MatrixTable>::with_root_and_props(
+        root.clone(),
+        MatrixTableProps { view, digits: 3 },
+    )
+    .render();
+    let bar = mount();
+    let status = JobStatus::Running(Progress {
+        fraction: 0.4,
+        stage: "running the protocol".into(),
+    });
+    yew::Renderer::<JobProgress>::with_root_and_props(
+        bar.clone(),
+        JobProgressProps {
+            status,
+            label: "Classroom".into(),
+        },
+    )
+    .render();
+    sleep(50).await;
+    let caption = root
+        .query_selector("caption")
+        .unwrap()
+        .unwrap()
+        .text_content()
+        .unwrap();
+    assert!(
+        caption.starts_with("XB — 20 × 512 (first 1 rows, 2 columns)"),
+        "{caption}"
+    );
+    assert!(caption.contains("Seen by: the provider"));
+    assert_eq!(root.query_selector_all("td").unwrap().length(), 2);
+    let status = bar.query_selector("[role=status]").unwrap().unwrap();
+    assert!(
+        status
+            .text_content()
+            .unwrap()
+            .contains("Classroom: running the protocol (40%)")
+    );
+    assert!(bar.query_selector("progress").unwrap().is_some());
+}
