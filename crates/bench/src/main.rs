@@ -209,7 +209,8 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
     });
     // The monolithic row's rule p₂ = n (γ = 1) applied per cohort: p₂ = m.
     plan.push(Planned {
-        label: "2. same data, cohorts of m = 250, p₂ = m = 250 (the monolithic row's p₂ = n rule)".into(),
+        label: "2. same data, cohorts of m = 250, p₂ = m = 250 (the monolithic row's p₂ = n rule)"
+            .into(),
         workload: Workload::Pipeline {
             n,
             answers: answers_10,
@@ -225,7 +226,8 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
         reference: false,
         targets: vec![Target::SpeedupVsMonolithicPeerAtLeast(50.0)],
         note: Some(
-            "γ = p₂/m = 1 per cohort, as γ = p₂/n = 1 in the monolithic row it is compared with;              teaching mode for the same reason"
+            "γ = p₂/m = 1 per cohort, as γ = p₂/n = 1 in the monolithic row it is compared with; \
+             teaching mode for the same reason"
                 .into(),
         ),
     });

@@ -197,6 +197,34 @@ impl Manifest {
     }
 }
 
+impl Qa {
+    /// The manifest's QA entry for a release checked in several cohorts: the worst check, and
+    /// whether all passed (`None` without QA checks).
+    pub fn summarise(reports: &[orthomask_core::protocol::QaReport]) -> Option<Self> {
+        orthomask_core::protocol::QaReport::worst_of(reports).map(|worst| Self {
+            constant: worst.constant,
+            passed: reports
+                .iter()
+                .all(orthomask_core::protocol::QaReport::passed),
+            max_deviation: worst.max_deviation,
+            tolerance: worst.tolerance,
+        })
+    }
+}
+
+/// Named column means of a release, in column order.
+pub fn column_means(names: &[String], data: &nalgebra::DMatrix<f64>) -> Vec<ColumnMean> {
+    let (means, _) = summary_statistics(data);
+    names
+        .iter()
+        .zip(means)
+        .map(|(name, mean)| ColumnMean {
+            name: name.clone(),
+            mean,
+        })
+        .collect()
+}
+
 /// Column means and `XᵀX` of a matrix, the statistics a manifest records.
 pub fn summary_statistics(data: &nalgebra::DMatrix<f64>) -> (Vec<f64>, Vec<Vec<f64>>) {
     let n = data.nrows().max(1) as f64;

@@ -17,6 +17,7 @@ pub mod collector;
 pub mod error;
 pub mod http;
 pub mod intake;
+pub mod intake_http;
 pub mod keys;
 pub mod merkle;
 pub mod msp;

@@ -12,8 +12,9 @@
 //! (`LeftProvider::mask`) and sends `A Xⁱ Bᵢ` back to right-masking service `i`.
 
 use crate::error::{ApiError, ServerError, StoreError};
-use crate::http::{ApiJson, ApiPath, json, require_bearer};
+use crate::http::{ApiJson, ApiPath, json};
 use crate::intake::{self, Registrations};
+use crate::intake_http::{self, IntakeService};
 use crate::keys::KeyStore;
 use crate::outbox::{self, DeliveredHook, OutboxItem};
 use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
@@ -154,24 +155,27 @@ impl Msp {
             .route("/api/surveys/{survey}/uploads", post(upload))
             .route(
                 "/api/surveys/{survey}/cohorts/{cohort}/receipts",
-                get(receipts),
+                get(intake_http::receipts::<Msp>),
             )
             .route(
                 "/api/surveys/{survey}/cohorts/{cohort}/receipts/{hash}",
-                get(proof),
+                get(intake_http::proof::<Msp>),
             )
             .route("/api/health", get(health))
             .with_state(self.clone());
         let peer = Router::new()
-            .route("/api/peer/surveys/{survey}", put(register))
+            .route(
+                "/api/peer/surveys/{survey}",
+                put(intake_http::register::<Msp>),
+            )
             .route("/api/peer/surveys/{survey}/status", get(status))
             .route(
                 "/api/peer/surveys/{survey}/cohorts/{cohort}/open",
-                post(open_cohort),
+                post(intake_http::open_cohort::<Msp>),
             )
             .route(
                 "/api/peer/surveys/{survey}/cohorts/{cohort}/close",
-                post(close_cohort),
+                post(intake_http::close_cohort::<Msp>),
             )
             .route(
                 "/api/peer/surveys/{survey}/cohorts/{cohort}/shares/{index}",
@@ -179,10 +183,6 @@ impl Msp {
             )
             .with_state(self.clone());
         (public, peer)
-    }
-
-    fn peer(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        require_bearer(headers, &self.0.cfg.peer_token, "peer token")
     }
 
     async fn process_loop(self, mut shutdown: watch::Receiver<bool>) {
@@ -481,6 +481,34 @@ fn outcome_status(outcome: &CohortOutcome) -> &'static str {
     }
 }
 
+impl IntakeService for Msp {
+    fn store(&self) -> &Store {
+        &self.0.store
+    }
+    fn registrations(&self) -> &Registrations {
+        &self.0.regs
+    }
+    fn keys(&self) -> &KeyStore {
+        &self.0.keys
+    }
+    fn peer_token(&self) -> &str {
+        &self.0.cfg.peer_token
+    }
+    fn wake_worker(&self) {
+        self.0.work.notify_one();
+    }
+    fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
+        if registration.share_services > self.0.cfg.right_urls.len() {
+            return Err(ApiError::bad_request(format!(
+                "share mode with {} right-masking services, but this provider knows only {}",
+                registration.share_services,
+                self.0.cfg.right_urls.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// After a hand-over: erase what the provider no longer needs.
 fn delivered(c: &rusqlite::Connection, item: &OutboxItem) -> rusqlite::Result<()> {
     match item.kind.as_str() {
@@ -520,118 +548,8 @@ async fn upload(
     upload
         .validate(&survey, reg.p())
         .map_err(ApiError::bad_request)?;
-    let hash = upload.hash();
     let blob = f64s_to_blob(&upload.values);
-    let accepted = msp
-        .0
-        .store
-        .run(move |c| intake::accept(c, &reg, &upload, &hash, &blob))
-        .await?;
-    if accepted.closed_cohort {
-        msp.0.work.notify_one();
-    }
-    let status = if accepted.created {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
-    Ok(json(status, &accepted.receipt))
-}
-
-async fn receipts(
-    State(msp): State<Msp>,
-    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
-) -> Result<Response, ApiError> {
-    let list = msp
-        .0
-        .store
-        .run(move |c| intake::receipts(c, &survey, cohort))
-        .await?;
-    Ok(json(StatusCode::OK, &list))
-}
-
-async fn proof(
-    State(msp): State<Msp>,
-    ApiPath((survey, cohort, hash)): ApiPath<(String, u32, String)>,
-) -> Result<Response, ApiError> {
-    let proof = msp
-        .0
-        .store
-        .run(move |c| intake::proof(c, &survey, cohort, &hash))
-        .await?;
-    Ok(json(StatusCode::OK, &proof))
-}
-
-async fn register(
-    State(msp): State<Msp>,
-    headers: HeaderMap,
-    ApiPath(survey): ApiPath<String>,
-    ApiJson(reg): ApiJson<Registration>,
-) -> Result<Response, ApiError> {
-    msp.peer(&headers)?;
-    if reg.survey != survey {
-        return Err(ApiError::bad_request(
-            "the registration's survey differs from the URL's",
-        ));
-    }
-    reg.validate().map_err(ApiError::bad_request)?;
-    if reg.share_services > msp.0.cfg.right_urls.len() {
-        return Err(ApiError::bad_request(format!(
-            "share mode with {} right-masking services, but this provider knows only {}",
-            reg.share_services,
-            msp.0.cfg.right_urls.len()
-        )));
-    }
-    msp.0
-        .keys
-        .get_or_create(&survey)
-        .map_err(|e| ApiError::internal("creating the provider's survey key", e))?;
-    let stored = reg.clone();
-    msp.0
-        .store
-        .run(move |c| intake::register(c, &stored))
-        .await?;
-    msp.0.regs.insert(reg);
-    Ok(json(
-        StatusCode::OK,
-        &serde_json::json!({"survey": survey, "registered": true}),
-    ))
-}
-
-async fn open_cohort(
-    State(msp): State<Msp>,
-    headers: HeaderMap,
-    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
-) -> Result<Response, ApiError> {
-    msp.peer(&headers)?;
-    msp.0
-        .store
-        .run(move |c| intake::open_cohort(c, &survey, cohort))
-        .await?;
-    Ok(json(
-        StatusCode::OK,
-        &serde_json::json!({"cohort": cohort, "open": true}),
-    ))
-}
-
-async fn close_cohort(
-    State(msp): State<Msp>,
-    headers: HeaderMap,
-    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
-) -> Result<Response, ApiError> {
-    msp.peer(&headers)?;
-    let closed = msp
-        .0
-        .store
-        .run(move |c| intake::close_cohort(c, &survey, cohort))
-        .await?;
-    if closed {
-        msp.0.work.notify_one();
-    }
-    Ok(json(
-        StatusCode::OK,
-        &serde_json::json!({"cohort": cohort, "closed": true}),
-    ))
+    intake_http::store_upload(&msp, reg, upload, blob).await
 }
 
 async fn status(
@@ -639,7 +557,7 @@ async fn status(
     headers: HeaderMap,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
-    msp.peer(&headers)?;
+    msp.require_peer(&headers)?;
     msp.0.regs.get(&survey)?;
     let value = msp
         .0
@@ -676,7 +594,7 @@ async fn share_block(
     ApiPath((survey, cohort, index)): ApiPath<(String, u32, u32)>,
     ApiJson(block): ApiJson<ShareBlock>,
 ) -> Result<Response, ApiError> {
-    msp.peer(&headers)?;
+    msp.require_peer(&headers)?;
     let reg = msp.0.regs.get(&survey)?;
     if reg.share_services == 0 {
         return Err(ApiError::bad_request(format!(

@@ -9,8 +9,9 @@
 //! record.
 
 use crate::error::{ApiError, ServerError, StoreError};
-use crate::http::{ApiJson, ApiPath, json, require_bearer};
+use crate::http::{ApiJson, ApiPath, json};
 use crate::intake::{self, Registrations};
+use crate::intake_http::{self, IntakeService};
 use crate::keys::KeyStore;
 use crate::outbox::{self, DeliveredHook, OutboxItem};
 use crate::store::{ClosedSignal, Store, f64s_to_blob};
@@ -136,24 +137,27 @@ impl Right {
             .route("/api/surveys/{survey}/uploads", post(upload))
             .route(
                 "/api/surveys/{survey}/cohorts/{cohort}/receipts",
-                get(receipts),
+                get(intake_http::receipts::<Right>),
             )
             .route(
                 "/api/surveys/{survey}/cohorts/{cohort}/receipts/{hash}",
-                get(proof),
+                get(intake_http::proof::<Right>),
             )
             .route("/api/health", get(health))
             .with_state(self.clone());
         let peer = Router::new()
-            .route("/api/peer/surveys/{survey}", put(register))
+            .route(
+                "/api/peer/surveys/{survey}",
+                put(intake_http::register::<Right>),
+            )
             .route("/api/peer/surveys/{survey}/status", get(status))
             .route(
                 "/api/peer/surveys/{survey}/cohorts/{cohort}/open",
-                post(open_cohort),
+                post(intake_http::open_cohort::<Right>),
             )
             .route(
                 "/api/peer/surveys/{survey}/cohorts/{cohort}/close",
-                post(close_cohort),
+                post(intake_http::close_cohort::<Right>),
             )
             .route(
                 "/api/peer/surveys/{survey}/cohorts/{cohort}/left-masked",
@@ -161,10 +165,6 @@ impl Right {
             )
             .with_state(self.clone());
         (public, peer)
-    }
-
-    fn peer(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        require_bearer(headers, &self.0.cfg.peer_token, "peer token")
     }
 
     /// `Bᵢ` of one cohort: its own key's subkey for the cohort, stream `AttributeMask { i }`.
@@ -295,6 +295,33 @@ impl Right {
     }
 }
 
+impl IntakeService for Right {
+    fn store(&self) -> &Store {
+        &self.0.store
+    }
+    fn registrations(&self) -> &Registrations {
+        &self.0.regs
+    }
+    fn keys(&self) -> &KeyStore {
+        &self.0.keys
+    }
+    fn peer_token(&self) -> &str {
+        &self.0.cfg.peer_token
+    }
+    fn wake_worker(&self) {
+        self.0.work.notify_one();
+    }
+    fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
+        if (self.0.cfg.index as usize) >= registration.share_services {
+            return Err(ApiError::bad_request(format!(
+                "right-masking service {} is not among the {} services of this survey",
+                self.0.cfg.index, registration.share_services
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// After a hand-over: the shares are with the provider; keep only the hashes.
 fn delivered(c: &rusqlite::Connection, item: &OutboxItem) -> rusqlite::Result<()> {
     if item.kind == "share-block" {
@@ -318,7 +345,6 @@ async fn upload(
     let reg = right.share_registration(&survey)?;
     let p = reg.p();
     upload.validate(&survey, p).map_err(ApiError::bad_request)?;
-    let hash = upload.hash();
     let provider = right.provider(&survey, upload.cohort, p)?;
     let share = upload.values.clone();
     let masked = tokio::task::spawn_blocking(move || {
@@ -328,118 +354,7 @@ async fn upload(
     .map_err(|e| ApiError::internal("masking the share", e))?
     .map_err(|e| ApiError::internal("masking the share", e))?;
     let blob = f64s_to_blob(masked.as_slice());
-    let accepted = right
-        .0
-        .store
-        .run(move |c| intake::accept(c, &reg, &upload, &hash, &blob))
-        .await?;
-    if accepted.closed_cohort {
-        right.0.work.notify_one();
-    }
-    let status = if accepted.created {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
-    Ok(json(status, &accepted.receipt))
-}
-
-async fn receipts(
-    State(right): State<Right>,
-    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
-) -> Result<Response, ApiError> {
-    let list = right
-        .0
-        .store
-        .run(move |c| intake::receipts(c, &survey, cohort))
-        .await?;
-    Ok(json(StatusCode::OK, &list))
-}
-
-async fn proof(
-    State(right): State<Right>,
-    ApiPath((survey, cohort, hash)): ApiPath<(String, u32, String)>,
-) -> Result<Response, ApiError> {
-    let proof = right
-        .0
-        .store
-        .run(move |c| intake::proof(c, &survey, cohort, &hash))
-        .await?;
-    Ok(json(StatusCode::OK, &proof))
-}
-
-async fn register(
-    State(right): State<Right>,
-    headers: HeaderMap,
-    ApiPath(survey): ApiPath<String>,
-    ApiJson(reg): ApiJson<Registration>,
-) -> Result<Response, ApiError> {
-    right.peer(&headers)?;
-    if reg.survey != survey {
-        return Err(ApiError::bad_request(
-            "the registration's survey differs from the URL's",
-        ));
-    }
-    reg.validate().map_err(ApiError::bad_request)?;
-    if (right.0.cfg.index as usize) >= reg.share_services {
-        return Err(ApiError::bad_request(format!(
-            "right-masking service {} is not among the {} services of this survey",
-            right.0.cfg.index, reg.share_services
-        )));
-    }
-    right
-        .0
-        .keys
-        .get_or_create(&survey)
-        .map_err(|e| ApiError::internal("creating the service's survey key", e))?;
-    let stored = reg.clone();
-    right
-        .0
-        .store
-        .run(move |c| intake::register(c, &stored))
-        .await?;
-    right.0.regs.insert(reg);
-    Ok(json(
-        StatusCode::OK,
-        &serde_json::json!({"survey": survey, "registered": true}),
-    ))
-}
-
-async fn open_cohort(
-    State(right): State<Right>,
-    headers: HeaderMap,
-    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
-) -> Result<Response, ApiError> {
-    right.peer(&headers)?;
-    right
-        .0
-        .store
-        .run(move |c| intake::open_cohort(c, &survey, cohort))
-        .await?;
-    Ok(json(
-        StatusCode::OK,
-        &serde_json::json!({"cohort": cohort, "open": true}),
-    ))
-}
-
-async fn close_cohort(
-    State(right): State<Right>,
-    headers: HeaderMap,
-    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
-) -> Result<Response, ApiError> {
-    right.peer(&headers)?;
-    let closed = right
-        .0
-        .store
-        .run(move |c| intake::close_cohort(c, &survey, cohort))
-        .await?;
-    if closed {
-        right.0.work.notify_one();
-    }
-    Ok(json(
-        StatusCode::OK,
-        &serde_json::json!({"cohort": cohort, "closed": true}),
-    ))
+    intake_http::store_upload(&right, reg, upload, blob).await
 }
 
 async fn status(
@@ -447,7 +362,7 @@ async fn status(
     headers: HeaderMap,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
-    right.peer(&headers)?;
+    right.require_peer(&headers)?;
     right.0.regs.get(&survey)?;
     let value = right
         .0
@@ -469,7 +384,7 @@ async fn left_masked(
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
     ApiJson(message): ApiJson<LeftMasked>,
 ) -> Result<Response, ApiError> {
-    right.peer(&headers)?;
+    right.require_peer(&headers)?;
     let reg = right.share_registration(&survey)?;
     if message.survey != survey || message.cohort != cohort || message.index != right.0.cfg.index {
         return Err(ApiError::bad_request(

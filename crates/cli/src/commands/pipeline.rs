@@ -22,7 +22,7 @@ use orthomask_dp::calibration::{Calibration, CalibrationInput};
 use orthomask_formats::csv::{Precision, Table};
 use orthomask_formats::keyfile::parse_key_file;
 use orthomask_formats::manifest::{
-    AppendixC, Cohorts, ColumnMean, Manifest, Qa, summary_statistics,
+    AppendixC, Cohorts, Manifest, Qa, column_means, summary_statistics,
 };
 use orthomask_formats::manifest::{DpColumn, DpNoise};
 use std::path::{Path, PathBuf};
@@ -404,8 +404,7 @@ pub fn run(args: PipelineArgs) -> Result<()> {
         &outcome.release,
         precision,
     )?;
-    let (means, cross_products) = summary_statistics(&outcome.release);
-    let worst_qa = QaReport::worst_of(&outcome.qa);
+    let (_, cross_products) = summary_statistics(&outcome.release);
     let manifest = Manifest {
         orthomask_version: env!("CARGO_PKG_VERSION").to_owned(),
         method: args.method.name().to_owned(),
@@ -427,21 +426,8 @@ pub fn run(args: PipelineArgs) -> Result<()> {
         right_mask: outcome.right_mask.to_owned(),
         generator: args.rng.name().to_owned(),
         kept_columns: outcome.kept.clone(),
-        qa: worst_qa.map(|w| Qa {
-            constant: w.constant,
-            passed: outcome.qa.iter().all(QaReport::passed),
-            max_deviation: w.max_deviation,
-            tolerance: w.tolerance,
-        }),
-        column_means: outcome
-            .release_names
-            .iter()
-            .zip(&means)
-            .map(|(name, &mean)| ColumnMean {
-                name: name.clone(),
-                mean,
-            })
-            .collect(),
+        qa: Qa::summarise(&outcome.qa),
+        column_means: column_means(&outcome.release_names, &outcome.release),
         cross_products,
         decimals: args.decimals,
         binary_columns: binary_columns(&prepared),

@@ -38,7 +38,7 @@ use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::tm2::{DataCollector, UnmaskedCohort};
 use orthomask_formats::csv::{Precision, write_table};
 use orthomask_formats::manifest::{
-    AppendixC, Cohorts, ColumnMean, Manifest, Qa, summary_statistics,
+    AppendixC, Cohorts, Manifest, Qa, column_means, summary_statistics,
 };
 use orthomask_formats::survey::SurveyDefinition;
 use rusqlite::{Connection, OptionalExtension};

@@ -177,8 +177,7 @@ fn build_release(
         crate::plan::APPENDIX_C_DELTA,
     )
     .ok();
-    let (means, cross_products) = summary_statistics(&release.data);
-    let worst = QaReport::worst_of(&release.qa);
+    let (_, cross_products) = summary_statistics(&release.data);
     let manifest = Manifest {
         orthomask_version: env!("CARGO_PKG_VERSION").to_owned(),
         method: if row.plan.share_services > 0 {
@@ -208,22 +207,8 @@ fn build_release(
         generator: "chacha".to_owned(),
         kept_columns: Vec::new(),
         binary_columns: row.plan.binary_columns.clone(),
-        qa: worst.map(|w| Qa {
-            constant: w.constant,
-            passed: release.qa.iter().all(QaReport::passed),
-            max_deviation: w.max_deviation,
-            tolerance: w.tolerance,
-        }),
-        column_means: row
-            .plan
-            .columns
-            .iter()
-            .zip(&means)
-            .map(|(name, &mean)| ColumnMean {
-                name: name.clone(),
-                mean,
-            })
-            .collect(),
+        qa: Qa::summarise(&release.qa),
+        column_means: column_means(&row.plan.columns, &release.data),
         cross_products,
         decimals: None,
         dp: row.plan.dp.clone(),

@@ -1,0 +1,176 @@
+//! The HTTP handlers every accepting service shares: the masking service provider (basic
+//! protocol) and the right-masking services (share mode) both take uploads, publish receipts and
+//! inclusion proofs, and accept registrations and cohort openings/closings from the collector.
+//! Each service implements [`IntakeService`]; its own routes add what only it does.
+
+use crate::error::ApiError;
+use crate::http::{ApiJson, ApiPath, json, require_bearer};
+use crate::intake::{self, Registrations};
+use crate::keys::KeyStore;
+use crate::store::Store;
+use crate::wire::Registration;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use orthomask_formats::survey::Upload;
+
+/// What the shared handlers need from a service.
+pub trait IntakeService: Clone + Send + Sync + 'static {
+    /// The service's store.
+    fn store(&self) -> &Store;
+    /// Registered surveys, kept in memory.
+    fn registrations(&self) -> &Registrations;
+    /// The service's survey keys.
+    fn keys(&self) -> &KeyStore;
+    /// The deployment's peer bearer token.
+    fn peer_token(&self) -> &str;
+    /// Wake the worker that masks and hands over closed cohorts.
+    fn wake_worker(&self);
+    /// Refuse a registration this service cannot serve (role-specific checks).
+    ///
+    /// # Errors
+    /// A 400 naming what does not fit.
+    fn admit(&self, registration: &Registration) -> Result<(), ApiError>;
+
+    /// Check the peer bearer token.
+    ///
+    /// # Errors
+    /// 401 without the token.
+    fn require_peer(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        require_bearer(headers, self.peer_token(), "peer token")
+    }
+}
+
+/// Store an already validated upload whose stored form is `blob`, and answer with its receipt
+/// (`201` the first time, `200` for a retry with the same token and values).
+///
+/// # Errors
+/// 409 for a used token with other values; cohort and store errors.
+pub async fn store_upload<S: IntakeService>(
+    service: &S,
+    registration: Registration,
+    upload: Upload,
+    blob: Vec<u8>,
+) -> Result<Response, ApiError> {
+    let hash = upload.hash();
+    let accepted = service
+        .store()
+        .run(move |c| intake::accept(c, &registration, &upload, &hash, &blob))
+        .await?;
+    if accepted.closed_cohort {
+        service.wake_worker();
+    }
+    let status = if accepted.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok(json(status, &accepted.receipt))
+}
+
+/// `GET …/cohorts/{cohort}/receipts`: the closed cohort's sorted upload hashes and Merkle root.
+///
+/// # Errors
+/// 404 for an unknown cohort, 409 while it is open.
+pub async fn receipts<S: IntakeService>(
+    State(service): State<S>,
+    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
+) -> Result<Response, ApiError> {
+    let list = service
+        .store()
+        .run(move |c| intake::receipts(c, &survey, cohort))
+        .await?;
+    Ok(json(StatusCode::OK, &list))
+}
+
+/// `GET …/cohorts/{cohort}/receipts/{hash}`: an inclusion proof for one receipt.
+///
+/// # Errors
+/// 404 for an unknown cohort or hash, 409 while the cohort is open.
+pub async fn proof<S: IntakeService>(
+    State(service): State<S>,
+    ApiPath((survey, cohort, hash)): ApiPath<(String, u32, String)>,
+) -> Result<Response, ApiError> {
+    let proof = service
+        .store()
+        .run(move |c| intake::proof(c, &survey, cohort, &hash))
+        .await?;
+    Ok(json(StatusCode::OK, &proof))
+}
+
+/// `PUT /api/peer/surveys/{survey}` (peer token): the collector registers a survey.
+///
+/// # Errors
+/// 401 without the peer token; 400 for an invalid or unserviceable registration.
+pub async fn register<S: IntakeService>(
+    State(service): State<S>,
+    headers: HeaderMap,
+    ApiPath(survey): ApiPath<String>,
+    ApiJson(registration): ApiJson<Registration>,
+) -> Result<Response, ApiError> {
+    service.require_peer(&headers)?;
+    if registration.survey != survey {
+        return Err(ApiError::bad_request(
+            "the registration's survey differs from the URL's",
+        ));
+    }
+    registration.validate().map_err(ApiError::bad_request)?;
+    service.admit(&registration)?;
+    service
+        .keys()
+        .get_or_create(&survey)
+        .map_err(|e| ApiError::internal("creating the service's survey key", e))?;
+    let stored = registration.clone();
+    service
+        .store()
+        .run(move |c| intake::register(c, &stored))
+        .await?;
+    service.registrations().insert(registration);
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"survey": survey, "registered": true}),
+    ))
+}
+
+/// `POST …/cohorts/{cohort}/open` (peer token).
+///
+/// # Errors
+/// 401 without the peer token; store errors.
+pub async fn open_cohort<S: IntakeService>(
+    State(service): State<S>,
+    headers: HeaderMap,
+    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
+) -> Result<Response, ApiError> {
+    service.require_peer(&headers)?;
+    service
+        .store()
+        .run(move |c| intake::open_cohort(c, &survey, cohort))
+        .await?;
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"cohort": cohort, "open": true}),
+    ))
+}
+
+/// `POST …/cohorts/{cohort}/close` (peer token): close a cohort before it is full.
+///
+/// # Errors
+/// 401 without the peer token; store errors.
+pub async fn close_cohort<S: IntakeService>(
+    State(service): State<S>,
+    headers: HeaderMap,
+    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
+) -> Result<Response, ApiError> {
+    service.require_peer(&headers)?;
+    let closed = service
+        .store()
+        .run(move |c| intake::close_cohort(c, &survey, cohort))
+        .await?;
+    if closed {
+        service.wake_worker();
+    }
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"cohort": cohort, "closed": true}),
+    ))
+}
