@@ -11,8 +11,8 @@ log() { printf '\033[1;32m[test]\033[0m %s\n' "$*"; }
 log "native tests of every crate (core, stats, dp, secure, formats, cli, server, bench, web)"
 cargo test --workspace --locked
 
-log "wasm32: the same keys give bit-identical masks in WebAssembly (Node.js runner)"
-cargo test --locked -p orthomask-core --target wasm32-unknown-unknown --test cross_platform
+log "wasm32: bit-identical masks and the SIMD ChaCha12 in WebAssembly (Node.js runner)"
+cargo test --locked -p orthomask-core --target wasm32-unknown-unknown --lib --test cross_platform
 
 log "sample survey definitions satisfy docs/survey.schema.json"
 venv=target/py-test-venv

@@ -9,13 +9,36 @@
 //! ([`Key::teaching`]) exist so that classroom demonstrations and tests are reproducible; they are
 //! guessable by anyone and [`Key::is_teaching`] lets every front end say so.
 
+#[cfg(not(target_arch = "wasm32"))]
 use rand_chacha::ChaCha12Rng;
+#[cfg(not(target_arch = "wasm32"))]
 use rand_core::SeedableRng;
 
 /// The generator behind every keyed stream: ChaCha with 12 rounds, the choice of `rand`'s
 /// `StdRng` (a cryptographically strong margin at half the cost of ChaCha20, which matters when
-/// a participant's device draws p²/2 normals for a p×p Haar mask).
+/// a participant's device draws p²/2 normals for a p×p Haar mask). Natively it is `rand_chacha`'s
+/// (SIMD via `ppv-lite86`); in WebAssembly it is [`PortableChaCha12`], the same stream computed
+/// with `simd128`, because `ppv-lite86` has no WebAssembly SIMD path.
+#[cfg(not(target_arch = "wasm32"))]
 pub type MaskRng = ChaCha12Rng;
+/// See the native definition: the same stream, computed with WebAssembly SIMD.
+#[cfg(target_arch = "wasm32")]
+pub type MaskRng = crate::random::chacha::PortableChaCha12;
+
+/// The generator at a stream and word position (see [`MaskRng`]).
+fn mask_rng(seed: [u8; 32], stream: u64, word_pos: u128) -> MaskRng {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let mut rng = ChaCha12Rng::from_seed(seed);
+        rng.set_stream(stream);
+        rng.set_word_pos(word_pos);
+        rng
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        crate::random::chacha::PortableChaCha12::new(seed, stream, word_pos)
+    }
+}
 
 /// Errors when creating or parsing keys.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -277,10 +300,11 @@ impl KeyedStream {
 
     /// The generator positioned at the start of sub-stream `index`.
     pub fn substream(&self, index: u64) -> MaskRng {
-        let mut rng = MaskRng::from_seed(self.seed);
-        rng.set_stream(self.stream);
-        rng.set_word_pos(u128::from(index) << SUBSTREAM_WORDS_LOG2);
-        rng
+        mask_rng(
+            self.seed,
+            self.stream,
+            u128::from(index) << SUBSTREAM_WORDS_LOG2,
+        )
     }
 }
 
@@ -343,6 +367,8 @@ mod tests {
         assert_ne!(a, other_role);
     }
 
+    /// Compares with `rand_chacha`'s own seek, which exists natively only.
+    #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn substreams_start_where_the_stream_would_be() {
         let stream = Key::teaching(2).stream(StreamId::Scratch(0));

@@ -13,6 +13,7 @@
 //! bit between glibc and the wasm32 runtime, which would break the "same key, same matrix"
 //! promise).
 
+pub mod chacha;
 pub mod matlab;
 pub mod normal;
 
