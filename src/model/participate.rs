@@ -135,6 +135,9 @@ pub struct Prepared {
     pub p2: usize,
     /// Whether the record was split into additive shares (no right mask on the device).
     pub share_mode: bool,
+    /// Share mode: the shares' standard deviation over the largest answer the survey allows (at
+    /// least `SHARE_SCALE`, which validation enforces).
+    pub share_noise_ratio: Option<f64>,
     /// Whether the survey uses guessable teaching keys.
     pub teaching: bool,
 }
@@ -174,6 +177,7 @@ pub fn prepare(
             .rng();
         let shares = split_into_shares(
             &padded,
+            design.answers(),
             share.providers.len(),
             share.share_sigma,
             &mut share_rng,
@@ -206,6 +210,10 @@ pub fn prepare(
         p1: design.p1(),
         p2: design.p2(),
         share_mode: masking.share_mode.is_some(),
+        share_noise_ratio: masking
+            .share_mode
+            .as_ref()
+            .map(|share| share.share_sigma / definition.answers_max()),
         teaching: masking.teaching,
     })
 }
@@ -341,7 +349,7 @@ mod tests {
                 "http://b/u".into(),
                 "http://c/u".into(),
             ],
-            share_sigma: 1000.0,
+            share_sigma: 150.0 * s.answers_max(),
         });
         s.validate().unwrap();
         let a = answers(&s, &demo_inputs()).unwrap();
@@ -359,6 +367,13 @@ mod tests {
             .collect();
         assert!((sum[3] - 63.0).abs() < 1e-9 && (sum[8] - 888.0).abs() < 1e-9);
         assert!((prepared.destinations[0].upload.values[3] - 63.0).abs() > 1e-6);
+        assert_eq!(prepared.share_noise_ratio, Some(150.0));
+        // Only the answers are split: the QA constant and padding travel whole in the last share.
+        let answers = s.design().unwrap().answers();
+        for d in &prepared.destinations[..2] {
+            assert!(d.upload.values[answers..].iter().all(|&v| v == 0.0));
+        }
+        assert_eq!(prepared.destinations[2].upload.values[answers], 888.0);
     }
 
     #[test]

@@ -366,10 +366,11 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>)
     let p = first.values.len();
     let why = if prepared.share_mode {
         format!(
-            "Your {} answers were padded with {} random numbers and split into {} random parts that add up to them; each part goes to a different service, and any part on its own is random noise. The survey team only ever receives everyone's rows mixed together by every service, so nobody — not one service, not the survey team — can read or link your answers.",
+            "Your {} answers were padded with {} random numbers and split into {} random parts that add up to them; each part goes to a different service, and on its own each part shows your answers only under random noise {:.0} times larger than any answer this survey allows. The survey team only ever receives everyone's rows mixed together by every service, so nobody — not one service, not the survey team — can read or link your answers.",
             survey.questions.len(),
             prepared.p2,
-            prepared.destinations.len()
+            prepared.destinations.len(),
+            prepared.share_noise_ratio.unwrap_or(f64::NAN)
         )
     } else {
         format!(

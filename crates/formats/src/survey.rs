@@ -21,6 +21,7 @@
 
 use orthomask_core::key::Key;
 use orthomask_core::protocol::ProtocolError;
+use orthomask_core::protocol::collusion::SHARE_SCALE;
 use orthomask_core::protocol::tm2::{DeviceDp, Tm2Design};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -367,6 +368,20 @@ impl SurveyDefinition {
                         "must be finite and positive",
                     ));
                 }
+                // A device must not trust a definition that would send its answers thinly
+                // veiled: every share has to hide them under noise SHARE_SCALE times their size.
+                let floor = SHARE_SCALE * self.answers_max();
+                if share.share_sigma < floor {
+                    return Err(invalid(
+                        "masking.share_mode.share_sigma",
+                        format!(
+                            "{} is below {SHARE_SCALE} × the largest declared answer ({}), so a \
+                             single share would show the answers",
+                            share.share_sigma,
+                            self.answers_max()
+                        ),
+                    ));
+                }
             }
         }
         if let Some(dp) = &m.dp {
@@ -516,12 +531,16 @@ impl SurveyDefinition {
     /// The largest absolute value any record entry can take (answers and QA constant): the
     /// `x_max` of the Appendix C bound.
     pub fn x_max(&self) -> f64 {
-        let answers = self
-            .columns()
+        self.answers_max()
+            .max(self.masking.qa_constant.map_or(0.0, f64::abs))
+    }
+
+    /// The largest magnitude any answer can take by the declared ranges (the QA constant aside).
+    pub fn answers_max(&self) -> f64 {
+        self.columns()
             .iter()
             .map(|c| c.range.0.abs().max(c.range.1.abs()))
-            .fold(0.0, f64::max);
-        answers.max(self.masking.qa_constant.map_or(0.0, f64::abs))
+            .fold(0.0, f64::max)
     }
 
     /// The device key for the right mask, when not in share mode.
@@ -723,6 +742,21 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("masking.right_mask_key")
+        );
+        // Share mode: a share scale under 100 × the largest answer would expose the answers.
+        let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
+        s.masking.right_mask_key = None;
+        let floor = SHARE_SCALE * s.answers_max();
+        s.masking.share_mode = Some(ShareMode {
+            providers: vec!["http://a/u".into(), "http://b/u".into()],
+            share_sigma: floor,
+        });
+        s.validate().unwrap();
+        s.masking.share_mode.as_mut().unwrap().share_sigma = floor * 0.99;
+        let e = s.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("masking.share_mode.share_sigma") && e.contains("largest declared answer"),
+            "{e}"
         );
         let e = SurveyDefinition::parse("{\"id\": 1}", "s.json")
             .unwrap_err()

@@ -173,12 +173,17 @@ pub fn plan_survey(
         sigma: d.sigma,
     });
     if share_services > 0 {
+        // The shares hide the answers (DP noise included), not the QA constant or the padding.
+        let design = template.design().map_err(|e| e.to_string())?;
         template.masking.share_mode = Some(ShareMode {
             providers: right_urls
                 .iter()
                 .map(|u| format!("{u}/api/surveys/{}/uploads", draft.id))
                 .collect(),
-            share_sigma: orthomask_core::protocol::collusion::share_sigma(x_max, sigma),
+            share_sigma: orthomask_core::protocol::collusion::share_sigma(
+                &design,
+                template.answers_max(),
+            ),
         });
     }
     // The participant-facing definition must pass its own validation.

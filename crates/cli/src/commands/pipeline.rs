@@ -596,7 +596,11 @@ fn tm2_method(
             &rights,
             &lefts,
             &keys.participants,
-            share_sigma(x_max, sigma),
+            // The shares hide the answers: their declared bound, or in simulation their maximum.
+            share_sigma(
+                &design,
+                args.x_max.unwrap_or_else(|| prepared.answers.amax()),
+            ),
         )?;
         let names = masked_names("m", design.p());
         write_blocks(

@@ -487,6 +487,7 @@ pub fn run_collusion(
             .map_err(|e| renumber(e, i))?;
         let shares = split_into_shares(
             &x,
+            design.answers(),
             k1,
             tau,
             &mut participants
@@ -726,7 +727,7 @@ mod tests {
         let design = Tm2Design::modified(2, 20, 50.0).unwrap();
         let rights = [Key::teaching(10), Key::teaching(11)];
         let lefts = [Key::teaching(20), Key::teaching(21)];
-        let tau = crate::protocol::collusion::share_sigma(raw.amax().max(888.0), design.sigma());
+        let tau = crate::protocol::collusion::share_sigma(&design, raw.amax());
         let run = run_collusion(&raw, &design, &rights, &lefts, &Key::teaching(30), tau).unwrap();
         assert!(
             relative_gram_error(&raw.clone().insert_column(2, 888.0), &run.release)

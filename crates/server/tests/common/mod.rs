@@ -190,8 +190,14 @@ pub async fn prepare(
             .pad(&record, &mut noise)
             .unwrap();
         let mut rng = device.stream(StreamId::Shares { participant: 0 }).rng();
-        let shares =
-            split_into_shares(&padded, share.providers.len(), share.share_sigma, &mut rng).unwrap();
+        let shares = split_into_shares(
+            &padded,
+            design.answers(),
+            share.providers.len(),
+            share.share_sigma,
+            &mut rng,
+        )
+        .unwrap();
         share
             .providers
             .iter()
