@@ -1,18 +1,92 @@
 //! The HTTP handlers every accepting service shares: the masking service provider (basic
 //! protocol) and the right-masking services (share mode) both take uploads, publish receipts and
 //! inclusion proofs, and accept registrations and cohort openings/closings from the collector.
-//! Each service implements [`IntakeService`]; its own routes add what only it does.
+//! Each service implements [`IntakeService`], opens its state with [`open_intake`] and adds its
+//! own routes to [`public_routes`] and [`peer_routes`].
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ServerError};
 use crate::http::{ApiJson, ApiPath, json, require_bearer};
 use crate::intake::{self, Registrations};
 use crate::keys::KeyStore;
-use crate::store::Store;
+use crate::outbox::{self, PeerClient};
+use crate::store::{ClosedSignal, Store};
 use crate::wire::Registration;
+use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use axum::routing::{get, post, put};
 use orthomask_formats::survey::Upload;
+use std::path::Path;
+
+/// What an accepting service opens at start.
+pub struct IntakeState {
+    /// Its store, with the intake and outbox tables and its own.
+    pub store: Store,
+    /// Resolves when the store has closed cleanly.
+    pub closed: ClosedSignal,
+    /// Its survey keys.
+    pub keys: KeyStore,
+    /// The registered surveys.
+    pub registrations: Registrations,
+    /// The client it hands cohorts over with.
+    pub client: PeerClient,
+}
+
+/// Open an accepting service's private data directory: the store `db_file` (intake and outbox
+/// tables plus `schema_extra`), the key file `key_file` of `role`, and its registrations.
+///
+/// # Errors
+/// [`ServerError`] when the directory, store or key file cannot be used.
+pub async fn open_intake(
+    data_dir: &Path,
+    db_file: &str,
+    schema_extra: &str,
+    key_file: &str,
+    role: &str,
+    peer_token: &str,
+) -> Result<IntakeState, ServerError> {
+    crate::run::create_private_dir(data_dir)?;
+    let schema = format!("{}{}{}", intake::SCHEMA, outbox::SCHEMA, schema_extra);
+    let (store, closed) = Store::open(&data_dir.join(db_file), &schema)?;
+    let keys = KeyStore::open(&data_dir.join(key_file), role)?;
+    let registrations = Registrations::load(&store).await?;
+    let client = PeerClient::new(peer_token.to_owned()).map_err(ServerError::Config)?;
+    Ok(IntakeState {
+        store,
+        closed,
+        keys,
+        registrations,
+        client,
+    })
+}
+
+/// The public routes every accepting service serves alike: receipt lists and inclusion proofs.
+pub fn public_routes<S: IntakeService>() -> Router<S> {
+    Router::new()
+        .route(
+            "/api/surveys/{survey}/cohorts/{cohort}/receipts",
+            get(receipts::<S>),
+        )
+        .route(
+            "/api/surveys/{survey}/cohorts/{cohort}/receipts/{hash}",
+            get(proof::<S>),
+        )
+}
+
+/// The peer routes every accepting service serves alike: registration, opening and closing.
+pub fn peer_routes<S: IntakeService>() -> Router<S> {
+    Router::new()
+        .route("/api/peer/surveys/{survey}", put(register::<S>))
+        .route(
+            "/api/peer/surveys/{survey}/cohorts/{cohort}/open",
+            post(open_cohort::<S>),
+        )
+        .route(
+            "/api/peer/surveys/{survey}/cohorts/{cohort}/close",
+            post(close_cohort::<S>),
+        )
+}
 
 /// What the shared handlers need from a service.
 pub trait IntakeService: Clone + Send + Sync + 'static {

@@ -63,8 +63,14 @@ fn path_of(m: usize, leaves: &[Vec<u8>]) -> Vec<Hash> {
     }
 }
 
-fn hex(h: &Hash) -> String {
-    h.iter().map(|b| format!("{b:02x}")).collect()
+/// Lower-case hexadecimal, the form every hash takes on the wire and in the stores.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 of `bytes` in hexadecimal.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
@@ -114,7 +120,7 @@ pub fn inclusion_proof(hashes: &[String], hash: &str) -> Option<InclusionProof> 
     Some(InclusionProof {
         leaf_index: m,
         tree_size: leaves.len(),
-        path: path_of(m, &leaves).iter().map(hex).collect(),
+        path: path_of(m, &leaves).iter().map(|h| hex(h)).collect(),
         root: hex(&root_of(&leaves)),
     })
 }
@@ -159,7 +165,7 @@ mod tests {
     use super::*;
 
     fn h(i: u8) -> String {
-        hex(&Sha256::digest([i]).into())
+        hex(&Sha256::digest([i]))
     }
 
     /// By hand from the definition: one leaf is SHA-256(0x00 ‖ d); two leaves combine under 0x01.

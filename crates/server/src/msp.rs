@@ -16,6 +16,7 @@ use crate::http::{ApiJson, ApiPath, json};
 use crate::intake::{self, Registrations};
 use crate::intake_http::{self, IntakeService};
 use crate::keys::KeyStore;
+use crate::merkle::sha256_hex;
 use crate::outbox::{self, DeliveredHook, OutboxItem};
 use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
 use crate::wire::{CohortOutcome, CohortResult, LeftMasked, Registration, ShareBlock, WireMatrix};
@@ -30,7 +31,6 @@ use orthomask_core::protocol::collusion::LeftProvider;
 use orthomask_core::protocol::tm2::MaskingServiceProvider;
 use orthomask_formats::survey::Upload;
 use rusqlite::OptionalExtension;
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -120,13 +120,21 @@ impl Msp {
         cfg: MspConfig,
         shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
-        crate::run::create_private_dir(&cfg.data_dir)?;
-        let schema = format!("{}{}{}", intake::SCHEMA, outbox::SCHEMA, SCHEMA_EXTRA);
-        let (store, closed) = Store::open(&cfg.data_dir.join(DB_FILE), &schema)?;
-        let keys = KeyStore::open(&cfg.data_dir.join(KEY_FILE), "msp")?;
-        let regs = Registrations::load(&store).await?;
-        let client =
-            outbox::PeerClient::new(cfg.peer_token.clone()).map_err(ServerError::Config)?;
+        let intake_http::IntakeState {
+            store,
+            closed,
+            keys,
+            registrations: regs,
+            client,
+        } = intake_http::open_intake(
+            &cfg.data_dir,
+            DB_FILE,
+            SCHEMA_EXTRA,
+            KEY_FILE,
+            "msp",
+            &cfg.peer_token,
+        )
+        .await?;
         let msp = Self(Arc::new(Inner {
             cfg,
             store: store.clone(),
@@ -151,32 +159,12 @@ impl Msp {
 
     /// The HTTP routes.
     pub fn router(&self) -> (Router, Router) {
-        let public = Router::new()
+        let public = intake_http::public_routes()
             .route("/api/surveys/{survey}/uploads", post(upload))
-            .route(
-                "/api/surveys/{survey}/cohorts/{cohort}/receipts",
-                get(intake_http::receipts::<Msp>),
-            )
-            .route(
-                "/api/surveys/{survey}/cohorts/{cohort}/receipts/{hash}",
-                get(intake_http::proof::<Msp>),
-            )
             .route("/api/health", get(health))
             .with_state(self.clone());
-        let peer = Router::new()
-            .route(
-                "/api/peer/surveys/{survey}",
-                put(intake_http::register::<Msp>),
-            )
+        let peer = intake_http::peer_routes()
             .route("/api/peer/surveys/{survey}/status", get(status))
-            .route(
-                "/api/peer/surveys/{survey}/cohorts/{cohort}/open",
-                post(intake_http::open_cohort::<Msp>),
-            )
-            .route(
-                "/api/peer/surveys/{survey}/cohorts/{cohort}/close",
-                post(intake_http::close_cohort::<Msp>),
-            )
             .route(
                 "/api/peer/surveys/{survey}/cohorts/{cohort}/shares/{index}",
                 put(share_block),
@@ -623,10 +611,7 @@ async fn share_block(
         )));
     }
     let canonical = serde_json::to_vec(&block).map_err(|e| ApiError::internal("block", e))?;
-    let body_hash: String = Sha256::digest(&canonical)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let body_hash = sha256_hex(&canonical);
     let ids = serde_json::to_string(&block.rows).map_err(|e| ApiError::internal("block", e))?;
     let values: Vec<f64> = (0..matrix.nrows())
         .flat_map(|i| matrix.row(i).iter().copied().collect::<Vec<_>>())

@@ -13,6 +13,7 @@ use crate::http::{ApiJson, ApiPath, json};
 use crate::intake::{self, Registrations};
 use crate::intake_http::{self, IntakeService};
 use crate::keys::KeyStore;
+use crate::merkle::sha256_hex;
 use crate::outbox::{self, DeliveredHook, OutboxItem};
 use crate::store::{ClosedSignal, Store, f64s_to_blob};
 use crate::wire::{LeftMasked, Registration, ShareBlock, SharePart, WireMatrix};
@@ -26,7 +27,6 @@ use orthomask_core::key::StreamId;
 use orthomask_core::protocol::collusion::RightProvider;
 use orthomask_formats::survey::Upload;
 use rusqlite::OptionalExtension;
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -82,13 +82,6 @@ struct Inner {
 #[derive(Clone)]
 pub struct Right(Arc<Inner>);
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 impl Right {
     /// Open the store and key file and start the background tasks.
     ///
@@ -98,16 +91,21 @@ impl Right {
         cfg: RightConfig,
         shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
-        crate::run::create_private_dir(&cfg.data_dir)?;
-        let schema = format!("{}{}{}", intake::SCHEMA, outbox::SCHEMA, SCHEMA_EXTRA);
-        let (store, closed) = Store::open(&cfg.data_dir.join(DB_FILE), &schema)?;
-        let keys = KeyStore::open(
-            &cfg.data_dir.join(KEY_FILE),
+        let intake_http::IntakeState {
+            store,
+            closed,
+            keys,
+            registrations: regs,
+            client,
+        } = intake_http::open_intake(
+            &cfg.data_dir,
+            DB_FILE,
+            SCHEMA_EXTRA,
+            KEY_FILE,
             &format!("right-{}", cfg.index),
-        )?;
-        let regs = Registrations::load(&store).await?;
-        let client =
-            outbox::PeerClient::new(cfg.peer_token.clone()).map_err(ServerError::Config)?;
+            &cfg.peer_token,
+        )
+        .await?;
         let right = Self(Arc::new(Inner {
             cfg,
             store: store.clone(),
@@ -133,32 +131,12 @@ impl Right {
 
     /// The HTTP routes: public and peer.
     pub fn router(&self) -> (Router, Router) {
-        let public = Router::new()
+        let public = intake_http::public_routes()
             .route("/api/surveys/{survey}/uploads", post(upload))
-            .route(
-                "/api/surveys/{survey}/cohorts/{cohort}/receipts",
-                get(intake_http::receipts::<Right>),
-            )
-            .route(
-                "/api/surveys/{survey}/cohorts/{cohort}/receipts/{hash}",
-                get(intake_http::proof::<Right>),
-            )
             .route("/api/health", get(health))
             .with_state(self.clone());
-        let peer = Router::new()
-            .route(
-                "/api/peer/surveys/{survey}",
-                put(intake_http::register::<Right>),
-            )
+        let peer = intake_http::peer_routes()
             .route("/api/peer/surveys/{survey}/status", get(status))
-            .route(
-                "/api/peer/surveys/{survey}/cohorts/{cohort}/open",
-                post(intake_http::open_cohort::<Right>),
-            )
-            .route(
-                "/api/peer/surveys/{survey}/cohorts/{cohort}/close",
-                post(intake_http::close_cohort::<Right>),
-            )
             .route(
                 "/api/peer/surveys/{survey}/cohorts/{cohort}/left-masked",
                 put(left_masked),

@@ -221,6 +221,26 @@ fn launch(
     })
 }
 
+/// The app of an accepting service: public and peer routes, no administrator, no web app.
+fn intake_app(
+    (public, peer): (Router, Router),
+    limits: &Limits,
+    peer_token: &str,
+    allowed_origins: &[String],
+) -> Result<Router, ServerError> {
+    assemble(
+        Parts {
+            public,
+            admin: None,
+            peer,
+            web: None,
+        },
+        limits,
+        peer_token,
+        allowed_origins,
+    )
+}
+
 /// Start a masking service provider on `listener`.
 ///
 /// # Errors
@@ -228,14 +248,8 @@ fn launch(
 pub async fn start_msp(cfg: MspConfig, listener: TcpListener) -> Result<Running, ServerError> {
     let (tx, rx) = watch::channel(false);
     let (msp, tasks, closed) = Msp::start(cfg.clone(), rx).await?;
-    let (public, peer) = msp.router();
-    let app = assemble(
-        Parts {
-            public,
-            admin: None,
-            peer,
-            web: None,
-        },
+    let app = intake_app(
+        msp.router(),
         &cfg.limits,
         &cfg.peer_token,
         &cfg.allowed_origins,
@@ -250,14 +264,8 @@ pub async fn start_msp(cfg: MspConfig, listener: TcpListener) -> Result<Running,
 pub async fn start_right(cfg: RightConfig, listener: TcpListener) -> Result<Running, ServerError> {
     let (tx, rx) = watch::channel(false);
     let (right, tasks, closed) = Right::start(cfg.clone(), rx).await?;
-    let (public, peer) = right.router();
-    let app = assemble(
-        Parts {
-            public,
-            admin: None,
-            peer,
-            web: None,
-        },
+    let app = intake_app(
+        right.router(),
         &cfg.limits,
         &cfg.peer_token,
         &cfg.allowed_origins,

@@ -20,6 +20,7 @@ mod release;
 
 use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, ApiQuery, json, require_bearer};
+use crate::merkle::sha256_hex;
 use crate::outbox::{PeerClient, PeerError};
 use crate::plan::{Plan, hydrate, plan_survey};
 use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
@@ -43,7 +44,6 @@ use orthomask_formats::manifest::{
 use orthomask_formats::survey::SurveyDefinition;
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -193,13 +193,6 @@ impl From<StoredQa> for QaReport {
 
 fn sql(e: rusqlite::Error) -> ApiError {
     ApiError::from(StoreError::from(e))
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// Percent-encode everything but RFC 3986's unreserved characters.
