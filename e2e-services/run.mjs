@@ -137,8 +137,10 @@ async function participate(browser, participantUrl, a) {
     await page.getByRole('button', { name: 'Send' }).click();
     const hash = await page.getByTestId('receipt-hash').first().textContent({ timeout: 120000 });
     const hashes = await page.getByTestId('receipt-hash').allTextContents();
+    // Each receipt links to the list its own service publishes when the cohort closes.
+    const lists = await page.getByTestId('receipt-list').evaluateAll((links) => links.map((a) => a.href));
     if (problems.length) throw new Error(problems.join('; '));
-    return { hash, hashes };
+    return { hash, hashes, lists };
   } catch (e) {
     throw new Error(`${e.message}${problems.length ? ` (${problems.join('; ')})` : ''}`);
   } finally {
@@ -224,6 +226,16 @@ async function main() {
     }
     const missing = receipts.flatMap((r) => r.hashes).filter((h) => !published.has(h));
     if (missing.length) throw new Error(`${missing.length} receipts are not in the published lists`);
+    // The receipt screen's links lead to those lists: every receipt is in the list it links to.
+    for (const r of receipts) {
+      if (r.lists.length !== r.hashes.length) throw new Error(`${r.hashes.length} receipts but ${r.lists.length} list links`);
+      for (const [k, href] of r.lists.entries()) {
+        const list = await api('GET', href);
+        if (list.status !== 200 || !list.json.upload_hashes.includes(r.hashes[k])) {
+          throw new Error(`receipt ${r.hashes[k]} is not in the list its screen links to (${href})`);
+        }
+      }
+    }
     log(`all ${receipts.flatMap((r) => r.hashes).length} receipts are in the published receipt lists`);
 
     // The regression on the release equals the regression on the raw answers.

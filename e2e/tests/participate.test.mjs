@@ -237,6 +237,9 @@ test('optional questions can be skipped, and share mode sends one additive share
     await s.page.getByRole('button', { name: 'Send' }).click();
     await s.page.getByTestId('receipt-hash').first().waitFor({ timeout: 20000 });
     assert.equal(await s.page.getByTestId('receipt-hash').count(), 3);
+    // Each receipt links to the list its own service publishes for the cohort.
+    const lists = await s.page.getByTestId('receipt-list').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+    assert.deepEqual(lists, [0, 1, 2].map((i) => `${s.server.base}/api/right/${i}/cohorts/0/receipts`));
     const shares = (await uploads(s)).slice(1);
     assert.deepEqual(shares.map((u) => u.endpoint), ['right/0', 'right/1', 'right/2']);
     // The shares add up to the padded record: age 73 at index 1, the QA constant 888 at index 2.

@@ -239,6 +239,16 @@ pub fn verify_receipt(upload: &Upload, receipt: &Receipt) -> Result<(), String> 
     Ok(())
 }
 
+/// Where the service that took an upload at `upload_url` publishes the receipt list of `cohort`
+/// once it closes: every accepting service (the provider, each right-masking service) serves
+/// `…/api/surveys/{id}/uploads` and `…/api/surveys/{id}/cohorts/{k}/receipts` side by side
+/// (docs/openapi.yaml). `None` for an address of another shape.
+pub fn receipts_list_url(upload_url: &str, cohort: u32) -> Option<String> {
+    upload_url
+        .strip_suffix("/uploads")
+        .map(|survey| format!("{survey}/cohorts/{cohort}/receipts"))
+}
+
 /// A receipt as the participant saves it: the service's receipt and where it was sent.
 pub fn receipt_file(receipts: &[(String, Receipt)]) -> String {
     let items: Vec<serde_json::Value> = receipts
@@ -374,6 +384,15 @@ mod tests {
             assert!(d.upload.values[answers..].iter().all(|&v| v == 0.0));
         }
         assert_eq!(prepared.destinations[2].upload.values[answers], 888.0);
+    }
+
+    #[test]
+    fn each_receipt_links_to_its_own_service_list() {
+        assert_eq!(
+            receipts_list_url("http://r1:8083/api/surveys/health/uploads", 2).as_deref(),
+            Some("http://r1:8083/api/surveys/health/cohorts/2/receipts")
+        );
+        assert_eq!(receipts_list_url("http://elsewhere/submit", 0), None);
     }
 
     #[test]

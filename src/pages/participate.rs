@@ -15,7 +15,7 @@ use super::target_value;
 use crate::components::save_button::SaveButton;
 use crate::context::use_query;
 use crate::model::format::sig;
-use crate::model::participate::{answers, prepare, receipt_file};
+use crate::model::participate::{answers, prepare, receipt_file, receipts_list_url};
 use crate::services::http::{RetryPolicy, get_text, send_upload};
 use crate::services::{query, random};
 use crate::state::{ParticipantAction, ParticipantState, Phase};
@@ -419,13 +419,14 @@ fn receipt(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>
                     <dt>{ "Cohort" }</dt><dd>{ r.cohort }</dd>
                     <dt>{ "Time" }</dt><dd>{ &r.received_at }</dd>
                     <dt>{ "Upload hash" }</dt><dd class="hash" data-testid="receipt-hash">{ &r.upload_hash }</dd>
+                    if let Some(list) = receipts_list_url(url, r.cohort) {
+                        <dt>{ "Published list" }</dt>
+                        <dd><a href={list} data-testid="receipt-list">{ format!("Receipts of cohort {} at this service (once it closes)", r.cohort) }</a></dd>
+                    }
                 </dl>
             }) }
             <p>{ "The hash identifies exactly what was sent; it was checked against your upload. Keep it to verify later that your record is in the published cohort." }</p>
             <SaveButton label="Save receipt" class={classes!("primary")} file_name={name} mime="application/json" text={file} />
-            if let Some(url) = &survey.receipts_url {
-                <p><a href={url.clone()}>{ "Receipts of the closed cohort" }</a></p>
-            }
         </div>
     }
 }

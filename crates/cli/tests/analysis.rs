@@ -493,3 +493,65 @@ fn bias_corrected_regression_undoes_attenuation() {
     assert!((corrected - 2.0).abs() < 0.1, "corrected {corrected}");
     assert!((naive - 1.57).abs() < 0.1, "naive {naive}");
 }
+
+/// Uneven cohorts with device-side DP on declared ranges (41 records in cohorts of at most 15:
+/// sizes 14, 14, 13). DP is calibrated for the smallest cohort (`n_s − 1 = 12` records, the same
+/// number `dp-sigma --n 12` prints), the declared ranges set each column's noise, ε and δ are
+/// recorded as given, and σ meets the Appendix C bound of the largest cohort (γ = p₂/14).
+#[test]
+fn dp_with_uneven_cohorts_uses_the_smallest_for_dp_and_the_largest_for_sigma() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("uneven.csv");
+    let rows: String = (0..41)
+        .map(|i| format!("{},{}\n", (i * 7) % 11, ((i * 13) % 17) as f64 / 1.7 - 5.0))
+        .collect();
+    std::fs::write(&input, format!("a,b\n{rows}")).unwrap();
+    let out = dir.path().join("out");
+    ok(&orthomask(&[
+        "pipeline",
+        "--input",
+        input.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+        "--teaching-key",
+        "3",
+        "--cohort-size",
+        "15",
+        "--dp-epsilon",
+        "0.5",
+        "--dp-delta",
+        "0.01",
+        "--range",
+        "a=0:10",
+        "--range",
+        "b=-5:5",
+    ]));
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["cohorts"]["sizes"], serde_json::json!([14, 14, 13]));
+    let dp = &m["dp"];
+    assert_eq!(dp["epsilon"], 0.5);
+    assert_eq!(dp["delta"], 0.01);
+    assert_eq!(dp["smallest_cohort"], 13);
+    let calibrated = json(&[
+        "dp-sigma",
+        "--epsilon",
+        "0.5",
+        "--delta",
+        "0.01",
+        "--n",
+        "12",
+        "--p",
+        "2",
+        "--json",
+    ]);
+    let sigma = dp["sigma"].as_f64().unwrap();
+    assert!(relative(sigma, calibrated["setting_b_sufficient"].as_f64().unwrap()) < 1e-12);
+    for (column, width) in dp["columns"].as_array().unwrap().iter().zip([10.0, 10.0]) {
+        assert!(relative(column["sigma"].as_f64().unwrap(), sigma * width / 2.0) < 1e-12);
+    }
+    let p2 = m["p2"].as_f64().unwrap();
+    let appendix_c = &m["appendix_c"];
+    assert!(relative(appendix_c["gamma"].as_f64().unwrap(), p2 / 14.0) < 1e-12);
+    assert!(m["sigma"].as_f64().unwrap() >= appendix_c["sigma_min"].as_f64().unwrap());
+}

@@ -45,9 +45,6 @@ pub struct SurveyDefinition {
     pub masking: Masking,
     /// Where the browser uploads its masked vector (the masking service provider).
     pub upload_url: String,
-    /// Where the provider publishes the receipt list of a closed cohort (optional).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub receipts_url: Option<String>,
 }
 
 /// One question. (Unknown fields are ignored here: serde cannot deny them across the flattened

@@ -119,7 +119,6 @@ pub fn plan_survey(
             share_mode: None,
         },
         upload_url: format!("{msp_url}/api/surveys/{}/uploads", draft.id),
-        receipts_url: None,
     };
     let columns = template.columns();
     let answers = columns.len();
@@ -154,7 +153,8 @@ pub fn plan_survey(
     let sigma = bound.sigma_min * (1.0 + 1e-9);
     check_design(
         &DesignParameters {
-            smallest_cohort: m,
+            smallest_cohort: min_cohort_size,
+            largest_cohort: m,
             p1,
             p2,
             sigma,
@@ -187,16 +187,9 @@ pub fn plan_survey(
         });
     }
     // The participant-facing definition must pass its own validation.
-    hydrate(
-        &template,
-        share_services,
-        0,
-        &Key::from_bytes([0; 32]),
-        msp_url,
-        right_urls,
-    )
-    .validate()
-    .map_err(|e| e.to_string())?;
+    hydrate(&template, share_services, 0, &Key::from_bytes([0; 32]))
+        .validate()
+        .map_err(|e| e.to_string())?;
     let registration = Registration {
         survey: draft.id.clone(),
         answers,
@@ -290,29 +283,19 @@ fn plan_dp(
     })
 }
 
-/// The definition a participant of `cohort` receives: the template with the cohort index, the
-/// cohort's device key (basic protocol; in share mode there is none) and its receipts URL.
+/// The definition a participant of `cohort` receives: the template with the cohort index and the
+/// cohort's device key (basic protocol; in share mode there is none). Each service that takes an
+/// upload publishes the cohort's receipts next to its upload address, so the definition need not
+/// name them.
 pub fn hydrate(
     template: &SurveyDefinition,
     share_services: usize,
     cohort: u32,
     device_key: &Key,
-    msp_url: &str,
-    right_urls: &[String],
 ) -> SurveyDefinition {
     let mut d = template.clone();
     d.masking.cohort = cohort;
-    let receipts_base = if share_services > 0 {
-        d.masking.right_mask_key = None;
-        right_urls.first().map_or(msp_url, String::as_str)
-    } else {
-        d.masking.right_mask_key = Some(device_key.to_hex());
-        msp_url
-    };
-    d.receipts_url = Some(format!(
-        "{receipts_base}/api/surveys/{}/cohorts/{cohort}/receipts",
-        d.id
-    ));
+    d.masking.right_mask_key = (share_services == 0).then(|| device_key.to_hex());
     d
 }
 
@@ -367,12 +350,9 @@ mod tests {
         assert_eq!(plan.binary_columns, ["smoker", "region=s", "region=e"]);
         assert_eq!(plan.columns.last().map(String::as_str), Some("QA"));
         assert_eq!(planned.registration.p(), 508);
-        let d = hydrate(&planned.template, 0, 3, &Key::teaching(1), "http://m", &[]);
+        let d = hydrate(&planned.template, 0, 3, &Key::teaching(1));
         assert_eq!(d.masking.cohort, 3);
-        assert_eq!(
-            d.receipts_url.as_deref(),
-            Some("http://m/api/surveys/s/cohorts/3/receipts")
-        );
+        assert!(d.masking.right_mask_key.is_some());
         assert!(d.validate().is_ok());
     }
 
@@ -414,14 +394,7 @@ mod tests {
         let share = planned.template.masking.share_mode.clone().unwrap();
         assert_eq!(share.providers[1], "http://r1/api/surveys/s/uploads");
         assert_eq!(planned.registration.share_services, 2);
-        let def = hydrate(
-            &planned.template,
-            2,
-            1,
-            &Key::teaching(1),
-            "http://m",
-            &rights,
-        );
+        let def = hydrate(&planned.template, 2, 1, &Key::teaching(1));
         assert!(def.masking.right_mask_key.is_none());
         assert!(def.validate().is_ok());
     }

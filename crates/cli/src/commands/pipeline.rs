@@ -105,11 +105,11 @@ pub struct PipelineArgs {
     /// law it has without cohorts. What changes is what the parties see: the provider sees each
     /// X_k·B_k (hence the cohort's M × M Gram matrix X_k·X_kᵀ) and the collector sees each A₂,k·X_k
     /// (hence that cohort's own XᵀX and column sums, not only the survey's totals). A record hides
-    /// among the M records of its cohort: the design checks use the smallest cohort (p₁ < M ≤ p), the
-    /// default noise columns are sized for the largest (p₂ > M), and device-side DP is calibrated for
-    /// the smallest (seed 004 §4). Smaller cohorts need fewer noise columns, so devices and the
-    /// provider work less, but each cohort hides fewer records. See ARCHITECTURE.md, "Cohorts: what
-    /// each party learns".
+    /// among the M records of its cohort: p₁ must stay below the smallest cohort, while p ≥ M, the
+    /// default noise columns (p₂ > M) and σ's Appendix C bound are checked on the largest, where
+    /// γ = p₂/M is smallest; device-side DP is calibrated for the smallest (seed 004 §4). Smaller
+    /// cohorts need fewer noise columns, so devices and the provider work less, but each cohort
+    /// hides fewer records. See ARCHITECTURE.md, "Cohorts: what each party learns".
     #[arg(long, verbatim_doc_comment)]
     cohort_size: Option<usize>,
     /// The QA constant c (default 888, or the value of an input column named QA).
@@ -533,12 +533,13 @@ fn tm2_method(
                 .copied()
                 .fold(0.0, f64::max)
         });
-    // Default σ: the Appendix C bound of the smallest cohort (a hair above, since the bound is
-    // strict); where the bound does not apply (p₂ ≤ n), noise of the data's own scale.
+    // Default σ: the Appendix C bound of the largest cohort, where γ = p₂/m is smallest and the
+    // bound highest (a hair above, since the bound is strict); where the bound does not apply
+    // (p₂ ≤ m), noise of the data's own scale.
     let sigma = match args.sigma {
         Some(s) => s,
         None if p2 == 0 => 0.0,
-        None => appendix_c_bound(smallest, p1, p2, x_max, args.delta)
+        None => appendix_c_bound(largest, p1, p2, x_max, args.delta)
             .map(|b| b.sigma_min * (1.0 + 1e-9))
             .unwrap_or(x_max.max(1.0)),
     };
@@ -577,6 +578,7 @@ fn tm2_method(
         let report = orthomask_core::protocol::design::check_design(
             &orthomask_core::protocol::DesignParameters {
                 smallest_cohort: n,
+                largest_cohort: n,
                 p1,
                 p2,
                 sigma,

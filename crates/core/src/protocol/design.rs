@@ -206,8 +206,12 @@ pub enum Strictness {
 /// Parameters of a design to check.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DesignParameters {
-    /// Participants in the smallest cohort (the whole survey when there are no cohorts).
+    /// Participants in the smallest cohort (the whole survey when there are no cohorts): it binds
+    /// `p₁ < n`.
     pub smallest_cohort: usize,
+    /// Participants in the largest cohort: it binds `p ≥ n` and the Appendix C bound, whose
+    /// `σ_min` grows as `γ = p₂/n` shrinks.
+    pub largest_cohort: usize,
     /// Data columns `p₁`, including the QA column.
     pub p1: usize,
     /// Noise columns `p₂`.
@@ -230,7 +234,8 @@ fn violations(
     parameters: &DesignParameters,
 ) -> Result<(Vec<DesignError>, Option<NoiseBound>), DesignError> {
     let DesignParameters {
-        smallest_cohort: n,
+        smallest_cohort,
+        largest_cohort: n,
         p1,
         p2,
         sigma,
@@ -244,8 +249,11 @@ fn violations(
         });
     }
     let mut found = Vec::new();
-    if p1 >= n {
-        found.push(DesignError::TooManyDataColumns { p1, n });
+    if p1 >= smallest_cohort {
+        found.push(DesignError::TooManyDataColumns {
+            p1,
+            n: smallest_cohort,
+        });
     }
     if p1 + p2 < n {
         found.push(DesignError::FewerColumnsThanParticipants {
@@ -345,6 +353,7 @@ mod tests {
     fn params(n: usize, p1: usize, p2: usize, sigma: f64) -> DesignParameters {
         DesignParameters {
             smallest_cohort: n,
+            largest_cohort: n,
             p1,
             p2,
             sigma,
@@ -388,6 +397,37 @@ mod tests {
         let low = check_design(&params(20, 2, 80, 0.1), Strictness::Refuse).unwrap_err();
         assert!(matches!(low, DesignError::SigmaBelowBound { .. }));
         assert!(!low.to_string().contains('\n'));
+    }
+
+    /// Uneven cohorts (41 rows in cohorts of at most 14: sizes 14, 14, 13): each condition binds
+    /// at its own end. `p₂ = 14` noise columns exceed the smallest cohort but not the largest; σ
+    /// just above the smallest cohort's Appendix C bound is below the largest's; `p₁ = 13` fits
+    /// the largest cohort but not the smallest.
+    #[test]
+    fn uneven_cohorts_are_checked_where_each_condition_binds() {
+        let uneven = |p1: usize, p2: usize, sigma: f64| DesignParameters {
+            smallest_cohort: 13,
+            largest_cohort: 14,
+            ..params(13, p1, p2, sigma)
+        };
+        assert!(matches!(
+            check_design(&uneven(2, 14, 1e6), Strictness::Refuse).unwrap_err(),
+            DesignError::NoiseColumnsNotAboveParticipants { p2: 14, n: 14 }
+        ));
+        let smallest = appendix_c_bound(13, 2, 40, 1.0, 0.5).unwrap().sigma_min;
+        let largest = appendix_c_bound(14, 2, 40, 1.0, 0.5).unwrap().sigma_min;
+        assert!(smallest < largest);
+        let between = 0.5 * (smallest + largest);
+        assert!(matches!(
+            check_design(&uneven(2, 40, between), Strictness::Refuse).unwrap_err(),
+            DesignError::SigmaBelowBound { .. }
+        ));
+        let report = check_design(&uneven(2, 40, largest * 1.001), Strictness::Refuse).unwrap();
+        assert_eq!(report.noise_bound.unwrap().sigma_min, largest);
+        assert_eq!(
+            check_design(&uneven(13, 40, 1e6), Strictness::Refuse).unwrap_err(),
+            DesignError::TooManyDataColumns { p1: 13, n: 13 }
+        );
     }
 
     #[test]

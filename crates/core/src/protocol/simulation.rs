@@ -225,6 +225,7 @@ pub fn run_tm2_streaming(
     let design_report = check_design(
         &DesignParameters {
             smallest_cohort: sizes.iter().copied().min().unwrap_or(0),
+            largest_cohort: sizes.iter().copied().max().unwrap_or(0),
             p1: design.p1(),
             p2: design.p2(),
             sigma: design.sigma(),

@@ -115,14 +115,7 @@ pub(super) async fn definition(
                 .map_err(|e| ApiError::internal("definition", e))?;
             let collector =
                 DataCollector::new(key, design).map_err(|e| ApiError::internal("definition", e))?;
-            let def = hydrate(
-                &row.template,
-                share,
-                k,
-                &collector.device_key(k),
-                &col.0.cfg.msp_url,
-                &col.0.cfg.right_urls,
-            );
+            let def = hydrate(&row.template, share, k, &collector.device_key(k));
             return Ok(json(StatusCode::OK, &def));
         }
     }
