@@ -150,3 +150,73 @@ async fn share_mode_with_two_right_masking_services_releases_the_raw_regression(
     assert_eq!(manifest["cohorts"]["sizes"], serde_json::json!([12, 8]));
     all.stop().await;
 }
+
+/// A forged hand-over (what a tampering provider could send: a batch that is not `A₂XB` of the
+/// uploads) fails the collector's QA check after unmasking: the hand-over gets a 422 naming the QA
+/// check, the cohort is marked failed, and once the survey closes nothing is released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_hand_over_fails_qa_and_nothing_is_released() {
+    use nalgebra::DMatrix;
+    use orthomask_server::wire::{CohortOutcome, CohortResult, WireMatrix};
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("forged", 12, false, false)).await;
+    let p = created["p1"].as_u64().unwrap() as usize + created["p2"].as_u64().unwrap() as usize;
+    let definition_url = created["definition_url"].as_str().unwrap().to_owned();
+    // Five genuine uploads open cohort 0 without filling it, so the provider hands nothing over.
+    for i in 0..5u64 {
+        participate(&http, &definition_url, i).await;
+    }
+    let mut bits = Xorshift::new(0x5eed);
+    let forged = DMatrix::from_fn(12, p, |_, _| bits.uniform() * 100.0 - 50.0);
+    let result = CohortResult {
+        survey: "forged".into(),
+        cohort: 0,
+        uploads: 12,
+        merkle_root: String::new(),
+        outcome: CohortOutcome::Masked {
+            batch: WireMatrix::from_matrix(&forged),
+        },
+    };
+    let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
+    let (status, body) = send(
+        &http,
+        reqwest::Method::PUT,
+        &format!(
+            "{}/api/peer/surveys/forged/cohorts/0/result",
+            all.collector.url()
+        ),
+        Some(&serde_json::to_value(&result).unwrap()),
+        Some(peer_token.trim()),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body.to_string().contains("quality-assurance check failed"),
+        "{body}"
+    );
+
+    let (status, view) = admin_post(&http, &all, "/api/admin/surveys/forged/close").await;
+    assert_eq!(status, 200, "{view}");
+    let status_url = format!("{}/api/surveys/forged/status", all.collector.url());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let view = loop {
+        let (_, view) = send(&http, reqwest::Method::GET, &status_url, None, None).await;
+        if view["status"] == "failed" {
+            break view;
+        }
+        assert!(std::time::Instant::now() < deadline, "{view}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert!(view.to_string().contains("nothing is released"), "{view}");
+    for file in ["release.csv", "manifest.json"] {
+        let (status, body) = get_text(
+            &http,
+            &format!("{}/api/surveys/forged/{file}", all.collector.url()),
+        )
+        .await;
+        assert_ne!(status, 200, "{file}: {body}");
+    }
+    all.stop().await;
+}
