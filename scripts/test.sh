@@ -14,6 +14,9 @@ cargo test --workspace --locked
 log "wasm32: bit-identical masks and the SIMD ChaCha12 in WebAssembly (Node.js runner)"
 cargo test --locked -p orthomask-core --target wasm32-unknown-unknown --lib --test cross_platform
 
+log "wasm32: the I/O-free libraries (stats, dp, secure, formats) build for WebAssembly"
+cargo build --locked --target wasm32-unknown-unknown -p orthomask-stats -p orthomask-dp -p orthomask-secure -p orthomask-formats
+
 log "sample survey definitions satisfy docs/survey.schema.json"
 venv=target/py-test-venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"

@@ -43,6 +43,8 @@ enum Command {
     DpSigma(commands::dp_sigma::DpSigmaArgs),
     /// Secure matrix product XᵀY between two agencies (Karr et al. 2004).
     SecureProduct(commands::secure_product::SecureProductArgs),
+    /// Linear and ridge regression over columns held by different agencies (seed 001 §3).
+    SecureRegress(commands::secure_regress::SecureRegressArgs),
     /// Audit a release against its manifest: QA, means, XᵀX, binary counts, small cells.
     Audit(commands::audit::AuditArgs),
     /// Run the services: masking service provider, data collector, right-masking services.
@@ -62,6 +64,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Describe(args) => commands::describe::run(args),
         Command::DpSigma(args) => commands::dp_sigma::run(args),
         Command::SecureProduct(args) => commands::secure_product::run(args),
+        Command::SecureRegress(args) => commands::secure_regress::run(args),
         Command::Audit(args) => commands::audit::run(args),
         Command::Serve(command) => commands::serve::run(command),
     }

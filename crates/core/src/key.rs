@@ -246,6 +246,16 @@ pub enum StreamId {
         /// Which draw (A redraws `Z` when B's checks refuse it).
         draw: u32,
     },
+    /// Agency `generator`'s randomness for its `Z` with agency `partner` when several agencies
+    /// assemble their cross-products (seed 001 §3; draw `draw`, redrawn when refused).
+    SecureAssembly {
+        /// The agency that generates `Z` for this pair.
+        generator: u16,
+        /// The other agency of the pair.
+        partner: u16,
+        /// Which draw.
+        draw: u16,
+    },
     /// Free-form streams for tests and demonstrations.
     Scratch(u64),
 }
@@ -267,6 +277,14 @@ impl StreamId {
             Self::RightMaskKey { cohort } => (10, u64::from(cohort)),
             Self::RowMixerKey => (11, 0),
             Self::SecureProduct { draw } => (12, u64::from(draw)),
+            Self::SecureAssembly {
+                generator,
+                partner,
+                draw,
+            } => (
+                13,
+                (u64::from(generator) << 32) | (u64::from(partner) << 16) | u64::from(draw),
+            ),
         };
         // Indices above 2⁵⁶ would alias; participants and cohorts never come near that.
         (tag << 56) | (index & INDEX_MASK)
@@ -365,6 +383,20 @@ mod tests {
         assert_eq!(a, again);
         assert_ne!(a, other_cohort);
         assert_ne!(a, other_role);
+        // The pair streams of a secure assembly differ in every field.
+        let pair = |generator, partner, draw| {
+            key.stream(StreamId::SecureAssembly {
+                generator,
+                partner,
+                draw,
+            })
+            .rng()
+            .next_u64()
+        };
+        let first = pair(0, 1, 0);
+        for other in [pair(1, 0, 0), pair(0, 2, 0), pair(0, 1, 1)] {
+            assert_ne!(first, other);
+        }
     }
 
     /// Compares with `rand_chacha`'s own seek, which exists natively only.

@@ -12,6 +12,7 @@ pub mod model;
 pub mod pipeline;
 pub mod regress;
 pub mod secure_product;
+pub mod secure_regress;
 pub mod serve;
 
 use clap::ValueEnum;
