@@ -250,6 +250,20 @@ fn dp_sigma_reproduces_a_row_of_table_1() {
     assert_eq!(round1(&v["setting_a_sufficient"]), 25.4);
     assert_eq!(round1(&v["setting_b_sufficient"]), 6.9);
     assert_eq!(v["ratio"].as_f64().unwrap().round(), 4.0);
+    // Corollary 3.3 by hand: √ln(100) = 2.1460, so 21.460 (necessary) and 36.482 (sufficient).
+    let root = (100f64).ln().sqrt();
+    assert!(
+        relative(
+            v["setting_a_explicit_necessary"].as_f64().unwrap(),
+            root / 0.1
+        ) < 1e-12
+    );
+    assert!(
+        relative(
+            v["setting_a_explicit_sufficient"].as_f64().unwrap(),
+            17.0 * root
+        ) < 1e-12
+    );
     assert!(
         failure(&orthomask(&[
             "dp-sigma",

@@ -4,7 +4,7 @@
 use crate::params::{
     ParameterError, check_delta_below, check_epsilon_below_one, check_rows, check_smallest_block,
 };
-use crate::setting_a::NoiseOnly;
+use crate::setting_a::{ExplicitBounds, NoiseOnly};
 use crate::setting_b::{NoiseThenMask, SettingBError};
 
 /// Why a calibration could not be computed.
@@ -47,6 +47,7 @@ pub struct Calibration {
     setting_a_sufficient: f64,
     setting_b_sufficient: f64,
     setting_b_explicit: f64,
+    setting_a_explicit: Option<ExplicitBounds>,
 }
 
 impl Calibration {
@@ -84,6 +85,7 @@ impl Calibration {
             setting_a_sufficient: a.sufficient_sigma(),
             setting_b_sufficient: b.sufficient_sigma()?,
             setting_b_explicit: b.explicit_sufficient_sigma()?,
+            setting_a_explicit: a.explicit_bounds().ok(),
         })
     }
 
@@ -146,6 +148,12 @@ impl Calibration {
     /// Setting (B), explicit sufficient: eq. (14) of Corollary 3.5 (looser than (13)).
     pub fn setting_b_explicit(&self) -> f64 {
         self.setting_b_explicit
+    }
+
+    /// Setting (A), Corollary 3.3's explicit bounds `√ln(1/δ)/ε` (necessary, where valid) and
+    /// `1.7·√ln(1/δ)/ε` (sufficient); `None` for `δ ≥ 0.05`, where the corollary does not apply.
+    pub fn setting_a_explicit(&self) -> Option<ExplicitBounds> {
+        self.setting_a_explicit
     }
 
     /// How many times less noise masking needs: (12)/(13), the last column of Table 1.

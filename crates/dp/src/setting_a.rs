@@ -213,6 +213,24 @@ mod tests {
         assert!(upper_normal_quantile(1.0).is_err());
     }
 
+    /// By hand: δ = e⁻⁴ (√ln(1/δ) = 2), ε = 0.5: the sufficient bound is 1.7·2/0.5 = 6.8 and the
+    /// necessary one 2/0.5 = 4, reported because γ̄_δ ≈ 2.09 > 2.
+    #[test]
+    fn corollary_3_3_by_hand() {
+        let e = NoiseOnly::new(0.5, (-4.0f64).exp())
+            .unwrap()
+            .explicit_bounds()
+            .unwrap();
+        assert!((e.sufficient - 6.8).abs() < 1e-12);
+        assert!((e.necessary.unwrap() - 4.0).abs() < 1e-12);
+        assert!(
+            NoiseOnly::new(0.5, 0.05)
+                .unwrap()
+                .explicit_bounds()
+                .is_err()
+        );
+    }
+
     /// Corollary 3.3's sufficient bound lies above (12) for every δ < 0.05; its necessary bound,
     /// where reported, lies below (11) (right half of Lemma A.1: `γ̄_δ < √(2 ln(1/δ))` always).
     #[test]

@@ -50,6 +50,8 @@ pub fn run(args: DpSigmaArgs) -> Result<()> {
             "setting_a_sufficient": c.setting_a_sufficient(),
             "setting_b_sufficient": c.setting_b_sufficient(),
             "setting_b_explicit": c.setting_b_explicit(),
+            "setting_a_explicit_necessary": c.setting_a_explicit().and_then(|e| e.necessary),
+            "setting_a_explicit_sufficient": c.setting_a_explicit().map(|e| e.sufficient),
             "ratio": c.ratio(),
         }));
     }
@@ -68,6 +70,15 @@ pub fn run(args: DpSigmaArgs) -> Result<()> {
         c.setting_a_necessary(),
         c.setting_a_sufficient()
     );
+    if let Some(e) = c.setting_a_explicit() {
+        println!(
+            "setting A, Corollary 3.3:      sufficient σ > {:.4}{}",
+            e.sufficient,
+            e.necessary
+                .map(|n| format!(", necessary σ ≥ {n:.4}"))
+                .unwrap_or_else(|| " (its necessary half fails for this δ)".into())
+        );
+    }
     println!(
         "setting B (noise, then mask):  sufficient σ ≥ {:.4} (13), explicit bound {:.4} (14)",
         c.setting_b_sufficient(),
