@@ -522,6 +522,47 @@ mod tests {
         );
     }
 
+    /// Each binary column is masked consistently, but `MIF` by a different reflection than
+    /// `Group` (as if the columns of two releases were spliced): both columns still pass their own
+    /// count checks, while their cross-product is no longer a feasible integer count. A manifest
+    /// promising another number of records fails `row_count`. With 5 of 8 subjects in `Group`, 3
+    /// are outside it: the indicator is sparse enough to identify individuals.
+    #[test]
+    fn spliced_columns_fail_the_cross_product_and_sparse_indicators_warn() {
+        let (names, raw, masked) = masked_example();
+        let v = nalgebra::DVector::from_vec(vec![0.0, 1.0, 0.0, 0.0, -1.0, 0.5, 0.0, -0.5]);
+        let other = DMatrix::identity(8, 8) - (&v * v.transpose()) * (2.0 / v.norm_squared());
+        let mut spliced = masked.clone();
+        spliced.set_column(1, &(&other * raw.column(1)));
+        let report = audit(
+            &Release {
+                names: &names,
+                data: &spliced,
+                decimals: None,
+            },
+            None,
+        );
+        let status = |id: &str| report.checks.iter().find(|c| c.id == id).map(|c| c.status);
+        assert_eq!(status("binary_counts:Group"), Some(Status::Pass));
+        assert_eq!(status("binary_counts:MIF"), Some(Status::Pass));
+        assert_eq!(status("cross_product:Group×MIF"), Some(Status::Fail));
+        assert_eq!(status("sparse_indicator:Group"), Some(Status::Warn));
+
+        let mut e = expected_for(&names, &raw, &["Group", "MIF"]);
+        e.n = 9;
+        let report = audit(
+            &Release {
+                names: &names,
+                data: &masked,
+                decimals: None,
+            },
+            Some(&e),
+        );
+        let row_count = report.checks.iter().find(|c| c.id == "row_count").unwrap();
+        assert_eq!(row_count.status, Status::Fail);
+        assert!(!row_count.numbers.is_empty(), "{row_count:?}");
+    }
+
     /// Printed to two decimals, the release still passes: the bounds grow with the rounding.
     #[test]
     fn printed_precision_widens_the_bounds() {
