@@ -568,4 +568,28 @@ fn dp_with_uneven_cohorts_uses_the_smallest_for_dp_and_the_largest_for_sigma() {
     let appendix_c = &m["appendix_c"];
     assert!(relative(appendix_c["gamma"].as_f64().unwrap(), p2 / 14.0) < 1e-12);
     assert!(m["sigma"].as_f64().unwrap() >= appendix_c["sigma_min"].as_f64().unwrap());
+    // A range left undeclared is read off the data, and the CLI says that holds for simulation only.
+    let output = orthomask(&[
+        "pipeline",
+        "--input",
+        input.to_str().unwrap(),
+        "--out-dir",
+        dir.path().join("out2").to_str().unwrap(),
+        "--teaching-key",
+        "3",
+        "--cohort-size",
+        "15",
+        "--dp-epsilon",
+        "0.5",
+        "--dp-delta",
+        "0.01",
+        "--range",
+        "a=0:10",
+    ]);
+    ok(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("DP ranges of b are taken from the data (simulation only)"),
+        "{stderr}"
+    );
 }

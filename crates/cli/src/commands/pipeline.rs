@@ -212,6 +212,20 @@ fn plan_dp(
         };
         ranges[j] = Some((parse(lo)?, parse(hi)?));
     }
+    let undeclared: Vec<&str> = ranges
+        .iter()
+        .zip(&prepared.answer_names)
+        .filter(|(r, _)| r.is_none())
+        .map(|(_, name)| name.as_str())
+        .collect();
+    if !undeclared.is_empty() {
+        // The DP guarantee is about the declared ranges; ranges read off the data leak the data's
+        // extremes and hold only for this simulation.
+        warn(&format!(
+            "DP ranges of {} are taken from the data (simulation only): declare them with --range COL=LO:HI for a real survey",
+            undeclared.join(", ")
+        ));
+    }
     let ranges: Vec<(f64, f64)> = ranges
         .into_iter()
         .enumerate()
