@@ -53,6 +53,10 @@ pub struct ParticipantState {
     pub errors: Vec<Option<String>>,
     /// What will be sent (masked only).
     pub prepared: Option<Rc<Prepared>>,
+    /// The inputs `prepared` was made from: going back and returning with the same answers keeps
+    /// the same upload and idempotency token, so a send that reached the service before failing
+    /// is not counted twice.
+    pub prepared_inputs: Vec<String>,
     /// Why preparing failed.
     pub prepare_error: Option<String>,
     /// Receipts per destination.
@@ -70,6 +74,7 @@ impl Default for ParticipantState {
             inputs: Vec::new(),
             errors: Vec::new(),
             prepared: None,
+            prepared_inputs: Vec::new(),
             prepare_error: None,
             receipts: Vec::new(),
             announcement: String::new(),
@@ -178,7 +183,9 @@ impl Reducible for ParticipantState {
                                     format!("Question {} of {}", i + 2, survey.questions.len());
                             } else {
                                 s.phase = Phase::Review;
-                                s.prepared = None;
+                                if s.prepared_inputs != s.inputs {
+                                    s.prepared = None;
+                                }
                                 s.prepare_error = None;
                                 s.announcement =
                                     "All questions answered. Review what will leave your device."
@@ -200,6 +207,7 @@ impl Reducible for ParticipantState {
             }
             ParticipantAction::Prepared(Ok(p)) => {
                 s.prepared = Some(p);
+                s.prepared_inputs = s.inputs.clone();
                 s.prepare_error = None;
             }
             ParticipantAction::Prepared(Err(e)) => {
@@ -225,7 +233,6 @@ impl Reducible for ParticipantState {
             }
             ParticipantAction::Edit => {
                 s.phase = Phase::Question(0);
-                s.prepared = None;
             }
         }
         Rc::new(s)
@@ -449,6 +456,56 @@ mod tests {
             .reduce(ParticipantAction::Failed("down".into()));
         assert_eq!(s.phase, Phase::Failed("down".into()));
         assert_eq!(s.inputs[3], "60");
+    }
+
+    /// After a failure, going back and returning with the same answers keeps the prepared upload
+    /// (same token, same masked vector); changing an answer prepares a new one.
+    #[test]
+    fn unchanged_answers_keep_their_upload_and_token() {
+        let answers = ["no", "yes", "0.5", "60", "30", "no", "no", "50"];
+        let mut s = loaded()
+            .reduce(ParticipantAction::Consent(true))
+            .reduce(ParticipantAction::Begin);
+        for (i, v) in answers.iter().enumerate() {
+            s = s
+                .reduce(ParticipantAction::Input {
+                    index: i,
+                    value: (*v).into(),
+                })
+                .reduce(ParticipantAction::Next);
+        }
+        let prepared = Rc::new(Prepared {
+            destinations: Vec::new(),
+            p1: 9,
+            p2: 503,
+            share_mode: false,
+            share_noise_ratio: None,
+            teaching: true,
+        });
+        let failed = s
+            .reduce(ParticipantAction::Prepared(Ok(prepared.clone())))
+            .reduce(ParticipantAction::Failed("down".into()));
+        let back = failed
+            .clone()
+            .reduce(ParticipantAction::Back)
+            .reduce(ParticipantAction::Next);
+        assert_eq!(back.phase, Phase::Review);
+        assert!(Rc::ptr_eq(back.prepared.as_ref().unwrap(), &prepared));
+        let edited = failed.clone().reduce(ParticipantAction::Edit);
+        let mut again = edited;
+        for _ in 0..answers.len() {
+            again = again.reduce(ParticipantAction::Next);
+        }
+        assert!(Rc::ptr_eq(again.prepared.as_ref().unwrap(), &prepared));
+        let changed = failed
+            .reduce(ParticipantAction::Back)
+            .reduce(ParticipantAction::Input {
+                index: 7,
+                value: "51".into(),
+            })
+            .reduce(ParticipantAction::Next);
+        assert_eq!(changed.phase, Phase::Review);
+        assert!(changed.prepared.is_none());
     }
 
     #[test]
