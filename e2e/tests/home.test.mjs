@@ -29,12 +29,20 @@ test('home explains Orthomask and links to the four views', async () => {
   }
 });
 
-test('home fits a phone screen without horizontal scrolling', async () => {
+test('every view fits a phone screen without horizontal scrolling, with its content drawn', async () => {
   const s = await setup({ viewport: { width: 375, height: 740 } });
   try {
-    for (const route of ['#/', '#/participate?survey=surveys/leaps-demo.json', '#/classroom']) {
+    // Each view with what shows that its content (tables, plots) has rendered, not just its title.
+    const views = [
+      ['#/', 'nav.cards a'],
+      ['#/participate?survey=surveys/leaps-demo.json', 'text=I have read this and agree to take part.'],
+      ['#/classroom', '[data-testid="condition"]'],
+      ['#/analyze?data=fixtures/release.csv&y=ADL&x=BBS,Age&original=fixtures/leaps_table2.csv&manifest=fixtures/manifest.json', '[data-testid="linear-coefficients"]'],
+      ['#/audit?data=fixtures/release.csv&manifest=fixtures/manifest.json', '[data-testid="overall"]'],
+    ];
+    for (const [route, content] of views) {
       await s.page.goto(`${s.server.base}/${route}`);
-      await s.page.locator('h1').first().waitFor();
+      await s.page.locator(content).first().waitFor({ timeout: 60000 });
       await s.page.waitForTimeout(300);
       const width = await s.page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(width <= 376, `${route} is ${width}px wide on a 375px screen`);

@@ -640,6 +640,43 @@ mod tests {
         assert!(logit.logistic.is_err());
     }
 
+    /// A raw 0/1 response (MIF in Table 2) gets the logistic model, equal to statsmodels'
+    /// `smf.logit('MIF ~ Group + Age + BBS + ADL', data=leaps_table2)` (reference values from
+    /// `crates/stats/tests/leaps_logistic.rs`), and the exports carry the logistic call.
+    #[test]
+    fn a_binary_response_gets_the_logistic_model() {
+        let request = AnalysisRequest {
+            data: NamedText {
+                name: "table2.csv".into(),
+                text: TABLE2.into(),
+            },
+            original: None,
+            manifest: None,
+            y: Some("MIF".into()),
+            x: ["Group", "Age", "BBS", "ADL"].map(str::to_owned).to_vec(),
+        };
+        let r = analyze(&request, &mut |_, _| {}).unwrap();
+        let logit = r.logistic.as_ref().unwrap();
+        let statsmodels = [
+            ("(Intercept)", 4.393435640188172, 3.7439754846718336),
+            ("Group", 1.2396947119635333, 1.274473132408441),
+            ("Age", -0.09236381611370507, 0.05337435214375408),
+            ("BBS", 0.07341474485686875, 0.06001419706652485),
+            ("ADL", -0.03481576927384494, 0.037878667346643136),
+        ];
+        assert_eq!(logit.coefficients.len(), statsmodels.len());
+        for (row, (name, estimate, se)) in logit.coefficients.iter().zip(statsmodels) {
+            assert_eq!(row.name, name);
+            // statsmodels stops Newton at 1e-8 parameter change: 1e-7 relative.
+            assert!((row.estimate - estimate).abs() < 1e-7 * estimate.abs(), "{name}");
+            assert!((row.std_error - se).abs() < 1e-7 * se, "{name} s.e.");
+        }
+        assert!(r_snippet(&r).contains("glm(MIF ~ Group + Age + BBS + ADL, family = binomial"));
+        assert!(python_snippet(&r).contains("smf.logit(\"MIF ~ Group + Age + BBS + ADL\""));
+        let json: serde_json::Value = serde_json::from_str(&result_json(&r)).unwrap();
+        assert_eq!(json["logistic"]["coefficients"][1]["name"], "Group");
+    }
+
     #[test]
     fn exports_name_every_term() {
         let r = analyze(&request("ADL", &["BBS", "Age"], false), &mut |_, _| {}).unwrap();
