@@ -41,6 +41,12 @@ cp "$fixtures/run/release.csv" "$fixtures/run/manifest.json" "$fixtures/"
 cp data/paper/leaps_table2.csv data/paper/leaps_table5_released.csv "$fixtures/"
 "$cli" regress --input "$fixtures/release.csv" --y ADL --x BBS,Age --json > "$fixtures/cli-regress.json"
 
+log "Python with pandas and statsmodels, to run the analyst view's exported script"
+venv="$root/target/py-test-venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -c "import pandas, statsmodels" 2>/dev/null || "$venv/bin/pip" install -q pandas statsmodels
+export ORTHOMASK_PYTHON="$venv/bin/python"
+
 log "Playwright end-to-end tests (Debian chromium, node's test runner)"
 ln -sfn "$root/target/web-tools/node_modules" e2e/node_modules
 rm -rf "$ORTHOMASK_ARTIFACTS"

@@ -3,8 +3,10 @@
 // residual and Q-Q plots are drawn (non-blank canvases); exports; bad files get one line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { setup, screenshot, canvasVariance, fixtures } from '../lib.mjs';
 
 const RELATIVE = 1e-9;
@@ -50,6 +52,32 @@ test('a deep-linked analysis shows the CLI\'s coefficients as text, both Figure 
     assert.match(csvText, /^term,estimate,std_error,t,p,ci_low,ci_high\n\(Intercept\),/);
     assert.match(await s.page.getByTestId('r-snippet').textContent(), /lm\(ADL ~ BBS \+ Age, data = d\)/);
     assert.match(await s.page.getByTestId('python-snippet').textContent(), /smf\.ols\("ADL ~ BBS \+ Age", data=d\)/);
+    // The JSON export carries the CLI's coefficients; the R script names the same model; the
+    // Python script, run with pandas and statsmodels on the same file, reproduces them.
+    const download = async (name) => {
+      const [d] = await Promise.all([s.page.waitForEvent('download'), s.page.getByRole('button', { name }).click()]);
+      return readFile(await d.path(), 'utf8');
+    };
+    const exported = JSON.parse(await download('All results (JSON)'));
+    exported.linear.coefficients.forEach((c, i) => {
+      const want = cli.coefficients[i];
+      assert.ok(Math.abs(c.estimate - want.estimate) <= RELATIVE * Math.abs(want.estimate), `JSON ${c.name}`);
+    });
+    assert.match(await download('R script'), /lm\(ADL ~ BBS \+ Age, data = d\)/);
+    const script = await download('Python script');
+    const python = process.env.ORTHOMASK_PYTHON;
+    assert.ok(python, 'ORTHOMASK_PYTHON must name a Python with pandas and statsmodels (scripts/test-web.sh sets it)');
+    const work = await mkdtemp(join(tmpdir(), 'orthomask-py-'));
+    const dataFile = script.match(/pd\.read_csv\("([^"]+)"\)/)[1];
+    await mkdir(dirname(join(work, dataFile)), { recursive: true });
+    await copyFile(join(fixtures, 'release.csv'), join(work, dataFile));
+    await writeFile(join(work, 'analysis.py'), script);
+    const out = execFileSync(python, ['-c', 'exec(open("analysis.py").read())\nimport json\nprint(json.dumps({"params": list(fit.params), "bse": list(fit.bse)}))'], { cwd: work, encoding: 'utf8' });
+    const statsmodels = JSON.parse(out.trim().split('\n').at(-1));
+    cli.coefficients.forEach((c, i) => {
+      assert.ok(Math.abs(statsmodels.params[i] - c.estimate) <= RELATIVE * Math.abs(c.estimate), `Python ${c.name}: ${statsmodels.params[i]} vs ${c.estimate}`);
+      assert.ok(Math.abs(statsmodels.bse[i] - c.std_error) <= RELATIVE * Math.abs(c.std_error), `Python ${c.name} s.e.`);
+    });
     // Changing the model re-runs it: drop Age.
     await s.page.getByLabel('Age', { exact: true }).uncheck();
     await s.page.waitForFunction(() => document.querySelectorAll('[data-testid=linear-coefficients] tbody tr').length === 2);
