@@ -108,6 +108,13 @@ test('files load by picker and drag and drop; malformed CSV gets one line, not a
     await s.page.locator('#data-file').setInputFiles({ name: 'nan.csv', mimeType: 'text/csv', buffer: Buffer.from('a,b\n1,2\nNaN,3\n') });
     await s.page.getByRole('alert').filter({ hasText: 'nan.csv:3:1' }).waitFor({ timeout: 20000 });
     await screenshot(s.page, 'analyze-bad-file');
+    // Load from an address, typed into the form: a missing file is one line, a real one loads.
+    await s.page.locator('#data-url').fill(`${s.server.base}/fixtures/nowhere.csv`);
+    await s.page.locator('#data-url').press('Enter');
+    await s.page.getByRole('alert').filter({ hasText: 'nowhere.csv' }).waitFor({ timeout: 20000 });
+    await s.page.locator('#data-url').fill(`${s.server.base}/fixtures/release.csv`);
+    await s.page.locator('form.url-form').first().getByRole('button', { name: 'Load' }).click();
+    await s.page.locator('.summary').filter({ hasText: /release\.csv: 20 records/ }).waitFor({ timeout: 20000 });
     assert.deepEqual(s.record.errors, []);
   } finally {
     await s.close();
