@@ -256,3 +256,61 @@ test('optional questions can be skipped, and share mode sends one additive share
     await s.close();
   }
 });
+
+/// Press Tab (at most 60 times) until the focused element matches, and fail if it never does:
+/// proves the element is reachable in the tab order.
+async function tabTo(page, describe, matches) {
+  for (let i = 0; i < 60; i += 1) {
+    await page.keyboard.press('Tab');
+    if (await page.evaluate(matches)) return;
+  }
+  assert.fail(`${describe} is not reachable with Tab`);
+}
+
+test('the whole form works from the keyboard alone', async () => {
+  const s = await setup();
+  try {
+    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(await surveyUrl(s))}`);
+    await s.page.getByLabel('I have read this and agree to take part.').waitFor();
+    const page = s.page;
+    await tabTo(page, 'the consent box', () => document.activeElement?.type === 'checkbox');
+    await page.keyboard.press('Space');
+    await tabTo(page, 'the start button', () => document.activeElement?.textContent === 'Start the survey');
+    await page.keyboard.press('Enter');
+    const submit = () => tabTo(page, 'Next/Review', () => ['Next', 'Review'].includes(document.activeElement?.textContent));
+    // A yes/no question: Tab into the radio group, arrow keys choose, then on to Next.
+    const radio = async (label) => {
+      await page.locator('legend').first().waitFor();
+      await tabTo(page, 'a radio button', () => document.activeElement?.type === 'radio');
+      await page.keyboard.press('Space');
+      if (label === 'No') await page.keyboard.press('ArrowDown');
+      const chosen = await page.evaluate(() => document.querySelector('input[type=radio]:checked')?.labels?.[0]?.textContent?.trim());
+      assert.equal(chosen, label);
+      await submit();
+      await page.keyboard.press('Enter');
+    };
+    // A number question: Tab to the field, type, Enter submits the screen.
+    const number = async (value) => {
+      await tabTo(page, 'the number field', () => document.activeElement?.type === 'number');
+      await page.keyboard.type(value);
+      await page.keyboard.press('Enter');
+    };
+    await radio('No');
+    await radio('Yes');
+    await number(ANSWERS.delta);
+    await number(ANSWERS.age);
+    await number(ANSWERS.bbs);
+    await radio('Yes');
+    await radio('No');
+    await number(ANSWERS.adl);
+    await page.getByRole('region', { name: 'What leaves your device' }).waitFor();
+    await tabTo(page, 'the send button', () => document.activeElement?.textContent === 'Send');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('receipt-hash').waitFor({ timeout: 20000 });
+    const [upload] = await uploads(s);
+    assert.equal(upload.body.values.length, 512);
+    assert.deepEqual(s.record.errors, []);
+  } finally {
+    await s.close();
+  }
+});
