@@ -239,6 +239,18 @@ impl Reducible for ParticipantState {
     }
 }
 
+/// The classroom step a key moves to from `current` (steps 1 to 4, wrapping), following the
+/// WAI-ARIA tabs pattern: right and left arrows, Home and End; `None` for any other key.
+pub fn step_after_key(current: u8, key: &str) -> Option<u8> {
+    match key {
+        "ArrowRight" => Some(current % 4 + 1),
+        "ArrowLeft" => Some((current + 2) % 4 + 1),
+        "Home" => Some(1),
+        "End" => Some(4),
+        _ => None,
+    }
+}
+
 // ── Analysis ────────────────────────────────────────────────────────────────────────────────
 
 /// Which file slot.
@@ -506,6 +518,17 @@ mod tests {
             .reduce(ParticipantAction::Next);
         assert_eq!(changed.phase, Phase::Review);
         assert!(changed.prepared.is_none());
+    }
+
+    #[test]
+    fn arrow_keys_move_between_classroom_steps() {
+        assert_eq!(step_after_key(1, "ArrowRight"), Some(2));
+        assert_eq!(step_after_key(4, "ArrowRight"), Some(1));
+        assert_eq!(step_after_key(1, "ArrowLeft"), Some(4));
+        assert_eq!(step_after_key(3, "ArrowLeft"), Some(2));
+        assert_eq!(step_after_key(3, "Home"), Some(1));
+        assert_eq!(step_after_key(2, "End"), Some(4));
+        assert_eq!(step_after_key(2, "a"), None);
     }
 
     #[test]

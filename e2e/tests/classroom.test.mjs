@@ -31,6 +31,17 @@ test('the default classroom walks through the four steps with each party\'s view
       assert.ok(v > 100, `${plot} heatmap looks blank (${v})`);
     }
     assert.ok(await canvasVariance(s.page, 'canvas[data-plot="heat-a2x"]') > 100);
+    // The step tabs from the keyboard: only the selected tab is in the tab order; arrow keys,
+    // Home and End select and focus another.
+    assert.deepEqual(await s.page.getByRole('tab').evaluateAll((tabs) => tabs.map((t) => t.tabIndex)), [-1, -1, -1, 0]);
+    await s.page.getByRole('tab', { name: 'Step 4: collector' }).focus();
+    await s.page.keyboard.press('ArrowRight');
+    const focused = () => s.page.evaluate(() => document.activeElement?.textContent);
+    assert.equal(await focused(), 'Step 1: plan');
+    assert.equal(await s.page.getByRole('tab', { name: 'Step 1: plan' }).getAttribute('aria-selected'), 'true');
+    await s.page.keyboard.press('End');
+    assert.equal(await focused(), 'Step 4: collector');
+    await s.page.locator('canvas[data-plot="heat-release"]').waitFor();
     const equations = await s.page.locator('.figure2 [data-testid=equation]').allTextContents();
     assert.equal(equations.length, 2);
     assert.equal(equations[0], equations[1], 'Figure 2: the same line on the original and the release');

@@ -668,7 +668,10 @@ mod tests {
         for (row, (name, estimate, se)) in logit.coefficients.iter().zip(statsmodels) {
             assert_eq!(row.name, name);
             // statsmodels stops Newton at 1e-8 parameter change: 1e-7 relative.
-            assert!((row.estimate - estimate).abs() < 1e-7 * estimate.abs(), "{name}");
+            assert!(
+                (row.estimate - estimate).abs() < 1e-7 * estimate.abs(),
+                "{name}"
+            );
             assert!((row.std_error - se).abs() < 1e-7 * se, "{name} s.e.");
         }
         assert!(r_snippet(&r).contains("glm(MIF ~ Group + Age + BBS + ADL, family = binomial"));

@@ -23,7 +23,7 @@ use crate::model::format::sig;
 use crate::model::jobs::{Job, Output};
 use crate::plots::Plot;
 use crate::services::random;
-use crate::state::{ClassroomAction, ClassroomState};
+use crate::state::{ClassroomAction, ClassroomState, step_after_key};
 
 fn heat(view: &MatrixView, name: &str) -> Html {
     html! {
@@ -177,6 +177,18 @@ fn keys_table(r: &ClassroomResult) -> Html {
     }
 }
 
+/// Move keyboard focus to the element with `id`, if it is there.
+fn focus_element(id: &str) {
+    use wasm_bindgen::JsCast;
+    if let Some(element) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = element.focus();
+    }
+}
+
 fn steps_nav(state: &UseReducerHandle<ClassroomState>) -> Html {
     let labels = [
         "Step 1: plan",
@@ -189,9 +201,23 @@ fn steps_nav(state: &UseReducerHandle<ClassroomState>) -> Html {
             { for labels.iter().enumerate().map(|(k, label)| {
                 let step = (k + 1) as u8;
                 let d = state.dispatcher();
+                let selected = state.step == step;
+                let current = state.step;
+                let keys = d.clone();
+                // WAI-ARIA tabs: one tab in the tab order, arrow keys (and Home, End) move between
+                // them and select the one they land on.
+                let on_key = Callback::from(move |e: KeyboardEvent| {
+                    if let Some(next) = step_after_key(current, &e.key()) {
+                        e.prevent_default();
+                        keys.dispatch(ClassroomAction::Step(next));
+                        focus_element(&format!("step-tab-{next}"));
+                    }
+                });
                 html! {
-                    <button type="button" role="tab" aria-selected={(state.step == step).to_string()}
-                        class={classes!((state.step == step).then_some("active"))}
+                    <button type="button" role="tab" id={format!("step-tab-{step}")} aria-controls="step-panel"
+                        aria-selected={selected.to_string()} tabindex={if selected { "0" } else { "-1" }}
+                        class={classes!(selected.then_some("active"))}
+                        onkeydown={on_key}
                         onclick={Callback::from(move |_| d.dispatch(ClassroomAction::Step(step)))}>{ *label }</button>
                 }
             }) }
@@ -202,7 +228,7 @@ fn steps_nav(state: &UseReducerHandle<ClassroomState>) -> Html {
 fn body(r: &ClassroomResult, state: &UseReducerHandle<ClassroomState>) -> Html {
     let step = match state.step {
         1 => html! {
-            <div role="tabpanel">
+            <div role="tabpanel" id="step-panel" aria-labelledby={format!("step-tab-{}", state.step)}>
                 <h2>{ "Step 1 — the data collector plans the survey" }</h2>
                 <p>{ format!("{} participants in {} cohort(s) answer {} questions; with the QA column (888) each record has p₁ = {} columns, padded with p₂ = {} noise columns: the right mask B is {} × {}.",
                     r.n, r.cohort_sizes.len(), r.p1 - 1, r.p1, r.p2, r.p1 + r.p2, r.p1 + r.p2) }</p>
@@ -214,7 +240,7 @@ fn body(r: &ClassroomResult, state: &UseReducerHandle<ClassroomState>) -> Html {
             </div>
         },
         2 => html! {
-            <div role="tabpanel">
+            <div role="tabpanel" id="step-panel" aria-labelledby={format!("step-tab-{}", state.step)}>
                 <h2>{ "Step 2 — each participant masks their own row" }</h2>
                 <p>{ "Participant 1 knows only this row:" }</p>
                 <MatrixTable view={MatrixView { title: "x₁ of participant 1".into(), seen_by: "participant 1 only".into(), rows: 1, cols: r.p1, headers: r.headers.clone(), table: vec![r.participant_row.clone()], heat: vec![] }} />
@@ -224,14 +250,14 @@ fn body(r: &ClassroomResult, state: &UseReducerHandle<ClassroomState>) -> Html {
             </div>
         },
         3 => html! {
-            <div role="tabpanel">
+            <div role="tabpanel" id="step-panel" aria-labelledby={format!("step-tab-{}", state.step)}>
                 <h2>{ "Step 3 — the masking service provider sees only XB" }</h2>
                 <p>{ "It mixes each cohort's rows with its own rotation A₂ (keeping the column of ones fixed) and sends A₂XB to the collector." }</p>
                 { view_block(&r.views[1], "heat-xb") }
             </div>
         },
         _ => html! {
-            <div role="tabpanel">
+            <div role="tabpanel" id="step-panel" aria-labelledby={format!("step-tab-{}", state.step)}>
                 <h2>{ "Step 4 — the collector removes B, drops the noise, mixes again and publishes" }</h2>
                 { view_block(&r.views[2], "heat-a2x") }
                 { view_block(&r.views[3], "heat-release") }
