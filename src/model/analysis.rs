@@ -17,7 +17,7 @@ use statrs::distribution::{ContinuousCDF, Normal};
 use super::audit::{AuditResult, NamedText, audit_table};
 
 /// Largest number of points drawn in one scatter plot; larger data are thinned evenly.
-pub const MAX_PLOT_POINTS: usize = 4000;
+pub const MAX_PLOT_POINTS: usize = 2000;
 
 /// Largest number of contingency tables shown when no pair is chosen.
 pub const MAX_TABLES: usize = 6;

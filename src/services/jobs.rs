@@ -135,14 +135,23 @@ impl JobRunner {
             return id;
         }
         inner.pending.insert(id, Handlers { progress, done });
-        let message = encode(&Request { id, job });
-        if inner.ready {
-            if let Some(worker) = &inner.worker {
-                let _ = worker.post_message(&message.into());
+        drop(inner);
+        let shared = self.inner.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            // Encoding a request that carries a multi-megabyte CSV takes tens of milliseconds:
+            // in a task of its own it never adds to the frame that read the file or started the
+            // job. Tasks run in order, so requests still reach the worker in submission order.
+            sleep(0).await;
+            let message = encode(&Request { id, job });
+            let mut inner = shared.borrow_mut();
+            if inner.ready {
+                if let Some(worker) = &inner.worker {
+                    let _ = worker.post_message(&message.into());
+                }
+            } else {
+                inner.queue.push(message);
             }
-        } else {
-            inner.queue.push(message);
-        }
+        });
         id
     }
 }
