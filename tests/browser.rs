@@ -1,17 +1,21 @@
 //! Components and services in headless Chromium (wasm-bindgen-test): HTTP errors and retries,
 //! query strings, random tokens, the job runner (inline and a worker that cannot start), and
-//! components rendered into the page — plots must leave non-blank pixels.
+//! components rendered into the page — plots must leave non-blank pixels, the number field keeps
+//! typing through re-renders, the file picker loads from an address.
 #![cfg(target_arch = "wasm32")]
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use orthomask_formats::survey::Upload;
+use orthomask_web::components::file_picker::{FilePicker, FilePickerProps};
+use orthomask_web::components::number_control::{NumberControl, NumberControlProps};
 use orthomask_web::components::plot_canvas::{PlotCanvas, PlotCanvasProps, canvas_variance};
 use orthomask_web::components::progress::{JobProgress, JobProgressProps};
 use orthomask_web::components::tables::{MatrixTable, MatrixTableProps};
 use orthomask_web::context::JobStatus;
 use orthomask_web::model::analysis::ScatterPanel;
+use orthomask_web::model::audit::NamedText;
 use orthomask_web::model::classroom::MatrixView;
 use orthomask_web::model::dp::DpParams;
 use orthomask_web::model::jobs::{Job, Output};
@@ -241,4 +245,101 @@ async fn matrix_tables_and_progress_render_accessibly() {
             .contains("Classroom: running the protocol (40%)")
     );
     assert!(bar.query_selector("progress").unwrap().is_some());
+}
+
+/// The number field keeps what is being typed through a re-render with the old value (a worker's
+/// progress message re-renders the page while someone types), and commits it on `change`.
+#[wasm_bindgen_test]
+async fn a_number_field_keeps_typing_through_re_renders_and_commits_on_change() {
+    let root = mount();
+    let committed = Rc::new(RefCell::new(None::<String>));
+    let props = |committed: &Rc<RefCell<Option<String>>>| {
+        let committed = committed.clone();
+        NumberControlProps {
+            id: "n-field".into(),
+            label: "Participants n".into(),
+            value: "10".into(),
+            min: "0".into(),
+            step: "1".into(),
+            on_commit: Callback::from(move |v: String| *committed.borrow_mut() = Some(v)),
+        }
+    };
+    let mut app =
+        yew::Renderer::<NumberControl>::with_root_and_props(root.clone(), props(&committed))
+            .render();
+    sleep(20).await;
+    let input: web_sys::HtmlInputElement = root
+        .query_selector("input")
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    assert_eq!(input.value(), "10");
+    input.set_value("12");
+    input
+        .dispatch_event(&web_sys::InputEvent::new("input").unwrap())
+        .unwrap();
+    sleep(20).await;
+    app.update(props(&committed));
+    sleep(20).await;
+    assert_eq!(input.value(), "12", "a re-render erased the typing");
+    assert_eq!(*committed.borrow(), None);
+    input
+        .dispatch_event(&web_sys::Event::new("change").unwrap())
+        .unwrap();
+    assert_eq!(wait_for(&committed).await, "12");
+}
+
+/// The file picker loads from a typed address, and a missing one is one line naming it.
+#[wasm_bindgen_test]
+async fn the_file_picker_loads_from_an_address_and_reports_a_missing_one() {
+    let root = mount();
+    let loaded = Rc::new(RefCell::new(None::<(String, String)>));
+    let failed = Rc::new(RefCell::new(None::<String>));
+    let (l, f) = (loaded.clone(), failed.clone());
+    yew::Renderer::<FilePicker>::with_root_and_props(
+        root.clone(),
+        FilePickerProps {
+            label: "Released data (CSV)".into(),
+            id: "t".into(),
+            accept: ".csv".into(),
+            on_load: Callback::from(move |t: NamedText| *l.borrow_mut() = Some((t.name, t.text))),
+            on_error: Callback::from(move |e: String| *f.borrow_mut() = Some(e)),
+            loaded: None,
+        },
+    )
+    .render();
+    sleep(20).await;
+    let input: web_sys::HtmlInputElement = root
+        .query_selector("#t-url")
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let submit = |address: &str| {
+        input.set_value(address);
+        input
+            .dispatch_event(&web_sys::InputEvent::new("input").unwrap())
+            .unwrap();
+        let button: web_sys::HtmlElement = root
+            .query_selector("form.url-form button")
+            .unwrap()
+            .unwrap()
+            .dyn_into()
+            .unwrap();
+        button.click();
+    };
+    // The field is `type="url"`: the browser itself refuses to submit a relative address.
+    let origin = web_sys::window().unwrap().location().origin().unwrap();
+    submit(&format!("{origin}/no-such-file-here.csv"));
+    let error = wait_for(&failed).await;
+    assert!(
+        error.contains("no-such-file-here.csv") && !error.contains('\n'),
+        "{error}"
+    );
+    sleep(20).await;
+    submit("data:text/csv,a%2Cb%0A1%2C2%0A");
+    let (name, text) = wait_for(&loaded).await;
+    assert!(name.starts_with("data:text/csv"), "{name}");
+    assert_eq!(text, "a,b\n1,2\n");
 }
