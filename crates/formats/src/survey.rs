@@ -2,8 +2,12 @@
 //! upload and its receipt.
 //!
 //! A definition lists the questions and how each becomes numeric columns of the record `x₁`, the
-//! masking parameters (method, `p₂`, σ, QA constant, the cohort's right-mask key, optional DP) and
-//! where to upload. The JSON Schema is `docs/survey.schema.json`; samples are in `www/surveys/`.
+//! masking parameters (`p₂`, σ, QA constant, optional DP, and the method) and where to upload. The
+//! method is told by which of two fields is present, so the two can never disagree: a cohort's
+//! right-mask key `masking.right_mask_key` means the modified TM² of seed 000 §2 (the device
+//! right-multiplies by `B_k`); `masking.share_mode` means the collusion-resistant extension of
+//! §3.5 (the device splits its record into additive shares). Exactly one must be given. The JSON
+//! Schema is `docs/survey.schema.json`; samples are in `www/surveys/`.
 //!
 //! # From answers to columns
 //! | kind | columns | range |
