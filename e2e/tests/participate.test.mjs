@@ -34,10 +34,17 @@ async function surveyUrl(s, file = 'leaps-demo.json') {
   return url;
 }
 
-async function answerLeaps(page) {
+/// Pointer answering: check the radio or fill the field, then click Next/Review.
+function byPointer(page) {
   const next = () => page.getByRole('button', { name: /^(Next|Review)$/ }).click();
-  const radio = async (label) => { await page.getByRole('radio', { name: label, exact: true }).check(); await next(); };
-  const number = async (value) => { await page.locator('input[type=number]').fill(value); await next(); };
+  return {
+    radio: async (label) => { await page.getByRole('radio', { name: label, exact: true }).check(); await next(); },
+    number: async (value) => { await page.locator('input[type=number]').fill(value); await next(); },
+  };
+}
+
+/// The LEAPS demo's eight answers, given one screen at a time by `radio` and `number`.
+async function answerLeaps(page, { radio, number } = byPointer(page)) {
   await radio('No');
   await radio('Yes');
   await number(ANSWERS.delta);
@@ -295,14 +302,7 @@ test('the whole form works from the keyboard alone', async () => {
       await page.keyboard.type(value);
       await page.keyboard.press('Enter');
     };
-    await radio('No');
-    await radio('Yes');
-    await number(ANSWERS.delta);
-    await number(ANSWERS.age);
-    await number(ANSWERS.bbs);
-    await radio('Yes');
-    await radio('No');
-    await number(ANSWERS.adl);
+    await answerLeaps(page, { radio, number });
     await page.getByRole('region', { name: 'What leaves your device' }).waitFor();
     await tabTo(page, 'the send button', () => document.activeElement?.textContent === 'Send');
     await page.keyboard.press('Enter');

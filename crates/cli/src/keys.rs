@@ -11,6 +11,17 @@ pub fn teaching_warning(number: u64) -> String {
     )
 }
 
+/// `--teaching-key N` if given (warned about), else a fresh 256-bit key from the OS.
+pub fn teaching_or_fresh(teaching: Option<u64>) -> Result<Key> {
+    Ok(match teaching {
+        Some(n) => {
+            warn(&teaching_warning(n));
+            Key::teaching(n)
+        }
+        None => Key::generate()?,
+    })
+}
+
 /// Parse `--key K`: a number (teaching key, warned about) or 64 hex digits.
 pub fn parse_key(text: &str) -> Result<Key> {
     let text = text.trim();

@@ -203,6 +203,16 @@ impl Finding {
     }
 }
 
+/// Whether a refusal may be bad luck of the random draw rather than the data: a near-unit column
+/// of `I − ZZᵀ` depends on which `Z` was drawn, so the generating agency may draw again; every
+/// other refusal would recur with any `Z`.
+pub fn refusal_may_be_chance(findings: &[Finding]) -> bool {
+    !findings.is_empty()
+        && findings
+            .iter()
+            .all(|f| matches!(f, Finding::NearUnitColumn { .. }))
+}
+
 impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -487,6 +497,22 @@ pub fn check_cross_prediction(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_near_unit_columns_may_be_chance() {
+        let near = super::Finding::NearUnitColumn {
+            subject: 3,
+            share: 0.99,
+            threshold: 0.9,
+        };
+        let skew = super::Finding::NotOrthonormal {
+            max_deviation: 0.1,
+            threshold: 1e-8,
+        };
+        assert!(super::refusal_may_be_chance(std::slice::from_ref(&near)));
+        assert!(!super::refusal_may_be_chance(&[near, skew]));
+        assert!(!super::refusal_may_be_chance(&[]));
+    }
+
     use super::*;
     use crate::complement::OrthogonalComplement;
     use crate::householder::HouseholderQr;

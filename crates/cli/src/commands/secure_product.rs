@@ -2,11 +2,11 @@
 //! (2004) between two agencies holding different columns of the same subjects, run end to end.
 
 use crate::io::{print_json, read_table, warn};
-use crate::keys::teaching_warning;
+use crate::keys::teaching_or_fresh;
 use anyhow::{Result, bail};
 use clap::Args;
-use orthomask_core::key::{Key, StreamId};
-use orthomask_secure::breach::{AgencyFinding, Finding};
+use orthomask_core::key::StreamId;
+use orthomask_secure::breach::{AgencyFinding, refusal_may_be_chance};
 use orthomask_secure::end_to_end::{EndToEndError, secure_product};
 use orthomask_secure::protocol::ProtocolError;
 use serde_json::json;
@@ -59,13 +59,7 @@ pub fn run(args: SecureProductArgs) -> Result<()> {
             b.data().nrows()
         );
     }
-    let key = match args.teaching_key {
-        Some(n) => {
-            warn(&teaching_warning(n));
-            Key::teaching(n)
-        }
-        None => Key::generate()?,
-    };
+    let key = teaching_or_fresh(args.teaching_key)?;
     // B refuses a Z that makes some column of I − ZZᵀ nearly a unit vector. Whether that happens
     // depends on the random draw as well as on the data, so A draws Z again (from a fresh stream)
     // up to MAX_DRAWS times; a refusal that persists comes from the data (a high-leverage subject)
@@ -81,11 +75,7 @@ pub fn run(args: SecureProductArgs) -> Result<()> {
             Err(EndToEndError::Protocol {
                 source: ProtocolError::Refused { findings },
                 ..
-            }) if draw + 1 < MAX_DRAWS
-                && findings
-                    .iter()
-                    .all(|f| matches!(f, Finding::NearUnitColumn { .. })) =>
-            {
+            }) if draw + 1 < MAX_DRAWS && refusal_may_be_chance(&findings) => {
                 draw += 1;
             }
             Err(EndToEndError::Protocol { source, warnings }) => {

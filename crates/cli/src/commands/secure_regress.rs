@@ -8,13 +8,13 @@
 //! single agency holds all the predictors (it computes them locally).
 
 use crate::io::{print_json, read_table, warn};
-use crate::keys::teaching_warning;
+use crate::keys::teaching_or_fresh;
 use anyhow::{Result, bail};
 use clap::Args;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_formats::csv::Table;
 use orthomask_secure::assembly::{Assembly, AssemblyError, assemble};
-use orthomask_secure::breach::Finding;
+use orthomask_secure::breach::refusal_may_be_chance;
 use orthomask_secure::diagnostics::residual_correlations;
 use orthomask_secure::leverage::{hat_diagonal, high_leverage_cutoff};
 use orthomask_secure::protocol::ProtocolError;
@@ -127,11 +127,7 @@ impl Agencies {
                 Err(AssemblyError::Pair {
                     source: ProtocolError::Refused { findings },
                     ..
-                }) if draw + 1 < MAX_DRAWS
-                    && findings
-                        .iter()
-                        .all(|f| matches!(f, Finding::NearUnitColumn { .. })) =>
-                {
+                }) if draw + 1 < MAX_DRAWS && refusal_may_be_chance(&findings) => {
                     draw += 1;
                 }
                 Err(e) => bail!("secure assembly refused after {} draw(s): {e}", draw + 1),
@@ -150,13 +146,7 @@ pub fn run(args: SecureRegressArgs) -> Result<()> {
         .map(|name| agencies.column(name))
         .collect::<Result<Vec<_>>>()?;
     let intercept = !args.no_intercept;
-    let key = match args.teaching_key {
-        Some(n) => {
-            warn(&teaching_warning(n));
-            Key::teaching(n)
-        }
-        None => Key::generate()?,
-    };
+    let key = teaching_or_fresh(args.teaching_key)?;
     let (assembly, draws) = agencies.assemble(&key)?;
     let products = assembly.cross_products();
     let fit = OlsFit::fit(products, response, &predictors, intercept)?;
