@@ -56,7 +56,8 @@ test('the default classroom walks through the four steps with each party\'s view
     await screenshot(s.page, 'classroom-default');
     // Collusion: the provider plus one participant's B give back the raw rows.
     await s.page.getByLabel(/The provider colludes with one participant/).check();
-    assert.match(await s.page.getByTestId('collusion').textContent(), /largest difference from the raw data [0-9.e-]+/);
+    const colluded = (await s.page.getByTestId('collusion').textContent()).match(/largest difference from the raw data ([0-9.e-]+)/);
+    assert.ok(colluded && Number.parseFloat(colluded[1]) < 1e-8, `collusion recovers the raw rows: ${colluded?.[1]}`);
     // New random keys: labelled, and the run changes.
     const before = await s.page.locator('.view-block').last().textContent();
     await s.page.getByRole('button', { name: 'New random keys' }).click();
@@ -82,6 +83,16 @@ test('p < n turns the indicator off and the Appendix A attack narrows the sensit
     assert.match(text, /Looking for IH/);
     assert.match(text, /rank 14 of 20 rows: 6 linear constraints/);
     assert.match(text, /the true one is among them/);
+    // The page shows what the attack found: the surviving 0/1 columns (up to eight), and the
+    // column itself when a single one survives.
+    const first = attack.locator('.attack-column').first();
+    const truth = await first.locator('tr').first().locator('code').textContent();
+    assert.match(truth, /^[01]{20}$/);
+    const survivors = Number((await first.textContent()).match(/Only (\d+) of the 2\^20/)[1]);
+    const shown = await first.locator('tr th', { hasText: /^candidate \d+$/ }).count();
+    assert.equal(shown, Math.min(survivors, 8));
+    for (const code of await first.locator('tr code').allTextContents()) assert.match(code, /^[01]{20}$/);
+    if (survivors === 1) assert.equal(await first.getByTestId('recovered').textContent(), truth);
     await screenshot(s.page, 'classroom-attack');
     // The paper's own design: eq. (1) appears as B.
     await s.page.locator('#method').selectOption('paper');

@@ -349,6 +349,46 @@ mod tests {
         }
     }
 
+    /// Device-side DP (seed 004 setting B): the device adds N(0, (σ(hi − lo)/2)²) to each answer
+    /// before padding and masking, from its own noise stream; the QA constant is left exact.
+    #[test]
+    fn device_side_dp_noise_is_added_before_masking() {
+        let mut s = demo();
+        s.masking.dp = Some(orthomask_formats::survey::DpParameters {
+            epsilon: 0.5,
+            delta: 0.01,
+            sigma: 0.2,
+        });
+        s.validate().unwrap();
+        let design = s.design().unwrap();
+        let sds = design.dp().unwrap().column_sigmas();
+        let raw = [0.0, 1.0, 0.08, 63.0, 30.0, 1.0, 1.0, 50.0];
+        let a = answers(&s, &demo_inputs()).unwrap();
+        let b = right_mask_from_device_key(&design, &s.right_mask_key().unwrap(), 0).unwrap();
+        let unmasked = |device: u64| {
+            let prepared =
+                prepare(&s, &a, &token_from_bytes(&[3; 24]), &Key::teaching(device)).unwrap();
+            let mut m = DMatrix::from_row_slice(1, 512, &prepared.destinations[0].upload.values);
+            b.right_apply_inverse(&mut m).unwrap();
+            m
+        };
+        let (first, second) = (unmasked(21), unmasked(22));
+        for (j, (&x, sd)) in raw.iter().zip(&sds).enumerate() {
+            let noise = first[(0, j)] - x;
+            // Six standard deviations: exceeded with probability 2e-9 per entry.
+            assert!(
+                noise != 0.0 && noise.abs() < 6.0 * sd,
+                "column {j}: noise {noise}, sd {sd}"
+            );
+            assert_ne!(
+                first[(0, j)],
+                second[(0, j)],
+                "column {j}: the same noise twice"
+            );
+        }
+        assert!((first[(0, 8)] - 888.0).abs() < 1e-9);
+    }
+
     #[test]
     fn share_mode_splits_the_padded_record_into_shares_that_add_up() {
         let mut s = demo();
