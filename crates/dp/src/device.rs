@@ -28,23 +28,23 @@
 //! `Aᵀ1ₙ = A⁻¹1ₙ = 1ₙ` too, so the first row and column of `WᵀAW` are `e₁`:
 //!
 //! ```text
-//! (D2)   WᵀAW = diag(1, H),   H = UᵀAU ∈ O(n − 1).
+//! (D2)   WᵀAW = diag(1, V),   V = UᵀAU ∈ O(n − 1).
 //! ```
 //!
-//! `A ↦ H` is a group isomorphism `G₁ → O(n − 1)` (inverse `H ↦ W·diag(1, H)·Wᵀ`), so `A` Haar on
-//! `G₁` means `H` Haar on `O(n − 1)`. Since `W` is a fixed bijection, releasing `Y` is releasing
+//! `A ↦ V` is a group isomorphism `G₁ → O(n − 1)` (inverse `V ↦ W·diag(1, V)·Wᵀ`), so `A` Haar on
+//! `G₁` means `V` Haar on `O(n − 1)`. Since `W` is a fixed bijection, releasing `Y` is releasing
 //!
 //! ```text
-//! (D3)   WᵀY = ( s ; H(UᵀX + UᵀC) ),   s = 1ₙᵀ(X + C)/√n.
+//! (D3)   WᵀY = ( s ; V(UᵀX + UᵀC) ),   s = 1ₙᵀ(X + C)/√n.
 //! ```
 //!
 //! `WᵀC` has i.i.d. `N(0, σ²)` entries (each column of `C` is `N(0, σ²Iₙ)` and `W` is orthogonal),
 //! so `c₀ = 1ₙᵀC/√n ~ N(0, σ²I_p)` and `C̃ = UᵀC` are independent, and both are independent of
-//! `H`. Given `X` the view is therefore the pair of independently randomised mechanisms
+//! `V`. Given `X` the view is therefore the pair of independently randomised mechanisms
 //!
 //! ```text
 //! (D4)   M_sum(X) = 1ₙᵀX/√n + c₀            (a Gaussian mechanism on the column sums),
-//!        M_comp(X) = H(UᵀX + C̃)              (seed 004 setting (B) on n′ = n − 1 rows).
+//!        M_comp(X) = V(UᵀX + C̃)              (seed 004 setting (B) on n′ = n − 1 rows).
 //! ```
 //!
 //! # Step 2: the sum part (D5)
@@ -55,7 +55,7 @@
 //! # Step 3: the complement part (D6)–(D8)
 //! `UᵀX′ = UᵀX + u·Δ_iᵀ` with `u = Uᵀe_i`, `‖u‖² = e_iᵀ(Iₙ − 1ₙ1ₙᵀ/n)e_i = 1 − 1/n`. Take a fixed
 //! orthogonal `R` (depending on `i` only) with `Ru = ‖u‖e₁`. `M_comp(R·X̃)` has the law of
-//! `M_comp(X̃)` (`HR` is Haar and `RᵀC̃` has the law of `C̃`), so the pair `(UᵀX, UᵀX′)` is exactly
+//! `M_comp(X̃)` (`VR` is Haar and `RᵀC̃` has the law of `C̃`), so the pair `(UᵀX, UᵀX′)` is exactly
 //! as distinguishable as `(RUᵀX, RUᵀX′)`, which differ in row 1 only:
 //!
 //! ```text
@@ -68,7 +68,7 @@
 //! So `M_comp` is setting (B) on `n′ = n − 1` rows with a changed row bounded by `(a, d)`, and
 //! [`crate::masked_complement`] gives its guarantee `δ_B(ε₂)` ((M6) there: Lemma 5.3 redone for
 //! general `(a, d)`, with the sharpened bounds (M2), (M4) and the correction (M1) to Lemmas
-//! 5.1–5.2). With `a = d`: `L = a²`, `H = a²/2`.
+//! 5.1–5.2). With `a = d`: `L = a²`, `H = a²/2` (`L`, `H` the bounds of (M2), (M4)).
 //!
 //! # Step 4: composition (D9)
 //! Basic composition (Dwork & Roth 2014, Theorem 3.16; it needs only independent randomness):

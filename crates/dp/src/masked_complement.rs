@@ -8,8 +8,8 @@
 //! states the condition for such `(a, d)` and proves it by following §5.3 step by step.
 //!
 //! # Setting
-//! `Y = H(X̃ + C)`, `X̃` an `n′ × p` matrix, `C` i.i.d. `N(0, σ²)`, `H` Haar on `O(n′)`. Neighbours
-//! `X̃`, `X̃′` differ only in row 1 (after a fixed rotation, which `H` absorbs) with
+//! `Y = V(X̃ + C)`, `X̃` an `n′ × p` matrix, `C` i.i.d. `N(0, σ²)`, `V` Haar on `O(n′)`. Neighbours
+//! `X̃`, `X̃′` differ only in row 1 (after a fixed rotation, which `V` absorbs) with
 //!
 //! ```text
 //! (M0)   ‖X₁‖ ≤ a,   ‖X₁′‖ ≤ a,   ‖X₁′ − X₁‖ ≤ d,   n′ > p.
