@@ -35,7 +35,7 @@
 //!   `ran(Z)^⟂` and A reads `y_j − y_k` exactly, although every column of `P` looks honest:
 //!   [`check_dependent_rows`] (share `1 − λ_min` of the 2×2 Gram matrix of the two rows).
 //!
-//! Both use the same threshold [`NEAR_UNIT_COLUMN_SHARE`] on the share. For an honest `Z` (Haar in
+//! The thresholds are [`NEAR_UNIT_COLUMN_SHARE`] and [`DEPENDENT_PAIR_SHARE`]. For an honest `Z` (Haar in
 //! `ran(X)^⟂`), a small-support vector of `ran(Z)^⟂` lies in `ran(X)` with probability one: it
 //! occurs only when `X` itself has a combination of columns supported on those subjects, which
 //! `XᵀY` discloses anyway. B cannot tell that case from a malicious `Z` without `X`, and refuses
@@ -92,6 +92,25 @@ pub const SENDER_ORTHOGONALITY_SLACK: f64 = 1e-10;
 /// `Z` must then nearly vanish on that subject and `W` hands A its values almost undisguised. A
 /// column of `X` that is non-zero for a single subject (§2.3's example) forces `h_jj = 1`.
 pub const NEAR_UNIT_COLUMN_SHARE: f64 = 0.9;
+
+/// Two rows `z_j`, `z_k` of `Z` count as (nearly) linearly dependent when `W` reveals some unit
+/// combination `α·y_j + β·y_k` with at least this share: `1 − λ_min(Z_S Z_Sᵀ) ≥ 0.999`,
+/// `S = {j, k}` ([`check_dependent_rows`]).
+///
+/// # Why 0.999, not [`NEAR_UNIT_COLUMN_SHARE`]
+/// The share means what it means for one subject: the revealed combination carries signal to
+/// contamination `√(s/(1 − s))`, here at least 31.6. A bogus `Z` built to leak a pair makes the
+/// rows exactly dependent (share 1 up to rounding), far above it. The threshold cannot be 0.9 as
+/// for single subjects because an honest `Z` has `n(n − 1)/2` pairs, and their largest share is
+/// much higher than the largest single one. Simulating honest draws (Gaussian `X`, Haar `Z` in
+/// `ran(X)^⟂`, `g = ⌊(n − p)/2⌋`; 2 000–20 000 draws each): at n = 20 (the LEAPS teaching data)
+/// the largest pair share exceeds 0.9 in 88–100 % of draws and 0.99 in 0.04–1.2 % (p = 2…5), but
+/// 0.999 in none of 20 000 (largest seen 0.9983); at n = 60 it exceeds 0.9 in 0.2 % and from
+/// n = 100 on never. So 0.999 refuses every exactly (or nearly exactly) dependent pair and no
+/// honest draw the product makes, at the price of letting an honest small-`n` protocol reveal
+/// pair combinations at signal-to-contamination ratios of 3 to 30 — which no `Z` can avoid
+/// there (the protocol wants `n − p` in the hundreds, §2.2).
+pub const DEPENDENT_PAIR_SHARE: f64 = 0.999;
 
 /// An attribute supported on fewer than this many subjects is flagged: a 0/1 indicator with fewer
 /// than 5 ones (or fewer than 5 zeros), or any column with fewer than 5 non-zero values.
@@ -191,7 +210,7 @@ pub enum Finding {
         combination: (f64, f64),
         /// Its share `1 − λ_min` of the 2×2 Gram matrix of the two rows (1 when dependent).
         share: f64,
-        /// [`NEAR_UNIT_COLUMN_SHARE`].
+        /// [`DEPENDENT_PAIR_SHARE`].
         threshold: f64,
     },
     /// A 0/1 indicator takes one of its values for very few subjects.
@@ -458,7 +477,7 @@ pub fn check_unit_columns(z: &DMatrix<f64>) -> Vec<Finding> {
 
 /// For each pair of subjects `j < k`, the best share `1 − λ_min` with which `W` reveals a
 /// combination of their two values (see the module documentation); a
-/// [`Finding::DependentRows`] for each share at least [`NEAR_UNIT_COLUMN_SHARE`].
+/// [`Finding::DependentRows`] for each share at least [`DEPENDENT_PAIR_SHARE`].
 ///
 /// # Formula
 /// With `a = ‖z_j‖²`, `b = ‖z_k‖²`, `c = z_j·z_k`, the Gram matrix `[[a, c], [c, b]]` has
@@ -467,13 +486,9 @@ pub fn check_unit_columns(z: &DMatrix<f64>) -> Vec<Finding> {
 /// `‖z‖² ≤ 1 − NEAR_UNIT_COLUMN_SHARE` are left to [`check_unit_columns`], which already refuses
 /// that subject alone.
 ///
-/// # Why the same threshold, and false alarms
-/// The share means what it means for one subject (signal to contamination `√(s/(1 − s))`, 3 at
-/// the threshold). For an honest `Z` the pair shares concentrate near ½ like the single ones,
-/// but there are `n²/2` pairs: simulating honest draws (Gaussian `X` with p = 3, Haar `Z` in
-/// `ran(X)^⟂`, 200 draws each), the largest pair share reached 0.9 in 13 % of draws at n = 40,
-/// 0.5 % at n = 60 and never from n = 100 on. Such a refusal may be chance
-/// ([`refusal_may_be_chance`]): the sender draws again.
+/// # False alarms
+/// See [`DEPENDENT_PAIR_SHARE`]: none in 20 000 honest draws at n = 20. A refusal still counts as
+/// one that may be chance ([`refusal_may_be_chance`]), so an honest sender draws again.
 ///
 /// # Cost
 /// `O(n² g)` time and `O(n)` extra memory: the inner products of row `j` with all rows are built
@@ -501,7 +516,7 @@ pub fn check_dependent_rows(z: &DMatrix<f64>) -> Vec<Finding> {
             let half_gap = 0.5 * (a - b);
             let lambda = 0.5 * (a + b) - (half_gap * half_gap + c * c).sqrt();
             let share = 1.0 - lambda;
-            if share >= NEAR_UNIT_COLUMN_SHARE {
+            if share >= DEPENDENT_PAIR_SHARE {
                 let (first, second) = ((c, lambda - a), (lambda - b, c));
                 let (alpha, beta) = if first.0.hypot(first.1) >= second.0.hypot(second.1) {
                     first
@@ -514,7 +529,7 @@ pub fn check_dependent_rows(z: &DMatrix<f64>) -> Vec<Finding> {
                     subjects: (j, k),
                     combination: (sign * alpha / length, sign * beta / length),
                     share,
-                    threshold: NEAR_UNIT_COLUMN_SHARE,
+                    threshold: DEPENDENT_PAIR_SHARE,
                 });
             }
         }
@@ -764,7 +779,7 @@ mod tests {
         assert_eq!(findings[0].severity(), Severity::Reject);
         assert!(refusal_may_be_chance(&findings));
         // By hand, below the threshold: rows (0.5, 0.5), (0.5, −0.1): a = 0.5, b = 0.26,
-        // c = 0.2, λ_min = 0.38 − √(0.12² + 0.2²) = 0.1468, share 0.853 < 0.9.
+        // c = 0.2, λ_min = 0.38 − √(0.12² + 0.2²) = 0.1468, share 0.853 < 0.999.
         let z = DMatrix::from_row_slice(2, 2, &[0.5, 0.5, 0.5, -0.1]);
         assert!(check_dependent_rows(&z).is_empty());
         let message = findings[0].to_string();
