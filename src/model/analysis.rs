@@ -292,7 +292,10 @@ fn summarize(fit: &LinearRegression, x: &[String]) -> LinearSummary {
 pub fn scatter_panel(title: &str, table: &Table, y: &str, x: &str) -> Result<ScatterPanel, String> {
     let data = dataset(table)?;
     let fit = linear(&data, y, &[x.to_owned()]).map_err(|e| format!("{title}: {e}"))?;
-    let coefficients = fit.coefficients();
+    // A constant x is dropped as collinear with the intercept: no line to draw.
+    let [intercept, slope] = fit.coefficients() else {
+        return Err(format!("{title}: {x} is constant, so no line can be fitted against it"));
+    };
     let xs = data.column(x).map_err(|e| e.to_string())?;
     let ys = data.column(y).map_err(|e| e.to_string())?;
     Ok(ScatterPanel {
@@ -303,8 +306,8 @@ pub fn scatter_panel(title: &str, table: &Table, y: &str, x: &str) -> Result<Sca
             .map(|i| (xs[i], ys[i]))
             .collect(),
         total_points: xs.len(),
-        intercept: coefficients[0].estimate(),
-        slope: coefficients[1].estimate(),
+        intercept: intercept.estimate(),
+        slope: slope.estimate(),
     })
 }
 
