@@ -30,7 +30,7 @@
 //! all reproduce every printed entry (checked with SciPy; see `tests/table_1.rs`).
 //!
 //! Read in this order: [`tolerance`], [`params`], [`ncx2`], [`setting_a`], [`setting_b`],
-//! [`calibration`], [`scaling`].
+//! [`calibration`].
 
 #![warn(missing_docs)]
 
@@ -47,11 +47,8 @@ pub mod setting_b;
 
 pub mod calibration;
 
-pub mod scaling;
-
 pub use calibration::{Calibration, CalibrationError, CalibrationInput};
 pub use ncx2::{NcChiSquaredError, NonCentralChiSquared};
 pub use params::ParameterError;
-pub use scaling::{RecordScaler, ScalingError, VariableRange};
 pub use setting_a::{ExplicitBounds, NoiseOnly, upper_normal_quantile};
 pub use setting_b::{NoiseThenMask, SettingBError};

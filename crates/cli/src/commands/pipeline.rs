@@ -325,7 +325,7 @@ fn party_keys(args: &PipelineArgs) -> Result<(PartyKeys, bool)> {
             "--rng matlab reproduces the papers from numeric keys; add --teaching-key N (e.g. 535)"
         );
     }
-    Ok((PartyKeys::generate()?, false))
+    Ok((crate::keys::fresh_party_keys()?, false))
 }
 
 /// Extra provider keys for the collusion method: teaching numbers when teaching, else fresh.
@@ -333,7 +333,7 @@ fn provider_keys(count: usize, teaching_base: Option<u64>) -> Result<Vec<Key>> {
     (0..count as u64)
         .map(|i| match teaching_base {
             Some(base) => Ok(Key::teaching(base + i)),
-            None => Ok(Key::generate()?),
+            None => crate::keys::fresh_key(),
         })
         .collect()
 }

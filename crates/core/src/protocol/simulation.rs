@@ -20,7 +20,7 @@ use super::tm2::{
     UnmaskedCohort,
 };
 use super::{ProtocolError, require_finite};
-use crate::key::{Key, KeyError, StreamId};
+use crate::key::{Key, StreamId};
 use crate::linalg::parallel;
 use crate::mask::Mask;
 use nalgebra::DMatrix;
@@ -37,16 +37,15 @@ pub struct PartyKeys {
 }
 
 impl PartyKeys {
-    /// Fresh production keys from the operating system.
-    ///
-    /// # Errors
-    /// [`KeyError::Os`] when the OS random source fails.
-    pub fn generate() -> Result<Self, KeyError> {
-        Ok(Self {
-            collector: Key::generate()?,
-            provider: Key::generate()?,
-            participants: Key::generate()?,
-        })
+    /// Fresh production keys from 3 × 256 bits of operating-system entropy read by the caller,
+    /// in the order collector, provider, participants (see [`Key::from_entropy`]).
+    pub fn from_entropy(entropy: [[u8; 32]; 3]) -> Self {
+        let [collector, provider, participants] = entropy.map(Key::from_entropy);
+        Self {
+            collector,
+            provider,
+            participants,
+        }
     }
 
     /// Teaching keys `number`, `number + 1`, `number + 2` (535, 536, 537 reproduce the roles of
