@@ -12,7 +12,6 @@
 //! | [`FixedSubspaceHaar`] | Haar on the stabiliser of given columns | `A₁`, `A₂` keeping `1ₙ` (and kept columns) fixed |
 //! | [`DenseInvertible`] | e.g. i.i.d. U(0, 1) entries | `B₁` of the first TM² method, `A₀` of the second |
 //! | [`KeepColumns`] | `diag(I, M*)` up to a permutation | partial masking, block-diagonal `B₁`, `B₂` |
-//! | [`DenseOrthogonal`] | any stored orthogonal matrix | `GenerateROM` of seed 003, Appendix 1 |
 //! | [`HaarOrbit`] | the law of `A·M`, `A` as in [`FixedSubspaceHaar`] | the collector's `A₁` at scale |
 //!
 //! Sizes: below [`BLOCKED_MIN_DIM`] (and for blocks of fewer than [`BLOCKED_MIN_VECTORS`]
@@ -20,7 +19,6 @@
 //! bit-exact kernels; above, through blocked matrix products. The collector's release switches to
 //! [`HaarOrbit`] from [`ORBIT_MIN_ROWS`] participants.
 
-mod dense;
 mod fixed;
 mod haar;
 mod invertible;
@@ -28,7 +26,6 @@ mod keep;
 mod orbit;
 mod rom;
 
-pub use dense::DenseOrthogonal;
 pub use fixed::FixedSubspaceHaar;
 pub use haar::{BLOCKED_MIN_DIM, BLOCKED_MIN_VECTORS, HaarOrthogonal, PANEL};
 pub use invertible::DenseInvertible;
@@ -63,12 +60,6 @@ pub enum MaskError {
     Singular {
         /// Estimated 1-norm condition number (∞ when exactly singular).
         condition: f64,
-    },
-    /// A matrix meant to be orthogonal is not.
-    #[error("the matrix is not orthogonal: max |QᵀQ − I| = {deviation:.3e}")]
-    NotOrthogonal {
-        /// Largest deviation of `QᵀQ` from the identity.
-        deviation: f64,
     },
     /// A matrix contains NaN or an infinity.
     #[error("the mask matrix contains a non-finite entry")]
