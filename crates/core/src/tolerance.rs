@@ -27,6 +27,18 @@ pub const VISIBLY_MASKED: f64 = 1e-9;
 /// unmasking; the error grows with the noise scale, so callers multiply by the row scale.
 pub const QA_RELATIVE: f64 = 1e-9;
 
+/// Additive shares sum back to the record within this factor of `|x| + τ` (τ the share noise's
+/// standard deviation). Each share is `x/K₁ + τ(Gᵢ − Ḡ)` with `|Gᵢ − Ḡ|` a few units, and the
+/// `K₁` shares' sum adds `K₁` roundings of that size: about `K₁·10·ε_mach ≈ 1e-14` for the
+/// `K₁ ≤ 5` we test, so the bound leaves a factor of a hundred.
+pub const SHARES_SUM: f64 = 1e-12;
+
+/// A reconstruction of raw data from a release counts as failed when it is at least this far
+/// from the raw columns, relative to the norm of their centred part. A Haar rotation of `1ₙ^⊥`
+/// moves a block by `√2` times that norm on average; a successful attack (e.g. `Aᵀ·A X₁` with
+/// the right `A`) comes within rounding of the data (far below [`VISIBLY_MASKED`]).
+pub const NOT_RECOVERED: f64 = 0.5;
+
 /// Values within this distance of 0 or 1 count as binary in the Appendix A attack when the
 /// masked data carry full precision.
 pub const BINARY_FULL_PRECISION: f64 = 1e-6;
