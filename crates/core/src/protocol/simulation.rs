@@ -194,8 +194,9 @@ struct CohortOutcome {
 /// exchanged matrices to `observe` (in cohort order) instead of keeping them.
 ///
 /// Memory is `O(n·p₁)` for the release plus `O(n_k·p)` per cohort in flight: nothing `n × n`,
-/// `p × p` or `n × p` is held (the optional condition (3.5) margin, `compute_margin`, forms an
-/// `n_k × n_k` Gram matrix per cohort — a simulation-only diagnostic). Natively, cohorts are
+/// `p × p` or `n × p` is held (the optional condition (3.5) margin, `compute_margin`, a
+/// simulation-only diagnostic, holds a Lanczos basis of at most `n_k × 192` per cohort; see
+/// [`condition_3_5_margin`]). Natively, cohorts are
 /// processed in parallel, one per core; a single cohort instead spreads its blocked products over
 /// the cores. The results do not depend on the number of cores (to rounding: blocked products
 /// split differently).
