@@ -250,8 +250,7 @@ impl RangeScaler {
     pub fn scale_columns(&self, block: &DMatrix<f64>) -> Result<DMatrix<f64>, ScalingError> {
         self.check_width(block.ncols())?;
         let mut out = block.clone();
-        for (column, (r, mut values)) in self.ranges.iter().zip(out.column_iter_mut()).enumerate()
-        {
+        for (column, (r, mut values)) in self.ranges.iter().zip(out.column_iter_mut()).enumerate() {
             for (row, x) in values.iter_mut().enumerate() {
                 check_value(r, Some(row), column, *x)?;
                 *x = r.scale(*x);
@@ -268,8 +267,7 @@ impl RangeScaler {
     pub fn unscale_columns(&self, scaled: &DMatrix<f64>) -> Result<DMatrix<f64>, ScalingError> {
         self.check_width(scaled.ncols())?;
         let mut out = scaled.clone();
-        for (column, (r, mut values)) in self.ranges.iter().zip(out.column_iter_mut()).enumerate()
-        {
+        for (column, (r, mut values)) in self.ranges.iter().zip(out.column_iter_mut()).enumerate() {
             for (row, y) in values.iter_mut().enumerate() {
                 if !y.is_finite() {
                     return Err(ScalingError::NotFinite {

@@ -68,13 +68,27 @@ fn condition_3_5_fails_no_more_often_than_the_reported_bound() {
             (0.01..0.5).contains(&b),
             "shape n = {n}, p2 = {p2}: bound {b} gives the check no power"
         );
-        let at_bound = failures(n, answers, p2, x_max, bound.sigma_min * (1.0 + 1e-9), n as u64);
+        let at_bound = failures(
+            n,
+            answers,
+            p2,
+            x_max,
+            bound.sigma_min * (1.0 + 1e-9),
+            n as u64,
+        );
         assert!(
             (at_bound as f64) <= allowed(b),
             "n = {n}, p2 = {p2}, δ = {delta}: {at_bound} failures in {TRIALS}, bound {b}"
         );
         // Power: a tenth of σ_min fails far more often than the bound allows.
-        let too_low = failures(n, answers, p2, x_max, bound.sigma_min / 10.0, 1000 + n as u64);
+        let too_low = failures(
+            n,
+            answers,
+            p2,
+            x_max,
+            bound.sigma_min / 10.0,
+            1000 + n as u64,
+        );
         assert!(
             (too_low as f64) > allowed(b),
             "n = {n}, p2 = {p2}: a wrong σ failed only {too_low} times in {TRIALS} (bound {b})"

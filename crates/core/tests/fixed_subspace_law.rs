@@ -72,12 +72,21 @@ fn a_mask_keeping_columns_fixed_is_haar_on_their_complement() {
     for (i, j) in [(0, 0), (d - 1, d - 1), (0, d - 1)] {
         let entries: Vec<f64> = draws.iter().map(|b| b[(i, j)]).collect();
         let distance = ks_beta(&entries, d);
-        assert!(distance < critical, "B[{i}, {j}]: KS {distance} ≥ {critical}");
+        assert!(
+            distance < critical,
+            "B[{i}, {j}]: KS {distance} ≥ {critical}"
+        );
     }
     for (power, expected) in [(1, 0.0), (2, 1.0)] {
         let traces: Vec<f64> = draws
             .iter()
-            .map(|b| if power == 1 { b.trace() } else { (b * b).trace() })
+            .map(|b| {
+                if power == 1 {
+                    b.trace()
+                } else {
+                    (b * b).trace()
+                }
+            })
             .collect();
         let (mean, se) = mean_and_standard_error(&traces);
         assert!(

@@ -30,6 +30,9 @@ use orthomask_core::random::standard_normal;
 use orthomask_core::tolerance::ks_critical_value;
 use statrs::distribution::{Beta, ContinuousCDF};
 
+/// A statistic of one draw.
+type Feature = fn(&DMatrix<f64>) -> f64;
+
 /// Draws per sample.
 const DRAWS: u64 = 3000;
 
@@ -104,7 +107,10 @@ fn last_column_of_a_haar_matrix_is_uniform_on_the_sphere() {
     for (i, label) in [(n - 1, "last entry"), (0, "first entry")] {
         let entries = sample(n, Law::Haar, 10_000, |q| q[(i, n - 1)]);
         let d = ks_against_sphere_entry(&entries, n);
-        assert!(d < critical, "{label} of the last column: KS {d} ≥ {critical}");
+        assert!(
+            d < critical,
+            "{label} of the last column: KS {d} ≥ {critical}"
+        );
     }
     let wrong = sample(n, Law::NoFinalSign, 10_000, |q| q[(n - 1, n - 1)]);
     let d = ks_against_sphere_entry(&wrong, n);
@@ -130,7 +136,10 @@ fn determinant_signs_are_balanced() {
     let haar = positives(Law::Haar);
     assert!((haar - half).abs() <= bound, "{haar} positive determinants");
     let unfolded = positives(Law::Unfolded);
-    assert!((unfolded - half).abs() > bound, "{unfolded} positive determinants");
+    assert!(
+        (unfolded - half).abs() > bound,
+        "{unfolded} positive determinants"
+    );
 }
 
 /// `Q`, `VQ` and `QV` have the same law for a fixed orthogonal `V` (two-sample KS on the entry
@@ -143,7 +152,7 @@ fn the_haar_law_is_left_and_right_invariant() {
         .unwrap()
         .to_dense();
     let critical = ks_critical_value(DRAWS as usize, DRAWS as usize);
-    let features: [(&str, fn(&DMatrix<f64>) -> f64); 2] =
+    let features: [(&str, Feature); 2] =
         [("entry (0, 0)", |q| q[(0, 0)]), ("trace", |q| q.trace())];
     for (label, f) in features {
         let plain = sample(n, Law::Haar, 30_000, f);
@@ -151,7 +160,10 @@ fn the_haar_law_is_left_and_right_invariant() {
         let right = sample(n, Law::Haar, 50_000, |q| f(&(q * &v)));
         for (side, other) in [("VQ", &left), ("QV", &right)] {
             let d = ks_two_sample(&plain, other);
-            assert!(d < critical, "{label}: Q against {side}: KS {d} ≥ {critical}");
+            assert!(
+                d < critical,
+                "{label}: Q against {side}: KS {d} ≥ {critical}"
+            );
         }
     }
     let unfolded = sample(n, Law::Unfolded, 30_000, |q| q[(0, 0)]);
@@ -181,7 +193,10 @@ fn trace_moments_are_those_of_haar() {
         );
     }
     let (mean, se) = mean_and_standard_error(&traces(Law::Unfolded, 1));
-    assert!(mean.abs() > Z_TWO_SIDED_0_001 * se, "unfolded E tr Q = {mean} ± {se}");
+    assert!(
+        mean.abs() > Z_TWO_SIDED_0_001 * se,
+        "unfolded E tr Q = {mean} ± {se}"
+    );
 }
 
 #[test]
@@ -201,5 +216,8 @@ fn first_entry_of_a_ones_fixed_haar_matrix_has_the_beta_law() {
     let d = ks_one_sample(&sample, |a| {
         beta.cdf((((a - 1.0 / nf) / (1.0 - 1.0 / nf) + 1.0) / 2.0).clamp(0.0, 1.0))
     });
-    assert!(d < ks_one_sample_critical(draws as usize), "KS distance {d}");
+    assert!(
+        d < ks_one_sample_critical(draws as usize),
+        "KS distance {d}"
+    );
 }

@@ -69,7 +69,10 @@ fn check(label: &str, x: &DMatrix<f64>, lower: f64, ritz: f64, threshold: Option
     let floor = FLOOR * f64::EPSILON * largest_gram_eigenvalue(x) * x.nrows() as f64;
     let decided = threshold.map_or(0.0, |t| DECISION_SHARE * (exact - t).abs());
     let slack = (AGREES * exact.abs()).max(1.01 * decided) + floor;
-    assert!(lower <= ritz, "{label}: guard {lower} above Ritz value {ritz}");
+    assert!(
+        lower <= ritz,
+        "{label}: guard {lower} above Ritz value {ritz}"
+    );
     assert!(
         lower <= exact + floor,
         "{label}: reported {lower} above λ_min = {exact}"
@@ -79,7 +82,11 @@ fn check(label: &str, x: &DMatrix<f64>, lower: f64, ritz: f64, threshold: Option
         "{label}: reported {lower}, dense {exact}, allowed {slack}"
     );
     if let Some(t) = threshold {
-        assert_eq!(lower > t, exact > t, "{label}: comparison with {t} not decided");
+        assert_eq!(
+            lower > t,
+            exact > t,
+            "{label}: comparison with {t} not decided"
+        );
     }
 }
 
@@ -118,7 +125,13 @@ fn lanczos_agrees_with_the_dense_eigenvalue_on_protocol_shapes() {
             GramMethod::Lanczos
         };
         assert_eq!(chosen.method, expected, "{label}");
-        check(&format!("{label} (dispatch)"), &x2, chosen.lower, chosen.ritz, None);
+        check(
+            &format!("{label} (dispatch)"),
+            &x2,
+            chosen.lower,
+            chosen.ritz,
+            None,
+        );
     }
 }
 

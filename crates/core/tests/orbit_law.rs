@@ -44,7 +44,8 @@ fn orbit_draw(fixed: &DMatrix<f64>, m: &DMatrix<f64>, s: u64) -> DMatrix<f64> {
 }
 
 fn operator_draw(fixed: &DMatrix<f64>, m: &DMatrix<f64>, s: u64) -> DMatrix<f64> {
-    let a = FixedSubspaceHaar::keyed(fixed, Key::teaching(701).stream(StreamId::Scratch(s))).unwrap();
+    let a =
+        FixedSubspaceHaar::keyed(fixed, Key::teaching(701).stream(StreamId::Scratch(s))).unwrap();
     let mut out = m.clone();
     a.left_apply(&mut out).unwrap();
     out
@@ -97,7 +98,12 @@ fn rank_deficient_blocks_have_the_operator_law() {
     let operator = sample(draws, |s| operator_draw(&fixed, &m, s));
     assert_laws("rank-deficient block", &orbit, &operator, true);
     let plain = sample(draws, |s| orbit_draw(&DMatrix::zeros(n, 0), &m, s));
-    assert_laws("rank-deficient block, nothing fixed", &plain, &operator, false);
+    assert_laws(
+        "rank-deficient block, nothing fixed",
+        &plain,
+        &operator,
+        false,
+    );
 }
 
 /// The collector's release at `n = ORBIT_MIN_ROWS` (the orbit path) against the keyed operator

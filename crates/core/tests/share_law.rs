@@ -29,7 +29,9 @@ const TAU: f64 = 40.0;
 
 /// A padded record: `ANSWERS` answers of varied size, then a QA constant and two padding values.
 fn record() -> Vec<f64> {
-    let mut x: Vec<f64> = (0..ANSWERS).map(|j| ((j * 37) % 101) as f64 - 50.0).collect();
+    let mut x: Vec<f64> = (0..ANSWERS)
+        .map(|j| ((j * 37) % 101) as f64 - 50.0)
+        .collect();
     x.extend([888.0, 1234.5, -987.25]);
     x
 }
@@ -118,7 +120,10 @@ fn what_one_service_sees_has_the_stated_law() {
     let wrong = asymmetric_split(&x, k, TAU, &mut rng(99));
     let view = ShareView::one_service(k, TAU).unwrap();
     let d = ks_normal(&noise(&wrong, &x)[k - 1], view.noise_sd);
-    assert!(d > critical, "the asymmetric split passed as the stated view: KS {d}");
+    assert!(
+        d > critical,
+        "the asymmetric split passed as the stated view: KS {d}"
+    );
 }
 
 /// Exchangeability: the first and last shares' noises have the same law, and every pair of
@@ -141,7 +146,9 @@ fn shares_are_exchangeable() {
             for b in a + 1..k {
                 let r = correlation(&noises[a], &noises[b]);
                 if (r - expected).abs() > Z_TWO_SIDED_0_001 * standard_error {
-                    return Err(format!("shares {a}, {b}: correlation {r}, expected {expected}"));
+                    return Err(format!(
+                        "shares {a}, {b}: correlation {r}, expected {expected}"
+                    ));
                 }
             }
         }

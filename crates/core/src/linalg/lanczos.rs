@@ -202,7 +202,9 @@ fn gram_product(x: &DMatrix<f64>, v: &[f64], out: &mut [f64]) {
     };
     let n = x.ncols();
     let chunk = n.div_ceil(parts).max(1);
-    let sums = parallel::map(n.div_ceil(chunk), |i| partial(i * chunk..n.min((i + 1) * chunk)));
+    let sums = parallel::map(n.div_ceil(chunk), |i| {
+        partial(i * chunk..n.min((i + 1) * chunk))
+    });
     out.fill(0.0);
     for sum in sums {
         out.iter_mut().zip(&sum).for_each(|(o, s)| *o += s);
@@ -319,7 +321,10 @@ impl<'a> Krylov<'a> {
 
     /// Eigen-decomposition of the projected matrix, eigenvalues ascending.
     fn ritz(&self) -> (Vec<f64>, DMatrix<f64>) {
-        let h = self.projected.view((0, 0), (self.len, self.len)).into_owned();
+        let h = self
+            .projected
+            .view((0, 0), (self.len, self.len))
+            .into_owned();
         let eigen = h.symmetric_eigen();
         let mut order: Vec<usize> = (0..self.len).collect();
         order.sort_by(|&a, &b| eigen.eigenvalues[a].total_cmp(&eigen.eigenvalues[b]));

@@ -28,10 +28,11 @@ pub fn gershgorin(a: &[f64], b: &[f64]) -> (f64, f64) {
         let right = if i < b.len() { b[i].abs() } else { 0.0 };
         left + right
     };
-    a.iter().enumerate().fold(
-        (f64::INFINITY, f64::NEG_INFINITY),
-        |(lo, hi), (i, &ai)| (lo.min(ai - radius(i)), hi.max(ai + radius(i))),
-    )
+    a.iter()
+        .enumerate()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (i, &ai)| {
+            (lo.min(ai - radius(i)), hi.max(ai + radius(i)))
+        })
 }
 
 /// Number of eigenvalues strictly below `x` (Sturm count; a zero pivot is perturbed to a tiny
@@ -91,7 +92,9 @@ fn inverse_iteration(a: &[f64], b: &[f64], theta: f64, tiny: f64) -> Vec<f64> {
     let factors = PivotedLu::new(a, b, theta, tiny);
     // A start with no special structure (all ones can be orthogonal to an eigenvector of a
     // symmetric pattern).
-    let mut s: Vec<f64> = (0..k).map(|i| 1.0 + 0.5 * ((i * 7919) % 13) as f64 / 13.0).collect();
+    let mut s: Vec<f64> = (0..k)
+        .map(|i| 1.0 + 0.5 * ((i * 7919) % 13) as f64 / 13.0)
+        .collect();
     for _ in 0..INVERSE_STEPS {
         factors.solve(&mut s);
         let norm = s.iter().map(|v| v * v).sum::<f64>().sqrt();
@@ -217,11 +220,17 @@ mod tests {
             let (value, vector) = smallest_eigenpair(&a, &b);
             let angle = std::f64::consts::PI / (k + 1) as f64;
             let expected = 2.0 - 2.0 * angle.cos();
-            assert!((value - expected).abs() < 1e-14, "k = {k}: {value} vs {expected}");
+            assert!(
+                (value - expected).abs() < 1e-14,
+                "k = {k}: {value} vs {expected}"
+            );
             let exact: Vec<f64> = (1..=k).map(|i| (i as f64 * angle).sin()).collect();
             let norm = exact.iter().map(|v| v * v).sum::<f64>().sqrt();
             let overlap: f64 = exact.iter().zip(&vector).map(|(e, v)| e * v).sum::<f64>() / norm;
-            assert!((overlap.abs() - 1.0).abs() < 1e-10, "k = {k}: overlap {overlap}");
+            assert!(
+                (overlap.abs() - 1.0).abs() < 1e-10,
+                "k = {k}: overlap {overlap}"
+            );
         }
     }
 
@@ -232,11 +241,17 @@ mod tests {
         let k = 60;
         let cases = [
             (
-                (0..k).map(|i| ((i * 37) % 11) as f64 - 3.0).collect::<Vec<_>>(),
-                (0..k - 1).map(|i| ((i * 13) % 7) as f64 * 0.5 + 0.1).collect::<Vec<_>>(),
+                (0..k)
+                    .map(|i| ((i * 37) % 11) as f64 - 3.0)
+                    .collect::<Vec<_>>(),
+                (0..k - 1)
+                    .map(|i| ((i * 13) % 7) as f64 * 0.5 + 0.1)
+                    .collect::<Vec<_>>(),
             ),
             (
-                (0..k).map(|i| 10f64.powf(-12.0 + 12.0 * i as f64 / k as f64)).collect(),
+                (0..k)
+                    .map(|i| 10f64.powf(-12.0 + 12.0 * i as f64 / k as f64))
+                    .collect(),
                 (0..k - 1).map(|i| 1e-13 * (i % 3) as f64).collect(),
             ),
         ];

@@ -158,7 +158,6 @@ fn check_tau(tau: f64) -> Result<(), ProtocolError> {
     }
 }
 
-
 /// Split a padded record into `k` symmetric zero-sum shares, hiding its first `answers`
 /// coordinates (module documentation): `xⁱ = x/k + (Gᵢ − Ḡ)` there with `Gᵢ ~ N(0, τ²)`, and
 /// `x/k` on the other coordinates. Share `i` reads its draws `Gᵢ` as the `i`-th run of `answers`
@@ -377,7 +376,10 @@ mod tests {
         .unwrap();
         for share in &shares {
             for j in 0..2 {
-                assert!((share[j] - x[j] / 3.0).abs() > 1e-6, "answer {j} not noised");
+                assert!(
+                    (share[j] - x[j] / 3.0).abs() > 1e-6,
+                    "answer {j} not noised"
+                );
             }
             for j in 2..5 {
                 assert!((share[j] - x[j] / 3.0).abs() <= ROUND_TRIP * x[j].abs());

@@ -790,7 +790,10 @@ mod tests {
         let run = run_collusion(&raw, &design, &keys, tau, safety()).unwrap();
         let expected = raw.clone().insert_column(2, 888.0);
         assert!(relative_gram_error(&expected, &run.release) < PRESERVED_STATISTICS);
-        assert_eq!(run.design_report.noise_bound.unwrap().sigma_min, bound.sigma_min);
+        assert_eq!(
+            run.design_report.noise_bound.unwrap().sigma_min,
+            bound.sigma_min
+        );
         assert!(run.qa.unwrap().passed());
         let too_few = collusion_keys(1, 2);
         assert!(run_collusion(&raw, &design, &too_few, tau, safety()).is_err());

@@ -937,7 +937,10 @@ mod tests {
         );
         assert!(matches!(
             out_of_range,
-            Err(ProtocolError::Scaling(ScalingError::OutOfRange { column: 0, .. }))
+            Err(ProtocolError::Scaling(ScalingError::OutOfRange {
+                column: 0,
+                ..
+            }))
         ));
         assert!(
             Tm2Design::modified(3, 8, 1.0)
