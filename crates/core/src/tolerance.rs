@@ -67,3 +67,48 @@ pub fn ks_critical_value(n: usize, m: usize) -> f64 {
     let (n, m) = (n as f64, m as f64);
     KS_COEFFICIENT_ALPHA_0_001 * ((n + m) / (n * m)).sqrt()
 }
+
+/// One-sample Kolmogorov–Smirnov critical value at α = 0.001 for a sample of `n`:
+/// `c(α)/√n` (asymptotic), the counterpart of [`ks_critical_value`].
+pub fn ks_one_sample_critical_value(n: usize) -> f64 {
+    KS_COEFFICIENT_ALPHA_0_001 / (n as f64).sqrt()
+}
+
+/// The one-sample Kolmogorov–Smirnov statistic `sup_x |F_n(x) − F(x)|` of a sample against a
+/// CDF, to compare with [`ks_one_sample_critical_value`]. With the critical values it is the
+/// workspace's one law test, so the law tests of every crate share it.
+pub fn ks_one_sample(sample: &[f64], cdf: impl Fn(f64) -> f64) -> f64 {
+    let mut sample = sample.to_vec();
+    sample.sort_by(f64::total_cmp);
+    let n = sample.len() as f64;
+    sample
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let c = cdf(x);
+            (c - i as f64 / n).abs().max(((i + 1) as f64 / n - c).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The two-sample Kolmogorov–Smirnov statistic `sup_x |F_a(x) − F_b(x)|` of the empirical CDFs,
+/// to compare with [`ks_critical_value`].
+pub fn ks_two_sample(a: &[f64], b: &[f64]) -> f64 {
+    let mut a = a.to_vec();
+    let mut b = b.to_vec();
+    a.sort_by(f64::total_cmp);
+    b.sort_by(f64::total_cmp);
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (mut i, mut j, mut d) = (0, 0, 0.0_f64);
+    while i < a.len() && j < b.len() {
+        let x = a[i].min(b[j]);
+        while i < a.len() && a[i] <= x {
+            i += 1;
+        }
+        while j < b.len() && b[j] <= x {
+            j += 1;
+        }
+        d = d.max((i as f64 / na - j as f64 / nb).abs());
+    }
+    d
+}

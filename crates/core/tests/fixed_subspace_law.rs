@@ -13,11 +13,13 @@
 
 mod common;
 
-use common::{Z_TWO_SIDED_0_001, ks_one_sample, ks_one_sample_critical, mean_and_standard_error};
+use common::{Z_TWO_SIDED_0_001, mean_and_standard_error};
 use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::mask::{FixedSubspaceHaar, Mask};
-use orthomask_core::tolerance::ORTHOGONALITY;
+use orthomask_core::tolerance::{
+    ORTHOGONALITY, ks_one_sample, ks_one_sample_critical_value as ks_one_sample_critical,
+};
 use statrs::distribution::{Beta, ContinuousCDF};
 
 const DRAWS: u64 = 4000;

@@ -18,16 +18,16 @@
 
 mod common;
 
-use common::{
-    Z_TWO_SIDED_0_001, ks_one_sample, ks_one_sample_critical, ks_two_sample,
-    mean_and_standard_error,
-};
+use common::{Z_TWO_SIDED_0_001, mean_and_standard_error};
 use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::linalg::householder::sign;
 use orthomask_core::mask::{FixedSubspaceHaar, HaarOrthogonal, Mask};
 use orthomask_core::random::standard_normal;
-use orthomask_core::tolerance::ks_critical_value;
+use orthomask_core::tolerance::{
+    ks_critical_value, ks_one_sample, ks_one_sample_critical_value as ks_one_sample_critical,
+    ks_two_sample,
+};
 use statrs::distribution::{Beta, ContinuousCDF};
 
 /// A statistic of one draw.

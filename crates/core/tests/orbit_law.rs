@@ -9,14 +9,11 @@
 //! sampler with nothing kept fixed (plain Haar on O(n), which moves the column means) is
 //! rejected.
 
-mod common;
-
-use common::ks_two_sample;
 use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::mask::{FixedSubspaceHaar, HaarOrbit, Mask, ORBIT_MIN_ROWS};
 use orthomask_core::protocol::tm2::{DataCollector, Tm2Design, UnmaskedCohort};
-use orthomask_core::tolerance::ks_critical_value;
+use orthomask_core::tolerance::{ks_critical_value, ks_two_sample};
 
 /// Columns with clearly non-zero means, so keeping `1ₙ` fixed matters.
 fn block(n: usize, k: usize) -> DMatrix<f64> {

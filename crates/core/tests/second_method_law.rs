@@ -11,16 +11,13 @@
 //! Two-sample KS tests at α = 0.001 on a masked entry and on a masked row sum. The test can fail:
 //! a `V'` that is orthogonal but moves `1` (outside `G`) changes the row sums, and is rejected.
 
-mod common;
-
-use common::ks_two_sample;
 use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::mask::{FixedSubspaceHaar, HaarOrthogonal, Mask};
 use orthomask_core::protocol::second::{
     SecondCollector, SecondDesign, SecondParticipant, SecondProvider,
 };
-use orthomask_core::tolerance::{ORTHOGONALITY, ks_critical_value};
+use orthomask_core::tolerance::{ORTHOGONALITY, ks_critical_value, ks_two_sample};
 
 const DRAWS: u64 = 1500;
 

@@ -15,11 +15,14 @@
 
 mod common;
 
-use common::{Z_TWO_SIDED_0_001, ks_one_sample, ks_one_sample_critical, ks_two_sample};
+use common::Z_TWO_SIDED_0_001;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::protocol::collusion::{ShareView, split_into_shares};
 use orthomask_core::random::{BitSource, fill_standard_normal};
-use orthomask_core::tolerance::{SHARES_SUM, ks_critical_value};
+use orthomask_core::tolerance::{
+    SHARES_SUM, ks_critical_value, ks_one_sample,
+    ks_one_sample_critical_value as ks_one_sample_critical, ks_two_sample,
+};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 /// Answer coordinates per record (each an independent draw of the share noise).

@@ -269,27 +269,6 @@ pub(crate) mod test_support {
         ));
     }
 
-    /// Two-sample Kolmogorov–Smirnov statistic `sup_x |F_a(x) − F_b(x)|` of the empirical CDFs.
-    pub fn ks_two_sample(a: &[f64], b: &[f64]) -> f64 {
-        let mut a = a.to_vec();
-        let mut b = b.to_vec();
-        a.sort_by(f64::total_cmp);
-        b.sort_by(f64::total_cmp);
-        let (na, nb) = (a.len() as f64, b.len() as f64);
-        let (mut i, mut j, mut d) = (0, 0, 0.0_f64);
-        while i < a.len() && j < b.len() {
-            let x = a[i].min(b[j]);
-            while i < a.len() && a[i] <= x {
-                i += 1;
-            }
-            while j < b.len() && b[j] <= x {
-                j += 1;
-            }
-            d = d.max((i as f64 / na - j as f64 / nb).abs());
-        }
-        d
-    }
-
     /// The dense matrix built one column at a time: `d × 1` blocks never take the blocked path,
     /// so this is the scalar, bit-exact form of the operator.
     pub fn dense_by_columns(mask: &dyn Mask) -> DMatrix<f64> {
