@@ -418,12 +418,11 @@ mod tests {
         assert!((sum[3] - 63.0).abs() < 1e-9 && (sum[8] - 888.0).abs() < 1e-9);
         assert!((prepared.destinations[0].upload.values[3] - 63.0).abs() > 1e-6);
         assert_eq!(prepared.share_noise_ratio, Some(150.0));
-        // Only the answers are split: the QA constant and padding travel whole in the last share.
+        // Only the answers carry share noise: the QA constant is split evenly, 888/3 per share.
         let answers = s.design().unwrap().answers();
-        for d in &prepared.destinations[..2] {
-            assert!(d.upload.values[answers..].iter().all(|&v| v == 0.0));
+        for d in &prepared.destinations {
+            assert!((d.upload.values[answers] - 888.0 / 3.0).abs() < 1e-9);
         }
-        assert_eq!(prepared.destinations[2].upload.values[answers], 888.0);
     }
 
     #[test]

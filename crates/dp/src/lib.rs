@@ -39,7 +39,7 @@
 //! [`Calibration`] keeps the paper's own setting (Table 1).
 //!
 //! Read in this order: [`tolerance`], [`params`], [`ncx2`], [`setting_a`], [`setting_b`],
-//! [`calibration`], [`gaussian_mechanism`], [`masked_complement`], [`device`], [`scaling`].
+//! [`calibration`], [`gaussian_mechanism`], [`masked_complement`], [`device`].
 
 #![warn(missing_docs)]
 
@@ -61,8 +61,6 @@ pub mod masked_complement;
 
 pub mod device;
 
-pub mod scaling;
-
 pub use calibration::{Calibration, CalibrationError, CalibrationInput};
 pub use device::{
     BudgetSplit, CohortMechanism, DeviceCalibration, DeviceDpError, NEIGHBOUR_RELATION,
@@ -75,6 +73,5 @@ pub use gaussian_mechanism::{
 pub use masked_complement::{ChangedRow, LemmaBounds, MaskedComplement};
 pub use ncx2::{NcChiSquaredError, NonCentralChiSquared};
 pub use params::ParameterError;
-pub use scaling::{RecordScaler, ScalingError, VariableRange};
 pub use setting_a::{ExplicitBounds, NoiseOnly, upper_normal_quantile};
 pub use setting_b::{NoiseThenMask, SettingBError};

@@ -13,7 +13,7 @@ use orthomask_core::protocol::design::{appendix_c_bound, noise_columns_for};
 use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::second::{COMBINED_RELEASE_WARNING, SecondDesign, SecondUpload};
 use orthomask_core::protocol::simulation::{
-    PartyKeys, Safety, cohort_sizes, run_collusion, run_second, run_tm2,
+    CollusionKeys, PartyKeys, Safety, cohort_sizes, run_collusion, run_second, run_tm2,
 };
 use orthomask_core::protocol::tm2::DeviceDp;
 use orthomask_core::protocol::tm2::{DEFAULT_QA_CONSTANT, RightMaskKind, Tm2Design};
@@ -325,7 +325,7 @@ fn party_keys(args: &PipelineArgs) -> Result<(PartyKeys, bool)> {
             "--rng matlab reproduces the papers from numeric keys; add --teaching-key N (e.g. 535)"
         );
     }
-    Ok((PartyKeys::generate()?, false))
+    Ok((crate::keys::fresh_party_keys()?, false))
 }
 
 /// Extra provider keys for the collusion method: teaching numbers when teaching, else fresh.
@@ -333,7 +333,7 @@ fn provider_keys(count: usize, teaching_base: Option<u64>) -> Result<Vec<Key>> {
     (0..count as u64)
         .map(|i| match teaching_base {
             Some(base) => Ok(Key::teaching(base + i)),
-            None => Ok(Key::generate()?),
+            None => crate::keys::fresh_key(),
         })
         .collect()
 }
@@ -587,37 +587,25 @@ fn tm2_method(
         if args.cohort_size.is_some() {
             bail!("--cohort-size is not supported with --method collusion");
         }
-        // Same design check as the modified protocol: the extension's stage-one analysis needs
-        // condition (3.5) too.
-        let report = orthomask_core::protocol::design::check_design(
-            &orthomask_core::protocol::DesignParameters {
-                smallest_cohort: n,
-                largest_cohort: n,
-                p1,
-                p2,
-                sigma,
-                x_max,
-                delta: args.delta,
-                orthogonal_right_mask: true,
-            },
-            strictness,
-        )?;
-        warnings.extend(report.overridden.iter().cloned());
         let teaching_base = args.teaching_key.map(|t| t + 10);
-        let rights = provider_keys(args.right_providers, teaching_base)?;
-        let lefts = provider_keys(args.left_providers, teaching_base.map(|t| t + 10))?;
+        let collusion_keys = CollusionKeys {
+            collector: keys.collector.clone(),
+            right: provider_keys(args.right_providers, teaching_base)?,
+            left: provider_keys(args.left_providers, teaching_base.map(|t| t + 10))?,
+            participants: keys.participants.clone(),
+        };
         let run = run_collusion(
             &prepared.answers,
             &design,
-            &rights,
-            &lefts,
-            &keys.participants,
+            &collusion_keys,
             // The shares hide the answers: their declared bound, or in simulation their maximum.
             share_sigma(
                 &design,
                 args.x_max.unwrap_or_else(|| prepared.answers.amax()),
             ),
+            safety,
         )?;
+        warnings.extend(run.design_report.overridden.iter().cloned());
         let names = masked_names("m", design.p());
         write_blocks(
             &args.out_dir.join("upload.csv"),
@@ -637,7 +625,7 @@ fn tm2_method(
             p1,
             p2,
             sigma,
-            noise_bound: report.noise_bound,
+            noise_bound: run.design_report.noise_bound,
             margin: None,
             cohorts: Cohorts {
                 size: None,
