@@ -10,7 +10,7 @@
 //! and produces the same masks there as natively for the same key.
 //!
 //! Read in this order: [`tolerance`], [`key`], [`random`], [`linalg`], [`mask`], [`protocol`],
-//! [`attack`].
+//! [`attack`]; [`runtime`] says how the kernels use a native machine (threads, freed memory).
 
 pub mod tolerance;
 
@@ -23,3 +23,5 @@ pub mod mask;
 pub mod protocol;
 
 pub mod attack;
+
+pub mod runtime;

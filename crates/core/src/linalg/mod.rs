@@ -10,13 +10,17 @@
 //!   through cache-blocked matrix products, so that masking a block of many records runs at
 //!   matrix-multiply speed. They are accurate to rounding, not bit-exact, and `parallel` spreads
 //!   them over the cores natively (never on `wasm32`).
+//! * **Tall QR** ([`tall_qr`]): the `R` factor of a tall matrix for least squares, in
+//!   cache-sized chunks spread over the cores; bit-identical on any number of threads.
 
 pub mod householder;
 pub(crate) mod parallel;
 pub mod product;
 pub mod qr;
+pub mod tall_qr;
 pub mod wy;
 
 pub use householder::Reflector;
 pub use qr::ThinQr;
+pub use tall_qr::tall_r;
 pub use wy::BlockReflector;
