@@ -729,7 +729,10 @@ mod tests {
         assert_eq!(py_name("q=b"), "Q(\"q=b\")");
         // R string literals: a quote or backslash in a file name cannot end the string early.
         assert_eq!(r_string(r#"my "data"\x.csv"#), r#""my \"data\"\\x.csv""#);
-        assert!(rs.starts_with("# Reproduce") && rs.contains("d <- read.csv(\""), "{rs}");
+        assert!(
+            rs.starts_with("# Reproduce") && rs.contains("d <- read.csv(\""),
+            "{rs}"
+        );
     }
 
     #[test]
