@@ -34,7 +34,7 @@
 //! the output with the same arithmetic as the serial loop, and the key streams are read by
 //! position (sub-streams), never shared. Work is split at boundaries fixed by the problem (rows,
 //! reflectors, chunks), never by the thread count, wherever a split would change a rounding. The
-//! tests below (and `tests/threads.rs`) check bit-identical results with one and several threads.
+//! tests below check bit-identical results with one and several threads.
 
 use std::num::NonZeroUsize;
 
