@@ -13,6 +13,76 @@ export const dist = process.env.ORTHOMASK_DIST ?? join(repo, 'dist');
 export const fixtures = process.env.ORTHOMASK_FIXTURES ?? join(repo, 'target', 'e2e-fixtures');
 export const artifacts = process.env.ORTHOMASK_ARTIFACTS ?? join(repo, 'target', 'e2e-artifacts');
 
+// How long any wait may take before a test is declared hung. It is a hang detector, not a
+// performance bound: no test asserts on time, frame length or throughput (those figures are in
+// e2e/bench.mjs), so it is generous enough that no load on a shared machine reaches it.
+export const HANG_GUARD_MS = 300000;
+
+// Installed in every page before its scripts: wraps `Worker` so a test can see the job protocol's
+// messages (`window.__workerProbe.log`: "sent:Classroom#3", "received:Progress#3",
+// "received:Done#3", …) and can hold the worker's results back (`hold = true`, then `release()`)
+// to check what the page does while a job is outstanding — observed, never timed.
+function installWorkerProbe() {
+  const Real = window.Worker;
+  if (!Real || window.__workerProbe) return;
+  const probe = { log: [], hold: false, held: [] };
+  probe.release = () => {
+    probe.hold = false;
+    for (const deliver of probe.held.splice(0)) deliver();
+  };
+  window.__workerProbe = probe;
+  // Messages are JSON strings: {"id":3,"job":{"Classroom":…}} one way, {"Done":{"id":3,…}} back.
+  const describe = (data) => {
+    if (typeof data !== 'string') return { kind: 'other', id: '' };
+    const head = data.slice(0, 300);
+    const kind = (head.match(/"job":\{"(\w+)"/) ?? head.match(/^\{"(\w+)"/) ?? head.match(/^"(\w+)"$/) ?? [])[1] ?? 'other';
+    const id = (head.match(/"id":(\d+)/) ?? [])[1] ?? '';
+    return { kind, id };
+  };
+  class ProbedWorker extends Real {
+    postMessage(data, ...rest) {
+      const { kind, id } = describe(data);
+      probe.log.push(`sent:${kind}#${id}`);
+      return super.postMessage(data, ...rest);
+    }
+    get onmessage() { return super.onmessage; }
+    set onmessage(handler) {
+      super.onmessage = handler && ((event) => {
+        const { kind, id } = describe(event.data);
+        probe.log.push(`received:${kind}#${id}`);
+        if (probe.hold && kind === 'Done') {
+          probe.held.push(() => handler.call(this, event));
+          return;
+        }
+        handler.call(this, event);
+      });
+    }
+  }
+  window.Worker = ProbedWorker;
+}
+
+/**
+ * Hold the worker's results, run `start` (which starts a job of `kind`), and return the id of the
+ * job request that went to the worker. Call `releaseWorker` to deliver the held results.
+ */
+export async function startHeldJob(page, kind, start) {
+  const mark = await page.evaluate(() => { window.__workerProbe.hold = true; return window.__workerProbe.log.length; });
+  await start();
+  const handle = await page.waitForFunction(([from, k]) => window.__workerProbe.log.slice(from)
+    .find((e) => e.startsWith(`sent:${k}#`)), [mark, kind]);
+  return (await handle.jsonValue()).split('#')[1];
+}
+
+/** Deliver the results held since `startHeldJob` and stop holding. */
+export async function releaseWorker(page) {
+  await page.evaluate(() => window.__workerProbe.release());
+}
+
+/** The protocol messages seen so far. */
+export async function workerLog(page) {
+  return page.evaluate(() => window.__workerProbe.log.slice());
+}
+
 export async function setup({ viewport = { width: 1280, height: 900 } } = {}) {
   const server = await startServer({ dist, fixtures });
   const profile = await mkdtemp(join(tmpdir(), 'orthomask-e2e-'));
@@ -24,6 +94,8 @@ export async function setup({ viewport = { width: 1280, height: 900 } } = {}) {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  context.setDefaultTimeout(HANG_GUARD_MS);
+  await context.addInitScript(installWorkerProbe);
   const page = context.pages()[0] ?? await context.newPage();
   const record = { requests: [], console: [], errors: [] };
   context.on('request', (r) => record.requests.push({ url: r.url(), method: r.method(), body: r.postData() ?? '', headers: r.headers() }));

@@ -40,6 +40,8 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wbg_version
 fi
 # Python venvs for the schema check and the benchmark's numpy peer (Debian splits venv out).
 python3 -c "import venv, ensurepip" 2>/dev/null || apt_install python3 python3-venv
+# R (Debian's r-base-core) runs the analyst view's exported R script in the web tests.
+command -v Rscript >/dev/null || apt_install r-base-core
 # ── web: the Yew app's toolchain (issue 5) ─────────────────────────────────────────────────────
 # trunk exactly 0.21.14 (0.22 needs a newer rustc); wasm-opt from npm binaryen@132 (Debian's 108
 # cannot parse Rust 1.95 output); playwright-core for the end-to-end tests, driving Debian's

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Test the web app (the root crate, orthomask-web): one release build with trunk, the native
 # tests of the crate, the wasm-bindgen tests in headless Chromium, and the Playwright suite
-# (e2e/) against the built dist/ with a mock of the provider's upload API. Screenshots and the
+# (e2e/) against the built dist/ with a mock of the provider's upload API (its exported Python and
+# R scripts are run with statsmodels and Rscript). Screenshots and the
 # printed audit go to target/e2e-artifacts/. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,12 +41,22 @@ rm -rf "$fixtures" && mkdir -p "$fixtures"
 cp "$fixtures/run/release.csv" "$fixtures/run/manifest.json" "$fixtures/"
 cp data/paper/leaps_table2.csv data/paper/leaps_table5_released.csv "$fixtures/"
 "$cli" regress --input "$fixtures/release.csv" --y ADL --x BBS,Age --json > "$fixtures/cli-regress.json"
+# A second-method release (XB₁B₂ keeps the 0/1 response MIF and the treatment Group, so both lm
+# and glm apply) and the CLI's fits of it: the analyst view's R export is run on it with Rscript.
+awk -F, -v OFS=, '{ print $7, $2, $4, $5, $8 }' data/paper/leaps_table2.csv > "$fixtures/leaps_subset.csv"
+"$cli" pipeline --input "$fixtures/leaps_subset.csv" --out-dir "$fixtures/run-second" --teaching-key 11 \
+    --method second --keep MIF,Group >/dev/null 2>&1
+cp "$fixtures/run-second/release.csv" "$fixtures/release-second.csv"
+"$cli" regress --input "$fixtures/release-second.csv" --y MIF --x Group,Age,BBS,ADL --json > "$fixtures/cli-regress-second.json"
+"$cli" logit --input "$fixtures/release-second.csv" --y MIF --x Group,Age,BBS,ADL --json > "$fixtures/cli-logit-second.json"
 
 log "Python with pandas and statsmodels, to run the analyst view's exported script"
 venv="$root/target/py-test-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -c "import pandas, statsmodels" 2>/dev/null || "$venv/bin/pip" install -q pandas statsmodels
 export ORTHOMASK_PYTHON="$venv/bin/python"
+ORTHOMASK_RSCRIPT=$(command -v Rscript) || { echo "Rscript not found: run scripts/setup.sh" >&2; exit 1; }
+export ORTHOMASK_RSCRIPT
 
 log "Playwright end-to-end tests (Debian chromium, node's test runner)"
 ln -sfn "$root/target/web-tools/node_modules" e2e/node_modules

@@ -11,7 +11,7 @@ test('a release and its manifest pass the audit, and the report prints cleanly',
   try {
     await s.page.goto(`${s.server.base}/#/audit?data=fixtures/release.csv&manifest=fixtures/manifest.json`);
     const overall = s.page.getByTestId('overall');
-    await overall.waitFor({ timeout: 20000 });
+    await overall.waitFor();
     assert.match(await overall.textContent(), /^Overall: (PASS|WARN) — \d+ passed/);
     const ids = await s.page.locator('tr[data-check]').evaluateAll((rows) => rows.map((r) => r.dataset.check));
     for (const id of ['qa_column', 'precision']) assert.ok(ids.includes(id), `${id} in ${ids}`);
@@ -40,7 +40,7 @@ test('a tampered release fails the audit with the numbers behind it', async () =
     await s.page.goto(`${s.server.base}/#/audit?manifest=fixtures/manifest.json`);
     await s.page.locator('#audit-data-file').setInputFiles({ name: 'tampered.csv', mimeType: 'text/csv', buffer: Buffer.from(csv.join('\n')) });
     const overall = s.page.getByTestId('overall');
-    await overall.waitFor({ timeout: 20000 });
+    await overall.waitFor();
     assert.match(await overall.textContent(), /^Overall: FAIL/);
     const failing = await s.page.locator('tr.fail').allTextContents();
     assert.ok(failing.some((t) => /mean|cross/i.test(t)), failing.join(' | '));

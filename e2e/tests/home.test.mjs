@@ -42,8 +42,10 @@ test('every view fits a phone screen without horizontal scrolling, with its cont
     ];
     for (const [route, content] of views) {
       await s.page.goto(`${s.server.base}/${route}`);
-      await s.page.locator(content).first().waitFor({ timeout: 60000 });
-      await s.page.waitForTimeout(300);
+      await s.page.locator(content).first().waitFor();
+      // Two animation frames: the layout that follows the content's render is done (ordered by
+      // the browser's frame loop, not by a delay that a loaded machine could outrun).
+      await s.page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
       const width = await s.page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(width <= 376, `${route} is ${width}px wide on a 375px screen`);
     }

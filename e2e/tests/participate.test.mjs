@@ -128,7 +128,7 @@ test('a participant submits through transient failures and gets a verified recei
     await mode(s, { fail_next: 2 });
     await s.page.getByRole('button', { name: 'Send' }).click();
     const hash = s.page.getByTestId('receipt-hash');
-    await hash.waitFor({ timeout: 20000 });
+    await hash.waitFor();
     const received = await uploads(s);
     assert.equal(received.length, 3, 'two failed attempts and one success');
     assert.equal(new Set(received.map((u) => u.body.token)).size, 1, 'one idempotency token for every retry');
@@ -165,7 +165,7 @@ test('when the service stays down the participant sees why, keeps every answer, 
     await answerLeaps(s.page);
     await s.page.getByRole('button', { name: 'Send' }).click();
     const alert = s.page.getByRole('alert').filter({ hasText: 'did not go through after 4 attempts' });
-    await alert.waitFor({ timeout: 30000 });
+    await alert.waitFor();
     assert.match(await alert.textContent(), /nothing was lost/);
     assert.match(await alert.textContent(), /down for maintenance/);
     await screenshot(s.page, 'participate-failed');
@@ -180,7 +180,7 @@ test('when the service stays down the participant sees why, keeps every answer, 
     // the service comes back, the retry goes through, and every attempt carried the same token.
     await mode(s, { down: false });
     await s.page.getByRole('button', { name: /^(Send|Try again)$/ }).click();
-    await s.page.getByTestId('receipt-hash').waitFor({ timeout: 20000 });
+    await s.page.getByTestId('receipt-hash').waitFor();
     const all = await uploads(s);
     assert.equal(all.length, 5);
     assert.equal(new Set(all.map((u) => u.body.token)).size, 1);
@@ -201,10 +201,10 @@ test('"Try again" after a failure resends the same upload with the same token', 
     await s.page.getByRole('button', { name: 'Start the survey' }).click();
     await answerLeaps(s.page);
     await s.page.getByRole('button', { name: 'Send' }).click();
-    await s.page.getByRole('button', { name: 'Try again' }).waitFor({ timeout: 30000 });
+    await s.page.getByRole('button', { name: 'Try again' }).waitFor();
     await mode(s, { down: false });
     await s.page.getByRole('button', { name: 'Try again' }).click();
-    await s.page.getByTestId('receipt-hash').waitFor({ timeout: 20000 });
+    await s.page.getByTestId('receipt-hash').waitFor();
     const all = await uploads(s);
     assert.equal(all.length, 5);
     assert.equal(new Set(all.map((u) => u.body.token)).size, 1);
@@ -230,7 +230,7 @@ test('optional questions can be skipped, and share mode sends one additive share
     await s.page.getByRole('button', { name: 'Review' }).click();
     await s.page.getByTestId('masked-vector').waitFor();
     await s.page.getByRole('button', { name: 'Send' }).click();
-    await s.page.getByTestId('receipt-hash').waitFor({ timeout: 20000 });
+    await s.page.getByTestId('receipt-hash').waitFor();
     const [one] = await uploads(s);
     // 1 + (1 + 1) + 1 + (1 + 1) + (3 + 1) answer columns, the QA column, 400 noise columns.
     assert.equal(one.body.values.length, 10 + 1 + 400);
@@ -244,7 +244,7 @@ test('optional questions can be skipped, and share mode sends one additive share
     await s.page.getByRole('button', { name: 'Review' }).click();
     await s.page.getByRole('region', { name: 'What leaves your device' }).filter({ hasText: '3 random parts' }).waitFor();
     await s.page.getByRole('button', { name: 'Send' }).click();
-    await s.page.getByTestId('receipt-hash').first().waitFor({ timeout: 20000 });
+    await s.page.getByTestId('receipt-hash').first().waitFor();
     assert.equal(await s.page.getByTestId('receipt-hash').count(), 3);
     // Each receipt links to the list its own service publishes for the cohort.
     const lists = await s.page.getByTestId('receipt-list').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
@@ -305,7 +305,7 @@ test('the whole form works from the keyboard alone', async () => {
     await page.getByRole('region', { name: 'What leaves your device' }).waitFor();
     await tabTo(page, 'the send button', () => document.activeElement?.textContent === 'Send');
     await page.keyboard.press('Enter');
-    await page.getByTestId('receipt-hash').waitFor({ timeout: 20000 });
+    await page.getByTestId('receipt-hash').waitFor();
     const [upload] = await uploads(s);
     assert.equal(upload.body.values.length, 512);
     assert.deepEqual(s.record.errors, []);

@@ -506,13 +506,39 @@ fn expected_comment(prefix: &str, s: &LinearSummary) -> String {
     out
 }
 
+/// `text` as an R string literal (double quotes; backslash and quote escaped).
+fn r_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The logistic model's expected coefficients, as a comment.
+fn expected_logistic_comment(prefix: &str, l: &LogisticSummary) -> String {
+    let mut out = format!("{prefix} Expected coefficients (computed in the browser):\n");
+    for c in &l.coefficients {
+        out.push_str(&format!("{prefix}   {:<16} {:.10e}\n", c.name, c.estimate));
+    }
+    out.push_str(&format!("{prefix}   deviance         {:.10}\n", l.deviance));
+    out
+}
+
 /// An R script that reproduces the regression and the contingency tables from the release.
+///
+/// Checked by running it: the Playwright suite runs the exported script with `Rscript` on a
+/// release and compares `lm`'s and `glm`'s coefficients and standard errors with
+/// `orthomask regress --json` and `orthomask logit --json` (1e-9 relative). `glm` as R runs it
+/// by default does not reproduce the fit to that accuracy, for two reasons the script corrects:
+/// it stops when the deviance changes by less than 1e-8 relative (estimates 1.5e-8 short of the
+/// maximum on the LEAPS release), and `summary()` takes its standard errors from the weights at
+/// the *previous* iterate (7.6e-5 off there). The script converges to 1e-14 and then takes one
+/// more Fisher-scoring step from the estimate (`update(logit, start = coef(logit))`), so the
+/// weights are those at the estimate, as in `Cov(β̂) = (ZᵀD̂Z)⁻¹` of `orthomask logit`.
 pub fn r_snippet(r: &AnalysisResult) -> String {
     let file = &r.name;
     let mut out = format!(
         "# Reproduce the Orthomask analysis of {file} in R.\n\
          # The release keeps means and X'X, so lm() on it gives the raw data's coefficients.\n\
-         d <- read.csv(\"{file}\", check.names = FALSE)\n"
+         d <- read.csv({}, check.names = FALSE)\n",
+        r_string(file)
     );
     if let Ok(s) = &r.linear {
         let rhs: Vec<String> = s.predictors.iter().map(|p| r_name(p)).collect();
@@ -526,19 +552,26 @@ pub fn r_snippet(r: &AnalysisResult) -> String {
     if let Ok(l) = &r.logistic {
         let rhs: Vec<String> = r.x.iter().map(|p| r_name(p)).collect();
         out.push_str(&format!(
-            "logit <- glm({} ~ {}, family = binomial, data = d)\nprint(summary(logit))\n",
+            "logit <- glm({} ~ {}, family = binomial, data = d,\n\
+             \x20   control = glm.control(epsilon = 1e-14, maxit = 100))\n\
+             # One more step from the estimate: summary() takes its standard errors from the\n\
+             # weights where the last step started, so they become those at the estimate.\n\
+             logit <- update(logit, start = coef(logit))\nprint(summary(logit))\n",
             r_name(&l.response),
             rhs.join(" + ")
         ));
+        out.push_str(&expected_logistic_comment("#", l));
     }
     for t in r.tables.iter().filter_map(|t| t.as_ref().ok()) {
         out.push_str(&format!(
             "# 2x2 table of {a} by {b} from cross-products (seed 003 Table 1): rows {a} = 1, 0; columns {b} = 1, 0\n\
-             z1 <- d[[\"{a}\"]]; z2 <- d[[\"{b}\"]]; n <- nrow(d)\n\
+             z1 <- d[[{qa}]]; z2 <- d[[{qb}]]; n <- nrow(d)\n\
              d11 <- sum(z1 * z2); d10 <- sum(z1 * z1) - d11; d01 <- sum(z2 * z2) - d11\n\
              print(round(matrix(c(d11, d01, d10, n - d11 - d10 - d01), 2, 2)))\n",
             a = t.rows,
-            b = t.columns
+            b = t.columns,
+            qa = r_string(&t.rows),
+            qb = r_string(&t.columns),
         ));
     }
     out
@@ -697,6 +730,12 @@ mod tests {
         assert!(py.contains("smf.ols(\"ADL ~ BBS + Age\", data=d)"), "{py}");
         assert_eq!(r_name("q=b"), "`q=b`");
         assert_eq!(py_name("q=b"), "Q(\"q=b\")");
+        // R string literals: a quote or backslash in a file name cannot end the string early.
+        assert_eq!(r_string(r#"my "data"\x.csv"#), r#""my \"data\"\\x.csv""#);
+        assert!(
+            rs.starts_with("# Reproduce") && rs.contains("d <- read.csv(\""),
+            "{rs}"
+        );
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! and produces the same masks there as natively for the same key.
 //!
 //! Read in this order: [`tolerance`], [`key`], [`random`], [`linalg`], [`mask`], [`scaling`],
-//! [`protocol`], [`attack`].
+//! [`protocol`], [`attack`]; [`runtime`] says how the kernels use a native machine (threads,
+//! freed memory).
 
 pub mod tolerance;
 
@@ -25,3 +26,5 @@ pub mod scaling;
 pub mod protocol;
 
 pub mod attack;
+
+pub mod runtime;

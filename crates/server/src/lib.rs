@@ -14,6 +14,7 @@
 //! enforces who may see what. Read in this order:
 
 pub mod collector;
+pub mod compute;
 pub mod error;
 pub mod http;
 pub mod intake;

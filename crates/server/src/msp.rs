@@ -262,7 +262,7 @@ impl Msp {
                 .map_err(|e| StoreError::Corrupt(e.to_string()))?;
             let p = reg.p();
             let flat: Vec<f64> = rows.into_iter().flatten().collect();
-            let masked = tokio::task::spawn_blocking(move || {
+            let masked = crate::compute::core_task(move || {
                 let x = DMatrix::from_row_slice(n, p, &flat);
                 MaskingServiceProvider::new(key, design).mask_cohort(cohort, &x)
             })
@@ -393,7 +393,7 @@ impl Msp {
             let left_key = key.derive(StreamId::ProviderLeftMask { cohort });
             let right_urls = self.0.cfg.right_urls.clone();
             let s = survey.clone();
-            deliveries = tokio::task::spawn_blocking(move || {
+            deliveries = crate::compute::core_task(move || {
                 let left = LeftProvider::new(left_key, 0);
                 let mut out = Vec::new();
                 for (index, ids, values) in blocks {

@@ -325,7 +325,7 @@ async fn upload(
     upload.validate(&survey, p).map_err(ApiError::bad_request)?;
     let provider = right.provider(&survey, upload.cohort, p)?;
     let share = upload.values.clone();
-    let masked = tokio::task::spawn_blocking(move || {
+    let masked = crate::compute::core_task(move || {
         provider.mask_shares(&DMatrix::from_row_slice(1, p, &share))
     })
     .await
@@ -416,7 +416,7 @@ async fn left_masked(
         None => {}
     }
     let provider = right.provider(&survey, cohort, reg.p())?;
-    let unmasked = tokio::task::spawn_blocking(move || provider.unmask(&block))
+    let unmasked = crate::compute::core_task(move || provider.unmask(&block))
         .await
         .map_err(|e| ApiError::internal("removing the right mask", e))?
         .map_err(|e| ApiError::unprocessable(format!("removing the right mask: {e}")))?;

@@ -107,9 +107,10 @@ impl Design {
                 });
             }
         }
+        // Indices, not copies: the matrix below is the one copy of the predictors.
         let columns = predictors
             .iter()
-            .map(|name| data.column(name))
+            .map(|name| data.index_of(name))
             .collect::<Result<Vec<_>, _>>()?;
         let offset = usize::from(intercept == Intercept::Included);
         let p = columns.len() + offset;
@@ -120,13 +121,12 @@ impl Design {
         if n <= p {
             return Err(DesignError::TooFewObservations { n, p });
         }
-        let matrix = DMatrix::from_fn(n, p, |i, j| {
-            if j < offset {
-                1.0
-            } else {
-                columns[j - offset][i]
-            }
-        });
+        let mut matrix = DMatrix::from_element(n, p, 1.0);
+        for (j, &index) in columns.iter().enumerate() {
+            matrix
+                .column_mut(j + offset)
+                .copy_from(&data.values().column(index));
+        }
         let mut names = Vec::with_capacity(p);
         if offset == 1 {
             names.push(INTERCEPT_NAME.to_owned());

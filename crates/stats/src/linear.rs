@@ -8,7 +8,13 @@
 //! Only the individual residuals (and hence diagnostic plots) differ.
 //!
 //! # Algorithm
-//! A column-equilibrated, column-pivoted Householder QR of `[Z y]` ([`PivotedQr`]): columns are
+//! Two Householder stages. First core's tall QR (`orthomask_core::linalg::tall_r`: cache-sized
+//! chunks, on every core natively, the same bits on any number of threads) reduces the `n × (p+1)`
+//! matrix `[Z y]` to its `(p+1) × (p+1)` factor `[R r]` without copying it; Householder QR is
+//! backward stable column by column, so this costs no accuracy however the columns are scaled,
+//! and `[R r]` has the same column lengths, Gram matrix and least-squares solutions as `[Z y]`.
+//! Then a column-equilibrated, column-pivoted Householder QR of that small factor ([`PivotedQr`],
+//! which therefore decides rank exactly as it would on `[Z y]` itself): columns are
 //! scaled to unit length, the intercept is the first pivot, the others come in order of their
 //! length outside the span of those already chosen, and a column whose remaining length is at
 //! most [`PIVOTED_RANK_RELATIVE`] of its own is dropped as collinear (R reports such an aliased
@@ -27,6 +33,7 @@
 //! errors tiny or zero, t statistics huge, `±∞` or NaN, p-values as they come.
 
 use nalgebra::{DMatrix, DVector};
+use orthomask_core::linalg::tall_r;
 use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 
 use crate::dataset::Dataset;
@@ -224,7 +231,18 @@ impl LinearRegression {
         let n = design.n();
         let z = design.matrix();
         let centered = design.intercept() == Intercept::Included;
-        let qr = PivotedQr::new(z, design.y(), centered);
+        // Stage one: [R r] of [Z y] (rows may carry signs, which cancel in every result below).
+        // `Design` guarantees n > p, so the factor is (p + 1) × (p + 1).
+        let p = design.p();
+        let mut columns: Vec<&[f64]> = z.as_slice().chunks_exact(n).collect();
+        columns.push(design.y().as_slice());
+        let factor = tall_r(&columns);
+        // Stage two: pivoting and rank on the small factor.
+        let qr = PivotedQr::new(
+            &factor.columns(0, p).into_owned(),
+            &factor.column(p).into_owned(),
+            centered,
+        );
         let rank = qr.rank();
         if rank == 0 {
             return Err(LinearError::NothingEstimable {

@@ -10,6 +10,8 @@
 //!   through cache-blocked matrix products, so that masking a block of many records runs at
 //!   matrix-multiply speed. They are accurate to rounding, not bit-exact, and `parallel` spreads
 //!   them over the cores natively (never on `wasm32`).
+//! * **Tall QR** ([`tall_qr`]): the `R` factor of a tall matrix for least squares, in
+//!   cache-sized chunks spread over the cores; bit-identical on any number of threads.
 //!
 //! And one iterative method, [`lanczos`] (with its [`tridiagonal`] eigen-solver): the smallest
 //! eigenvalue of a Gram matrix `X Xᵀ` from products with `X` and `Xᵀ` only, for the simulation's
@@ -20,9 +22,11 @@ pub mod lanczos;
 pub(crate) mod parallel;
 pub mod product;
 pub mod qr;
+pub mod tall_qr;
 pub mod tridiagonal;
 pub mod wy;
 
 pub use householder::Reflector;
 pub use qr::ThinQr;
+pub use tall_qr::tall_r;
 pub use wy::BlockReflector;

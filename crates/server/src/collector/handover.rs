@@ -132,7 +132,7 @@ pub(super) async fn cohort_result(
                     .template
                     .design()
                     .map_err(|e| ApiError::internal("unmasking", e))?;
-                let unmasked = tokio::task::spawn_blocking(move || {
+                let unmasked = crate::compute::core_task(move || {
                     DataCollector::new(key, design)?.unmask_cohort(cohort, &batch)
                 })
                 .await
@@ -313,7 +313,7 @@ async fn combine(
         .design()
         .map_err(|e| ApiError::internal("combining", e))?;
     let min = row.plan.min_cohort_size;
-    let combined = tokio::task::spawn_blocking(move || {
+    let combined = crate::compute::core_task(move || {
         let blocks: Vec<DMatrix<f64>> = parts
             .iter()
             .map(|(r, c, v, _)| DMatrix::from_row_slice(*r, *c, v))

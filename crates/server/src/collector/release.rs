@@ -101,7 +101,7 @@ impl Collector {
             .get(survey)
             .ok_or_else(|| ApiError::internal("releasing", "the survey's key is missing"))?;
         let (csv, manifest) =
-            tokio::task::spawn_blocking(move || build_release(&row, key, received, notes))
+            crate::compute::core_task(move || build_release(&row, key, received, notes))
                 .await
                 .map_err(|e| ApiError::internal("releasing", e))??;
         let s = survey.to_owned();
