@@ -50,62 +50,61 @@ pub fn expectations(manifest: &Manifest, source_name: &str) -> Result<Expected, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::{Provenance, Released, build};
+    use crate::plan::{CohortBounds, Plan, PlanRequest};
     use crate::tolerance::HAND_COMPUTED;
-    use orthomask_formats::manifest::{Cohorts, ColumnMean, Generator, Method, Qa, RightMask};
+    use orthomask_core::protocol::QaReport;
+    use orthomask_formats::manifest::Cohorts;
 
+    /// The manifest the builder writes for a release of one answer column and QA.
     fn manifest() -> Manifest {
-        Manifest {
-            orthomask_version: "0".into(),
-            method: Method::Modified,
-            n: 3,
-            p1: 1,
-            p2: 4,
-            columns: vec!["a".into()],
-            sigma: 1.5,
-            x_max: Some(888.0),
-            x_max_source: None,
-            appendix_c: None,
-            condition_3_7_margin: None,
-            cohorts: Cohorts {
+        let cohorts = CohortBounds {
+            smallest: 3,
+            largest: 3,
+        };
+        let plan = Plan::new(&PlanRequest::new(1, Some(888.0), cohorts, 888.0)).unwrap();
+        let columns = vec!["a".to_owned(), "QA".to_owned()];
+        let data = DMatrix::from_row_slice(3, 2, &[1.0, 888.0, 0.0, 888.0, 1.0, 888.0]);
+        let qa = [QaReport {
+            constant: 888.0,
+            max_deviation: 0.0,
+            tolerance: 1e-9,
+            worst: 0,
+        }];
+        let released = Released {
+            columns: &columns,
+            data: &data,
+            qa: &qa,
+            decimals: None,
+        };
+        let provenance = Provenance::modified(
+            Cohorts {
                 size: None,
                 sizes: vec![3],
             },
-            right_mask: RightMask::Haar,
-            generator: Generator::Chacha,
-            kept_columns: vec![],
-            binary_columns: vec!["a".into()],
-            qa: Some(Qa {
-                constant: 888.0,
-                passed: true,
-                max_deviation: 0.0,
-                tolerance: 1e-6,
-            }),
-            column_means: vec![ColumnMean {
-                name: "a".into(),
-                mean: 1.0,
-            }],
-            cross_products: vec![vec![1.0]],
-            decimals: None,
-            dp: None,
-            teaching_keys: false,
-            warnings: vec![],
-        }
+            vec!["a".into()],
+        );
+        build(&plan, &released, provenance)
     }
 
     #[test]
     fn expectations_check_shapes() {
         let mut m = manifest();
         let e = expectations(&m, "m.json").unwrap();
-        assert_eq!(e.cross_products.shape(), (1, 1));
+        assert_eq!(e.cross_products.shape(), (2, 2));
+        // a = (1, 0, 1): mean 2/3, Σa² = 2, Σa·888 = 1 776.
+        assert!((e.means[0] - 2.0 / 3.0).abs() < HAND_COMPUTED);
+        assert!((e.cross_products[(0, 0)] - 2.0).abs() < HAND_COMPUTED);
+        assert!((e.cross_products[(0, 1)] - 1776.0).abs() < HAND_COMPUTED * 1776.0);
         assert!(
             e.qa_constant
                 .is_some_and(|c| (c - 888.0).abs() < HAND_COMPUTED)
         );
         m.cross_products = vec![vec![1.0, 2.0]];
         let error = expectations(&m, "m.json").unwrap_err().to_string();
-        assert!(error.starts_with("m.json: not a valid manifest") && error.contains("1 × 1"));
-        m.cross_products = vec![vec![1.0]];
-        m.column_means.clear();
+        assert!(error.starts_with("m.json: not a valid manifest") && error.contains("2 × 2"));
+        let mut m = manifest();
+        m.column_means.pop();
         assert!(expectations(&m, "m.json").is_err());
     }
 }

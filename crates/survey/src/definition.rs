@@ -443,22 +443,13 @@ mod tests {
 
     #[test]
     fn invalid_definitions_name_the_field() {
+        let refusal = |s: &SurveyDefinition| s.validate().unwrap_err().to_string();
         let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
         s.questions[1].id = s.questions[0].id.clone();
-        assert!(
-            s.validate()
-                .unwrap_err()
-                .to_string()
-                .contains("questions[1].id: duplicate")
-        );
+        assert!(refusal(&s).contains("questions[1].id: duplicate"));
         let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
         s.masking.right_mask_key = Some("abc".into());
-        assert!(
-            s.validate()
-                .unwrap_err()
-                .to_string()
-                .contains("masking.right_mask_key")
-        );
+        assert!(refusal(&s).contains("masking.right_mask_key"));
         // Share mode: a share scale under 100 × the largest answer would expose the answers.
         let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
         s.masking.right_mask_key = None;
@@ -469,7 +460,7 @@ mod tests {
         });
         s.validate().unwrap();
         s.masking.share_mode.as_mut().unwrap().share_sigma = floor * 0.99;
-        let e = s.validate().unwrap_err().to_string();
+        let e = refusal(&s);
         assert!(
             e.contains("masking.share_mode.share_sigma") && e.contains("largest declared answer"),
             "{e}"

@@ -53,6 +53,26 @@ pub struct Provenance {
     pub warnings: Vec<String>,
 }
 
+impl Provenance {
+    /// The modified TM² as the services run it: a Haar right mask, ChaCha streams, a declared
+    /// `x_max`, no kept columns, no margin, no teaching keys, no warnings. Callers change what
+    /// differs (`Provenance { warnings, ..Provenance::modified(…) }`).
+    pub fn modified(cohorts: Cohorts, binary_columns: Vec<String>) -> Self {
+        Self {
+            method: Method::Modified,
+            right_mask: RightMask::Haar,
+            generator: Generator::Chacha,
+            x_max_source: XMaxSource::Declared,
+            cohorts,
+            kept_columns: Vec::new(),
+            binary_columns,
+            condition_3_7_margin: None,
+            teaching_keys: false,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// The manifest of a release made under `plan`.
 pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Manifest {
     let (_, cross_products) = summary_statistics(released.data);
@@ -181,21 +201,13 @@ mod tests {
                 qa: &qa,
                 decimals: None,
             },
-            Provenance {
-                method: Method::Modified,
-                right_mask: RightMask::Haar,
-                generator: Generator::Chacha,
-                x_max_source: XMaxSource::Declared,
-                cohorts: Cohorts {
+            Provenance::modified(
+                Cohorts {
                     size: Some(30),
                     sizes: vec![2],
                 },
-                kept_columns: vec![],
-                binary_columns: observed_binary_columns(&columns, &data),
-                condition_3_7_margin: None,
-                teaching_keys: false,
-                warnings: vec![],
-            },
+                observed_binary_columns(&columns, &data),
+            ),
         );
         assert_eq!(m.appendix_c, plan.appendix_c);
         let gamma = m.appendix_c.as_ref().unwrap().gamma;

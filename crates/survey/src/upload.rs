@@ -126,14 +126,18 @@ pub struct Receipt {
 mod tests {
     use super::*;
 
-    #[test]
-    fn upload_hash_and_validation() {
-        let u = Upload {
+    fn sample() -> Upload {
+        Upload {
             survey: "s".into(),
             cohort: 0,
             token: "abcdefghijklmnop".into(),
             values: vec![1.0, 2.0],
-        };
+        }
+    }
+
+    #[test]
+    fn upload_hash_and_validation() {
+        let u = sample();
         assert_eq!(u.hash().len(), 64);
         let mut v = u.clone();
         v.values[1] = 2.000_000_000_000_001;
@@ -164,14 +168,8 @@ mod tests {
     /// +pack('<d',1.0)+pack('<d',2.0)).hexdigest()`.
     #[test]
     fn the_canonical_encoding_is_stable() {
-        let u = Upload {
-            survey: "s".into(),
-            cohort: 0,
-            token: "abcdefghijklmnop".into(),
-            values: vec![1.0, 2.0],
-        };
         assert_eq!(
-            u.hash(),
+            sample().hash(),
             "1fba997f0fa82cc223a53176802e29fece85de626fde2946845f1ac773d0bb6b"
         );
     }

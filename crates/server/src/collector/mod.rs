@@ -34,7 +34,7 @@ use orthomask_core::protocol::collusion::combine_shares;
 use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::tm2::{DataCollector, UnmaskedCohort};
 use orthomask_formats::csv::{Precision, write_table};
-use orthomask_formats::manifest::{Cohorts, Generator, Method, RightMask, XMaxSource};
+use orthomask_formats::manifest::{Cohorts, Method};
 use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::draft::{Endpoints, SurveyDraft, SurveyPlan, hydrate, plan_survey};
 use orthomask_survey::manifest::{Provenance, Released};

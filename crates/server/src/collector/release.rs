@@ -186,18 +186,14 @@ fn build_release(
             } else {
                 Method::Modified
             },
-            right_mask: RightMask::Haar,
-            generator: Generator::Chacha,
-            x_max_source: XMaxSource::Declared,
-            cohorts: Cohorts {
-                size: Some(row.plan.cohort_size),
-                sizes,
-            },
-            kept_columns: Vec::new(),
-            binary_columns: row.plan.binary_columns.clone(),
-            condition_3_7_margin: None,
-            teaching_keys: false,
             warnings: notes,
+            ..Provenance::modified(
+                Cohorts {
+                    size: Some(row.plan.cohort_size),
+                    sizes,
+                },
+                row.plan.binary_columns.clone(),
+            )
         },
     );
     Ok((csv, manifest.to_json()))
