@@ -12,6 +12,7 @@
 //! | [`SHARE_SCALE`] | 100 | share σ over the answers' scale in share mode (core's rule) |
 //! | [`WEAK_BOUND_WARNING`] | 0.05 | a run warns when the bound guarantees less than 95 % |
 //! | [`SECOND_METHOD_NOISE_ROWS`], [`SECOND_METHOD_SIGMA`] | 6, 1 | seed 003 §3.3's Table 7 |
+//! | [`MAX_COHORT`], [`MAX_P`] | 10 000, 50 000 | what the services hold in memory per cohort |
 
 /// The δ of seed 000's Appendix C bound: `Pr[λ_min(X₂X₂ᵀ) ≤ (√γ − 1)² n σ² (1 − δ)]` is bounded,
 /// and σ must satisfy `σ² > p₁ x_max² / [(√γ − 1)²(1 − δ)]`.

@@ -190,6 +190,16 @@ struct RawData {
     qa: Option<f64>,
 }
 
+impl RawData {
+    /// The names of the answer columns at `indices`.
+    fn names_of(&self, indices: &[usize]) -> Vec<String> {
+        indices
+            .iter()
+            .map(|&k| self.answer_names[k].clone())
+            .collect()
+    }
+}
+
 fn split_input(table: &Table, args: &PipelineArgs) -> Result<RawData> {
     let qa_index = if args.no_qa {
         None
@@ -506,7 +516,7 @@ fn tm2_method(
     if !kept.is_empty() {
         design = design.with_kept(kept.clone())?;
     }
-    let kept_names: Vec<String> = kept.iter().map(|&k| raw.answer_names[k].clone()).collect();
+    let kept_names = raw.names_of(&kept);
     let mut release_names = raw.answer_names.clone();
     if raw.qa.is_some() {
         release_names.push("QA".to_owned());
@@ -718,7 +728,7 @@ fn second_method(
     )?
     .with_generator(args.rng.generator());
     let run = run_second(&raw.answers, &design, keys, args.combined)?;
-    let kept_names: Vec<String> = kept.iter().map(|&k| raw.answer_names[k].clone()).collect();
+    let kept_names = raw.names_of(&kept);
     if args.write_exchanges {
         write_second_uploads(&args.out_dir.join("upload.csv"), &run.uploads, &kept_names)?;
         write_second_uploads(
