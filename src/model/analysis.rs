@@ -37,6 +37,14 @@ pub enum AnalysisError {
         /// The fit's reason.
         source: LinearError,
     },
+    /// A scatter panel's predictor is constant: the fit drops it, so there is no line.
+    #[error("{panel}: {column} is constant, so no line can be fitted against it")]
+    ConstantPredictor {
+        /// The panel's title.
+        panel: String,
+        /// The constant column.
+        column: String,
+    },
     /// A contingency table cannot be formed.
     #[error(transparent)]
     Contingency(#[from] ContingencyError),
@@ -337,7 +345,13 @@ pub fn scatter_panel(
 ) -> Result<ScatterPanel, AnalysisError> {
     let data = dataset(table)?;
     let fit = linear(&data, y, &[x.to_owned()], Some(title))?;
-    let coefficients = fit.coefficients();
+    // A constant x is dropped as collinear with the intercept: no line to draw.
+    let [intercept, slope] = fit.coefficients() else {
+        return Err(AnalysisError::ConstantPredictor {
+            panel: title.to_owned(),
+            column: x.to_owned(),
+        });
+    };
     let xs = data.column(x)?;
     let ys = data.column(y)?;
     Ok(ScatterPanel {
@@ -348,8 +362,8 @@ pub fn scatter_panel(
             .map(|i| (xs[i], ys[i]))
             .collect(),
         total_points: xs.len(),
-        intercept: coefficients[0].estimate(),
-        slope: coefficients[1].estimate(),
+        intercept: intercept.estimate(),
+        slope: slope.estimate(),
     })
 }
 

@@ -18,5 +18,7 @@ pub fn token() -> Result<String, String> {
 /// # Errors
 /// One line when the browser gives no random numbers.
 pub fn key() -> Result<Key, String> {
-    Key::generate().map_err(|e| format!("this browser gave no random numbers: {e}"))
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| format!("this browser gave no random numbers: {e}"))?;
+    Ok(Key::from_entropy(bytes))
 }

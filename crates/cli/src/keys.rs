@@ -1,14 +1,36 @@
 //! Turning command-line key arguments into keys, with the teaching-key warning.
 
 use crate::io::warn;
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use orthomask_core::key::Key;
+use orthomask_core::protocol::simulation::PartyKeys;
 
 /// Warning printed whenever a numeric teaching key is used.
 pub fn teaching_warning(number: u64) -> String {
     format!(
         "key {number} is a short teaching key: reproducible and guessable by anyone; never use it for real data"
     )
+}
+
+/// 256 bits of entropy from the operating system (the core takes entropy, never reads it).
+fn os_entropy() -> Result<[u8; 32]> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).context("the operating system random source failed")?;
+    Ok(bytes)
+}
+
+/// A fresh 256-bit production key from the operating system.
+pub fn fresh_key() -> Result<Key> {
+    Ok(Key::from_entropy(os_entropy()?))
+}
+
+/// Fresh production keys for collector, provider and participants from the operating system.
+pub fn fresh_party_keys() -> Result<PartyKeys> {
+    Ok(PartyKeys::from_entropy([
+        os_entropy()?,
+        os_entropy()?,
+        os_entropy()?,
+    ]))
 }
 
 /// `--teaching-key N` if given (warned about), else a fresh 256-bit key from the OS.
@@ -18,7 +40,7 @@ pub fn teaching_or_fresh(teaching: Option<u64>) -> Result<Key> {
             warn(&teaching_warning(n));
             Key::teaching(n)
         }
-        None => Key::generate()?,
+        None => fresh_key()?,
     })
 }
 

@@ -122,7 +122,7 @@ fn contingency_on_table_5_gives_table_6() {
         "MIF",
         "--json",
     ]);
-    assert_eq!(v["table"], serde_json::json!([[6.0, 6.0], [3.0, 5.0]]));
+    assert_eq!(v["table"], serde_json::json!([[6, 6], [3, 5]]));
     assert_eq!(v["n"], 20);
     let raw = json(&[
         "contingency",

@@ -5,7 +5,9 @@
 //! selected by a [`StreamId`]: same key and same stream id give the same numbers on every
 //! platform, and different stream ids give independent numbers.
 //!
-//! Production keys come from the operating system ([`Key::generate`]). Short numeric keys
+//! Production keys are 256 bits of operating-system entropy that the caller reads and passes in
+//! ([`Key::from_entropy`]): the core never touches the OS random source itself, so it stays
+//! I/O-free and runs unchanged in a browser, a server and a test. Short numeric keys
 //! ([`Key::teaching`]) exist so that classroom demonstrations and tests are reproducible; they are
 //! guessable by anyone and [`Key::is_teaching`] lets every front end say so.
 
@@ -40,12 +42,9 @@ fn mask_rng(seed: [u8; 32], stream: u64, word_pos: u128) -> MaskRng {
     }
 }
 
-/// Errors when creating or parsing keys.
+/// Errors when parsing keys.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum KeyError {
-    /// The operating system could not supply randomness.
-    #[error("the operating system random source failed: {0}")]
-    Os(String),
     /// A hex key was not 64 hexadecimal digits.
     #[error("a key must be 64 hexadecimal digits (256 bits); got {found} characters")]
     BadLength {
@@ -65,7 +64,7 @@ pub enum KeyError {
 /// Where a key came from; only the origin decides whether front ends must warn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyOrigin {
-    /// 256 bits from the operating system.
+    /// 256 bits of fresh entropy (the operating system's, read by the front end).
     Generated,
     /// Parsed from 64 hex digits (a key file or the command line).
     Imported,
@@ -94,17 +93,16 @@ impl std::fmt::Debug for Key {
 const TEACHING_PREFIX: &[u8; 24] = b"orthomask/teaching-key/\0";
 
 impl Key {
-    /// A fresh production key from the operating system's random source.
+    /// A fresh production key from 256 bits of entropy the caller read from the operating
+    /// system (`getrandom::fill` natively, `crypto.getRandomValues` in a browser).
     ///
-    /// # Errors
-    /// [`KeyError::Os`] when the OS source is unavailable.
-    pub fn generate() -> Result<Self, KeyError> {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| KeyError::Os(e.to_string()))?;
-        Ok(Self {
-            bytes,
+    /// The bytes must be fresh and secret: everything this key's holder masks is only as hidden
+    /// as these 32 bytes are unpredictable. Use [`Key::from_bytes`] to re-import stored keys.
+    pub fn from_entropy(entropy: [u8; 32]) -> Self {
+        Self {
+            bytes: entropy,
             origin: KeyOrigin::Generated,
-        })
+        }
     }
 
     /// A key from raw bytes (treated as imported).
@@ -427,15 +425,22 @@ mod tests {
         );
         assert_ne!(a.to_hex(), master.to_hex());
         assert!(a.is_teaching());
-        let real = Key::generate().unwrap().derive(StreamId::RowMixerKey);
+        let real = Key::from_entropy([0x5a; 32]).derive(StreamId::RowMixerKey);
         assert_eq!(real.origin(), KeyOrigin::Imported);
     }
 
+    /// A key from entropy is a production key: not a teaching key, and its streams are those of
+    /// the same bytes imported (only the origin differs).
     #[test]
-    fn generated_keys_differ() {
-        let a = Key::generate().unwrap();
-        let b = Key::generate().unwrap();
-        assert_ne!(a.to_hex(), b.to_hex());
+    fn keys_from_entropy_are_production_keys() {
+        let entropy = [0xc3; 32];
+        let a = Key::from_entropy(entropy);
         assert_eq!(a.origin(), KeyOrigin::Generated);
+        assert!(!a.is_teaching());
+        assert_eq!(a.to_hex(), "c3".repeat(32));
+        let imported = Key::from_bytes(entropy);
+        let draw = |k: &Key| k.stream(StreamId::Scratch(5)).rng().next_u64();
+        assert_eq!(draw(&a), draw(&imported));
+        assert_ne!(draw(&a), draw(&Key::from_entropy([0xc4; 32])));
     }
 }

@@ -9,8 +9,8 @@
 //! the web app and the services are adapters around it. It compiles for `wasm32-unknown-unknown`
 //! and produces the same masks there as natively for the same key.
 //!
-//! Read in this order: [`tolerance`], [`key`], [`random`], [`linalg`], [`mask`], [`protocol`],
-//! [`attack`].
+//! Read in this order: [`tolerance`], [`key`], [`random`], [`linalg`], [`mask`], [`scaling`],
+//! [`protocol`], [`attack`].
 
 pub mod tolerance;
 
@@ -19,6 +19,8 @@ pub mod random;
 
 pub mod linalg;
 pub mod mask;
+
+pub mod scaling;
 
 pub mod protocol;
 

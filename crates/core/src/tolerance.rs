@@ -27,6 +27,18 @@ pub const VISIBLY_MASKED: f64 = 1e-9;
 /// unmasking; the error grows with the noise scale, so callers multiply by the row scale.
 pub const QA_RELATIVE: f64 = 1e-9;
 
+/// Additive shares sum back to the record within this factor of `|x| + τ` (τ the share noise's
+/// standard deviation). Each share is `x/K₁ + τ(Gᵢ − Ḡ)` with `|Gᵢ − Ḡ|` a few units, and the
+/// `K₁` shares' sum adds `K₁` roundings of that size: about `K₁·10·ε_mach ≈ 1e-14` for the
+/// `K₁ ≤ 5` we test, so the bound leaves a factor of a hundred.
+pub const SHARES_SUM: f64 = 1e-12;
+
+/// A reconstruction of raw data from a release counts as failed when it is at least this far
+/// from the raw columns, relative to the norm of their centred part. A Haar rotation of `1ₙ^⊥`
+/// moves a block by `√2` times that norm on average; a successful attack (e.g. `Aᵀ·A X₁` with
+/// the right `A`) comes within rounding of the data (far below [`VISIBLY_MASKED`]).
+pub const NOT_RECOVERED: f64 = 0.5;
+
 /// Values within this distance of 0 or 1 count as binary in the Appendix A attack when the
 /// masked data carry full precision.
 pub const BINARY_FULL_PRECISION: f64 = 1e-6;
@@ -54,4 +66,49 @@ pub const KS_COEFFICIENT_ALPHA_0_001: f64 = 1.9495;
 pub fn ks_critical_value(n: usize, m: usize) -> f64 {
     let (n, m) = (n as f64, m as f64);
     KS_COEFFICIENT_ALPHA_0_001 * ((n + m) / (n * m)).sqrt()
+}
+
+/// One-sample Kolmogorov–Smirnov critical value at α = 0.001 for a sample of `n`:
+/// `c(α)/√n` (asymptotic), the counterpart of [`ks_critical_value`].
+pub fn ks_one_sample_critical_value(n: usize) -> f64 {
+    KS_COEFFICIENT_ALPHA_0_001 / (n as f64).sqrt()
+}
+
+/// The one-sample Kolmogorov–Smirnov statistic `sup_x |F_n(x) − F(x)|` of a sample against a
+/// CDF, to compare with [`ks_one_sample_critical_value`]. With the critical values it is the
+/// workspace's one law test, so the law tests of every crate share it.
+pub fn ks_one_sample(sample: &[f64], cdf: impl Fn(f64) -> f64) -> f64 {
+    let mut sample = sample.to_vec();
+    sample.sort_by(f64::total_cmp);
+    let n = sample.len() as f64;
+    sample
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let c = cdf(x);
+            (c - i as f64 / n).abs().max(((i + 1) as f64 / n - c).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The two-sample Kolmogorov–Smirnov statistic `sup_x |F_a(x) − F_b(x)|` of the empirical CDFs,
+/// to compare with [`ks_critical_value`].
+pub fn ks_two_sample(a: &[f64], b: &[f64]) -> f64 {
+    let mut a = a.to_vec();
+    let mut b = b.to_vec();
+    a.sort_by(f64::total_cmp);
+    b.sort_by(f64::total_cmp);
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (mut i, mut j, mut d) = (0, 0, 0.0_f64);
+    while i < a.len() && j < b.len() {
+        let x = a[i].min(b[j]);
+        while i < a.len() && a[i] <= x {
+            i += 1;
+        }
+        while j < b.len() && b[j] <= x {
+            j += 1;
+        }
+        d = d.max((i as f64 / na - j as f64 / nb).abs());
+    }
+    d
 }

@@ -39,6 +39,17 @@ pub struct CalibrationInput {
 /// All σ are standard deviations of the Gaussian noise added to each entry of records scaled so
 /// that `|x_ij| ≤ 1` (eq. (6), see [`crate::scaling`]), for neighbours at distance `‖Δ‖ ≤ 1`
 /// (Definition 2.1).
+///
+/// # What it guarantees, and what it does not
+/// * It guarantees what seed 004 proves: (ε, δ)-DP of `Y = A(X + C)` with `A` Haar on **all** of
+///   `O(n)` (or block-diagonal with Haar blocks, §4), for neighbours that differ in one row by
+///   `‖Δ‖ ≤ 1` — the paper's setting, reproduced in Table 1.
+/// * It does **not** guarantee (ε, δ)-DP for the device-side mechanism TM² runs: there the masks
+///   keep `1ₙ` fixed (the noisy column sums are released as well) and a participant's record may
+///   be replaced by any valid record (`‖Δ‖ ≤ 2√p`). Calibrating that mechanism with
+///   [`setting_b_sufficient`](Self::setting_b_sufficient) for `n_s − 1` rows gives noticeably
+///   less privacy than the nominal (ε, δ) (see [`crate::device`], which derives and calibrates
+///   the actual mechanism: [`crate::device::CohortMechanism`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Calibration {
     input: CalibrationInput,

@@ -29,8 +29,17 @@
 //! non-centrality is at most 0.14, and `λ = p/σ²`, `λ = (p/σ²)²`, `λ = 2p/σ²` and even `λ = 0`
 //! all reproduce every printed entry (checked with SciPy; see `tests/table_1.rs`).
 //!
+//! ## The mechanism TM² runs
+//! Seed 004's setting (B) needs masks Haar on all of `O(n)` and neighbours at distance
+//! `‖Δ‖ ≤ 1`; TM²'s masks keep `1ₙ` fixed (releasing the noisy column sums) and its neighbours
+//! differ by a whole record. [`device`] derives and calibrates the guarantee for that mechanism
+//! under the relation [`device::NEIGHBOUR_RELATION`] (one record replaced by any valid record),
+//! composing the exact Gaussian mechanism of the sums ([`gaussian_mechanism`]) with setting (B)
+//! on the complement of `1ₙ` for a changed row of any size ([`masked_complement`]).
+//! [`Calibration`] keeps the paper's own setting (Table 1).
+//!
 //! Read in this order: [`tolerance`], [`params`], [`ncx2`], [`setting_a`], [`setting_b`],
-//! [`calibration`], [`scaling`].
+//! [`calibration`], [`gaussian_mechanism`], [`masked_complement`], [`device`].
 
 #![warn(missing_docs)]
 
@@ -47,11 +56,22 @@ pub mod setting_b;
 
 pub mod calibration;
 
-pub mod scaling;
+pub mod gaussian_mechanism;
+pub mod masked_complement;
+
+pub mod device;
 
 pub use calibration::{Calibration, CalibrationError, CalibrationInput};
+pub use device::{
+    BudgetSplit, CohortMechanism, DeviceCalibration, DeviceDpError, NEIGHBOUR_RELATION,
+    NEIGHBOUR_RELATION_DESCRIPTION,
+};
+pub use gaussian_mechanism::{
+    GaussianMechanismError, gaussian_mechanism_delta, gaussian_mechanism_epsilon,
+    gaussian_mechanism_sigma,
+};
+pub use masked_complement::{ChangedRow, LemmaBounds, MaskedComplement};
 pub use ncx2::{NcChiSquaredError, NonCentralChiSquared};
 pub use params::ParameterError;
-pub use scaling::{RecordScaler, ScalingError, VariableRange};
 pub use setting_a::{ExplicitBounds, NoiseOnly, upper_normal_quantile};
 pub use setting_b::{NoiseThenMask, SettingBError};

@@ -97,6 +97,30 @@ pub enum ParameterError {
     /// The sum of the block sizes does not fit in 64 bits.
     #[error("the block sizes add up to more than 2⁶⁴ − 1 rows")]
     BlockSizesOverflow,
+    /// A cohort too small for the device-side mechanism: the masked complement of `1ₙ` has
+    /// `n_s − 1` rows and needs `n_s − 1 > p`.
+    #[error(
+        "the smallest cohort has n_s = {cohort} records but p = {p} answer columns: device-side \
+         DP under masks keeping 1ₙ fixed needs n_s ≥ p + 2 (the n_s − 1 directions orthogonal to \
+         1ₙ must outnumber the columns); use larger cohorts or fewer columns"
+    )]
+    CohortTooSmall {
+        /// Records in the smallest cohort.
+        cohort: u64,
+        /// Answer columns per record.
+        p: u64,
+    },
+    /// Bounds on a changed row that cannot describe two records.
+    #[error(
+        "changed-row bounds a = {norm}, d = {change} are invalid: both must be finite and > 0, \
+         and d ≤ 2a (two rows of norm at most a differ by at most 2a)"
+    )]
+    InvalidRowBound {
+        /// Bound `a` on the norm of the changed row.
+        norm: f64,
+        /// Bound `d` on the change.
+        change: f64,
+    },
     /// ‖Δ‖ is negative, infinite or NaN.
     #[error(
         "‖Δ‖ = {norm} is not a valid distance between neighbouring records: it must be finite \

@@ -27,6 +27,9 @@ pub enum SettingBError {
         /// The rejected value.
         sigma: f64,
     },
+    /// A privacy parameter is outside the region where the result holds.
+    #[error(transparent)]
+    Parameter(#[from] ParameterError),
     /// The non-central χ² quantile failed.
     #[error("non-central χ² quantile of eq. (13) failed: {0}")]
     Quantile(#[from] NcChiSquaredError),

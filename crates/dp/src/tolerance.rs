@@ -37,6 +37,33 @@ pub const MAX_ROOT_ITERATIONS: u32 = 5_000;
 /// search gives up (2¹⁰⁰ covers every representable scale starting from any positive guess).
 pub const MAX_BRACKET_EXPANSIONS: u32 = 100;
 
+/// Relative width (in ε or in σ/Δ) at which Brent's method stops when inverting the Gaussian
+/// mechanism's privacy profile ([`crate::gaussian_mechanism`]). The profile is accurate to
+/// about `1e-13` relative where its two terms cancel most (see its module docs), so asking for
+/// `1e-12` in the argument chases no noise.
+pub const GAUSSIAN_INVERSE_RELATIVE: f64 = 1e-12;
+
+/// Number of equal intervals of the grid over ε₁ ∈ [0, ε] on which the best split of the budget
+/// between the column sums and the masked complement is first sought ([`crate::device`], (D9)).
+/// The sum of the two profiles is smooth with one minimum in every case the tests scan; 64
+/// intervals place the search within 1/64 of ε of it before the golden-section refinement.
+pub const SPLIT_GRID_INTERVALS: usize = 64;
+
+/// Width, relative to ε, at which the golden-section refinement of the best split stops. The
+/// total δ is flat at its minimum (an error `h` in ε₁ changes it by `O(h²)`), so `1e-9` leaves
+/// the minimum exact to far below any δ a survey would state; any split is a valid guarantee,
+/// so this affects only tightness, never validity.
+pub const SPLIT_RELATIVE: f64 = 1e-9;
+
+/// Relative width at which the bisection for the calibrated σ of the device-side mechanism
+/// stops ([`crate::device`], (D10)). The returned σ is the upper end of the bracket, where the
+/// target was verified; σ is reported to at most 6 significant digits, so `1e-9` is ample.
+pub const CALIBRATION_RELATIVE: f64 = 1e-9;
+
+/// Relative width at which the bisection for the guaranteed ε at a given σ stops (the returned
+/// ε is the upper end of the bracket, where the target δ was verified).
+pub const GUARANTEE_RELATIVE: f64 = 1e-9;
+
 // --- Tests ------------------------------------------------------------------------------------
 
 /// Relative agreement demanded between our non-central χ² probabilities (CDF or survival
@@ -75,3 +102,27 @@ pub const NORMAL_QUANTILE: f64 = 1e-12;
 /// Range scaling: `unscale(scale(x))` must return `x` to this relative accuracy (two affine maps,
 /// a handful of roundings each), measured relative to the width `hi − lo` of the range.
 pub const ROUND_TRIP: f64 = 1e-14;
+
+/// Relative agreement demanded when a Gaussian-mechanism inverse is fed back into the profile
+/// (ε → δ → ε, σ → δ → σ). Brent stops at [`GAUSSIAN_INVERSE_RELATIVE`] in the argument; the
+/// profile's slope in ε and σ is O(1) relative at the δ tested, so `1e-9` leaves a wide margin.
+pub const GAUSSIAN_INVERSE_CHECK: f64 = 1e-9;
+
+/// Relative agreement demanded between our Gaussian-mechanism profile and mpmath at 50 digits
+/// (`tests/gaussian_mechanism_reference.rs`): `erfc` is good to a few ulps, and the cancellation
+/// between the two terms of (G1) costs at most a factor `|x|σ/Δ ≤ 10³` in the cases tested.
+pub const REFERENCE_GAUSSIAN: f64 = 1e-11;
+
+/// Relative agreement demanded between the calibrated σ of the device-side mechanism and an
+/// independent SciPy implementation (`tests/reference/device_mechanism_reference.py`: a
+/// 2 001-point grid plus bounded Brent for the split, `brentq` on σ with `xtol = 1e-13`).
+/// Ours stops bisecting at [`CALIBRATION_RELATIVE`]; the split optimisers of the two agree far
+/// better than that (the optimum is flat), so `1e-8` covers both stopping rules.
+pub const REFERENCE_DEVICE_SIGMA: f64 = 1e-8;
+
+/// Largest relative distance tolerated between the growth factor σ*/σ₀ at `n_s = 10⁵` and its
+/// limit (D12) `√(6p(1 − 1/n)/(3√p + 1))`. The finite-n corrections are the χ² quantile's excess
+/// over its degrees of freedom, about `γ̄_δ·√(2/k) ≈ 0.01` relative at `k = 2·10⁵` and partly
+/// common to both σ, and the ε the column sums take, about `2√p/(√n σ)·γ̄ ≈ 0.005`; the observed
+/// distance is 0.4 % for p = 5.
+pub const ASYMPTOTIC_FACTOR: f64 = 0.01;

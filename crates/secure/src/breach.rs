@@ -6,6 +6,7 @@
 //! | [`check_column_count`] | B | received `Z`, A's announced `p` | reject |
 //! | [`check_orthonormal`] | B (and A before sending) | `Z` | reject |
 //! | [`check_unit_columns`] | B | `I − ZZᵀ` | reject |
+//! | [`check_dependent_rows`] | B | rows of `Z` | reject |
 //! | [`check_orthogonal_to_sender`] | A, before sending | `XᵀZ` | reject |
 //! | [`check_rare_values`] | each agency, on its own columns | its data | warn |
 //! | [`check_cross_prediction`] | any agency, after assembly | shared cross-products | warn |
@@ -17,6 +18,30 @@
 //! non-semi-honest sender); the warnings concern what the *values* of the data disclose even
 //! through a legitimate protocol (§2.3, second and third paragraphs), which no choice of `Z` can
 //! prevent and which the agencies must judge themselves.
+//!
+//! # What `W` reveals, in general
+//! A receives `W = PY` with `P = I − ZZᵀ`, the projector onto `ran(Z)^⟂`. For any vector `v`,
+//! `vᵀW = (Pv)ᵀY`: A learns `vᵀY` exactly for every `v ∈ ran(Z)^⟂`, and for any `v` it learns a
+//! combination whose share `‖Pv‖²/‖v‖² = 1 − ‖Zᵀv‖²/‖v‖²` lies on `vᵀY`. Since `ran(X) ⊂ ran(Z)^⟂`,
+//! this includes `XᵀY`, which A is meant to learn. The breach §2.3 describes is a vector of
+//! **small support** in `ran(Z)^⟂` beyond `ran(X)`: it pins down a combination of a few subjects'
+//! values. A vector supported on a set `S` of subjects lies in `ran(Z)^⟂` iff `Zᵀv = 0`, i.e. iff
+//! the rows `z_k`, `k ∈ S`, are linearly dependent with coefficients `v_k`; more generally the
+//! best share over unit `v` supported on `S` is `1 − λ_min(Z_S Z_Sᵀ)` (`Z_S` the rows in `S`).
+//!
+//! * `|S| = 1`: a (near) zero row `z_j` — column `j` of `P` is (nearly) `e_j` and A reads `y_j`:
+//!   [`check_unit_columns`] (share `P_jj = 1 − ‖z_j‖²`).
+//! * `|S| = 2`: rows `z_j`, `z_k` (nearly) linearly dependent — two equal rows put `e_j − e_k` in
+//!   `ran(Z)^⟂` and A reads `y_j − y_k` exactly, although every column of `P` looks honest:
+//!   [`check_dependent_rows`] (share `1 − λ_min` of the 2×2 Gram matrix of the two rows).
+//!
+//! The thresholds are [`NEAR_UNIT_COLUMN_SHARE`] and [`DEPENDENT_PAIR_SHARE`]. For an honest `Z` (Haar in
+//! `ran(X)^⟂`), a small-support vector of `ran(Z)^⟂` lies in `ran(X)` with probability one: it
+//! occurs only when `X` itself has a combination of columns supported on those subjects, which
+//! `XᵀY` discloses anyway. B cannot tell that case from a malicious `Z` without `X`, and refuses
+//! both, naming the subjects. Supports of three or more subjects are not checked: finding the
+//! sparsest vector in a subspace (the spark of `Zᵀ`) is NP-hard in general, and the number of
+//! subsets grows as `nˢ`; such a `Z` reveals combinations of at least three subjects' values.
 //!
 //! Not checked: a bogus reply `W` from B. A cannot tell `(I − ZZᵀ)Y` from `(I − ZZᵀ)E` for some
 //! chosen `E` (say, unit vectors, which would make `XᵀW` return rows of `X`) without knowing `Y`;
@@ -67,6 +92,25 @@ pub const SENDER_ORTHOGONALITY_SLACK: f64 = 1e-10;
 /// `Z` must then nearly vanish on that subject and `W` hands A its values almost undisguised. A
 /// column of `X` that is non-zero for a single subject (§2.3's example) forces `h_jj = 1`.
 pub const NEAR_UNIT_COLUMN_SHARE: f64 = 0.9;
+
+/// Two rows `z_j`, `z_k` of `Z` count as (nearly) linearly dependent when `W` reveals some unit
+/// combination `α·y_j + β·y_k` with at least this share: `1 − λ_min(Z_S Z_Sᵀ) ≥ 0.999`,
+/// `S = {j, k}` ([`check_dependent_rows`]).
+///
+/// # Why 0.999, not [`NEAR_UNIT_COLUMN_SHARE`]
+/// The share means what it means for one subject: the revealed combination carries signal to
+/// contamination `√(s/(1 − s))`, here at least 31.6. A bogus `Z` built to leak a pair makes the
+/// rows exactly dependent (share 1 up to rounding), far above it. The threshold cannot be 0.9 as
+/// for single subjects because an honest `Z` has `n(n − 1)/2` pairs, and their largest share is
+/// much higher than the largest single one. Simulating honest draws (Gaussian `X`, Haar `Z` in
+/// `ran(X)^⟂`, `g = ⌊(n − p)/2⌋`; 2 000–20 000 draws each): at n = 20 (the LEAPS teaching data)
+/// the largest pair share exceeds 0.9 in 88–100 % of draws and 0.99 in 0.04–1.2 % (p = 2…5), but
+/// 0.999 in none of 20 000 (largest seen 0.9983); at n = 60 it exceeds 0.9 in 0.2 % and from
+/// n = 100 on never. So 0.999 refuses every exactly (or nearly exactly) dependent pair and no
+/// honest draw the product makes, at the price of letting an honest small-`n` protocol reveal
+/// pair combinations at signal-to-contamination ratios of 3 to 30 — which no `Z` can avoid
+/// there (the protocol wants `n − p` in the hundreds, §2.2).
+pub const DEPENDENT_PAIR_SHARE: f64 = 0.999;
 
 /// An attribute supported on fewer than this many subjects is flagged: a 0/1 indicator with fewer
 /// than 5 ones (or fewer than 5 zeros), or any column with fewer than 5 non-zero values.
@@ -156,6 +200,19 @@ pub enum Finding {
         /// [`NEAR_UNIT_COLUMN_SHARE`].
         threshold: f64,
     },
+    /// Rows `j`, `k` of `Z` are (nearly) linearly dependent, so a combination of the two
+    /// subjects' values lies (nearly) in `ran(Z)^⟂` and `W` hands it to the sender.
+    DependentRows {
+        /// The two subjects (rows of `Z`, 0-based, first < second).
+        subjects: (usize, usize),
+        /// Unit coefficients `(α, β)` of the combination `α·y_j + β·y_k` that `W` reveals best
+        /// (`α ≥ 0`; two equal rows give `(1, −1)/√2`).
+        combination: (f64, f64),
+        /// Its share `1 − λ_min` of the 2×2 Gram matrix of the two rows (1 when dependent).
+        share: f64,
+        /// [`DEPENDENT_PAIR_SHARE`].
+        threshold: f64,
+    },
     /// A 0/1 indicator takes one of its values for very few subjects.
     RareIndicator {
         /// The column (0-based, within the agency's data).
@@ -195,7 +252,8 @@ impl Finding {
             Self::WrongColumnCount { .. }
             | Self::NotOrthonormal { .. }
             | Self::NotOrthogonalToSender { .. }
-            | Self::NearUnitColumn { .. } => Severity::Reject,
+            | Self::NearUnitColumn { .. }
+            | Self::DependentRows { .. } => Severity::Reject,
             Self::RareIndicator { .. }
             | Self::SparseColumn { .. }
             | Self::CrossPredictable { .. } => Severity::Warn,
@@ -204,13 +262,16 @@ impl Finding {
 }
 
 /// Whether a refusal may be bad luck of the random draw rather than the data: a near-unit column
-/// of `I − ZZᵀ` depends on which `Z` was drawn, so the generating agency may draw again; every
-/// other refusal would recur with any `Z`.
+/// of `I − ZZᵀ` and a nearly dependent pair of rows of `Z` depend on which `Z` was drawn, so the
+/// generating agency may draw again; every other refusal would recur with any `Z`.
 pub fn refusal_may_be_chance(findings: &[Finding]) -> bool {
     !findings.is_empty()
-        && findings
-            .iter()
-            .all(|f| matches!(f, Finding::NearUnitColumn { .. }))
+        && findings.iter().all(|f| {
+            matches!(
+                f,
+                Finding::NearUnitColumn { .. } | Finding::DependentRows { .. }
+            )
+        })
 }
 
 impl std::fmt::Display for Finding {
@@ -253,6 +314,20 @@ impl std::fmt::Display for Finding {
                  of its squared length on one entry): W would reveal that subject's values almost \
                  exactly; refuse Z (if Z is honest, subject {subject} has very high leverage in the \
                  sender's data)"
+            ),
+            Self::DependentRows {
+                subjects: (j, k),
+                combination: (alpha, beta),
+                share,
+                threshold,
+            } => write!(
+                f,
+                "rows {j} and {k} of Z are linearly dependent: W would reveal \
+                 {alpha:.3}·y{j} {sign} {magnitude:.3}·y{k} almost exactly ({share:.3} ≥ {threshold} \
+                 of it, e.g. y{j} − y{k} for two equal rows); refuse Z (if Z is honest, the \
+                 sender's data have a column non-zero only on subjects {j} and {k})",
+                sign = if *beta < 0.0 { '−' } else { '+' },
+                magnitude = beta.abs()
             ),
             Self::RareIndicator {
                 column,
@@ -400,14 +475,77 @@ pub fn check_unit_columns(z: &DMatrix<f64>) -> Vec<Finding> {
     findings
 }
 
+/// For each pair of subjects `j < k`, the best share `1 − λ_min` with which `W` reveals a
+/// combination of their two values (see the module documentation); a
+/// [`Finding::DependentRows`] for each share at least [`DEPENDENT_PAIR_SHARE`].
+///
+/// # Formula
+/// With `a = ‖z_j‖²`, `b = ‖z_k‖²`, `c = z_j·z_k`, the Gram matrix `[[a, c], [c, b]]` has
+/// `λ_min = (a + b)/2 − √(((a − b)/2)² + c²)`, and its eigenvector `(c, λ_min − a)` (or
+/// `(λ_min − b, c)`, whichever is longer) gives the combination. Pairs in which a row has
+/// `‖z‖² ≤ 1 − NEAR_UNIT_COLUMN_SHARE` are left to [`check_unit_columns`], which already refuses
+/// that subject alone.
+///
+/// # False alarms
+/// See [`DEPENDENT_PAIR_SHARE`]: none in 20 000 honest draws at n = 20. A refusal still counts as
+/// one that may be chance ([`refusal_may_be_chance`]), so an honest sender draws again.
+///
+/// # Cost
+/// `O(n² g)` time and `O(n)` extra memory: the inner products of row `j` with all rows are built
+/// one row at a time.
+pub fn check_dependent_rows(z: &DMatrix<f64>) -> Vec<Finding> {
+    let n = z.nrows();
+    let alone = 1.0 - NEAR_UNIT_COLUMN_SHARE;
+    // Rows left to the single-subject check — and NaN rows, which check_orthonormal refuses —
+    // take no part in pairs.
+    let paired: Vec<bool> = z.row_iter().map(|row| row.norm_squared() > alone).collect();
+    let squared: Vec<f64> = z.row_iter().map(|row| row.norm_squared()).collect();
+    let mut findings = Vec::new();
+    let mut inner = DVector::zeros(n);
+    for j in 0..n {
+        if !paired[j] {
+            continue;
+        }
+        let row = z.row(j).transpose();
+        inner.gemv(1.0, z, &row, 0.0);
+        for k in (j + 1)..n {
+            if !paired[k] {
+                continue;
+            }
+            let (a, b, c) = (squared[j], squared[k], inner[k]);
+            let half_gap = 0.5 * (a - b);
+            let lambda = 0.5 * (a + b) - (half_gap * half_gap + c * c).sqrt();
+            let share = 1.0 - lambda;
+            if share >= DEPENDENT_PAIR_SHARE {
+                let (first, second) = ((c, lambda - a), (lambda - b, c));
+                let (alpha, beta) = if first.0.hypot(first.1) >= second.0.hypot(second.1) {
+                    first
+                } else {
+                    second
+                };
+                let length = alpha.hypot(beta);
+                let sign = if alpha < 0.0 { -1.0 } else { 1.0 };
+                findings.push(Finding::DependentRows {
+                    subjects: (j, k),
+                    combination: (sign * alpha / length, sign * beta / length),
+                    share,
+                    threshold: DEPENDENT_PAIR_SHARE,
+                });
+            }
+        }
+    }
+    findings
+}
+
 /// Everything B checks on a received `Z` before answering: [`check_column_count`],
-/// [`check_orthonormal`] and [`check_unit_columns`], in that order.
+/// [`check_orthonormal`], [`check_unit_columns`] and [`check_dependent_rows`], in that order.
 pub fn inspect_offer(z: &DMatrix<f64>, announced_sender_columns: usize) -> Vec<Finding> {
     let mut findings: Vec<Finding> = check_column_count(z, announced_sender_columns)
         .into_iter()
         .chain(check_orthonormal(z))
         .collect();
     findings.extend(check_unit_columns(z));
+    findings.extend(check_dependent_rows(z));
     findings
 }
 
@@ -612,6 +750,42 @@ mod tests {
             inspect_offer(&z, 3)
                 .iter()
                 .any(|f| matches!(f, Finding::NearUnitColumn { subject: 7, .. }))
+        );
+    }
+
+    /// By hand: rows `z₀ = (0.3, 0.4)`, `z₁ = (−0.6, −0.8) = −2z₀`: `a = 0.25`, `b = 1`,
+    /// `c = −0.5`, so `λ_min = 0.625 − √(0.375² + 0.5²) = 0.625 − 0.625 = 0`, share 1, and the
+    /// eigenvector `(c, λ − a) = (−0.5, −0.25)` gives `(2, 1)/√5`: `2z₀ + z₁ = 0`, so `W` reveals
+    /// `(2y₀ + y₁)/√5`. The zero row 2 is left to the single-subject check.
+    #[test]
+    fn dependent_rows_by_hand() {
+        let z = DMatrix::from_row_slice(3, 2, &[0.3, 0.4, -0.6, -0.8, 0.0, 0.0]);
+        let findings = check_dependent_rows(&z);
+        assert_eq!(findings.len(), 1);
+        match findings[0] {
+            Finding::DependentRows {
+                subjects,
+                combination: (alpha, beta),
+                share,
+                ..
+            } => {
+                assert_eq!(subjects, (0, 1));
+                assert!((share - 1.0).abs() < 1e-15);
+                assert!((alpha - 2.0 / 5f64.sqrt()).abs() < 1e-12);
+                assert!((beta - 1.0 / 5f64.sqrt()).abs() < 1e-12);
+            }
+            ref other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(findings[0].severity(), Severity::Reject);
+        assert!(refusal_may_be_chance(&findings));
+        // By hand, below the threshold: rows (0.5, 0.5), (0.5, −0.1): a = 0.5, b = 0.26,
+        // c = 0.2, λ_min = 0.38 − √(0.12² + 0.2²) = 0.1468, share 0.853 < 0.999.
+        let z = DMatrix::from_row_slice(2, 2, &[0.5, 0.5, 0.5, -0.1]);
+        assert!(check_dependent_rows(&z).is_empty());
+        let message = findings[0].to_string();
+        assert!(
+            message.contains("rows 0 and 1") && !message.contains('\n'),
+            "{message}"
         );
     }
 

@@ -15,6 +15,19 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+/// A fresh 256-bit key from the operating system's random source (the core takes entropy, never
+/// reads it).
+///
+/// # Errors
+/// [`ServerError::Config`] when the OS random source fails.
+pub fn fresh_key() -> Result<Key, ServerError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        ServerError::Config(format!("the operating system random source failed: {e}"))
+    })?;
+    Ok(Key::from_entropy(bytes))
+}
+
 #[derive(Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct KeyFile {
@@ -96,7 +109,7 @@ impl KeyStore {
         if let Some(key) = keys.get(survey) {
             return Ok(key.clone());
         }
-        let key = Key::generate().map_err(|e| ServerError::Config(e.to_string()))?;
+        let key = fresh_key()?;
         keys.insert(survey.to_owned(), key.clone());
         if let Err(e) = self.save(&keys) {
             keys.remove(survey);
@@ -180,9 +193,7 @@ pub fn load_secret(source: &SecretSource, what: &str) -> Result<String, ServerEr
         SecretSource::GenerateInto(path) => match std::fs::read_to_string(path) {
             Ok(text) => text.trim().to_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let fresh = Key::generate()
-                    .map_err(|e| ServerError::Config(e.to_string()))?
-                    .to_hex();
+                let fresh = fresh_key()?.to_hex();
                 write_private_atomically(path, format!("{fresh}\n").as_bytes())?;
                 fresh
             }

@@ -1,5 +1,7 @@
 //! Tests and measures of association on a table of counts: Pearson's χ² (with Yates'
-//! continuity correction for 2×2), odds ratio and relative risk with 95% confidence intervals.
+//! continuity correction for 2×2), odds ratio and relative risk with 95% confidence intervals,
+//! and, for 2×2 tables of integer counts, Fisher's exact test ([`crate::fisher`]), which is the
+//! test to read when an expected count is below [`SMALL_EXPECTED_COUNT`].
 //!
 //! On a table recovered from a masked release ([`contingency`](crate::contingency)) these are
 //! identical to the raw data's, because the counts are (seed 003 §2.1: "the usual analysis,
@@ -20,7 +22,13 @@
 use nalgebra::DMatrix;
 use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
 
+use crate::fisher::FisherExact;
 use crate::inference::CONFIDENCE_LEVEL;
+
+/// The χ² approximation is considered unreliable when an expected count is below this
+/// (Cochran's rule, the condition under which R's `chisq.test` warns "Chi-squared approximation
+/// may be incorrect"); Fisher's exact test is then the one to report.
+pub const SMALL_EXPECTED_COUNT: f64 = 5.0;
 
 /// Errors of the association measures.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -149,6 +157,7 @@ pub struct Association {
     yates: Option<ChiSquareTest>,
     odds_ratio: Option<RatioEstimate>,
     relative_risk: Option<RatioEstimate>,
+    fisher: Option<FisherExact>,
 }
 
 impl Association {
@@ -247,13 +256,41 @@ impl Association {
         } else {
             (None, None, None)
         };
+        // Fisher's test needs integer counts (a rounded table has them exactly; real-valued
+        // cross-products do not) and positive margins, which were checked above.
+        let integer = |v: f64| v.fract() == 0.0 && v < u64::MAX as f64;
+        let fisher = if (r, c) == (2, 2) && counts.iter().all(|&v| integer(v)) {
+            let cell = |i: usize, j: usize| counts[(i, j)] as u64;
+            FisherExact::new([[cell(0, 0), cell(0, 1)], [cell(1, 0), cell(1, 1)]]).ok()
+        } else {
+            None
+        };
         Ok(Self {
             expected,
             pearson,
             yates,
             odds_ratio,
             relative_risk,
+            fisher,
         })
+    }
+
+    /// Fisher's exact test (2×2 tables of integer counts only): two-sided p-value, conditional
+    /// maximum-likelihood odds ratio and its exact interval, as R's `fisher.test`.
+    pub fn fisher(&self) -> Option<&FisherExact> {
+        self.fisher.as_ref()
+    }
+
+    /// The smallest expected count under independence.
+    pub fn smallest_expected(&self) -> f64 {
+        self.expected.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    /// Whether some expected count is below [`SMALL_EXPECTED_COUNT`], so that the χ² p-values
+    /// are approximations to distrust (and, for a 2×2 table, Fisher's exact test is the one to
+    /// read).
+    pub fn small_expected_counts(&self) -> bool {
+        self.smallest_expected() < SMALL_EXPECTED_COUNT
     }
 
     /// Expected counts under independence.

@@ -328,8 +328,10 @@ impl ContingencyTable {
                         return Err(not_a_count(i, j, value));
                     }
                     rounding_residual = Some(rounding_residual.unwrap_or(0.0f64).max(residual));
-                    // −0.0 would print oddly; a rounded count is a non-negative integer.
-                    counts[(i, j)] = value.round().max(0.0);
+                    // A rounded count is a non-negative integer: a cell of −1e-13 becomes +0,
+                    // never −0 (which would print as "-0").
+                    let rounded = value.round();
+                    counts[(i, j)] = if rounded <= 0.0 { 0.0 } else { rounded };
                 }
             }
         }
@@ -359,6 +361,20 @@ impl ContingencyTable {
             &Factor::binary(row_name, z1)?,
             &Factor::binary(column_name, z2)?,
             CountRounding::ToIntegers,
+        )
+    }
+
+    /// The counts as integers when they were rounded ([`CountRounding::ToIntegers`]), rows in
+    /// [`row_levels`](Self::row_levels) order; `None` for kept real-valued cross-products.
+    /// Front ends print these (no decimals, no `-0`).
+    pub fn integer_counts(&self) -> Option<Vec<Vec<u64>>> {
+        self.rounding_residual?;
+        // Rounded cells are exact non-negative integers (see `new`), so the casts are exact.
+        Some(
+            self.counts
+                .row_iter()
+                .map(|r| r.iter().map(|&v| v as u64).collect())
+                .collect(),
         )
     }
 
@@ -468,6 +484,28 @@ mod tests {
         assert_eq!(t.column_totals().as_slice(), [4.0, 3.0]);
         assert_eq!((t.n(), t.row_factor(), t.column_factor()), (7, "Z1", "Z2"));
         assert_eq!(t.rounding_residual(), Some(0.0));
+        assert_eq!(t.integer_counts(), Some(vec![vec![2, 2], vec![2, 1]]));
+    }
+
+    /// Masked cross-products come out a hair off the integers, and a zero cell may come out
+    /// negative: with z₁ = (1, 0, 0, 1) and z₂ = (1 + e)·1₄, e = 1e-14, the remainder cell is
+    /// `4 − z₁ᵀz₁ − z₂ᵀz₂ + z₁ᵀz₂ = 4 − 2 − 4(1 + e)² + 2(1 + e) ≈ −6e`. Rounding gives exact
+    /// integers (+0, never −0) and reports the largest residual.
+    #[test]
+    fn rounded_counts_are_exact_integers() {
+        let z1 = [1.0, 0.0, 0.0, 1.0];
+        let z2 = [1.0 + 1e-14; 4];
+        let t = ContingencyTable::from_binary_columns("a", &z1, "b", &z2).unwrap();
+        assert_eq!(t.integer_counts(), Some(vec![vec![2, 0], vec![2, 0]]));
+        assert!(t.counts().iter().all(|v| v.is_sign_positive()));
+        assert!(t.rounding_residual().unwrap() < 1e-12);
+        let kept = ContingencyTable::new(
+            &Factor::binary("a", &z1).unwrap(),
+            &Factor::binary("b", &z2).unwrap(),
+            CountRounding::Keep,
+        )
+        .unwrap();
+        assert_eq!(kept.integer_counts(), None);
     }
 
     /// By hand, 3 × 2 with a reference level: colour ∈ {red, green, blue (reference)} over

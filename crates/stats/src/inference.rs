@@ -53,8 +53,25 @@ impl Reference {
         }
     }
 
-    /// `P(|T| ≥ |s|)` and the quantile `q` with `P(|T| ≤ q) = CONFIDENCE_LEVEL`.
+    /// `P(|T| ≥ |s|)` and the quantile `q` with `P(|T| ≤ q) = CONFIDENCE_LEVEL`; an infinite
+    /// statistic has p-value 0 and a NaN one a NaN p-value (as R's `pt` gives them).
     fn two_sided(self, statistic: f64) -> Result<(f64, f64), InferenceError> {
+        let (p, q) = self.two_sided_finite(if statistic.is_finite() {
+            statistic
+        } else {
+            0.0
+        })?;
+        let p = if statistic.is_nan() {
+            f64::NAN
+        } else if statistic.is_infinite() {
+            0.0
+        } else {
+            p
+        };
+        Ok((p, q))
+    }
+
+    fn two_sided_finite(self, statistic: f64) -> Result<(f64, f64), InferenceError> {
         let upper = 1.0 - (1.0 - CONFIDENCE_LEVEL) / 2.0;
         match self {
             Self::StudentT { df } => {
@@ -117,6 +134,43 @@ impl Coefficient {
             p_value,
             ci_low: estimate - quantile * std_error,
             ci_high: estimate + quantile * std_error,
+            reference,
+        })
+    }
+
+    /// Wald inference as R's `summary.lm` prints it, accepting a zero standard error (an exact
+    /// fit, whose residuals are all zero): the statistic is then `±∞`, with p-value 0, or NaN
+    /// for a zero estimate (R's `NaN`), and the interval collapses to the estimate. A positive
+    /// standard error gives exactly [`wald`](Self::wald).
+    ///
+    /// # Errors
+    /// [`InferenceError::BadStandardError`] unless `std_error` is finite and `≥ 0`;
+    /// [`InferenceError::BadDegreesOfFreedom`] for a t reference with `df ≤ 0`.
+    pub fn wald_allowing_zero_error(
+        name: &str,
+        estimate: f64,
+        std_error: f64,
+        reference: Reference,
+    ) -> Result<Self, InferenceError> {
+        if !(std_error.is_finite() && std_error >= 0.0) {
+            return Err(InferenceError::BadStandardError {
+                name: name.to_owned(),
+                std_error,
+            });
+        }
+        if std_error > 0.0 {
+            return Self::wald(name, estimate, std_error, reference);
+        }
+        let statistic = estimate / std_error;
+        let (p_value, _) = reference.two_sided(statistic)?;
+        Ok(Self {
+            name: name.to_owned(),
+            estimate,
+            std_error,
+            statistic,
+            p_value,
+            ci_low: estimate,
+            ci_high: estimate,
             reference,
         })
     }
@@ -188,6 +242,23 @@ mod tests {
         assert!(relative_difference(c.p_value(), 0.05) < REFERENCE_RELATIVE);
         assert!(c.ci_high().abs() < REFERENCE_RELATIVE);
         assert_eq!(c.reference().statistic_name(), "z");
+    }
+
+    /// A zero standard error, as in an exact fit: t = 2/0 = +∞ with p = 0, t = 0/0 = NaN with
+    /// p = NaN (R prints `Inf`/`<2e-16` and `NaN`), and the interval is the point.
+    #[test]
+    fn zero_standard_error_follows_r() {
+        let t = Reference::StudentT { df: 3.0 };
+        let c = Coefficient::wald_allowing_zero_error("x", 2.0, 0.0, t).unwrap();
+        assert!(c.statistic().is_infinite() && c.statistic() > 0.0);
+        assert!(c.p_value().abs() < f64::MIN_POSITIVE);
+        assert!((c.ci_low() - 2.0).abs() < f64::MIN_POSITIVE);
+        assert!((c.ci_high() - 2.0).abs() < f64::MIN_POSITIVE);
+        let zero = Coefficient::wald_allowing_zero_error("x", 0.0, 0.0, t).unwrap();
+        assert!(zero.statistic().is_nan() && zero.p_value().is_nan());
+        let positive = Coefficient::wald_allowing_zero_error("x", 2.0, 1.0, t).unwrap();
+        assert_eq!(positive, Coefficient::wald("x", 2.0, 1.0, t).unwrap());
+        assert!(Coefficient::wald_allowing_zero_error("x", 2.0, -1.0, t).is_err());
     }
 
     #[test]

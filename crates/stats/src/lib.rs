@@ -10,8 +10,9 @@
 //! and it compiles for `wasm32-unknown-unknown`; the CLI and the web app turn its result types
 //! into JSON and pictures.
 //!
-//! Read in this order: [`tolerance`], [`dataset`], [`design`], [`inference`], [`descriptive`], [`linear`],
-//! [`contingency`], [`association`], [`logistic`], [`bias_corrected`], [`audit`].
+//! Read in this order: [`tolerance`], [`dataset`], [`design`], [`inference`], [`descriptive`],
+//! [`pivoted_qr`], [`linear`], [`contingency`], [`association`], [`fisher`], [`logistic`],
+//! [`bias_corrected`], [`audit`].
 
 #![warn(missing_docs)]
 
@@ -23,9 +24,11 @@ pub mod inference;
 
 pub mod descriptive;
 pub mod linear;
+pub mod pivoted_qr;
 
 pub mod association;
 pub mod contingency;
+pub mod fisher;
 
 pub mod bias_corrected;
 pub mod logistic;

@@ -8,12 +8,23 @@
 //! Only the individual residuals (and hence diagnostic plots) differ.
 //!
 //! # Algorithm
-//! Householder QR of the augmented matrix `[Z y] = Q·[[R, r], [0, ρ], [0, 0]]` (nalgebra's
-//! `QR`). Then `β̂ = R⁻¹r` by back-substitution, `RSS = ρ²`, `(ZᵀZ)⁻¹ = R⁻¹R⁻ᵀ`, and the
-//! regression sum of squares is the sum of the squared "effects" `r_j` (without `r₀` when the
-//! first column is the intercept), as in R's `lm`. `ZᵀZ` is never formed or inverted, so the
-//! accuracy depends on `κ(Z)`, not on `κ(Z)²`: on the NIST Longley problem (`κ ≈ 5e9`) every
-//! coefficient and standard error keeps at least 10.8 significant digits, raw or masked.
+//! A column-equilibrated, column-pivoted Householder QR of `[Z y]` ([`PivotedQr`]): columns are
+//! scaled to unit length, the intercept is the first pivot, the others come in order of their
+//! length outside the span of those already chosen, and a column whose remaining length is at
+//! most [`PIVOTED_RANK_RELATIVE`] of its own is dropped as collinear (R reports such an aliased
+//! coefficient as `NA`; here it is listed by [`LinearRegression::aliased`] with the terms it
+//! depends on). On the `r` kept columns, `β̂ = D·R⁻¹(Qᵀy)₁…r` (`D` undoes the scaling),
+//! `RSS = ‖(Qᵀy)_{r+1…n}‖²`, `(ZᵀZ)⁻¹ = D·R⁻¹R⁻ᵀ·D`, and the regression sum of squares is the
+//! sum of the squared effects `(Qᵀy)_k` (without the intercept's), as in R's `lm`. `ZᵀZ` is never
+//! formed or inverted, and Householder QR is backward stable column by column, so the accuracy
+//! depends on the condition number of the *scaled* design, not on the columns' units: on the
+//! NIST Longley problem every coefficient and standard error keeps at least 10.8 significant
+//! digits, raw or masked, and columns spread over 12 orders of magnitude cost nothing.
+//!
+//! # Exact fits
+//! When the residuals are rounding noise (`σ̂² < 10⁻³⁰·(mean(ŷ)² + var(ŷ))`, R's rule) the fit is
+//! still reported, as R's `summary.lm` does, with the warning [`EXACT_FIT_WARNING`]: standard
+//! errors tiny or zero, t statistics huge, `±∞` or NaN, p-values as they come.
 
 use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{ContinuousCDF, FisherSnedecor};
@@ -21,26 +32,75 @@ use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 use crate::dataset::Dataset;
 use crate::design::{Design, DesignError, Intercept};
 use crate::inference::{Coefficient, InferenceError, Reference};
-use crate::tolerance::EXACT_FIT_VARIANCE;
+use crate::pivoted_qr::PivotedQr;
+use crate::tolerance::{EXACT_FIT_VARIANCE, PIVOTED_RANK_RELATIVE};
+
+/// The warning R's `summary.lm` gives for an exact fit, word for word; front ends show it next
+/// to the coefficient table.
+pub const EXACT_FIT_WARNING: &str = "essentially perfect fit: summary may be unreliable";
 
 /// Errors of a least-squares fit.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LinearError {
-    /// The model could not be set up (unknown column, `n ≤ p`, rank deficiency, …).
+    /// The model could not be set up (unknown column, `n ≤ p`, …).
     #[error(transparent)]
     Design(#[from] DesignError),
-    /// The response is reproduced exactly: σ̂ is rounding noise
-    /// ([`EXACT_FIT_VARIANCE`]) and t statistics are undefined.
+    /// Every column of the design is zero: there is nothing to estimate.
     #[error(
-        "the response {response:?} is fitted exactly (residuals are rounding noise); t and F tests are undefined — check that the response is not a copy or linear combination of predictors"
+        "every term of the model for {response:?} is an all-zero column; nothing can be estimated — add the intercept or non-zero predictors"
     )]
-    ExactFit {
+    NothingEstimable {
         /// Response name.
         response: String,
     },
     /// Wald inference failed (should not happen after the checks above).
     #[error(transparent)]
     Inference(#[from] InferenceError),
+}
+
+/// A term dropped from the fit because its column is (numerically) a linear combination of the
+/// kept ones — R's aliased coefficient, printed as `NA`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AliasedTerm {
+    name: String,
+    collinear_with: Vec<String>,
+    remaining_share: f64,
+}
+
+impl AliasedTerm {
+    /// The term's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The kept terms it is collinear with, in design order (empty for an all-zero column).
+    pub fn collinear_with(&self) -> &[String] {
+        &self.collinear_with
+    }
+
+    /// Length of its column outside the span of the kept ones, relative to its own length
+    /// (at most [`PIVOTED_RANK_RELATIVE`]; 0 for an all-zero column).
+    pub fn remaining_share(&self) -> f64 {
+        self.remaining_share
+    }
+}
+
+impl std::fmt::Display for AliasedTerm {
+    /// One line, e.g. `x3 dropped: collinear with x1, x2 (remaining length 2.1e-15 of its own,
+    /// at most 1e-10)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.collinear_with.is_empty() {
+            return write!(f, "{} dropped: the column is all zeros", self.name);
+        }
+        write!(
+            f,
+            "{} dropped: collinear with {} (remaining length {:.1e} of its own, at most {:.0e})",
+            self.name,
+            self.collinear_with.join(", "),
+            self.remaining_share,
+            PIVOTED_RANK_RELATIVE
+        )
+    }
 }
 
 /// One line of an ANOVA table.
@@ -131,6 +191,8 @@ pub struct LinearRegression {
     r_squared: f64,
     adj_r_squared: f64,
     anova: Anova,
+    aliased: Vec<AliasedTerm>,
+    exact_fit: bool,
 }
 
 impl LinearRegression {
@@ -140,8 +202,10 @@ impl LinearRegression {
     /// when the intercept is included): see the module documentation.
     ///
     /// # Errors
-    /// [`LinearError::Design`] for unknown columns, `n ≤ p` or a rank-deficient design
-    /// (naming the dependent term); [`LinearError::ExactFit`] when the residuals vanish.
+    /// [`LinearError::Design`] for unknown columns or `n ≤ p`; [`LinearError::NothingEstimable`]
+    /// when every term is an all-zero column. Collinear terms are dropped and reported
+    /// ([`aliased`](Self::aliased)), and an exact fit is reported with a warning
+    /// ([`is_exact_fit`](Self::is_exact_fit)), not refused.
     pub fn fit(
         data: &Dataset,
         response: &str,
@@ -157,49 +221,94 @@ impl LinearRegression {
     /// # Errors
     /// As [`fit`](Self::fit).
     pub fn fit_design(design: &Design) -> Result<Self, LinearError> {
-        let (n, p) = (design.n(), design.p());
+        let n = design.n();
         let z = design.matrix();
-        let mut augmented = z.clone().insert_column(p, 0.0);
-        augmented.set_column(p, design.y());
-        // n > p is guaranteed by `Design`, so R is (p + 1) × (p + 1).
-        let r_full = augmented.qr().r();
-        let r = r_full.view((0, 0), (p, p)).into_owned();
-        design.check_rank(z, &r)?;
-        let effects = r_full.view((0, p), (p, 1)).into_owned();
-        let rho = r_full[(p, p)];
-
-        let beta = design.solve_r(&r, &effects)?;
-        let r_inverse = design.solve_r(&r, &DMatrix::identity(p, p))?;
-
-        let rss = rho * rho;
-        let df_resid = n - p;
-        let sigma2 = rss / df_resid as f64;
-        let fitted = z * beta.column(0);
-        let fitted_mean = fitted.mean();
-        let fitted_scale =
-            fitted_mean * fitted_mean + fitted.variance() * n as f64 / (n - 1) as f64;
-        if sigma2 <= EXACT_FIT_VARIANCE * fitted_scale {
-            return Err(LinearError::ExactFit {
+        let centered = design.intercept() == Intercept::Included;
+        let qr = PivotedQr::new(z, design.y(), centered);
+        let rank = qr.rank();
+        if rank == 0 {
+            return Err(LinearError::NothingEstimable {
                 response: design.response().to_owned(),
             });
         }
-        let covariance = (&r_inverse * r_inverse.transpose()) * sigma2;
+        let names = design.names();
+        let aliased = qr
+            .dropped()
+            .iter()
+            .map(|d| AliasedTerm {
+                name: names[d.column].clone(),
+                collinear_with: d.collinear_with.iter().map(|&k| names[k].clone()).collect(),
+                remaining_share: d.remaining_share,
+            })
+            .collect();
+
+        // Pivot order → design order for everything reported.
+        let pivoted = qr.kept();
+        let mut kept: Vec<usize> = pivoted.to_vec();
+        kept.sort_unstable();
+        let position: Vec<usize> = kept
+            .iter()
+            .map(|c| pivoted.iter().position(|k| k == c).unwrap_or(0))
+            .collect();
+
+        let r = qr.r();
+        let effects = qr.effects();
+        let singular = || {
+            LinearError::Design(DesignError::RankDeficient {
+                column: names[pivoted[rank - 1]].clone(),
+                ratio: 0.0,
+            })
+        };
+        let scaled_beta = r.solve_upper_triangular(&effects).ok_or_else(singular)?;
+        let r_inverse = r
+            .solve_upper_triangular(&DMatrix::identity(rank, rank))
+            .ok_or_else(singular)?;
+        let unscale = |k: usize| 1.0 / qr.column_norm(pivoted[k]);
+        let beta: Vec<f64> = position
+            .iter()
+            .map(|&k| scaled_beta[k] * unscale(k))
+            .collect();
+        let scaled_covariance = &r_inverse * r_inverse.transpose();
+        let unit_covariance = DMatrix::from_fn(rank, rank, |i, j| {
+            let (a, b) = (position[i], position[j]);
+            scaled_covariance[(a, b)] * unscale(a) * unscale(b)
+        });
+
+        let rss = qr.residual_sum_of_squares();
+        let df_resid = n - rank;
+        let sigma2 = rss / df_resid as f64;
+        let mut fitted = DVector::zeros(n);
+        for (&column, &b) in kept.iter().zip(&beta) {
+            fitted.axpy(b, &z.column(column), 1.0);
+        }
+        let fitted_mean = fitted.mean();
+        let fitted_scale =
+            fitted_mean * fitted_mean + fitted.variance() * n as f64 / (n - 1) as f64;
+        // R's summary.lm: "essentially perfect fit" when resvar < (mean(f)² + var(f))·1e-30.
+        let exact_fit = sigma2 < EXACT_FIT_VARIANCE * fitted_scale;
+        let covariance = &unit_covariance * sigma2;
 
         let reference = Reference::StudentT {
             df: df_resid as f64,
         };
-        let coefficients = design
-            .names()
+        let coefficients = kept
             .iter()
             .enumerate()
-            .map(|(j, name)| Coefficient::wald(name, beta[j], covariance[(j, j)].sqrt(), reference))
+            .map(|(i, &column)| {
+                Coefficient::wald_allowing_zero_error(
+                    &names[column],
+                    beta[i],
+                    covariance[(i, i)].max(0.0).sqrt(),
+                    reference,
+                )
+            })
             .collect::<Result<Vec<_>, _>>()?;
 
-        let centered = design.intercept() == Intercept::Included;
+        // The intercept is pinned as the first pivot, so its effect is the first one.
         let skip = usize::from(centered);
         let ss_reg: f64 = effects.iter().skip(skip).map(|e| e * e).sum();
         let ss_total = ss_reg + rss;
-        let df_reg = p - skip;
+        let df_reg = rank - skip;
         let r_squared = ss_reg / ss_total;
         // R: adj.r.squared = 1 − (1 − R²)·(n − df.int)/rdf, df.int = 1 with intercept, else 0.
         let adj_r_squared = 1.0 - (1.0 - r_squared) * (n - skip) as f64 / df_resid as f64;
@@ -210,7 +319,15 @@ impl LinearRegression {
                     df: df_resid as f64,
                 }
             })?;
-            (Some(f), Some(dist.sf(f)))
+            // F = ∞ (an exact fit with zero residuals) has p-value 0, as R's pf gives it.
+            let p = if f.is_finite() {
+                dist.sf(f)
+            } else if f.is_nan() {
+                f64::NAN
+            } else {
+                0.0
+            };
+            (Some(f), Some(p))
         } else {
             (None, None)
         };
@@ -244,6 +361,8 @@ impl LinearRegression {
             r_squared,
             adj_r_squared,
             anova,
+            aliased,
+            exact_fit,
         })
     }
 
@@ -257,9 +376,21 @@ impl LinearRegression {
         self.intercept
     }
 
-    /// Coefficient table, in design order (`"(Intercept)"` first when included).
+    /// Coefficient table of the estimable terms, in design order (`"(Intercept)"` first when
+    /// included); aliased terms are left out (see [`aliased`](Self::aliased)).
     pub fn coefficients(&self) -> &[Coefficient] {
         &self.coefficients
+    }
+
+    /// Terms dropped as collinear with the kept ones (R's `NA` coefficients), in design order.
+    pub fn aliased(&self) -> &[AliasedTerm] {
+        &self.aliased
+    }
+
+    /// Whether the residuals are rounding noise ([`EXACT_FIT_WARNING`]): the fit is reported,
+    /// but its standard errors, t, p and F say nothing.
+    pub fn is_exact_fit(&self) -> bool {
+        self.exact_fit
     }
 
     /// The coefficient called `name`, if the model has it.
@@ -267,7 +398,8 @@ impl LinearRegression {
         self.coefficients.iter().find(|c| c.name() == name)
     }
 
-    /// Estimated covariance of `β̂`, `σ̂²·(ZᵀZ)⁻¹` (computed as `σ̂²·R⁻¹R⁻ᵀ`).
+    /// Estimated covariance of `β̂` over the estimable terms (in [`coefficients`](Self::coefficients)
+    /// order), `σ̂²·(ZᵀZ)⁻¹` (computed as `σ̂²·D·R⁻¹R⁻ᵀ·D`).
     pub fn covariance(&self) -> &DMatrix<f64> {
         &self.covariance
     }
@@ -307,7 +439,7 @@ impl LinearRegression {
         self.anova.p_value
     }
 
-    /// Residual degrees of freedom `n − p`.
+    /// Residual degrees of freedom `n − r` (`r` the number of estimable terms).
     pub fn df_resid(&self) -> usize {
         self.anova.residual.df
     }
@@ -424,34 +556,83 @@ mod tests {
         assert!(fit.r_squared().abs() < HAND_SOLVED_RELATIVE);
     }
 
+    /// Collinear terms are dropped and named, as R's `lm` reports them `NA`: `twice = 2·x` is
+    /// aliased with `x`, and a constant column with the intercept; the remaining fit is the one
+    /// without them (y ~ x by hand: x̄ = 2.5, ȳ = 3, Sxx = 5, Sxy = 1.5 − 0.5 + 3 = 4,
+    /// slope 0.8, intercept 3 − 2 = 1).
     #[test]
-    fn rank_deficiency_and_exact_fits_are_reported() {
+    fn collinear_terms_are_dropped_and_named() {
         let d = data(&[
             ("x", &[1.0, 2.0, 3.0, 4.0]),
             ("twice", &[2.0, 4.0, 6.0, 8.0]),
-            ("y", &[1.0, 3.0, 2.0, 5.0]),
-            ("line", &[3.0, 5.0, 7.0, 9.0]),
+            ("y", &[2.0, 3.0, 2.0, 5.0]),
             ("qa", &[888.0; 4]),
+            ("zero", &[0.0; 4]),
         ]);
-        let err = LinearRegression::fit(&d, "y", &["x", "twice"], Intercept::Included);
-        assert!(matches!(
-            err,
-            Err(LinearError::Design(DesignError::RankDeficient { ref column, .. })) if column == "twice"
-        ));
-        let err = LinearRegression::fit(&d, "y", &["qa"], Intercept::Included).unwrap_err();
-        assert!(err.to_string().contains("\"qa\" is a linear combination"));
+        let fit = LinearRegression::fit(&d, "y", &["x", "twice"], Intercept::Included).unwrap();
+        let [aliased] = fit.aliased() else {
+            panic!("one aliased term expected: {:?}", fit.aliased())
+        };
+        assert_eq!(aliased.name(), "twice");
+        assert_eq!(aliased.collinear_with(), ["x"]);
+        assert!(aliased.remaining_share() < 1e-15);
         assert_eq!(
-            LinearRegression::fit(&d, "line", &["x"], Intercept::Included).unwrap_err(),
-            LinearError::ExactFit {
-                response: "line".into()
+            aliased.to_string().split(" (").next(),
+            Some("twice dropped: collinear with x")
+        );
+        let names: Vec<&str> = fit.coefficients().iter().map(|c| c.name()).collect();
+        assert_eq!(names, ["(Intercept)", "x"]);
+        assert!(close(fit.coefficients()[0].estimate(), 1.0));
+        assert!(close(fit.coefficients()[1].estimate(), 0.8));
+        assert_eq!(fit.df_resid(), 2);
+        assert_eq!(fit.covariance().shape(), (2, 2));
+        assert!(!fit.is_exact_fit());
+
+        let qa = LinearRegression::fit(&d, "y", &["qa", "x"], Intercept::Included).unwrap();
+        assert_eq!(qa.aliased()[0].name(), "qa");
+        assert_eq!(qa.aliased()[0].collinear_with(), ["(Intercept)"]);
+        let zero = LinearRegression::fit(&d, "y", &["x", "zero"], Intercept::Included).unwrap();
+        assert_eq!(
+            zero.aliased()[0].to_string(),
+            "zero dropped: the column is all zeros"
+        );
+        assert_eq!(
+            LinearRegression::fit(&d, "y", &["zero"], Intercept::Excluded).unwrap_err(),
+            LinearError::NothingEstimable {
+                response: "y".into()
             }
         );
         assert!(matches!(
-            LinearRegression::fit(&d, "y", &["x", "twice", "line"], Intercept::Included),
+            LinearRegression::fit(&d, "y", &["x", "twice", "qa"], Intercept::Included),
             Err(LinearError::Design(DesignError::TooFewObservations {
                 n: 4,
                 p: 4
             }))
         ));
+    }
+
+    /// An exact fit is reported as R reports it: line = 1 + 2x gives coefficients (1, 2),
+    /// residuals that are rounding noise, the "essentially perfect fit" flag, and R² = 1.
+    #[test]
+    fn exact_fit_is_reported_with_a_warning() {
+        let d = data(&[
+            ("x", &[1.0, 2.0, 3.0, 4.0]),
+            ("line", &[3.0, 5.0, 7.0, 9.0]),
+        ]);
+        let fit = LinearRegression::fit(&d, "line", &["x"], Intercept::Included).unwrap();
+        assert!(fit.is_exact_fit());
+        assert!(close(fit.coefficients()[0].estimate(), 1.0));
+        assert!(close(fit.coefficients()[1].estimate(), 2.0));
+        assert!(fit.residuals().amax() < 1e-14);
+        assert!(fit.sigma() < 1e-14);
+        assert!(close(fit.r_squared(), 1.0));
+        for c in fit.coefficients() {
+            assert!(c.std_error() < 1e-14);
+            assert!(c.p_value().is_nan() || c.p_value() < 1e-10);
+        }
+        assert_eq!(
+            EXACT_FIT_WARNING,
+            "essentially perfect fit: summary may be unreliable"
+        );
     }
 }

@@ -18,6 +18,25 @@
 /// Year column) and passes; an exact copy of a column gives a ratio of about 1e-16.
 pub const RANK_RELATIVE: f64 = 1e-7;
 
+/// The least-squares fit ([`crate::pivoted_qr`]) stops choosing columns when the largest norm
+/// any remaining (unit-scaled) column has outside the span of the chosen ones is at most this;
+/// those columns are dropped as collinear, as R reports aliased coefficients as `NA`.
+///
+/// Why 1e-10: a kept column with remaining norm `t` means an equilibrated condition number
+/// `κ ≥ 1/t`, and coefficients good to about `κ·u`. At 1e-10 every design with `κ` up to about
+/// 1e10 is fitted (at least about 6 significant digits), which includes the degree-5 polynomial
+/// designs of condition number 1e8 the project promises to fit; beyond it a coefficient would
+/// carry fewer digits than a survey answer, and the column is reported as collinear instead.
+/// (R's `lm` uses 1e-7 on an unpivoted, unscaled test of each column against the ones before it,
+/// and would alias such polynomial terms.)
+pub const PIVOTED_RANK_RELATIVE: f64 = 1e-10;
+
+/// A dropped column is reported as collinear with the kept terms whose coefficient in its
+/// expansion `z̃_j ≈ Σ c_k z̃_k` (unit-scaled columns) is at least this fraction of the largest
+/// coefficient. Exact dependencies give coefficients of order 1 on the terms involved and of
+/// order `κ·u` on the others; 1e-6 separates the two for every `κ` below 1e10.
+pub const ALIAS_NAMING_SHARE: f64 = 1e-6;
+
 /// A least-squares fit is exact, and its t and F statistics meaningless, when
 /// `σ̂² < ε·(mean(ŷ)² + var(ŷ))`: the residuals are then rounding noise of the fitted values.
 ///
@@ -51,6 +70,19 @@ pub const LOGIT_COEFFICIENT_CHANGE: f64 = 1e-8;
 /// rank test).
 pub const SEPARATION_PROBABILITY: f64 = 1e-8;
 
+/// Fisher's exact test counts a table as "no more likely than the observed one" when its
+/// probability is at most the observed one times `1 + ε`.
+///
+/// Why 1e-7: it is R's `fisher.test` (`relErr <- 1 + 10^(-7)`), so that tables equally likely in
+/// exact arithmetic (symmetric margins) are not split by rounding of the log-factorials (each
+/// probability is good to about 1e-14 relative).
+pub const FISHER_RELATIVE_TIES: f64 = 1e-7;
+
+/// Root searches for the conditional odds ratio and its exact interval (in `ln ψ`) stop at this
+/// relative width. The tail sums and means they solve are good to about 1e-14; 1e-13 in `ln ψ`
+/// leaves the estimates exact to about 13 digits, far beyond R's `uniroot` (1e-4).
+pub const FISHER_ROOT_RELATIVE: f64 = 1e-13;
+
 /// Largest accepted `|count − round(count)|` when counts from indicator cross-products are
 /// declared integer (and largest accepted shortfall of a "complete" set of level indicators).
 ///
@@ -78,6 +110,22 @@ pub const CERTIFIED_RELATIVE: f64 = 1e-7;
 /// statrs' incomplete beta vs. cephes), which agree to about 1e-13; 1e-9 leaves room without
 /// letting a wrong formula (an n vs. n−1, a one-sided p-value) through.
 pub const REFERENCE_RELATIVE: f64 = 1e-9;
+
+/// Agreement of a least-squares fit with a double-double reference on a well-conditioned design
+/// (scaled condition number below 10) whose columns span 12 orders of magnitude: the
+/// equilibrated QR loses nothing to the units, so only a few hundred rounding errors remain.
+pub const SCALED_WELL_CONDITIONED: f64 = 1e-12;
+
+/// On ill-conditioned designs a backward-stable least-squares solver is accurate to about
+/// `κ·ε` in the scaled coefficients (when the residual is small); tests allow this factor on
+/// top, for the dimension-dependent constants of the error bound (`p = 6`, `n = 60`).
+pub const CONDITIONING_FACTOR: f64 = 100.0;
+
+/// Agreement with an odds ratio printed by R's `fisher.test`, which finds the conditional
+/// maximum-likelihood estimate with `uniroot` at its default tolerance
+/// (`.Machine$double.eps^0.25 ≈ 1.2e-4` on a parameter in `(0, 1)`): R's 6.408309 for the
+/// tea-tasting table is 1.6e-6 from the exact root 6.4083197 (mpmath), so 1e-5 relative.
+pub const R_UNIROOT_RELATIVE: f64 = 1e-5;
 
 /// Agreement of a fit on raw data with the same fit on a masked release of an ill-conditioned
 /// problem (Longley, `κ ≈ 5e9`): masking perturbs the data by rounding errors of relative size

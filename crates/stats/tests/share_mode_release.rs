@@ -2,18 +2,22 @@
 //! to 1e-9 relative, as the services' end-to-end test demands, under the services' own design.
 //!
 //! The shares cancel in floating point, so the release carries absolute errors of a few `ε_mach`
-//! times the shares' row norm. The scenario is the end-to-end survey's (four answers up to 250,
-//! QA constant 888, cohorts of 20, `p₂ = 446`, σ = 494.53 from Appendix C): its F statistic
-//! divides by a small residual sum of squares and is the most sensitive number of the fit. With
-//! every coordinate split at `τ = 100·max(x_max, σ)` the worst of 300 trials here was 9.7e-10
-//! (and 1.3e-9 was seen in CI); with only the answers split at `τ = 100·x_max`
-//! (`collusion::share_sigma`) it is 1.7e-10.
+//! times the shares' row norms. The scenario is the end-to-end survey's (four answers up to 250,
+//! QA constant 888, cohorts of 20, the services' plan: `p₂ = 503`, σ a hair above the Appendix C
+//! bound, ≈ 755): its F statistic divides by a small residual sum of squares and is the most
+//! sensitive number of the fit. History of the worst of 300 trials: every coordinate split at
+//! `τ = 100·max(x_max, σ)`, 9.7e-10 (1.3e-9 seen in CI); only the answers split at
+//! `τ = 100·x_max` (`collusion::share_sigma`) into `K₁ − 1` noise shares and a remainder,
+//! 1.7e-10 (then with `p₂ = 446`, σ = 494.53); symmetric zero-sum shares `x/K₁ + Gᵢ − Ḡ`, the
+//! collector's own mask on the release and the plan's larger σ, 2.0e-10.
 
 use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
+use orthomask_core::protocol::Strictness;
 use orthomask_core::protocol::collusion::share_sigma;
-use orthomask_core::protocol::simulation::run_collusion;
-use orthomask_core::protocol::tm2::Tm2Design;
+use orthomask_core::protocol::design::{appendix_c_bound, noise_columns_for};
+use orthomask_core::protocol::simulation::{CollusionKeys, Safety, run_collusion};
+use orthomask_core::protocol::tm2::{DEFAULT_QA_CONSTANT, Tm2Design};
 use orthomask_core::random::BitSource;
 use orthomask_stats::dataset::Dataset;
 use orthomask_stats::design::Intercept;
@@ -81,28 +85,39 @@ fn worst_difference(raw: &LinearRegression, release: &LinearRegression) -> f64 {
         ))
 }
 
+/// The services' plan for cohorts of `N` (`crates/server/src/plan.rs`): the fewest noise columns
+/// with Pr[condition (3.5) fails] ≤ 1e-6 at δ = 0.5, σ a hair above the Appendix C bound for
+/// values up to the QA constant 888.
+fn services_design() -> (Tm2Design, Safety) {
+    let (delta, x_max) = (0.5, DEFAULT_QA_CONSTANT);
+    let p2 = noise_columns_for(N, delta, 1e-6).unwrap();
+    let sigma = appendix_c_bound(N, 5, p2, x_max, delta).unwrap().sigma_min * (1.0 + 1e-9);
+    let safety = Safety {
+        x_max,
+        delta,
+        strictness: Strictness::Refuse,
+    };
+    (Tm2Design::modified(4, p2, sigma).unwrap(), safety)
+}
+
 #[test]
 fn share_mode_release_regresses_like_the_raw_answers() {
-    let design = Tm2Design::modified(4, 446, 494.53).unwrap();
+    let (design, safety) = services_design();
     // The declared ranges of the e2e survey: income up to 250 is the largest.
     let tau = share_sigma(&design, 250.0);
-    assert_eq!(tau, 25_000.0);
+    assert!((tau - 25_000.0).abs() < 1e-9 * tau);
     let mut worst: f64 = 0.0;
     for trial in 0..TRIALS {
         let raw = answers(1_000 + trial);
-        let rights = [Key::teaching(2_000 + trial), Key::teaching(3_000 + trial)];
-        let lefts = [Key::teaching(4_000 + trial)];
-        let run = run_collusion(
-            &raw,
-            &design,
-            &rights,
-            &lefts,
-            &Key::teaching(5_000 + trial),
-            tau,
-        )
-        .unwrap();
+        let keys = CollusionKeys {
+            collector: Key::teaching(6_000 + trial),
+            right: vec![Key::teaching(2_000 + trial), Key::teaching(3_000 + trial)],
+            left: vec![Key::teaching(4_000 + trial)],
+            participants: Key::teaching(5_000 + trial),
+        };
+        let run = run_collusion(&raw, &design, &keys, tau, safety).unwrap();
         assert!(run.qa.as_ref().is_some_and(|qa| qa.passed()));
-        // The release is A·(answers, QA); the QA column is constant and drops out of the fit.
+        // The release is A_c·A·(answers, QA); the QA column is constant and drops out of the fit.
         let release = run.release.columns(0, 4).into_owned();
         let difference = worst_difference(&fit(raw), &fit(release));
         assert!(

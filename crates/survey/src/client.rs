@@ -416,6 +416,11 @@ mod tests {
         for d in &prepared.destinations {
             assert!((d.upload.values[3] - 63.0).abs() > SHOWS_ANSWER);
         }
+        // Only the answers carry share noise: the QA constant is split evenly, 888/3 per share.
+        let answers = s.design().unwrap().answers();
+        for d in &prepared.destinations {
+            assert!((d.upload.values[answers] - 888.0 / 3.0).abs() < RECORD_ROUND_TRIP);
+        }
         assert!(
             prepared
                 .share_noise_ratio

@@ -3,7 +3,6 @@
 use crate::io::{exists, restrict_to_owner, write_file};
 use anyhow::{Result, bail};
 use clap::Args;
-use orthomask_core::protocol::simulation::PartyKeys;
 use orthomask_formats::keyfile::write_key_file;
 use std::path::PathBuf;
 
@@ -26,7 +25,7 @@ pub fn run(args: KeygenArgs) -> Result<()> {
             args.out.display()
         );
     }
-    let keys = PartyKeys::generate()?;
+    let keys = crate::keys::fresh_party_keys()?;
     write_file(&args.out, &write_key_file(&keys))?;
     restrict_to_owner(&args.out)?;
     println!(

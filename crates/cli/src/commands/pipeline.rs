@@ -20,7 +20,7 @@ use orthomask_core::protocol::collusion::share_sigma;
 use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::second::{COMBINED_RELEASE_WARNING, SecondDesign, SecondUpload};
 use orthomask_core::protocol::simulation::{
-    PartyKeys, Safety, cohort_sizes, run_collusion, run_second, run_tm2,
+    CollusionKeys, PartyKeys, Safety, cohort_sizes, run_collusion, run_second, run_tm2,
 };
 use orthomask_core::protocol::tm2::Tm2Design;
 use orthomask_formats::csv::{Precision, Table};
@@ -336,7 +336,7 @@ fn party_keys(args: &PipelineArgs) -> Result<(PartyKeys, bool)> {
             "--rng matlab reproduces the papers from numeric keys; add --teaching-key N (e.g. 535)"
         );
     }
-    Ok((PartyKeys::generate()?, false))
+    Ok((crate::keys::fresh_party_keys()?, false))
 }
 
 /// Extra provider keys for the collusion method: teaching numbers when teaching, else fresh.
@@ -344,7 +344,7 @@ fn provider_keys(count: usize, teaching_base: Option<u64>) -> Result<Vec<Key>> {
     (0..count as u64)
         .map(|i| match teaching_base {
             Some(base) => Ok(Key::teaching(base + i)),
-            None => Ok(Key::generate()?),
+            None => crate::keys::fresh_key(),
         })
         .collect()
 }
@@ -597,26 +597,26 @@ fn collusion_method(
         bail!("--cohort-size is not supported with --method collusion");
     }
     let n = raw.answers.nrows();
-    // Same design check as the modified protocol: the extension's stage-one analysis needs
-    // condition (3.5) too.
-    let report = plan.check(
-        CohortBounds {
-            smallest: n,
-            largest: n,
-        },
-        args.strictness(),
-    )?;
     let teaching_base = args.teaching_key.map(|t| t + 10);
-    let rights = provider_keys(args.right_providers, teaching_base)?;
-    let lefts = provider_keys(args.left_providers, teaching_base.map(|t| t + 10))?;
+    let collusion_keys = CollusionKeys {
+        collector: keys.collector.clone(),
+        right: provider_keys(args.right_providers, teaching_base)?,
+        left: provider_keys(args.left_providers, teaching_base.map(|t| t + 10))?,
+        participants: keys.participants.clone(),
+    };
+    // The core runs the same design checks as for the modified protocol: the extension's
+    // stage-one analysis needs condition (3.5) too.
     let run = run_collusion(
         &raw.answers,
         design,
-        &rights,
-        &lefts,
-        &keys.participants,
+        &collusion_keys,
         // The shares hide the answers: their declared bound, or in simulation their maximum.
         share_sigma(design, args.x_max.unwrap_or_else(|| raw.answers.amax())),
+        Safety {
+            x_max: plan.x_max,
+            delta: plan.delta,
+            strictness: args.strictness(),
+        },
     )?;
     if args.write_exchanges {
         let names = masked_names("m", design.p());
@@ -645,7 +645,7 @@ fn collusion_method(
         right_mask: RightMask::Haar,
         kept: kept_names,
         qa: run.qa.into_iter().collect(),
-        warnings: report.overridden,
+        warnings: run.design_report.overridden,
     })
 }
 

@@ -1,16 +1,28 @@
 //! `orthomask regress`: linear regression with full inference on a (released) CSV file, and the
 //! bias-corrected fit for releases carrying device-side DP noise.
+//!
+//! As R's `lm`/`summary.lm`: collinear terms are dropped and listed (R's `NA` coefficients) and
+//! an exact fit is reported with R's warning "essentially perfect fit: summary may be
+//! unreliable" instead of being refused.
+//!
+//! # JSON
+//! Besides the coefficient table and the ANOVA: `aliased` — one object per dropped term,
+//! `{name, collinear_with, remaining_share, reason}` (`reason` the one-line text); `exact_fit` —
+//! whether the residuals are rounding noise; `warnings` — the messages R would print. Every
+//! number in the output is finite: where R prints `Inf` or `NaN` (the t statistic of a zero
+//! standard error, its p-value, an infinite F of an exact fit) the field is `null`, and
+//! `exact_fit`/`warnings` say why.
 
 use super::model::{
     coefficients_json, intercept, load, names, print_coefficients, require_columns,
 };
-use crate::io::{print_json, read_text};
+use crate::io::{print_json, read_text, warn};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use orthomask_formats::manifest::Manifest;
 use orthomask_stats::bias_corrected::BiasCorrectedRegression;
-use orthomask_stats::linear::LinearRegression;
-use serde_json::json;
+use orthomask_stats::linear::{EXACT_FIT_WARNING, LinearRegression};
+use serde_json::{Value, json};
 use std::path::PathBuf;
 
 /// Arguments of `regress`.
@@ -95,29 +107,52 @@ pub fn run(args: RegressArgs) -> Result<()> {
                 args.input.display()
             )
         })?;
+    let warnings: Vec<&str> = if fit.is_exact_fit() {
+        vec![EXACT_FIT_WARNING]
+    } else {
+        Vec::new()
+    };
     if args.json {
         let anova = fit.anova();
         let row = |r: orthomask_stats::linear::AnovaRow| json!({"sum_of_squares": r.sum_of_squares(), "df": r.df(), "mean_square": r.mean_square()});
+        let aliased: Vec<Value> = fit
+            .aliased()
+            .iter()
+            .map(|a| {
+                json!({
+                    "name": a.name(),
+                    "collinear_with": a.collinear_with(),
+                    "remaining_share": a.remaining_share(),
+                    "reason": a.to_string(),
+                })
+            })
+            .collect();
         return print_json(&json!({
             "response": args.y,
             "intercept": !args.no_intercept,
             "n": fit.n(),
             "df_resid": fit.df_resid(),
             "coefficients": coefficients_json(fit.coefficients()),
+            "aliased": aliased,
+            "exact_fit": fit.is_exact_fit(),
+            "warnings": warnings,
             "sigma": fit.sigma(),
             "r_squared": fit.r_squared(),
             "adj_r_squared": fit.adj_r_squared(),
-            "f_statistic": fit.f_statistic(),
-            "f_p_value": fit.f_p_value(),
+            "f_statistic": finite(fit.f_statistic()),
+            "f_p_value": finite(fit.f_p_value()),
             "anova": {
                 "centered": anova.centered(),
                 "regression": row(anova.regression()),
                 "residual": row(anova.residual()),
                 "total": row(anova.total()),
-                "f_statistic": anova.f_statistic(),
-                "p_value": anova.p_value(),
+                "f_statistic": finite(anova.f_statistic()),
+                "p_value": finite(anova.p_value()),
             },
         }));
+    }
+    for warning in &warnings {
+        warn(warning);
     }
     println!(
         "Linear regression of {} on {} ({} observations)",
@@ -126,6 +161,15 @@ pub fn run(args: RegressArgs) -> Result<()> {
         fit.n()
     );
     print_coefficients(fit.coefficients());
+    if !fit.aliased().is_empty() {
+        println!(
+            "({} not defined because of singularities)",
+            fit.aliased().len()
+        );
+        for term in fit.aliased() {
+            println!("{term}");
+        }
+    }
     println!(
         "residual standard error {:.6} on {} degrees of freedom",
         fit.sigma(),
@@ -140,6 +184,13 @@ pub fn run(args: RegressArgs) -> Result<()> {
         println!("F = {f:.4}, p = {p:.4e}");
     }
     Ok(())
+}
+
+/// A statistic for the JSON: `null` when absent or not finite (see the module docs).
+fn finite(value: Option<f64>) -> Value {
+    value
+        .filter(|v| v.is_finite())
+        .map_or(Value::Null, Value::from)
 }
 
 fn bias_corrected(

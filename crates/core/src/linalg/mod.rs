@@ -10,11 +10,17 @@
 //!   through cache-blocked matrix products, so that masking a block of many records runs at
 //!   matrix-multiply speed. They are accurate to rounding, not bit-exact, and `parallel` spreads
 //!   them over the cores natively (never on `wasm32`).
+//!
+//! And one iterative method, [`lanczos`] (with its [`tridiagonal`] eigen-solver): the smallest
+//! eigenvalue of a Gram matrix `X Xᵀ` from products with `X` and `Xᵀ` only, for the simulation's
+//! condition (3.5) margin.
 
 pub mod householder;
+pub mod lanczos;
 pub(crate) mod parallel;
 pub mod product;
 pub mod qr;
+pub mod tridiagonal;
 pub mod wy;
 
 pub use householder::Reflector;

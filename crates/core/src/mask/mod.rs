@@ -12,7 +12,6 @@
 //! | [`FixedSubspaceHaar`] | Haar on the stabiliser of given columns | `A₁`, `A₂` keeping `1ₙ` (and kept columns) fixed |
 //! | [`DenseInvertible`] | e.g. i.i.d. U(0, 1) entries | `B₁` of the first TM² method, `A₀` of the second |
 //! | [`KeepColumns`] | `diag(I, M*)` up to a permutation | partial masking, block-diagonal `B₁`, `B₂` |
-//! | [`DenseOrthogonal`] | any stored orthogonal matrix | `GenerateROM` of seed 003, Appendix 1 |
 //! | [`HaarOrbit`] | the law of `A·M`, `A` as in [`FixedSubspaceHaar`] | the collector's `A₁` at scale |
 //!
 //! Sizes: below [`BLOCKED_MIN_DIM`] (and for blocks of fewer than [`BLOCKED_MIN_VECTORS`]
@@ -20,7 +19,6 @@
 //! bit-exact kernels; above, through blocked matrix products. The collector's release switches to
 //! [`HaarOrbit`] from [`ORBIT_MIN_ROWS`] participants.
 
-mod dense;
 mod fixed;
 mod haar;
 mod invertible;
@@ -28,7 +26,6 @@ mod keep;
 mod orbit;
 mod rom;
 
-pub use dense::DenseOrthogonal;
 pub use fixed::FixedSubspaceHaar;
 pub use haar::{BLOCKED_MIN_DIM, BLOCKED_MIN_VECTORS, HaarOrthogonal, PANEL};
 pub use invertible::DenseInvertible;
@@ -63,12 +60,6 @@ pub enum MaskError {
     Singular {
         /// Estimated 1-norm condition number (∞ when exactly singular).
         condition: f64,
-    },
-    /// A matrix meant to be orthogonal is not.
-    #[error("the matrix is not orthogonal: max |QᵀQ − I| = {deviation:.3e}")]
-    NotOrthogonal {
-        /// Largest deviation of `QᵀQ` from the identity.
-        deviation: f64,
     },
     /// A matrix contains NaN or an infinity.
     #[error("the mask matrix contains a non-finite entry")]
@@ -276,27 +267,6 @@ pub(crate) mod test_support {
             mask.left_apply(&mut DMatrix::zeros(d + 1, 2)),
             Err(MaskError::DimensionMismatch { .. })
         ));
-    }
-
-    /// Two-sample Kolmogorov–Smirnov statistic `sup_x |F_a(x) − F_b(x)|` of the empirical CDFs.
-    pub fn ks_two_sample(a: &[f64], b: &[f64]) -> f64 {
-        let mut a = a.to_vec();
-        let mut b = b.to_vec();
-        a.sort_by(f64::total_cmp);
-        b.sort_by(f64::total_cmp);
-        let (na, nb) = (a.len() as f64, b.len() as f64);
-        let (mut i, mut j, mut d) = (0, 0, 0.0_f64);
-        while i < a.len() && j < b.len() {
-            let x = a[i].min(b[j]);
-            while i < a.len() && a[i] <= x {
-                i += 1;
-            }
-            while j < b.len() && b[j] <= x {
-                j += 1;
-            }
-            d = d.max((i as f64 / na - j as f64 / nb).abs());
-        }
-        d
     }
 
     /// The dense matrix built one column at a time: `d × 1` blocks never take the blocked path,

@@ -147,9 +147,9 @@ impl HaarOrbit {
 mod tests {
     use super::*;
     use crate::key::{Key, StreamId};
-    use crate::mask::test_support::{ks_two_sample, test_block};
+    use crate::mask::test_support::test_block;
     use crate::mask::{FixedSubspaceHaar, Mask};
-    use crate::tolerance::{PRESERVED_STATISTICS, ks_critical_value};
+    use crate::tolerance::{PRESERVED_STATISTICS, ks_critical_value, ks_two_sample};
 
     fn data(n: usize) -> DMatrix<f64> {
         // Columns with clearly non-zero means, so that keeping 1ₙ fixed matters.

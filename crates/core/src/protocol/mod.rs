@@ -25,6 +25,7 @@ pub mod simulation;
 
 use crate::key::KeyError;
 use crate::mask::MaskError;
+use crate::scaling::ScalingError;
 
 pub use design::{DesignError, DesignParameters, DesignReport, NoiseBound, Strictness};
 pub use qa::QaReport;
@@ -41,6 +42,9 @@ pub enum ProtocolError {
     /// A key problem (e.g. MATLAB reproduction asked for with a non-teaching key).
     #[error(transparent)]
     Key(#[from] KeyError),
+    /// A declared range is unusable or an answer lies outside its declared range.
+    #[error(transparent)]
+    Scaling(#[from] ScalingError),
     /// A record of the wrong length.
     #[error("record {record} has {found} values but the survey defines {expected}")]
     RecordLength {

@@ -20,7 +20,7 @@ use super::tm2::{
     UnmaskedCohort,
 };
 use super::{ProtocolError, require_finite};
-use crate::key::{Key, KeyError, StreamId};
+use crate::key::{Key, StreamId};
 use crate::linalg::parallel;
 use crate::mask::Mask;
 use nalgebra::DMatrix;
@@ -37,16 +37,15 @@ pub struct PartyKeys {
 }
 
 impl PartyKeys {
-    /// Fresh production keys from the operating system.
-    ///
-    /// # Errors
-    /// [`KeyError::Os`] when the OS random source fails.
-    pub fn generate() -> Result<Self, KeyError> {
-        Ok(Self {
-            collector: Key::generate()?,
-            provider: Key::generate()?,
-            participants: Key::generate()?,
-        })
+    /// Fresh production keys from 3 × 256 bits of operating-system entropy read by the caller,
+    /// in the order collector, provider, participants (see [`Key::from_entropy`]).
+    pub fn from_entropy(entropy: [[u8; 32]; 3]) -> Self {
+        let [collector, provider, participants] = entropy.map(Key::from_entropy);
+        Self {
+            collector,
+            provider,
+            participants,
+        }
     }
 
     /// Teaching keys `number`, `number + 1`, `number + 2` (535, 536, 537 reproduce the roles of
@@ -195,8 +194,9 @@ struct CohortOutcome {
 /// exchanged matrices to `observe` (in cohort order) instead of keeping them.
 ///
 /// Memory is `O(n·p₁)` for the release plus `O(n_k·p)` per cohort in flight: nothing `n × n`,
-/// `p × p` or `n × p` is held (the optional condition (3.5) margin, `compute_margin`, forms an
-/// `n_k × n_k` Gram matrix per cohort — a simulation-only diagnostic). Natively, cohorts are
+/// `p × p` or `n × p` is held (the optional condition (3.5) margin, `compute_margin`, a
+/// simulation-only diagnostic, holds a Lanczos basis of at most `n_k × 192` per cohort; see
+/// [`condition_3_5_margin`]). Natively, cohorts are
 /// processed in parallel, one per core; a single cohort instead spreads its blocked products over
 /// the cores. The results do not depend on the number of cores (to rounding: blocked products
 /// split differently).
@@ -424,6 +424,28 @@ pub fn run_second(
     })
 }
 
+/// The keys of a simulated collusion-resistant survey, one per party.
+#[derive(Clone, Debug)]
+pub struct CollusionKeys {
+    /// The collector's key: its left mask `A_c` over the release.
+    pub collector: Key,
+    /// One key per right-masking service (`K₁ ≥ 2`), for its `Bᵢ`.
+    pub right: Vec<Key>,
+    /// One key per left-masking provider (`K₂ ≥ 1`), for its `A_j`.
+    pub left: Vec<Key>,
+    /// Simulated participants' padding and shares (each participant reads its own streams).
+    pub participants: Key,
+}
+
+impl CollusionKeys {
+    /// Whether any key is a guessable teaching key.
+    pub fn any_teaching(&self) -> bool {
+        self.collector.is_teaching()
+            || self.participants.is_teaching()
+            || self.right.iter().chain(&self.left).any(Key::is_teaching)
+    }
+}
+
 /// Everything a collusion-resistant run produced.
 #[derive(Clone, Debug)]
 pub struct CollusionRun {
@@ -431,29 +453,36 @@ pub struct CollusionRun {
     pub shares: Vec<DMatrix<f64>>,
     /// `A Xⁱ` as each right provider hands it to the collector (`n × p` each).
     pub to_collector: Vec<DMatrix<f64>>,
-    /// The release `A X₁` (QA column last).
+    /// The release `A_c A X₁` (QA column last): the collector's own mask comes last.
     pub release: DMatrix<f64>,
     /// The collector's QA check.
     pub qa: Option<QaReport>,
+    /// The design check (the same as [`run_tm2`]'s).
+    pub design_report: DesignReport,
     /// Right-masking providers `K₁`.
     pub right_providers: usize,
     /// Left-masking providers `K₂`.
     pub left_providers: usize,
 }
 
-/// Run the collusion-resistant extension with one key per provider.
+/// Run the collusion-resistant extension (seed 000 §3.5) with one key per party.
+///
+/// The design is checked as [`run_tm2`] checks it — `p₁ < n ≤ p` and σ against the Appendix C
+/// bound, refused or (teaching) reported per `safety` — since the paper's stage-one analysis of the
+/// extension rests on the same condition (3.5). The right masks are Haar whatever the design's
+/// right-mask law, so the bound always applies. The collector sums the services' `A Xⁱ`, checks
+/// QA and publishes `A_c · A X₁` through [`DataCollector::release`], as the services do.
 ///
 /// # Errors
-/// Too few providers, malformed data, QA failures and mask errors.
+/// Design refusals, too few providers, malformed data, QA failures and mask errors.
 pub fn run_collusion(
     raw: &DMatrix<f64>,
     design: &Tm2Design,
-    right_keys: &[Key],
-    left_keys: &[Key],
-    participants: &Key,
+    keys: &CollusionKeys,
     share_sigma: f64,
+    safety: Safety,
 ) -> Result<CollusionRun, ProtocolError> {
-    check_extension(design, right_keys.len(), left_keys.len())?;
+    check_extension(design, keys.right.len(), keys.left.len())?;
     if raw.ncols() != design.answers() {
         return Err(ProtocolError::Shape {
             what: "answer columns",
@@ -463,25 +492,40 @@ pub fn run_collusion(
     }
     require_finite(raw)?;
     let n = raw.nrows();
-    let k1 = right_keys.len();
-    let rights = right_keys
+    let design_report = check_design(
+        &DesignParameters {
+            smallest_cohort: n,
+            largest_cohort: n,
+            p1: design.p1(),
+            p2: design.p2(),
+            sigma: design.sigma(),
+            x_max: safety.x_max,
+            delta: safety.delta,
+            orthogonal_right_mask: true,
+        },
+        safety.strictness,
+    )?;
+    let collector = DataCollector::new(keys.collector.clone(), design.clone())?;
+    let k1 = keys.right.len();
+    let rights = keys
+        .right
         .iter()
         .enumerate()
         .map(|(i, key)| RightProvider::new(key, i as u32, design.p()))
         .collect::<Result<Vec<_>, _>>()?;
-    let lefts: Vec<LeftProvider> = left_keys
+    let lefts: Vec<LeftProvider> = keys
+        .left
         .iter()
         .enumerate()
         .map(|(j, key)| LeftProvider::new(key.clone(), j as u32))
         .collect();
-    let tau = share_sigma;
     let mut share_blocks = vec![DMatrix::zeros(n, design.p()); k1];
     for i in 0..n {
         let answers: Vec<f64> = raw.row(i).iter().copied().collect();
-        let mut noise = participants
-            .stream(StreamId::ParticipantNoise {
-                participant: i as u64,
-            })
+        let participant = i as u64;
+        let mut noise = keys
+            .participants
+            .stream(StreamId::ParticipantNoise { participant })
             .rng();
         let x = design
             .pad(&answers, &mut noise)
@@ -490,11 +534,10 @@ pub fn run_collusion(
             &x,
             design.answers(),
             k1,
-            tau,
-            &mut participants
-                .stream(StreamId::Shares {
-                    participant: i as u64,
-                })
+            share_sigma,
+            &mut keys
+                .participants
+                .stream(StreamId::Shares { participant })
                 .rng(),
         )?;
         for (block, share) in share_blocks.iter_mut().zip(&shares) {
@@ -509,12 +552,18 @@ pub fn run_collusion(
         }
         back.push(right.unmask(&m)?);
     }
-    let (release, qa) = combine_shares(design, &back)?;
+    let (data, qa) = combine_shares(design, &back)?;
+    let release = collector.release(&[UnmaskedCohort {
+        cohort: 0,
+        data,
+        qa: qa.clone(),
+    }])?;
     Ok(CollusionRun {
         shares: share_blocks,
         to_collector: back,
-        release,
+        release: release.data,
         qa,
+        design_report,
         right_providers: k1,
         left_providers: lefts.len(),
     })
@@ -722,20 +771,44 @@ mod tests {
         assert!(relative_gram_error(&raw, &combined) < PRESERVED_STATISTICS);
     }
 
+    fn collusion_keys(right: u64, left: u64) -> CollusionKeys {
+        CollusionKeys {
+            collector: Key::teaching(40),
+            right: (0..right).map(|i| Key::teaching(10 + i)).collect(),
+            left: (0..left).map(|j| Key::teaching(20 + j)).collect(),
+            participants: Key::teaching(30),
+        }
+    }
+
     #[test]
-    fn collusion_run_preserves_statistics() {
+    fn collusion_run_preserves_statistics_and_checks_the_design() {
         let raw = test_block(15, 2);
-        let design = Tm2Design::modified(2, 20, 50.0).unwrap();
-        let rights = [Key::teaching(10), Key::teaching(11)];
-        let lefts = [Key::teaching(20), Key::teaching(21)];
+        let bound = super::super::design::appendix_c_bound(15, 3, 40, 888.0, 0.5).unwrap();
+        let design = Tm2Design::modified(2, 40, bound.sigma_min * 1.01).unwrap();
+        let keys = collusion_keys(2, 2);
         let tau = crate::protocol::collusion::share_sigma(&design, raw.amax());
-        let run = run_collusion(&raw, &design, &rights, &lefts, &Key::teaching(30), tau).unwrap();
-        assert!(
-            relative_gram_error(&raw.clone().insert_column(2, 888.0), &run.release)
-                < PRESERVED_STATISTICS
+        let run = run_collusion(&raw, &design, &keys, tau, safety()).unwrap();
+        let expected = raw.clone().insert_column(2, 888.0);
+        assert!(relative_gram_error(&expected, &run.release) < PRESERVED_STATISTICS);
+        assert_eq!(
+            run.design_report.noise_bound.unwrap().sigma_min,
+            bound.sigma_min
         );
-        assert!(
-            run_collusion(&raw, &design, &rights[..1], &lefts, &Key::teaching(30), tau).is_err()
-        );
+        assert!(run.qa.unwrap().passed());
+        let too_few = collusion_keys(1, 2);
+        assert!(run_collusion(&raw, &design, &too_few, tau, safety()).is_err());
+        // σ below the Appendix C bound: refused, or reported in teaching mode — as run_tm2 does.
+        let weak = Tm2Design::modified(2, 40, bound.sigma_min * 0.5).unwrap();
+        assert!(matches!(
+            run_collusion(&raw, &weak, &keys, tau, safety()),
+            Err(ProtocolError::Design(DesignError::SigmaBelowBound { .. }))
+        ));
+        let teaching = Safety {
+            strictness: Strictness::WarnOnly,
+            ..safety()
+        };
+        let warned = run_collusion(&raw, &weak, &keys, tau, teaching).unwrap();
+        assert_eq!(warned.design_report.overridden.len(), 1);
+        assert!(keys.any_teaching());
     }
 }

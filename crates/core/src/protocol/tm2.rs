@@ -27,6 +27,7 @@ use crate::mask::{
     ORBIT_MIN_ROWS,
 };
 use crate::random::{BitSource, MatlabTwister, fill_standard_normal};
+use crate::scaling::RangeScaler;
 use nalgebra::DMatrix;
 
 /// A mask behind a pointer, shareable across threads.
@@ -60,7 +61,7 @@ pub enum Generator {
 /// post-processing of setting (B)'s `A(S + C)`, so it inherits its (ε, δ) guarantee.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceDp {
-    scaler: orthomask_dp::RecordScaler,
+    scaler: RangeScaler,
     sigma: f64,
     epsilon: f64,
     delta: f64,
@@ -71,18 +72,15 @@ impl DeviceDp {
     /// recorded with the `(epsilon, delta)` it was calibrated for.
     ///
     /// # Errors
-    /// [`ProtocolError::InvalidParameter`] for degenerate ranges or a non-positive σ, ε or δ.
+    /// [`ProtocolError::Scaling`] for degenerate ranges, [`ProtocolError::InvalidParameter`] for a
+    /// non-positive σ, ε or δ.
     pub fn new(
         ranges: &[(f64, f64)],
         sigma: f64,
         epsilon: f64,
         delta: f64,
     ) -> Result<Self, ProtocolError> {
-        let scaler = orthomask_dp::RecordScaler::new(ranges).map_err(|e| {
-            ProtocolError::InvalidParameter {
-                what: e.to_string(),
-            }
-        })?;
+        let scaler = RangeScaler::new(ranges)?;
         for (name, v) in [("sigma", sigma), ("epsilon", epsilon), ("delta", delta)] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(ProtocolError::InvalidParameter {
@@ -118,8 +116,13 @@ impl DeviceDp {
         self.scaler
             .ranges()
             .iter()
-            .map(|r| self.sigma * r.width() / 2.0)
+            .map(|r| self.sigma * r.half_width())
             .collect()
+    }
+
+    /// The scaler of the declared ranges (seed 004 eq. (6)).
+    pub fn scaler(&self) -> &RangeScaler {
+        &self.scaler
     }
 
     /// Declared ranges.
@@ -341,7 +344,7 @@ impl Tm2Design {
     ///
     /// # Errors
     /// [`ProtocolError::RecordLength`] or [`ProtocolError::NonFinite`] for a malformed record;
-    /// [`ProtocolError::InvalidParameter`] for an answer outside its declared DP range.
+    /// [`ProtocolError::Scaling`] for an answer outside its declared DP range.
     pub fn pad<B: BitSource + ?Sized>(
         &self,
         answers: &[f64],
@@ -365,11 +368,7 @@ impl Tm2Design {
         x.extend_from_slice(answers);
         if let Some(dp) = &self.dp {
             // Range check first: the DP guarantee assumes every scaled answer lies in [−1, 1].
-            dp.scaler
-                .scale(answers)
-                .map_err(|e| ProtocolError::InvalidParameter {
-                    what: e.to_string(),
-                })?;
+            dp.scaler.check_row(answers)?;
             let mut noise_draws = vec![0.0; answers.len()];
             fill_standard_normal(noise, &mut noise_draws);
             for ((xi, z), sd) in x.iter_mut().zip(&noise_draws).zip(dp.column_sigmas()) {
@@ -728,6 +727,7 @@ impl DataCollector {
 mod tests {
     use super::*;
     use crate::mask::test_support::test_block;
+    use crate::scaling::ScalingError;
     use crate::tolerance::{PRESERVED_STATISTICS, ROUND_TRIP};
 
     fn keys() -> (Key, Key) {
@@ -937,7 +937,10 @@ mod tests {
         );
         assert!(matches!(
             out_of_range,
-            Err(ProtocolError::InvalidParameter { .. })
+            Err(ProtocolError::Scaling(ScalingError::OutOfRange {
+                column: 0,
+                ..
+            }))
         ));
         assert!(
             Tm2Design::modified(3, 8, 1.0)
@@ -966,6 +969,6 @@ mod tests {
         let matlab = Tm2Design::first_method(3)
             .unwrap()
             .with_generator(Generator::Matlab);
-        assert!(DataCollector::new(Key::generate().unwrap(), matlab).is_err());
+        assert!(DataCollector::new(Key::from_entropy([7; 32]), matlab).is_err());
     }
 }

@@ -257,7 +257,7 @@ pub(super) async fn invitations(
     }
     let mut tokens = Vec::with_capacity(request.count);
     for _ in 0..request.count {
-        let key = orthomask_core::key::Key::generate()
+        let key = crate::keys::fresh_key()
             .map_err(|e| ApiError::internal("generating invitations", e))?;
         // 128 random bits as 32 hex digits.
         tokens.push(key.to_hex()[..32].to_owned());

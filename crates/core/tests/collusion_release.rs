@@ -1,0 +1,133 @@
+//! The collusion-resistant release carries the collector's own mask (issue 11.2).
+//!
+//! Without it the release is `A X₁` with `A` the product of the left providers' masks, and with
+//! the default single left provider that provider reads every record as `X₁ = Aᵀ·release`. With
+//! the collector's `A_c` on top, `Aᵀ·release = Aᵀ A_c A X₁` is a Haar rotation of `X₁`'s centred
+//! part: at least [`NOT_RECOVERED`] of its norm away. The release still has `X₁ᵀX₁` and the
+//! column means of the raw data to [`PRESERVED_STATISTICS`].
+//!
+//! The check can fail: applied to the sum the collector forms before its own mask (the release
+//! the core used to publish), the left provider's `Aᵀ` recovers `X₁` to within [`VISIBLY_MASKED`]
+//! (only the rounding of the shares, whose scale τ is a hundred times the data's, remains).
+
+use nalgebra::DMatrix;
+use orthomask_core::key::{Key, StreamId};
+use orthomask_core::mask::{FixedSubspaceHaar, Mask};
+use orthomask_core::protocol::collusion::{combine_shares, share_sigma};
+use orthomask_core::protocol::design::appendix_c_bound;
+use orthomask_core::protocol::simulation::{CollusionKeys, Safety, run_collusion};
+use orthomask_core::protocol::tm2::{DEFAULT_QA_CONSTANT, Tm2Design};
+use orthomask_core::protocol::{DesignError, ProtocolError, Strictness};
+use orthomask_core::tolerance::{NOT_RECOVERED, PRESERVED_STATISTICS, VISIBLY_MASKED};
+
+const N: usize = 40;
+
+fn raw() -> DMatrix<f64> {
+    DMatrix::from_fn(N, 3, |i, j| ((i * 7 + j * 5) % 13) as f64 + 10.0 * j as f64)
+}
+
+fn safety() -> Safety {
+    Safety {
+        x_max: DEFAULT_QA_CONSTANT,
+        delta: 0.5,
+        strictness: Strictness::Refuse,
+    }
+}
+
+fn design() -> Tm2Design {
+    let p2 = 120;
+    let sigma = appendix_c_bound(N, 4, p2, DEFAULT_QA_CONSTANT, 0.5)
+        .unwrap()
+        .sigma_min
+        * 1.01;
+    Tm2Design::modified(3, p2, sigma).unwrap()
+}
+
+fn keys(left: u64) -> CollusionKeys {
+    CollusionKeys {
+        collector: Key::teaching(1),
+        right: vec![Key::teaching(2), Key::teaching(3)],
+        left: (0..left).map(|j| Key::teaching(10 + j)).collect(),
+        participants: Key::teaching(4),
+    }
+}
+
+/// `Aᵀ·M` for the left providers' chain `A = A_{K₂} ⋯ A₁`: what the left providers together
+/// (one provider, by default) can compute from a release `M`.
+fn left_unmask(keys: &CollusionKeys, m: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut out = m.clone();
+    for (j, key) in keys.left.iter().enumerate().rev() {
+        let a = FixedSubspaceHaar::ones_fixed(
+            m.nrows(),
+            key.stream(StreamId::ExtraLeftMask { party: j as u32 }),
+        )
+        .unwrap();
+        a.left_apply_inverse(&mut out).unwrap();
+    }
+    out
+}
+
+/// `‖attempt − X₁‖_F / ‖X₁ − 1ₙ x̄ᵀ‖_F`: the distance that matters, since the means are public.
+fn distance_from(x1: &DMatrix<f64>, attempt: &DMatrix<f64>) -> f64 {
+    let means = x1.row_sum() / x1.nrows() as f64;
+    let mut centred = x1.clone();
+    for mut row in centred.row_iter_mut() {
+        row -= &means;
+    }
+    (attempt - x1).norm() / centred.norm()
+}
+
+#[test]
+fn the_left_provider_cannot_unmask_the_collusion_release() {
+    let raw = raw();
+    let design = design();
+    let x1 = raw.clone().insert_column(3, DEFAULT_QA_CONSTANT);
+    for left in [1, 2] {
+        let keys = keys(left);
+        let tau = share_sigma(&design, raw.amax());
+        let run = run_collusion(&raw, &design, &keys, tau, safety()).unwrap();
+        let distance = distance_from(&x1, &left_unmask(&keys, &run.release));
+        assert!(
+            distance >= NOT_RECOVERED,
+            "{left} left provider(s): Aᵀ·release is only {distance} from X₁"
+        );
+        // The release keeps XᵀX and the means.
+        let gram = x1.tr_mul(&x1);
+        let gram_error = (run.release.tr_mul(&run.release) - &gram).amax() / gram.amax();
+        assert!(gram_error < PRESERVED_STATISTICS, "XᵀX: {gram_error}");
+        let mean_error = (run.release.row_sum() - x1.row_sum()).amax() / x1.row_sum().amax();
+        assert!(mean_error < PRESERVED_STATISTICS, "means: {mean_error}");
+        // Power: the sum before the collector's mask is exactly what the left chain unmasks.
+        let (before, _) = combine_shares(&design, &run.to_collector).unwrap();
+        let recovered = distance_from(&x1, &left_unmask(&keys, &before));
+        assert!(recovered < VISIBLY_MASKED, "without A_c: {recovered}");
+    }
+}
+
+/// `run_collusion` checks the design as `run_tm2` does: σ below the Appendix C bound is refused,
+/// or reported in teaching mode.
+#[test]
+fn the_collusion_run_checks_the_design() {
+    let raw = raw();
+    let weak = Tm2Design::modified(3, 120, 1.0).unwrap();
+    let tau = share_sigma(&weak, raw.amax());
+    let refused = run_collusion(&raw, &weak, &keys(1), tau, safety()).unwrap_err();
+    assert!(matches!(
+        refused,
+        ProtocolError::Design(DesignError::SigmaBelowBound { .. })
+    ));
+    let few_columns = Tm2Design::modified(3, 10, 1e6).unwrap();
+    assert!(matches!(
+        run_collusion(&raw, &few_columns, &keys(1), tau, safety()),
+        Err(ProtocolError::Design(
+            DesignError::FewerColumnsThanParticipants { .. }
+        ))
+    ));
+    let teaching = Safety {
+        strictness: Strictness::WarnOnly,
+        ..safety()
+    };
+    let run = run_collusion(&raw, &weak, &keys(1), tau, teaching).unwrap();
+    assert_eq!(run.design_report.overridden.len(), 1);
+    assert!(run.qa.unwrap().passed());
+}
