@@ -1,6 +1,6 @@
 """Validate every sample survey definition in www/surveys/ against docs/survey.schema.json.
 
-The Rust parser (orthomask_formats::survey) is the authority at run time; this check keeps the
+The Rust parser (orthomask_survey::definition, crates/survey/src/definition.rs) is the authority at run time; this check keeps the
 published JSON Schema honest: every sample the project ships must satisfy it, and a few
 deliberately broken variants must not.
 """

@@ -9,6 +9,7 @@ out=${OUT:-target/demo}
 "$bin" mask right --input data/paper/leaps_table2.csv --key 535 --rng matlab --kind uniform-entries \
     --decimals 2 --out "$out/table3.csv"
 diff -q "$out/table3.csv" data/paper/leaps_table3_xb1.csv && echo "table3.csv is Table 3 of the paper, to every printed decimal"
+# release.csv and manifest.json; add --write-exchanges for upload.csv and msp_to_collector.csv.
 "$bin" pipeline --input data/paper/leaps_table2.csv --out-dir "$out/pipeline" --teaching-key 535
 "$bin" regress --input "$out/pipeline/release.csv" --y ADL --x Age,BBS
 echo

@@ -7,13 +7,15 @@
 
 use std::rc::Rc;
 
-use orthomask_formats::survey::{Receipt, SurveyDefinition};
+use orthomask_survey::client::Prepared;
+use orthomask_survey::coding::AnswerError;
+use orthomask_survey::definition::SurveyDefinition;
+use orthomask_survey::upload::Receipt;
 use yew::Reducible;
 
 use crate::model::audit::NamedText;
-use crate::model::classroom::{ClassroomParams, KeyChoice, Method};
+use crate::model::classroom::{ClassroomMethod, ClassroomParams, KeyChoice};
 use crate::model::dp::DpParams;
-use crate::model::participate::{Prepared, parse_answer};
 
 // ── Participant ─────────────────────────────────────────────────────────────────────────────
 
@@ -49,8 +51,8 @@ pub struct ParticipantState {
     pub consent: bool,
     /// What was typed or chosen, per question.
     pub inputs: Vec<String>,
-    /// Validation messages, per question (shown once a field was checked).
-    pub errors: Vec<Option<String>>,
+    /// Why each field is invalid, per question (shown once a field was checked).
+    pub errors: Vec<Option<AnswerError>>,
     /// What will be sent (masked only).
     pub prepared: Option<Rc<Prepared>>,
     /// The inputs `prepared` was made from: going back and returning with the same answers keeps
@@ -162,7 +164,7 @@ impl Reducible for ParticipantState {
                     *slot = value;
                     // Clear a shown error as soon as the answer is valid.
                     if let (Some(survey), Some(Some(_))) = (&s.survey, s.errors.get(index))
-                        && parse_answer(survey, index, &s.inputs[index]).is_ok()
+                        && survey.parse_answer(index, &s.inputs[index]).is_ok()
                     {
                         s.errors[index] = None;
                     }
@@ -170,7 +172,7 @@ impl Reducible for ParticipantState {
             }
             ParticipantAction::Next => {
                 if let (Phase::Question(i), Some(survey)) = (s.phase.clone(), s.survey.clone()) {
-                    match parse_answer(&survey, i, &s.inputs[i]) {
+                    match survey.parse_answer(i, &s.inputs[i]) {
                         Err(e) => {
                             s.announcement = format!("Question {}: {e}", i + 1);
                             s.errors[i] = Some(e);
@@ -354,7 +356,7 @@ pub enum ClassroomAction {
     /// Go to a step.
     Step(u8),
     /// Switch protocol.
-    Method(Method),
+    Method(ClassroomMethod),
     /// Participants.
     N(usize),
     /// Participants per cohort (0: one cohort).
@@ -431,8 +433,9 @@ mod tests {
         assert_eq!(s.phase, Phase::Question(0));
         let s = s.reduce(ParticipantAction::Next);
         assert_eq!(s.phase, Phase::Question(0));
+        assert_eq!(s.errors[0], Some(AnswerError::Missing));
         assert_eq!(
-            s.errors[0].as_deref(),
+            s.errors[0].as_ref().map(ToString::to_string).as_deref(),
             Some("this question needs an answer")
         );
         assert!(s.announcement.starts_with("Question 1:"));

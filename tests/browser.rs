@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use orthomask_formats::survey::Upload;
+use orthomask_survey::upload::Upload;
 use orthomask_web::components::file_picker::{FilePicker, FilePickerProps};
 use orthomask_web::components::number_control::{NumberControl, NumberControlProps};
 use orthomask_web::components::plot_canvas::{PlotCanvas, PlotCanvasProps, canvas_variance};

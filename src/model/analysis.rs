@@ -4,17 +4,51 @@
 //! the exports.
 
 use nalgebra::DMatrix;
-use orthomask_formats::csv::{Table, parse_table, printed_decimals};
-use orthomask_stats::contingency::ContingencyTable;
-use orthomask_stats::dataset::Dataset;
+use orthomask_formats::csv::{CsvError, Table, UnknownColumn, parse_table, printed_decimals};
+use orthomask_stats::contingency::{ContingencyError, ContingencyTable};
+use orthomask_stats::dataset::{Dataset, DatasetError};
 use orthomask_stats::design::Intercept;
 use orthomask_stats::inference::Coefficient;
-use orthomask_stats::linear::LinearRegression;
+use orthomask_stats::linear::{LinearError, LinearRegression};
 use orthomask_stats::logistic::LogisticRegression;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::audit::{AuditResult, NamedText, audit_table};
+use super::shown;
+
+/// Why a part of the analysis cannot be computed.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    /// The release (or the original) is not a numeric CSV table.
+    #[error(transparent)]
+    Table(#[from] CsvError),
+    /// A column named in the request is not in the table.
+    #[error(transparent)]
+    Column(#[from] UnknownColumn),
+    /// The table is not a valid data set (names, values).
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    /// A linear fit failed.
+    #[error("{panel}{source}")]
+    Linear {
+        /// The panel's title and a colon, or nothing for the main model.
+        panel: String,
+        /// The fit's reason.
+        source: LinearError,
+    },
+    /// A scatter panel's predictor is constant: the fit drops it, so there is no line.
+    #[error("{panel}: {column} is constant, so no line can be fitted against it")]
+    ConstantPredictor {
+        /// The panel's title.
+        panel: String,
+        /// The constant column.
+        column: String,
+    },
+    /// A contingency table cannot be formed.
+    #[error(transparent)]
+    Contingency(#[from] ContingencyError),
+}
 
 /// Largest number of points drawn in one scatter plot; larger data are thinned evenly.
 pub const MAX_PLOT_POINTS: usize = 2000;
@@ -227,8 +261,11 @@ fn thin(total: usize, max: usize) -> impl Iterator<Item = usize> {
     (0..total).step_by(step)
 }
 
-fn dataset(table: &Table) -> Result<Dataset, String> {
-    Dataset::new(table.headers().to_vec(), table.data().clone()).map_err(|e| e.to_string())
+fn dataset(table: &Table) -> Result<Dataset, AnalysisError> {
+    Ok(Dataset::new(
+        table.headers().to_vec(),
+        table.data().clone(),
+    )?)
 }
 
 fn is_constant(data: &DMatrix<f64>, j: usize) -> bool {
@@ -261,9 +298,20 @@ fn choose_variables(table: &Table, y: Option<&str>, x: &[String]) -> (String, Ve
     (y, x)
 }
 
-fn linear(data: &Dataset, y: &str, x: &[String]) -> Result<LinearRegression, String> {
+/// The linear model of `y` on `x`; `panel` names the plot it is for in the error.
+fn linear(
+    data: &Dataset,
+    y: &str,
+    x: &[String],
+    panel: Option<&str>,
+) -> Result<LinearRegression, AnalysisError> {
     let predictors: Vec<&str> = x.iter().map(String::as_str).collect();
-    LinearRegression::fit(data, y, &predictors, Intercept::Included).map_err(|e| e.to_string())
+    LinearRegression::fit(data, y, &predictors, Intercept::Included).map_err(|source| {
+        AnalysisError::Linear {
+            panel: panel.map(|t| format!("{t}: ")).unwrap_or_default(),
+            source,
+        }
+    })
 }
 
 fn summarize(fit: &LinearRegression, x: &[String]) -> LinearSummary {
@@ -288,16 +336,24 @@ fn summarize(fit: &LinearRegression, x: &[String]) -> LinearSummary {
 /// A scatter panel of `y` against `x` with the simple least-squares line.
 ///
 /// # Errors
-/// One line when a column is missing or the line cannot be fitted.
-pub fn scatter_panel(title: &str, table: &Table, y: &str, x: &str) -> Result<ScatterPanel, String> {
+/// [`AnalysisError`] when a column is missing or the line cannot be fitted (naming the panel).
+pub fn scatter_panel(
+    title: &str,
+    table: &Table,
+    y: &str,
+    x: &str,
+) -> Result<ScatterPanel, AnalysisError> {
     let data = dataset(table)?;
-    let fit = linear(&data, y, &[x.to_owned()]).map_err(|e| format!("{title}: {e}"))?;
+    let fit = linear(&data, y, &[x.to_owned()], Some(title))?;
     // A constant x is dropped as collinear with the intercept: no line to draw.
     let [intercept, slope] = fit.coefficients() else {
-        return Err(format!("{title}: {x} is constant, so no line can be fitted against it"));
+        return Err(AnalysisError::ConstantPredictor {
+            panel: title.to_owned(),
+            column: x.to_owned(),
+        });
     };
-    let xs = data.column(x).map_err(|e| e.to_string())?;
-    let ys = data.column(y).map_err(|e| e.to_string())?;
+    let xs = data.column(x)?;
+    let ys = data.column(y)?;
     Ok(ScatterPanel {
         title: title.to_owned(),
         x_name: x.to_owned(),
@@ -341,19 +397,19 @@ fn tables(table: &Table, binary: &[String]) -> Vec<Result<TableSummary, String>>
             if out.len() == MAX_TABLES {
                 return out;
             }
-            let column_of = |name: &str| -> Result<Vec<f64>, String> {
-                let j = table.column_index(name).map_err(|e| e.to_string())?;
+            let column_of = |name: &str| -> Result<Vec<f64>, AnalysisError> {
+                let j = table.column_index(name)?;
                 Ok(table.data().column(j).iter().copied().collect())
             };
-            out.push(
-                column_of(row)
-                    .and_then(|z1| column_of(column).map(|z2| (z1, z2)))
-                    .and_then(|(z1, z2)| {
-                        ContingencyTable::from_binary_columns(row, &z1, column, &z2)
-                            .map_err(|e| e.to_string())
-                    })
-                    .map(|t| TableSummary::from_table(&t)),
-            );
+            let summary = column_of(row)
+                .and_then(|z1| column_of(column).map(|z2| (z1, z2)))
+                .and_then(|(z1, z2)| {
+                    Ok(ContingencyTable::from_binary_columns(
+                        row, &z1, column, &z2,
+                    )?)
+                })
+                .map(|t| TableSummary::from_table(&t));
+            out.push(shown(summary));
         }
     }
     out
@@ -362,14 +418,15 @@ fn tables(table: &Table, binary: &[String]) -> Vec<Result<TableSummary, String>>
 /// Run the whole analysis. `progress` receives fractions in `[0, 1]` and a stage name.
 ///
 /// # Errors
-/// One line for a malformed release CSV (the other parts report their own errors in place).
+/// [`AnalysisError`] for a malformed release CSV (the other parts report their own errors in
+/// place, as text for the page).
 pub fn analyze(
     request: &AnalysisRequest,
     progress: &mut dyn FnMut(f64, &str),
-) -> Result<AnalysisResult, String> {
+) -> Result<AnalysisResult, AnalysisError> {
     progress(0.05, "reading the release");
     let bytes = request.data.text.as_bytes();
-    let table = parse_table(bytes, &request.data.name).map_err(|e| e.to_string())?;
+    let table = parse_table(bytes, &request.data.name)?;
     let decimals = printed_decimals(bytes);
     let data = dataset(&table)?;
     let (y, x) = choose_variables(&table, request.y.as_deref(), &request.x);
@@ -380,32 +437,31 @@ pub fn analyze(
         .map(AuditResult::binary_columns)
         .unwrap_or_default();
     progress(0.45, "linear regression");
-    let fit = linear(&data, &y, &x);
+    let fit = linear(&data, &y, &x, None);
     let diagnostics = fit.as_ref().ok().map(diagnostics);
     progress(0.6, "logistic regression");
     let predictors: Vec<&str> = x.iter().map(String::as_str).collect();
-    let logistic = LogisticRegression::fit(&data, &y, &predictors, Intercept::Included)
-        .map(|f| LogisticSummary {
+    let logistic = LogisticRegression::fit(&data, &y, &predictors, Intercept::Included).map(|f| {
+        LogisticSummary {
             response: f.response().to_owned(),
             coefficients: f.coefficients().iter().map(CoefficientRow::from).collect(),
             deviance: f.deviance(),
             null_deviance: f.null_deviance(),
             iterations: f.iterations(),
-        })
-        .map_err(|e| e.to_string());
+        }
+    });
     progress(0.75, "contingency tables");
     let tables = tables(&table, &binary);
     progress(0.85, "plots");
     let mut figure2 = Vec::new();
     if let Some(first) = x.first() {
         if let Some(original) = &request.original {
-            figure2.push(
-                parse_table(original.text.as_bytes(), &original.name)
-                    .map_err(|e| e.to_string())
-                    .and_then(|t| scatter_panel("Original data", &t, &y, first)),
-            );
+            let panel = parse_table(original.text.as_bytes(), &original.name)
+                .map_err(AnalysisError::from)
+                .and_then(|t| scatter_panel("Original data", &t, &y, first));
+            figure2.push(shown(panel));
         }
-        figure2.push(scatter_panel("Masked release", &table, &y, first));
+        figure2.push(shown(scatter_panel("Masked release", &table, &y, first)));
     }
     progress(1.0, "done");
     Ok(AnalysisResult {
@@ -416,12 +472,12 @@ pub fn analyze(
         binary,
         y,
         x: x.clone(),
-        linear: fit.as_ref().map(|f| summarize(f, &x)).map_err(Clone::clone),
-        logistic,
+        linear: shown(fit.as_ref().map(|f| summarize(f, &x))),
+        logistic: shown(logistic),
         tables,
         diagnostics,
         figure2,
-        audit,
+        audit: shown(audit),
     })
 }
 
@@ -743,7 +799,11 @@ mod tests {
         let mut req = request("ADL", &["BBS"], false);
         req.data.text = "a,b\n1,2\n3\n".into();
         let e = analyze(&req, &mut |_, _| {}).unwrap_err();
-        assert_eq!(e, "table5.csv:3: row has 1 cells but the header has 2");
+        assert!(matches!(e, AnalysisError::Table(_)));
+        assert_eq!(
+            e.to_string(),
+            "table5.csv:3: row has 1 cells but the header has 2"
+        );
         let mut req = request("nope", &["BBS"], false);
         req.y = Some("nope".into());
         let r = analyze(&req, &mut |_, _| {}).unwrap();
@@ -753,6 +813,7 @@ mod tests {
         assert!(
             analyze(&req, &mut |_, _| {})
                 .unwrap_err()
+                .to_string()
                 .contains("not a finite number")
         );
     }

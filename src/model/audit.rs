@@ -1,9 +1,24 @@
 //! The audit view's model: `orthomask_stats::audit` on a release and, when given, its manifest.
 
-use orthomask_formats::csv::{Table, parse_table, printed_decimals};
-use orthomask_formats::manifest::Manifest;
-use orthomask_stats::audit::{AuditReport, Release, Status, audit};
+use orthomask_formats::csv::{CsvError, Table, parse_table, printed_decimals};
+use orthomask_formats::manifest::{Manifest, ManifestError};
+use orthomask_stats::audit::{AuditReport, ReleaseUnderAudit, Status, audit};
+use orthomask_survey::audit::{ExpectationError, expectations};
 use serde::{Deserialize, Serialize};
+
+/// Why an audit cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// The release is not a numeric CSV table (file, line and column named).
+    #[error(transparent)]
+    Release(#[from] CsvError),
+    /// The manifest is not valid JSON of a manifest.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The manifest's statistics do not fit its columns.
+    #[error(transparent)]
+    Expectations(#[from] ExpectationError),
+}
 
 /// A named text (a file's contents, or a fetched URL's body).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -76,24 +91,17 @@ fn rows(report: &AuditReport) -> Vec<CheckRow> {
 /// Audit an already parsed release.
 ///
 /// # Errors
-/// One line for a malformed manifest.
+/// [`AuditError`] for a malformed manifest.
 pub fn audit_table(
     table: &Table,
     decimals: Option<u8>,
     manifest: Option<&NamedText>,
-) -> Result<AuditResult, String> {
+) -> Result<AuditResult, AuditError> {
     let expected = match manifest {
-        Some(m) => {
-            let parsed = Manifest::parse(&m.text, &m.name).map_err(|e| e.to_string())?;
-            Some(
-                parsed
-                    .audit_expectations(&m.name)
-                    .map_err(|e| e.to_string())?,
-            )
-        }
+        Some(m) => Some(expectations(&Manifest::parse(&m.text, &m.name)?, &m.name)?),
         None => None,
     };
-    let release = Release {
+    let release = ReleaseUnderAudit {
         names: table.headers(),
         data: table.data(),
         decimals,
@@ -112,9 +120,12 @@ pub fn audit_table(
 /// Parse a release CSV and audit it.
 ///
 /// # Errors
-/// One line naming the file, line and column of a malformed CSV, or a malformed manifest.
-pub fn run_audit(release: &NamedText, manifest: Option<&NamedText>) -> Result<AuditResult, String> {
-    let table = parse_table(release.text.as_bytes(), &release.name).map_err(|e| e.to_string())?;
+/// [`AuditError`] naming the file, line and column of a malformed CSV, or a malformed manifest.
+pub fn run_audit(
+    release: &NamedText,
+    manifest: Option<&NamedText>,
+) -> Result<AuditResult, AuditError> {
+    let table = parse_table(release.text.as_bytes(), &release.name)?;
     audit_table(&table, printed_decimals(release.text.as_bytes()), manifest)
 }
 
@@ -160,9 +171,13 @@ mod tests {
 
     #[test]
     fn malformed_input_gets_one_line() {
-        let e = run_audit(&named("bad.csv", "a,b\n1,x\n"), None).unwrap_err();
+        let e = run_audit(&named("bad.csv", "a,b\n1,x\n"), None)
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "bad.csv:2:2: expected a number, found \"x\"");
-        let e = run_audit(&named("t.csv", TABLE5), Some(&named("m.json", "{"))).unwrap_err();
+        let e = run_audit(&named("t.csv", TABLE5), Some(&named("m.json", "{")))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("m.json"), "{e}");
         assert!(!e.contains('\n'));
     }

@@ -10,29 +10,29 @@
 
 use nalgebra::DMatrix;
 use orthomask_core::attack::{Consistent, appendix_a_attack};
-use orthomask_core::key::{Key, StreamId};
+use orthomask_core::key::{Key, KeyError, StreamId};
 use orthomask_core::mask::Mask;
-use orthomask_core::protocol::Strictness;
 use orthomask_core::protocol::simulation::{PartyKeys, Safety, run_tm2};
 use orthomask_core::protocol::tm2::{
     DataCollector, Generator, Tm2Design, right_mask_from_device_key,
 };
+use orthomask_core::protocol::{ProtocolError, Strictness};
 use orthomask_core::random::{UnitUniform, standard_normal};
 use orthomask_core::tolerance::BINARY_FULL_PRECISION;
-use orthomask_formats::csv::{Table, parse_table};
-use orthomask_stats::contingency::ContingencyTable;
+use orthomask_formats::csv::{CsvError, Table, parse_table};
+use orthomask_stats::contingency::{ContingencyError, ContingencyTable};
+use orthomask_survey::plan::{CohortBounds, Plan, PlanError, PlanRequest};
+use orthomask_survey::policy::{APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT};
 use serde::{Deserialize, Serialize};
 
-use super::analysis::{ScatterPanel, scatter_panel};
+use super::analysis::{AnalysisError, ScatterPanel, scatter_panel};
+use super::shown;
 
 /// Seed 003 Table 2: 20 LEAPS records (eight answers and the QA column 888).
 pub const LEAPS_TABLE2: &str = include_str!("../../data/paper/leaps_table2.csv");
 
 /// The teaching key of seed 003 §3.2 (`B₁` from 535, `A₂` from 536, `A₁` from 537).
 pub const PAPER_KEY: u64 = 535;
-
-/// δ of the Appendix C bound in the classroom (as the command line's default).
-pub const APPENDIX_C_DELTA: f64 = 0.5;
 
 /// Rows and columns of a matrix shown as a table.
 pub const TABLE_ROWS: usize = 10;
@@ -44,9 +44,41 @@ pub const HEATMAP_SIZE: usize = 60;
 /// Node budget of the attack's search (seed 000 Appendix A).
 pub const ATTACK_BUDGET: u64 = 5_000_000;
 
-/// Which protocol the classroom runs.
+/// Why the classroom cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ClassroomError {
+    /// No participants asked for.
+    #[error("the classroom needs at least one participant")]
+    NoParticipants,
+    /// Paper mode with keys other than the paper's.
+    #[error("the paper's matrices come from MATLAB's rng(535): paper mode needs the teaching keys")]
+    PaperNeedsTeachingKeys,
+    /// A random key that is not 64 hex digits.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// The bundled LEAPS table does not parse (a broken build).
+    #[error(transparent)]
+    Table(#[from] CsvError),
+    /// The design or a protocol step failed.
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+    /// The policy could not plan the default design.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// Table 6 needs a column the data lack.
+    #[error("no column {0}")]
+    NoColumn(String),
+    /// A 2×2 table cannot be formed.
+    #[error(transparent)]
+    Contingency(#[from] ContingencyError),
+    /// A Figure 2 panel cannot be drawn.
+    #[error(transparent)]
+    Analysis(#[from] AnalysisError),
+}
+
+/// Which protocol the classroom runs (a lesson's choice, not the manifest's `Method`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Method {
+pub enum ClassroomMethod {
     /// The modified TM² of seed 000: Gaussian padding, Haar right mask `B`.
     Modified,
     /// The first method exactly as printed in seed 003 §3.2: invertible `B₁` from MATLAB
@@ -71,21 +103,18 @@ pub enum KeyChoice {
 }
 
 impl KeyChoice {
-    fn party_keys(&self) -> Result<PartyKeys, String> {
+    fn party_keys(&self) -> Result<PartyKeys, KeyError> {
         match self {
             Self::Teaching(k) => Ok(PartyKeys::teaching(*k)),
             Self::Random {
                 collector,
                 provider,
                 participants,
-            } => {
-                let key = |hex: &str| Key::from_hex(hex).map_err(|e| e.to_string());
-                Ok(PartyKeys {
-                    collector: key(collector)?,
-                    provider: key(provider)?,
-                    participants: key(participants)?,
-                })
-            }
+            } => Ok(PartyKeys {
+                collector: Key::from_hex(collector)?,
+                provider: Key::from_hex(provider)?,
+                participants: Key::from_hex(participants)?,
+            }),
         }
     }
 
@@ -106,7 +135,7 @@ impl KeyChoice {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassroomParams {
     /// Protocol.
-    pub method: Method,
+    pub method: ClassroomMethod,
     /// Simulated participants (the 20 LEAPS records, then resampled ones).
     pub n: usize,
     /// Participants per cohort (0: one cohort of all).
@@ -123,20 +152,46 @@ pub struct ClassroomParams {
     pub x: String,
 }
 
+/// Answer columns of seed 003 Table 2 (the QA column aside).
+pub const TABLE2_ANSWERS: usize = 8;
+
+/// The paper's 20 records under the modified TM² with the survey plan's noise for one cohort of
+/// 20 (`orthomask_survey::plan`: `p₂ = 503` and σ a hair above the Appendix C bound for
+/// `x_max = 888`, the QA constant, with δ = 0.5 and failure probability 10⁻⁶ — the values of
+/// the sample survey `www/surveys/leaps-demo.json`).
+///
+/// # Errors
+/// [`ClassroomError::Plan`] if the policy could not plan it (it always can: the constants are in
+/// range).
+pub fn default_params() -> Result<ClassroomParams, ClassroomError> {
+    let cohort = CohortBounds {
+        smallest: 20,
+        largest: 20,
+    };
+    let plan = Plan::new(&PlanRequest::new(
+        TABLE2_ANSWERS,
+        Some(DEFAULT_QA_CONSTANT),
+        cohort,
+        DEFAULT_QA_CONSTANT,
+    ))?;
+    Ok(ClassroomParams {
+        method: ClassroomMethod::Modified,
+        n: 20,
+        cohort_size: 0,
+        p2: plan.p2,
+        sigma: plan.sigma,
+        keys: KeyChoice::Teaching(PAPER_KEY),
+        y: "ADL".into(),
+        x: "BBS".into(),
+    })
+}
+
 impl Default for ClassroomParams {
-    /// The paper's 20 records under the modified TM² with the noise the survey sample uses
-    /// (`p₂ = 503`, σ = 938.36: Appendix C with δ = 0.5 and failure probability 10⁻⁶).
+    /// [`default_params`].
     fn default() -> Self {
-        Self {
-            method: Method::Modified,
-            n: 20,
-            cohort_size: 0,
-            p2: 503,
-            sigma: 938.36,
-            keys: KeyChoice::Teaching(PAPER_KEY),
-            y: "ADL".into(),
-            x: "BBS".into(),
-        }
+        // The policy's constants are in their domains and 20 records take 503 noise columns, so
+        // this plan cannot fail (`the_default_design_is_the_plans` runs it).
+        default_params().expect("the survey plan plans the paper's 20 records")
     }
 }
 
@@ -281,11 +336,11 @@ pub struct ClassroomResult {
     pub attack: Vec<AttackView>,
     /// Why the attack was not run or failed.
     pub attack_note: String,
-    /// Provider + participant collusion.
+    /// Provider + participant collusion (or the text of why not, as the page shows it).
     pub collusion: Result<CollusionView, String>,
-    /// Figure 2: original and released panels.
+    /// Figure 2: original and released panels (or the text of why not).
     pub figure2: Vec<Result<ScatterPanel, String>>,
-    /// Table 6.
+    /// Table 6 (or the text of why not).
     pub table6: Result<Table6, String>,
     /// The release as CSV (round-trip precision), for the analyst view.
     pub release_csv: String,
@@ -297,15 +352,17 @@ pub struct ClassroomResult {
 /// drawn from the participants' key so a run is reproducible.
 ///
 /// # Errors
-/// One line when `n` is zero.
-pub fn participants(n: usize, keys: &PartyKeys) -> Result<(Vec<String>, DMatrix<f64>), String> {
-    let table =
-        parse_table(LEAPS_TABLE2.as_bytes(), "leaps_table2.csv").map_err(|e| e.to_string())?;
+/// [`ClassroomError::NoParticipants`] when `n` is zero.
+pub fn participants(
+    n: usize,
+    keys: &PartyKeys,
+) -> Result<(Vec<String>, DMatrix<f64>), ClassroomError> {
+    let table = parse_table(LEAPS_TABLE2.as_bytes(), "leaps_table2.csv")?;
     let answers = table.headers().len() - 1; // without QA
     let names: Vec<String> = table.headers()[..answers].to_vec();
     let base = table.data().columns(0, answers).into_owned();
     if n == 0 {
-        return Err("the classroom needs at least one participant".into());
+        return Err(ClassroomError::NoParticipants);
     }
     let mut raw = DMatrix::zeros(n, answers);
     let mut rng = keys.participants.stream(StreamId::Scratch(20_17)).rng();
@@ -332,14 +389,13 @@ pub fn participants(n: usize, keys: &PartyKeys) -> Result<(Vec<String>, DMatrix<
     Ok((names, raw))
 }
 
-fn design(params: &ClassroomParams, answers: usize) -> Result<Tm2Design, String> {
-    let d = match params.method {
-        Method::Modified => Tm2Design::modified(answers, params.p2, params.sigma),
-        Method::Paper => {
+fn design(params: &ClassroomParams, answers: usize) -> Result<Tm2Design, ProtocolError> {
+    match params.method {
+        ClassroomMethod::Modified => Tm2Design::modified(answers, params.p2, params.sigma),
+        ClassroomMethod::Paper => {
             Tm2Design::first_method(answers).map(|d| d.with_generator(Generator::Matlab))
         }
-    };
-    d.map_err(|e| e.to_string())
+    }
 }
 
 fn binary_column(raw: &DMatrix<f64>, j: usize, rows: std::ops::Range<usize>) -> Vec<u8> {
@@ -385,12 +441,16 @@ fn attack(
     (views, String::new())
 }
 
-fn table6(raw: &DMatrix<f64>, release: &DMatrix<f64>, names: &[String]) -> Result<Table6, String> {
+fn table6(
+    raw: &DMatrix<f64>,
+    release: &DMatrix<f64>,
+    names: &[String],
+) -> Result<Table6, ClassroomError> {
     let index = |name: &str| {
         names
             .iter()
             .position(|n| n == name)
-            .ok_or_else(|| format!("no column {name}"))
+            .ok_or_else(|| ClassroomError::NoColumn(name.to_owned()))
     };
     let (g, m) = (index("Group")?, index("MIF")?);
     let column = |d: &DMatrix<f64>, j: usize| -> Vec<f64> { d.column(j).iter().copied().collect() };
@@ -399,11 +459,9 @@ fn table6(raw: &DMatrix<f64>, release: &DMatrix<f64>, names: &[String]) -> Resul
         &column(release, g),
         "MIF",
         &column(release, m),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let usual =
-        ContingencyTable::from_binary_columns("Group", &column(raw, g), "MIF", &column(raw, m))
-            .map_err(|e| e.to_string())?;
+        ContingencyTable::from_binary_columns("Group", &column(raw, g), "MIF", &column(raw, m))?;
     let c = masked.counts();
     Ok(Table6 {
         rows: "Group".into(),
@@ -422,19 +480,19 @@ fn table6(raw: &DMatrix<f64>, release: &DMatrix<f64>, names: &[String]) -> Resul
 /// Run the classroom. `progress` receives fractions in `[0, 1]` and a stage name.
 ///
 /// # Errors
-/// One line for parameters that cannot run at all (no participants, invalid σ, a real key in
-/// paper mode); unsafe but valid designs run with warnings.
+/// [`ClassroomError`] for parameters that cannot run at all (no participants, invalid σ, a real
+/// key in paper mode); unsafe but valid designs run with warnings.
 pub fn run_classroom(
     params: &ClassroomParams,
     progress: &mut dyn FnMut(f64, &str),
-) -> Result<ClassroomResult, String> {
+) -> Result<ClassroomResult, ClassroomError> {
     let mut params = params.clone();
-    if params.method == Method::Paper {
+    if params.method == ClassroomMethod::Paper {
         params.n = 20;
         params.p2 = 0;
         params.cohort_size = 0;
         if !matches!(params.keys, KeyChoice::Teaching(_)) {
-            return Err("the paper's matrices come from MATLAB's rng(535): paper mode needs the teaching keys".into());
+            return Err(ClassroomError::PaperNeedsTeachingKeys);
         }
     }
     let keys = params.keys.party_keys()?;
@@ -458,21 +516,18 @@ pub fn run_classroom(
             delta: APPENDIX_C_DELTA,
             strictness: Strictness::WarnOnly,
         },
-        params.method == Method::Modified,
-    )
-    .map_err(|e| e.to_string())?;
+        params.method == ClassroomMethod::Modified,
+    )?;
     progress(0.55, "the collector's view");
     let mut headers = names.clone();
     headers.push("QA".into());
     let x1 = raw
         .clone()
         .insert_column(names.len(), design.qa_constant().unwrap_or(0.0));
-    let collector =
-        DataCollector::new(keys.collector.clone(), design.clone()).map_err(|e| e.to_string())?;
+    let collector = DataCollector::new(keys.collector.clone(), design.clone())?;
     let first = run.cohort_sizes[0];
     let a2x1 = collector
-        .unmask_cohort(0, &run.provider_to_collector.rows(0, first).into_owned())
-        .map_err(|e| e.to_string())?
+        .unmask_cohort(0, &run.provider_to_collector.rows(0, first).into_owned())?
         .data;
     let release = &run.release.data;
     let mut views = vec![
@@ -504,8 +559,7 @@ pub fn run_classroom(
     views[1].headers = (0..run.uploads.ncols().min(TABLE_COLUMNS))
         .map(|j| format!("col {}", j + 1))
         .collect();
-    let b = right_mask_from_device_key(&design, &collector.device_key(0), 0)
-        .map_err(|e| e.to_string())?;
+    let b = right_mask_from_device_key(&design, &collector.device_key(0), 0)?;
     let right_mask = (design.p() <= 12).then(|| {
         let dense = b.to_dense();
         let labels: Vec<String> = (1..=design.p()).map(|j| format!("c{j}")).collect();
@@ -568,7 +622,6 @@ pub fn run_classroom(
     progress(0.8, "collusion");
     let collusion = b
         .unmask_leading(&run.uploads.rows(0, first).into_owned(), design.p1())
-        .map_err(|e| e.to_string())
         .map(|recovered| {
             let truth = x1.rows(0, first);
             let max_error = (&recovered - truth).amax();
@@ -583,18 +636,18 @@ pub fn run_classroom(
                 max_error,
             }
         });
+    let collusion = shown(collusion);
 
     progress(0.9, "Figure 2 and Table 6");
-    let as_table = |name: &str, m: &DMatrix<f64>| {
-        Table::new(name, headers.clone(), m.clone()).map_err(|e| e.to_string())
+    let panel = |name: &str, title: &str, m: &DMatrix<f64>| {
+        let table = Table::new(name, headers.clone(), m.clone()).map_err(ClassroomError::from)?;
+        Ok::<_, ClassroomError>(scatter_panel(title, &table, &params.y, &params.x)?)
     };
     let figure2 = vec![
-        as_table("original", &x1)
-            .and_then(|t| scatter_panel("Original data X", &t, &params.y, &params.x)),
-        as_table("release", release)
-            .and_then(|t| scatter_panel("Masked release A₁A₂X₁", &t, &params.y, &params.x)),
+        shown(panel("original", "Original data X", &x1)),
+        shown(panel("release", "Masked release A₁A₂X₁", release)),
     ];
-    let table6 = table6(&x1, release, &headers);
+    let table6 = shown(table6(&x1, release, &headers));
     let release_csv = orthomask_formats::csv::write_table(
         &headers,
         release,
@@ -636,10 +689,30 @@ mod tests {
     const TABLE3: &str = include_str!("../../data/paper/leaps_table3_xb1.csv");
     const B1: &str = include_str!("../../data/paper/b1_eq1.csv");
 
+    fn defaults() -> ClassroomParams {
+        default_params().unwrap()
+    }
+
+    /// The default design is the plan's for one cohort of 20 and `x_max` = 888: p₂ = 503 and σ
+    /// just above the Appendix C bound — the sample survey's parameters (its σ is printed to two
+    /// decimals, 938.36, rounded up from the bound).
+    #[test]
+    fn the_default_design_is_the_plans() {
+        let p = ClassroomParams::default();
+        assert_eq!(p.p2, 503);
+        let sample = orthomask_survey::definition::SurveyDefinition::parse(
+            include_str!("../../www/surveys/leaps-demo.json"),
+            "leaps-demo.json",
+        )
+        .unwrap();
+        assert_eq!(sample.masking.p2, p.p2);
+        assert!(p.sigma <= sample.masking.sigma && sample.masking.sigma - p.sigma < 0.01);
+    }
+
     fn paper() -> ClassroomResult {
         let params = ClassroomParams {
-            method: Method::Paper,
-            ..ClassroomParams::default()
+            method: ClassroomMethod::Paper,
+            ..defaults()
         };
         run_classroom(&params, &mut |_, _| {}).unwrap()
     }
@@ -697,7 +770,7 @@ mod tests {
     /// agree to rounding, the release keeps the QA column at 888.
     #[test]
     fn modified_default_is_safe_and_preserves_the_fit() {
-        let r = run_classroom(&ClassroomParams::default(), &mut |_, _| {}).unwrap();
+        let r = run_classroom(&defaults(), &mut |_, _| {}).unwrap();
         assert!(r.condition.holds, "{}", r.condition.text);
         assert!(r.attack.is_empty());
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
@@ -725,7 +798,7 @@ mod tests {
         let params = ClassroomParams {
             p2: 5,
             sigma: 100.0,
-            ..ClassroomParams::default()
+            ..defaults()
         };
         let r = run_classroom(&params, &mut |_, _| {}).unwrap();
         assert!(!r.condition.holds);
@@ -737,21 +810,12 @@ mod tests {
             cohort_size: 30,
             p2: 60,
             sigma: 4000.0,
-            ..ClassroomParams::default()
+            ..defaults()
         };
         let a = run_classroom(&big, &mut |_, _| {}).unwrap();
         let b = run_classroom(&big, &mut |_, _| {}).unwrap();
         assert_eq!(a.cohort_sizes, vec![30, 30]);
         assert_eq!(a.release_csv, b.release_csv);
-        assert!(
-            run_classroom(
-                &ClassroomParams {
-                    n: 0,
-                    ..ClassroomParams::default()
-                },
-                &mut |_, _| {}
-            )
-            .is_err()
-        );
+        assert!(run_classroom(&ClassroomParams { n: 0, ..defaults() }, &mut |_, _| {}).is_err());
     }
 }

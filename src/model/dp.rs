@@ -1,7 +1,7 @@
 //! The DP panel: σ needed under settings A (noise only) and B (noise then orthogonal masking)
 //! against ε — seed 004 Table 1 as a chart. Every number is `orthomask_dp::Calibration`.
 
-use orthomask_dp::{Calibration, CalibrationInput};
+use orthomask_dp::{Calibration, CalibrationError, CalibrationInput};
 use serde::{Deserialize, Serialize};
 
 /// The panel's controls.
@@ -54,8 +54,8 @@ pub fn epsilon_grid(count: usize) -> Vec<f64> {
 /// Calibrate every ε.
 ///
 /// # Errors
-/// The calibration's one-line reason (e.g. `n ≤ p`, δ ≥ 1/2).
-pub fn curve(params: &DpParams, epsilons: &[f64]) -> Result<Vec<DpPoint>, String> {
+/// [`CalibrationError`] with the calibration's one-line reason (e.g. `n ≤ p`, δ ≥ 1/2).
+pub fn curve(params: &DpParams, epsilons: &[f64]) -> Result<Vec<DpPoint>, CalibrationError> {
     epsilons
         .iter()
         .map(|&epsilon| {
@@ -73,7 +73,6 @@ pub fn curve(params: &DpParams, epsilons: &[f64]) -> Result<Vec<DpPoint>, String
                 b_sufficient: c.setting_b_sufficient(),
                 b_explicit: c.setting_b_explicit(),
             })
-            .map_err(|e| e.to_string())
         })
         .collect()
 }
@@ -93,7 +92,7 @@ pub struct DpResult {
 ///
 /// # Errors
 /// As [`curve`].
-pub fn dp_panel(params: &DpParams) -> Result<DpResult, String> {
+pub fn dp_panel(params: &DpParams) -> Result<DpResult, CalibrationError> {
     Ok(DpResult {
         params: params.clone(),
         curve: curve(params, &epsilon_grid(24))?,

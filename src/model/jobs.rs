@@ -5,11 +5,33 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::analysis::{AnalysisRequest, AnalysisResult, analyze};
-use super::audit::{AuditResult, NamedText, run_audit};
+use super::analysis::{AnalysisError, AnalysisRequest, AnalysisResult, analyze};
+use super::audit::{AuditError, AuditResult, NamedText, run_audit};
 use super::bench::{BenchCase, BenchResult, time_case};
-use super::classroom::{ClassroomParams, ClassroomResult, run_classroom};
+use super::classroom::{ClassroomError, ClassroomParams, ClassroomResult, run_classroom};
 use super::dp::{DpParams, DpResult, dp_panel};
+use super::shown;
+use orthomask_dp::CalibrationError;
+
+/// Why a job failed; [`Reply::Done`] carries its one line to the page.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// The analyst view's release could not be read.
+    #[error(transparent)]
+    Analysis(#[from] AnalysisError),
+    /// The audit could not run.
+    #[error(transparent)]
+    Audit(#[from] AuditError),
+    /// The classroom could not run.
+    #[error(transparent)]
+    Classroom(#[from] ClassroomError),
+    /// The DP panel's parameters have no calibration.
+    #[error(transparent)]
+    Dp(#[from] CalibrationError),
+    /// A benchmark case failed (its own one line).
+    #[error("{0}")]
+    Bench(String),
+}
 
 /// Work for the worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -78,35 +100,46 @@ pub enum Reply {
     Done {
         /// Job id.
         id: u64,
-        /// The output, or a one-line error.
+        /// The output, or the one-line text of its [`JobError`] (errors become text here, where
+        /// they leave the worker).
         output: Result<Output, String>,
     },
 }
 
 /// Run a job. `now` is a millisecond clock (for the benchmark).
+///
+/// # Errors
+/// The one-line text of the [`JobError`]: this is where errors leave the worker.
 pub fn run_job(
     job: &Job,
     progress: &mut dyn FnMut(f64, &str),
     now: &dyn Fn() -> f64,
 ) -> Result<Output, String> {
-    match job {
-        Job::Analyze(request) => analyze(request, progress).map(|r| Output::Analysis(Box::new(r))),
+    shown(run_typed(job, progress, now))
+}
+
+/// [`run_job`] with its error typed.
+fn run_typed(
+    job: &Job,
+    progress: &mut dyn FnMut(f64, &str),
+    now: &dyn Fn() -> f64,
+) -> Result<Output, JobError> {
+    Ok(match job {
+        Job::Analyze(request) => Output::Analysis(Box::new(analyze(request, progress)?)),
         Job::Audit { release, manifest } => {
             progress(0.1, "auditing");
-            run_audit(release, manifest.as_ref()).map(|r| Output::Audit(Box::new(r)))
+            Output::Audit(Box::new(run_audit(release, manifest.as_ref())?))
         }
-        Job::Classroom(params) => {
-            run_classroom(params, progress).map(|r| Output::Classroom(Box::new(r)))
-        }
+        Job::Classroom(params) => Output::Classroom(Box::new(run_classroom(params, progress)?)),
         Job::Dp(params) => {
             progress(0.1, "calibrating");
-            dp_panel(params).map(|r| Output::Dp(Box::new(r)))
+            Output::Dp(Box::new(dp_panel(params)?))
         }
         Job::Bench(case) => {
             progress(0.1, "timing");
-            time_case(*case, now).map(Output::Bench)
+            Output::Bench(time_case(*case, now).map_err(JobError::Bench)?)
         }
-    }
+    })
 }
 
 /// Encode a value for `postMessage`.
@@ -133,12 +166,12 @@ pub fn decode<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::classroom::Method;
+    use crate::model::classroom::ClassroomMethod;
 
     #[test]
     fn jobs_round_trip_and_run() {
         let job = Job::Classroom(ClassroomParams {
-            method: Method::Paper,
+            method: ClassroomMethod::Paper,
             ..ClassroomParams::default()
         });
         let request = Request { id: 7, job };

@@ -1,10 +1,12 @@
 //! Pure logic behind the views: no browser API, no I/O, testable natively.
 //!
 //! Each module turns the workspace crates' results into the data-transfer types the views show
-//! (serde lives here, at the edge, never in the core).
+//! (serde lives here, at the edge, never in the core). Errors are typed enums per module; they
+//! become text only in the data-transfer types the page shows (which cross the worker boundary
+//! as JSON). The participant's side — answer coding, masking, receipts — is not here: it is
+//! `orthomask_survey` (`coding`, `client`), which the services' tests run too.
 //!
 //! * [`format`] — numbers as the pages print them;
-//! * [`participate`] — from form inputs to answers, validation messages and masked uploads;
 //! * [`analysis`] — regression, contingency tables, logistic regression, diagnostics, exports;
 //! * [`audit`] — the audit checks of `orthomask_stats::audit` on a release and its manifest;
 //! * [`classroom`] — the LEAPS walk-through: every party's view, the attack, collusion, Table 6;
@@ -14,8 +16,6 @@
 
 pub mod format;
 
-pub mod participate;
-
 pub mod analysis;
 pub mod audit;
 
@@ -24,3 +24,9 @@ pub mod dp;
 
 pub mod bench;
 pub mod jobs;
+
+/// A result as the page shows it: the value, or the error's one-line text. The data-transfer
+/// types that cross the worker boundary hold errors this way; everything before them is typed.
+pub(crate) fn shown<T, E: std::fmt::Display>(result: Result<T, E>) -> Result<T, String> {
+    result.map_err(|e| e.to_string())
+}

@@ -17,7 +17,7 @@ use crate::components::save_button::SaveButton;
 use crate::components::tables::MatrixTable;
 use crate::context::{JobStatus, use_job};
 use crate::model::analysis::TableSummary;
-use crate::model::classroom::{ClassroomResult, KeyChoice, MatrixView, Method, PAPER_KEY};
+use crate::model::classroom::{ClassroomMethod, ClassroomResult, KeyChoice, MatrixView, PAPER_KEY};
 use crate::model::dp::{DpParams, DpResult};
 use crate::model::format::sig;
 use crate::model::jobs::{Job, Output};
@@ -87,9 +87,9 @@ pub fn classroom() -> Html {
         let d = d.clone();
         Callback::from(move |e: Event| {
             d.dispatch(ClassroomAction::Method(if target_value(&e) == "paper" {
-                Method::Paper
+                ClassroomMethod::Paper
             } else {
-                Method::Modified
+                ClassroomMethod::Modified
             }))
         })
     };
@@ -119,7 +119,7 @@ pub fn classroom() -> Html {
         _ => None,
     });
     let p = &state.params;
-    let paper = p.method == Method::Paper;
+    let paper = p.method == ClassroomMethod::Paper;
     html! {
         <section class="classroom">
             <h1>{ "Classroom: triple matrix masking, step by step" }</h1>

@@ -3,19 +3,19 @@
 //! device" panel, submission with retry and an idempotency token, and a receipt to save.
 //!
 //! The answers stay in this page's memory (the [`ParticipantState`] reducer): nothing is written
-//! to storage or the console, and only [`Prepared`](crate::model::participate::Prepared) — masked
-//! numbers — is ever sent.
+//! to storage or the console, and only [`Prepared`](orthomask_survey::client::Prepared) — masked
+//! numbers from the participant client `orthomask_survey::client` — is ever sent.
 
 use std::rc::Rc;
 
-use orthomask_formats::survey::{Question, QuestionKind, SurveyDefinition};
+use orthomask_survey::client::{prepare, receipt_file, receipts_list_url};
+use orthomask_survey::definition::{Question, QuestionKind, SurveyDefinition};
 use yew::prelude::*;
 
 use super::target_value;
 use crate::components::save_button::SaveButton;
 use crate::context::use_query;
 use crate::model::format::sig;
-use crate::model::participate::{answers, prepare, receipt_file, receipts_list_url};
 use crate::services::http::{RetryPolicy, get_text, send_upload};
 use crate::services::{query, random};
 use crate::state::{ParticipantAction, ParticipantState, Phase};
@@ -68,12 +68,14 @@ pub fn participate() -> Html {
         let (survey, inputs) = (state.survey.clone(), state.inputs.clone());
         use_effect_with(needs, move |needs| {
             if let (true, Some(survey)) = (*needs, survey) {
-                let result = answers(&survey, &inputs)
-                    .map_err(|(i, e)| format!("question {}: {e}", i + 1))
+                // Errors become the text the page shows here.
+                let result = survey
+                    .answers_from_inputs(&inputs)
+                    .map_err(|e| e.to_string())
                     .and_then(|a| {
                         let token = random::token()?;
                         let key = random::key()?;
-                        prepare(&survey, &a, &token, &key)
+                        prepare(&survey, &a, &token, &key).map_err(|e| e.to_string())
                     })
                     .map(Rc::new);
                 dispatch.dispatch(ParticipantAction::Prepared(result));
@@ -275,7 +277,12 @@ fn question_screen(
 ) -> Html {
     let q = &survey.questions[i];
     let value = state.inputs.get(i).cloned().unwrap_or_default();
-    let error = state.errors.get(i).cloned().flatten();
+    let error = state
+        .errors
+        .get(i)
+        .cloned()
+        .flatten()
+        .map(|e| e.to_string());
     let error_id = format!("q{i}-error");
     let on_input = {
         let d = state.dispatcher();

@@ -5,12 +5,12 @@
 //! `upload_hash` equals `Upload::hash()`; `4xx`/`5xx` with `{"error": "one line"}`. A retry with
 //! the same token returns the same receipt, so retrying after a lost response is safe.
 
-use orthomask_formats::survey::{Receipt, Upload};
+use orthomask_survey::client::verify_receipt;
+use orthomask_survey::upload::{Receipt, Upload};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::clock::sleep;
-use crate::model::participate::verify_receipt;
 
 async fn fetch(request: &web_sys::Request, url: &str) -> Result<web_sys::Response, String> {
     let window = web_sys::window().ok_or("no browser window")?;
@@ -118,7 +118,7 @@ pub async fn send_upload(
                 if status == 200 || status == 201 {
                     let receipt: Receipt = serde_json::from_str(&text)
                         .map_err(|e| format!("{url}: the service's receipt is malformed: {e}"))?;
-                    verify_receipt(upload, &receipt)?;
+                    verify_receipt(upload, &receipt).map_err(|e| e.to_string())?;
                     return Ok(receipt);
                 }
                 let message = format!("{url}: {}", error_message(status, &text));

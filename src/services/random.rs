@@ -1,8 +1,7 @@
 //! Randomness from the browser (`crypto.getRandomValues` through getrandom's `wasm_js`).
 
 use orthomask_core::key::Key;
-
-use crate::model::participate::token_from_bytes;
+use orthomask_survey::client::token_from_bytes;
 
 /// A fresh idempotency token (192 random bits).
 ///

@@ -17,6 +17,7 @@ mod report;
 mod workloads;
 
 use anyhow::{Context, Result, bail};
+use orthomask_survey::plan::{default_noise_columns, default_sigma};
 use report::{Compare, Row, Target};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -166,7 +167,7 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
     let (n, p2) = (2_000, 2_000);
     let x_max = workloads::x_max(answers_10);
     // γ = p₂/n = 1 has no Appendix C bound; σ is the one the same p₂ gets for cohorts of 250.
-    let sigma_mono = workloads::default_sigma(250, answers_10 + 1, p2, x_max)?;
+    let sigma_mono = default_sigma(250, answers_10 + 1, p2, x_max)?;
     plan.push(Planned {
         label: "2. pipeline n = 2 000, p₁ = 10, p₂ = 2 000, monolithic".into(),
         workload: Workload::Pipeline {
@@ -231,7 +232,7 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
                 .into(),
         ),
     });
-    let p2_cohort = workloads::default_noise_columns(250)?;
+    let p2_cohort = default_noise_columns(250)?;
     plan.push(Planned {
         label: format!(
             "2. same data, cohorts of m = 250, p₂ = {} (default for m = 250)",
@@ -242,7 +243,7 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
             answers: answers_10,
             p2: p2_cohort,
             cohort: Some(250),
-            sigma: workloads::default_sigma(250, answers_10 + 1, p2_cohort, x_max)?,
+            sigma: default_sigma(250, answers_10 + 1, p2_cohort, x_max)?,
             teaching: false,
         },
         reps: options.reps,
@@ -253,7 +254,7 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
         targets: vec![Target::SpeedupVsMonolithicPeerAtLeast(50.0)],
         note: None,
     });
-    let p2_scale = workloads::default_noise_columns(500)?;
+    let p2_scale = default_noise_columns(500)?;
     plan.push(Planned {
         label: format!(
             "4. scale n = 100 000, p₁ = 20, cohorts of m = 500, p₂ = {} (default)",
@@ -264,12 +265,7 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
             answers: answers_20,
             p2: p2_scale,
             cohort: Some(500),
-            sigma: workloads::default_sigma(
-                500,
-                answers_20 + 1,
-                p2_scale,
-                workloads::x_max(answers_20),
-            )?,
+            sigma: default_sigma(500, answers_20 + 1, p2_scale, workloads::x_max(answers_20))?,
             teaching: false,
         },
         reps: 1,

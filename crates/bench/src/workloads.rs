@@ -8,19 +8,12 @@ use crate::alloc;
 use anyhow::{Context, Result, bail};
 use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
-use orthomask_core::protocol::design::{appendix_c_bound, noise_columns_for};
 use orthomask_core::protocol::simulation::{PartyKeys, Safety, run_tm2_streaming};
 use orthomask_core::protocol::tm2::{Participant, Tm2Design, right_mask_from_device_key};
 use orthomask_core::protocol::{QaReport, Strictness};
 use orthomask_core::random::UnitUniform;
+use orthomask_survey::policy::{APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT};
 use std::path::{Path, PathBuf};
-
-/// The δ of Appendix C, as the `orthomask pipeline` default.
-pub const DELTA: f64 = 0.5;
-/// Target failure probability for sizing noise columns, as the `orthomask pipeline` default.
-pub const FAILURE_TARGET: f64 = 1e-6;
-/// The QA constant.
-pub const QA: f64 = 888.0;
 
 /// One thing to measure.
 #[derive(Clone, Debug, PartialEq)]
@@ -135,23 +128,6 @@ impl Workload {
     }
 }
 
-/// Noise columns for cohorts of `m` by the `orthomask pipeline` default rule: the fewest `p₂ > m`
-/// with Appendix C failure probability at most [`FAILURE_TARGET`] at δ = [`DELTA`].
-///
-/// # Errors
-/// Invalid sizes.
-pub fn default_noise_columns(m: usize) -> Result<usize> {
-    Ok(noise_columns_for(m, DELTA, FAILURE_TARGET)?)
-}
-
-/// A σ just above the Appendix C bound for cohorts of `m` (the `orthomask pipeline` default).
-///
-/// # Errors
-/// When the bound does not exist (`p₂ ≤ m`).
-pub fn default_sigma(m: usize, p1: usize, p2: usize, x_max: f64) -> Result<f64> {
-    Ok(appendix_c_bound(m, p1, p2, x_max, DELTA)?.sigma_min * (1.0 + 1e-9))
-}
-
 /// Survey-like answers: column `j` holds whole numbers in `[0, 5(j + 1)]` (Likert scales, counts,
 /// ages…), drawn from a fixed teaching key so every run uses the same data.
 pub fn survey(rows: usize, cols: usize) -> DMatrix<f64> {
@@ -163,7 +139,7 @@ pub fn survey(rows: usize, cols: usize) -> DMatrix<f64> {
 
 /// Largest absolute answer of a survey with `cols` columns, QA constant included.
 pub fn x_max(cols: usize) -> f64 {
-    (5.0 * cols as f64).max(QA)
+    (5.0 * cols as f64).max(DEFAULT_QA_CONSTANT)
 }
 
 fn data_path(dir: &Path, name: &str) -> PathBuf {
@@ -330,7 +306,7 @@ pub fn run_rust(workload: &Workload, dir: &Path, reps: usize) -> Result<Measurem
                 let design = Tm2Design::modified(*answers, *p2, *sigma)?;
                 let safety = Safety {
                     x_max: x_max(*answers),
-                    delta: DELTA,
+                    delta: APPENDIX_C_DELTA,
                     strictness: if *teaching {
                         Strictness::WarnOnly
                     } else {
@@ -348,7 +324,7 @@ pub fn run_rust(workload: &Workload, dir: &Path, reps: usize) -> Result<Measurem
                 if seen != *n || !summary.release.qa.iter().all(QaReport::passed) {
                     bail!("the pipeline did not process every participant or failed QA");
                 }
-                let raw = input.clone().insert_column(*answers, QA);
+                let raw = input.clone().insert_column(*answers, DEFAULT_QA_CONSTANT);
                 let gram = raw.tr_mul(&raw);
                 let released = &summary.release.data;
                 let error = (released.tr_mul(released) - &gram).amax() / gram.amax();

@@ -4,16 +4,28 @@ use anyhow::{Context, Result};
 use orthomask_formats::csv::{Precision, Table, parse_table, write_table};
 use std::path::Path;
 
+/// Read a file's bytes.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
 /// Read and parse a CSV table; errors name the file, line and column.
 pub fn read_table(path: &Path) -> Result<Table> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(parse_table(&bytes, &path.display().to_string())?)
+    Ok(parse_table(
+        &read_bytes(path)?,
+        &path.display().to_string(),
+    )?)
 }
 
 /// Read a text file.
 pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))
+    String::from_utf8(read_bytes(path)?)
+        .with_context(|| format!("{} is not UTF-8 text", path.display()))
+}
+
+/// Whether something exists at `path` (a file not to overwrite without asking).
+pub fn exists(path: &Path) -> bool {
+    path.exists()
 }
 
 /// Write a file, creating its directory; written to a temporary name first and renamed, so a
@@ -26,6 +38,20 @@ pub fn write_file(path: &Path, contents: &str) -> Result<()> {
     let tmp = path.with_extension("partial");
     std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Make a written file readable by its owner only (key files); a no-op where permissions are not
+/// Unix modes.
+pub fn restrict_to_owner(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("cannot restrict the permissions of {}", path.display()))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// Write a numeric table as CSV.

@@ -105,7 +105,8 @@ fn pipeline_modified_preserves_statistics_on_several_shapes() {
         ];
         let cohort_text = cohort.map(|m: usize| m.to_string());
         if let Some(m) = &cohort_text {
-            args.extend(["--cohort-size", m.as_str()]);
+            // Cohort runs also write the exchanged matrices; the default writes only the release.
+            args.extend(["--cohort-size", m.as_str(), "--write-exchanges"]);
         }
         let manifest: Manifest = serde_json::from_str(&ok(&orthomask(&args))).unwrap();
         let (headers, release) = read(&out.join("release.csv"));
@@ -128,9 +129,18 @@ fn pipeline_modified_preserves_statistics_on_several_shapes() {
         assert!(manifest.condition_3_7_margin.unwrap() > 1.0);
         assert!(manifest.appendix_c.as_ref().unwrap().failure_probability <= 1e-6);
         assert_eq!(manifest.cohorts.sizes.iter().sum::<usize>(), n);
-        let (_, uploads) = read(&out.join("upload.csv"));
-        assert_eq!(uploads.ncols(), p + 1 + manifest.p2);
-        assert!(out.join("msp_to_collector.csv").exists());
+        if cohort.is_some() {
+            let (_, uploads) = read(&out.join("upload.csv"));
+            assert_eq!(uploads.ncols(), p + 1 + manifest.p2);
+            assert!(out.join("msp_to_collector.csv").exists());
+        } else {
+            let mut written: Vec<String> = std::fs::read_dir(&out)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            written.sort();
+            assert_eq!(written, ["manifest.json", "release.csv"]);
+        }
     }
 }
 
@@ -166,7 +176,7 @@ fn pipeline_refuses_unsafe_designs_and_teaching_mode_runs_them() {
     ];
     assert!(failure(&orthomask(&low_sigma)).contains("below the Appendix C bound"));
     let mut teaching = args.to_vec();
-    teaching.extend(["--unsafe-teaching", "--rng", "matlab"]);
+    teaching.extend(["--unsafe-teaching", "--rng", "matlab", "--write-exchanges"]);
     let output = orthomask(&teaching);
     ok(&output);
     assert!(String::from_utf8_lossy(&output.stderr).contains("unsafe design"));
@@ -230,6 +240,7 @@ fn pipeline_second_method_keeps_response_and_treatment() {
         "--teaching-key",
         "535",
         "--combined",
+        "--write-exchanges",
     ]);
     ok(&output);
     assert!(String::from_utf8_lossy(&output.stderr).contains("disclosure warning"));
@@ -279,6 +290,7 @@ fn pipeline_collusion_resistant_extension() {
         "2",
         "--teaching-key",
         "7",
+        "--write-exchanges",
     ]));
     let (_, raw) = read(&table2());
     let (_, release) = read(&out.join("release.csv"));
@@ -362,6 +374,7 @@ fn appendix_a_attack_recovers_on_unsafe_and_nothing_on_safe() {
         "--unsafe-teaching",
         "--teaching-key",
         "11",
+        "--write-exchanges",
     ]));
     let attack = |dir: &Path| -> serde_json::Value {
         let stdout = ok(&orthomask(&[
@@ -388,6 +401,7 @@ fn appendix_a_attack_recovers_on_unsafe_and_nothing_on_safe() {
         safe_out.to_str().unwrap(),
         "--teaching-key",
         "11",
+        "--write-exchanges",
     ]));
     let safe_result = attack(&safe_out);
     assert_eq!(safe_result["all_binary_vectors_consistent"], true);

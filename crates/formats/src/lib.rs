@@ -5,8 +5,10 @@
 //! reading and writing files is the front ends' job — so the web app uses the same code.
 //!
 //! Every parse error names the source, the line and the column, in one line.
+//!
+//! Formats only: what a survey definition means, how answers are coded and how a manifest is
+//! built from a plan and a release are the application layer's (`orthomask-survey`).
 
 pub mod csv;
 pub mod keyfile;
 pub mod manifest;
-pub mod survey;

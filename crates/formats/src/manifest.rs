@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 pub struct Manifest {
     /// Version of the tool that wrote it.
     pub orthomask_version: String,
-    /// `modified`, `first`, `second` or `collusion`.
-    pub method: String,
+    /// The protocol that produced the release.
+    pub method: Method,
     /// Participants.
     pub n: usize,
     /// Data columns including the QA column.
@@ -25,8 +25,8 @@ pub struct Manifest {
     pub sigma: f64,
     /// Largest absolute data value assumed by the bound.
     pub x_max: Option<f64>,
-    /// Where `x_max` came from: `declared` (`--x-max`) or `data` (simulation only).
-    pub x_max_source: Option<String>,
+    /// Where `x_max` came from: declared, or read off the data (simulation only).
+    pub x_max_source: Option<XMaxSource>,
     /// The Appendix C bound, when it applies.
     pub appendix_c: Option<AppendixC>,
     /// Smallest condition (3.5)/(3.7) margin `λ_min(X₂X₂ᵀ)/λ_max(X₁X₁ᵀ)` over cohorts (simulation
@@ -34,10 +34,10 @@ pub struct Manifest {
     pub condition_3_7_margin: Option<f64>,
     /// Cohort structure.
     pub cohorts: Cohorts,
-    /// Right mask law: `haar` or `uniform-entries`.
-    pub right_mask: String,
-    /// Generator: `chacha` or `matlab`.
-    pub generator: String,
+    /// Law of the right mask.
+    pub right_mask: RightMask,
+    /// Generator of the masks.
+    pub generator: Generator,
     /// Columns kept unmasked (partial masking, second method).
     pub kept_columns: Vec<String>,
     /// Columns holding 0/1 answers in the raw data (auditors check their counts).
@@ -59,6 +59,82 @@ pub struct Manifest {
     pub warnings: Vec<String>,
 }
 
+/// The protocol that produced a release (`"modified"`, `"first"`, `"second"`, `"collusion"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// The modified TM² of seed 000: Gaussian padding, Haar right mask.
+    Modified,
+    /// The first TM² method of seed 003 §3.1.
+    First,
+    /// The second TM² method of seed 003 §3.3.
+    Second,
+    /// The collusion-resistant extension of seed 000 §3.5 (share mode).
+    Collusion,
+}
+
+impl Method {
+    /// The name as the manifest writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Modified => "modified",
+            Self::First => "first",
+            Self::Second => "second",
+            Self::Collusion => "collusion",
+        }
+    }
+}
+
+/// The law of the right mask (`"haar"`, `"uniform-entries"`, `"block-diagonal-haar"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RightMask {
+    /// Haar-distributed orthogonal.
+    Haar,
+    /// I.i.d. U(0, 1) entries (invertible; seed 003 eq. (1)).
+    UniformEntries,
+    /// The second method's block-diagonal Haar `B₁`, `B₂`.
+    BlockDiagonalHaar,
+}
+
+impl From<orthomask_core::protocol::tm2::RightMaskKind> for RightMask {
+    fn from(kind: orthomask_core::protocol::tm2::RightMaskKind) -> Self {
+        match kind {
+            orthomask_core::protocol::tm2::RightMaskKind::Haar => Self::Haar,
+            orthomask_core::protocol::tm2::RightMaskKind::UniformEntries => Self::UniformEntries,
+        }
+    }
+}
+
+/// The generator of the masks (`"chacha"`, `"matlab"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Generator {
+    /// Keyed ChaCha12 streams.
+    Chacha,
+    /// MT19937 seeded like MATLAB's `rng(key)` (teaching keys only).
+    Matlab,
+}
+
+impl From<orthomask_core::protocol::tm2::Generator> for Generator {
+    fn from(generator: orthomask_core::protocol::tm2::Generator) -> Self {
+        match generator {
+            orthomask_core::protocol::tm2::Generator::ChaCha => Self::Chacha,
+            orthomask_core::protocol::tm2::Generator::Matlab => Self::Matlab,
+        }
+    }
+}
+
+/// Where the `x_max` of the bound came from (`"declared"`, `"data"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum XMaxSource {
+    /// Declared by the survey (question ranges, `--x-max`).
+    Declared,
+    /// Read off the data: a simulation only, since it leaks the data's extremes.
+    Data,
+}
+
 /// The Appendix C bound as recorded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AppendixC {
@@ -66,7 +142,7 @@ pub struct AppendixC {
     pub sigma_min: f64,
     /// Upper bound on the probability that condition (3.5) fails.
     pub failure_probability: f64,
-    /// `γ = p₂ / n` of the smallest cohort.
+    /// `γ = p₂ / m` of the largest cohort, where the bound binds.
     pub gamma: f64,
     /// δ.
     pub delta: f64,
@@ -154,87 +230,11 @@ impl Manifest {
         })
     }
 
-    /// What the manifest promises, in the terms of the audit checks
-    /// ([`orthomask_stats::audit`]).
-    ///
-    /// # Errors
-    /// [`ManifestError`] when the recorded means or cross-products do not match its columns.
-    pub fn audit_expectations(
-        &self,
-        source_name: &str,
-    ) -> Result<orthomask_stats::audit::Expected, ManifestError> {
-        let p = self.columns.len();
-        let bad = |reason: String| ManifestError {
-            source_name: source_name.to_owned(),
-            reason,
-        };
-        if self.cross_products.len() != p || self.cross_products.iter().any(|r| r.len() != p) {
-            return Err(bad(format!(
-                "cross_products must be {p} × {p} for its {p} columns"
-            )));
-        }
-        if self.column_means.len() != p {
-            return Err(bad(format!(
-                "{} column means for {p} columns",
-                self.column_means.len()
-            )));
-        }
-        Ok(orthomask_stats::audit::Expected {
-            n: self.n,
-            columns: self.columns.clone(),
-            means: self.column_means.iter().map(|c| c.mean).collect(),
-            cross_products: nalgebra::DMatrix::from_fn(p, p, |i, j| self.cross_products[i][j]),
-            qa_constant: self.qa.as_ref().map(|q| q.constant),
-            binary_columns: self.binary_columns.clone(),
-            kept_columns: self.kept_columns.clone(),
-        })
-    }
-
     /// Pretty JSON.
     pub fn to_json(&self) -> String {
         // All fields are plain data; serialisation cannot fail.
         serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
     }
-}
-
-impl Qa {
-    /// The manifest's QA entry for a release checked in several cohorts: the worst check, and
-    /// whether all passed (`None` without QA checks).
-    pub fn summarise(reports: &[orthomask_core::protocol::QaReport]) -> Option<Self> {
-        orthomask_core::protocol::QaReport::worst_of(reports).map(|worst| Self {
-            constant: worst.constant,
-            passed: reports
-                .iter()
-                .all(orthomask_core::protocol::QaReport::passed),
-            max_deviation: worst.max_deviation,
-            tolerance: worst.tolerance,
-        })
-    }
-}
-
-/// Named column means of a release, in column order.
-pub fn column_means(names: &[String], data: &nalgebra::DMatrix<f64>) -> Vec<ColumnMean> {
-    let (means, _) = summary_statistics(data);
-    names
-        .iter()
-        .zip(means)
-        .map(|(name, mean)| ColumnMean {
-            name: name.clone(),
-            mean,
-        })
-        .collect()
-}
-
-/// Column means and `XᵀX` of a matrix, the statistics a manifest records.
-pub fn summary_statistics(data: &nalgebra::DMatrix<f64>) -> (Vec<f64>, Vec<Vec<f64>>) {
-    let n = data.nrows().max(1) as f64;
-    let means = data.column_iter().map(|c| c.sum() / n).collect();
-    let gram = data.tr_mul(data);
-    let rows = gram
-        .row_iter()
-        .map(|r| r.iter().copied().collect())
-        .collect();
-    (means, rows)
 }
 
 #[cfg(test)]
@@ -244,14 +244,14 @@ mod tests {
     fn sample() -> Manifest {
         Manifest {
             orthomask_version: "0".into(),
-            method: "modified".into(),
+            method: Method::Modified,
             n: 3,
             p1: 2,
             p2: 4,
             columns: vec!["a".into(), "QA".into()],
             sigma: 1.5,
             x_max: Some(888.0),
-            x_max_source: Some("data".into()),
+            x_max_source: Some(XMaxSource::Data),
             appendix_c: Some(AppendixC {
                 sigma_min: 1.0,
                 failure_probability: 0.1,
@@ -263,8 +263,8 @@ mod tests {
                 size: None,
                 sizes: vec![3],
             },
-            right_mask: "haar".into(),
-            generator: "chacha".into(),
+            right_mask: RightMask::Haar,
+            generator: Generator::Chacha,
             kept_columns: vec![],
             binary_columns: vec!["a".into()],
             qa: Some(Qa {
@@ -292,22 +292,6 @@ mod tests {
     }
 
     #[test]
-    fn audit_expectations_check_shapes() {
-        let mut m = sample();
-        m.columns = vec!["a".into()];
-        let e = m.audit_expectations("m.json").unwrap();
-        assert_eq!(e.cross_products.shape(), (1, 1));
-        assert_eq!(e.qa_constant, Some(888.0));
-        m.cross_products = vec![vec![1.0, 2.0]];
-        assert!(
-            m.audit_expectations("m.json")
-                .unwrap_err()
-                .to_string()
-                .contains("1 × 1")
-        );
-    }
-
-    #[test]
     fn parse_errors_name_the_file() {
         let e = Manifest::parse("{\"n\": 3}", "m.json")
             .unwrap_err()
@@ -315,15 +299,29 @@ mod tests {
         assert!(e.starts_with("m.json: not a valid manifest"), "{e}");
     }
 
-    /// By hand: [[1, 2], [3, 4]] has means (2, 3) and XᵀX = [[10, 14], [14, 20]].
+    /// The typed fields keep the JSON strings manifests have always had.
     #[test]
-    fn summary_by_hand() {
-        let (means, gram) = summary_statistics(&nalgebra::DMatrix::from_row_slice(
-            2,
-            2,
-            &[1.0, 2.0, 3.0, 4.0],
-        ));
-        assert_eq!(means, vec![2.0, 3.0]);
-        assert_eq!(gram, vec![vec![10.0, 14.0], vec![14.0, 20.0]]);
+    fn enumerations_keep_their_json_names() {
+        let json = serde_json::to_value(sample()).unwrap();
+        assert_eq!(json["method"], "modified");
+        assert_eq!(json["right_mask"], "haar");
+        assert_eq!(json["generator"], "chacha");
+        assert_eq!(json["x_max_source"], "data");
+        for (value, text) in [
+            (RightMask::UniformEntries, "uniform-entries"),
+            (RightMask::BlockDiagonalHaar, "block-diagonal-haar"),
+        ] {
+            assert_eq!(serde_json::to_value(value).unwrap(), text);
+        }
+        for method in [
+            Method::Modified,
+            Method::First,
+            Method::Second,
+            Method::Collusion,
+        ] {
+            assert_eq!(serde_json::to_value(method).unwrap(), method.as_str());
+        }
+        let bad = sample().to_json().replace("\"chacha\"", "\"xorshift\"");
+        assert!(Manifest::parse(&bad, "m.json").is_err());
     }
 }

@@ -8,15 +8,18 @@
 //!
 //! It creates a survey whose records have exactly `p` values (answer columns and cohort size
 //! chosen so that the collector's own `p₂ = noise_columns_for(m, 0.5, 1e-6)` makes `p₁ + p₂ = p`),
-//! lets every participant load a definition and mask a record on the client side (as a browser
-//! would), then sends all uploads at once and prints the latency percentiles of the
+//! lets every participant load a definition and mask a record with the participant client the
+//! web app runs (`orthomask_survey::client`, one set-up device per cohort: deriving `B_k` is the
+//! costly part), then sends all uploads at once and prints the latency percentiles of the
 //! acknowledgements; finally it closes the survey and times the release (the provider's `A₂`, the
 //! hand-over, the collector's unmasking, QA and `A₁`). Every upload must be acknowledged.
 
-use orthomask_core::key::{Key, StreamId};
-use orthomask_core::protocol::design::noise_columns_for;
-use orthomask_core::protocol::tm2::{Participant, right_mask_from_device_key};
-use orthomask_formats::survey::{Answer, Receipt, SurveyDefinition, Upload};
+use orthomask_core::key::Key;
+use orthomask_survey::client::{Client, verify_receipt};
+use orthomask_survey::coding::Answer;
+use orthomask_survey::definition::SurveyDefinition;
+use orthomask_survey::plan::default_noise_columns;
+use orthomask_survey::upload::{Receipt, Upload};
 use std::time::{Duration, Instant};
 
 fn argument(name: &str) -> Option<String> {
@@ -26,10 +29,11 @@ fn argument(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-/// Answer columns `a` and cohort size `m` with `(a + 1) + p₂(m) = p`, the largest `m` first.
+/// Answer columns `a` and cohort size `m` with `(a + 1) + p₂(m) = p` under the plan's policy,
+/// the largest `m` first.
 fn design_for(p: usize) -> Option<(usize, usize)> {
     (20..=2000).rev().find_map(|m| {
-        let p2 = noise_columns_for(m, 0.5, 1e-6).ok()?;
+        let p2 = default_noise_columns(m).ok()?;
         let p1 = p.checked_sub(p2)?;
         (p1 >= 6 && p1 < m && p1 <= 40).then_some((p1 - 1, m))
     })
@@ -105,10 +109,7 @@ async fn main() {
     let started = Instant::now();
     let mut load_latency = Vec::new();
     let mut prepared: Vec<(String, Upload)> = Vec::new();
-    let mut masks: std::collections::HashMap<
-        u32,
-        (SurveyDefinition, orthomask_core::protocol::tm2::BoxedMask),
-    > = std::collections::HashMap::new();
+    let mut devices: std::collections::HashMap<u32, Client> = std::collections::HashMap::new();
     for i in 0..participants {
         let t = Instant::now();
         let text = http
@@ -121,38 +122,20 @@ async fn main() {
             .unwrap();
         load_latency.push(t.elapsed());
         let def = SurveyDefinition::parse(&text, "definition").expect("definition");
-        let cohort = def.masking.cohort;
-        if let std::collections::hash_map::Entry::Vacant(e) = masks.entry(cohort) {
-            let design = def.design().unwrap();
-            let b = right_mask_from_device_key(&design, &def.right_mask_key().unwrap(), cohort)
-                .unwrap();
-            e.insert((def.clone(), b));
-        }
-        let (d, b) = &masks[&cohort];
-        let design = d.design().unwrap();
-        let record: Vec<f64> = d
-            .encode(
-                &(0..answers)
-                    .map(|j| Answer::Number(((i * 37 + j * 11) % 100) as f64 + 0.5))
-                    .collect::<Vec<_>>(),
+        let device = devices
+            .entry(def.masking.cohort)
+            .or_insert_with(|| Client::new(&def).expect("a usable definition"));
+        let record: Vec<Answer> = (0..answers)
+            .map(|j| Answer::Number(((i * 37 + j * 11) % 100) as f64 + 0.5))
+            .collect();
+        let ready = device
+            .prepare(
+                &record,
+                &format!("load-test-participant-{i:06}"),
+                &Key::teaching(i as u64),
             )
-            .unwrap();
-        let mut noise = Key::teaching(i as u64)
-            .stream(StreamId::ParticipantNoise { participant: 0 })
-            .rng();
-        let values = Participant::new(&design, b.as_ref())
-            .unwrap()
-            .mask_record(&record, &mut noise)
-            .unwrap();
-        prepared.push((
-            d.upload_url.clone(),
-            Upload {
-                survey: d.id.clone(),
-                cohort,
-                token: format!("load-test-participant-{i:06}"),
-                values,
-            },
-        ));
+            .expect("the client masks the record");
+        prepared.extend(ready.destinations.into_iter().map(|d| (d.url, d.upload)));
     }
     println!(
         "{participants} definitions loaded and records masked client-side in {:.2} s",
@@ -180,7 +163,7 @@ async fn main() {
                 let elapsed = t.elapsed();
                 assert_eq!(status, 201, "upload refused: {text}");
                 let receipt: Receipt = serde_json::from_str(&text).unwrap();
-                assert_eq!(receipt.upload_hash, upload.hash());
+                verify_receipt(&upload, &receipt).expect("the receipt acknowledges the upload");
                 elapsed
             })
         })

@@ -10,7 +10,7 @@
 use crate::error::{ApiError, StoreError};
 use crate::merkle::{InclusionProof, inclusion_proof, merkle_root};
 use crate::wire::{CohortStatus, Registration};
-use orthomask_formats::survey::{Receipt, Upload};
+use orthomask_survey::upload::{Receipt, Upload};
 use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 use std::collections::HashMap;

@@ -16,7 +16,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post, put};
-use orthomask_formats::survey::Upload;
+use orthomask_survey::upload::Upload;
 use std::path::Path;
 
 /// What an accepting service opens at start.

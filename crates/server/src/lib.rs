@@ -10,27 +10,39 @@
 //!     ──A Xⁱ Bᵢ──▶ right service i ──A Xⁱ──▶ collector: Σᵢ A Xⁱ = A X
 //! ```
 //!
-//! All masking mathematics is `orthomask_core`'s; this crate moves bytes, stores them and
-//! enforces who may see what. Read in this order:
+//! All masking mathematics is `orthomask_core`'s and every survey decision (the plan, the
+//! definition, the manifest, the participant's client) is `orthomask_survey`'s; this crate moves
+//! bytes, stores them and enforces who may see what. Read in this order: the foundations
+//! (errors, time, the store, key files), what crosses HTTP and how it is guarded, the intake
+//! shared by the accepting services, each role, then the web app and the runner.
 
-pub mod collector;
-pub mod compute;
 pub mod error;
+pub mod time;
+
+pub mod store;
+pub mod compute;
+
+pub mod keys;
+
+pub mod wire;
+
 pub mod http;
+pub mod ratelimit;
+
+pub mod merkle;
+pub mod outbox;
+
 pub mod intake;
 pub mod intake_http;
-pub mod keys;
-pub mod merkle;
+
 pub mod msp;
-pub mod outbox;
-pub mod plan;
-pub mod ratelimit;
 pub mod right;
-pub mod run;
-pub mod store;
-pub mod time;
+
+pub mod collector;
+
 pub mod web;
-pub mod wire;
+
+pub mod run;
 
 pub use collector::CollectorConfig;
 pub use error::{ApiError, ServerError};

@@ -19,7 +19,7 @@ use crate::keys::KeyStore;
 use crate::merkle::sha256_hex;
 use crate::outbox::{self, DeliveredHook, OutboxItem};
 use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
-use crate::wire::{CohortOutcome, CohortResult, LeftMasked, Registration, ShareBlock, WireMatrix};
+use crate::wire::{CohortResult, LeftMasked, MaskingOutcome, Registration, ShareBlock, WireMatrix};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -29,7 +29,7 @@ use nalgebra::DMatrix;
 use orthomask_core::key::StreamId;
 use orthomask_core::protocol::collusion::LeftProvider;
 use orthomask_core::protocol::tm2::MaskingServiceProvider;
-use orthomask_formats::survey::Upload;
+use orthomask_survey::upload::Upload;
 use rusqlite::OptionalExtension;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -250,9 +250,9 @@ impl Msp {
             .await?;
         let n = rows.len();
         let outcome = if n == 0 {
-            CohortOutcome::Empty
+            MaskingOutcome::Empty
         } else if let Some(reason) = withheld_reason(&reg, n) {
-            CohortOutcome::Withheld { reason }
+            MaskingOutcome::Withheld { reason }
         } else {
             let key = self.0.keys.get(survey).ok_or_else(|| {
                 StoreError::Corrupt(format!("no provider key for survey {survey}"))
@@ -269,13 +269,13 @@ impl Msp {
             .await
             .map_err(|e| StoreError::Corrupt(format!("masking task: {e}")))?
             .map_err(|e| StoreError::Corrupt(format!("masking: {e}")))?;
-            CohortOutcome::Masked {
+            MaskingOutcome::Masked {
                 batch: WireMatrix::from_matrix(&masked),
             }
         };
         let status = outcome_status(&outcome);
         let note = match &outcome {
-            CohortOutcome::Withheld { reason } => Some(reason.clone()),
+            MaskingOutcome::Withheld { reason } => Some(reason.clone()),
             _ => None,
         };
         let result = CohortResult {
@@ -361,14 +361,14 @@ impl Msp {
         });
         if n == 0 || withheld_reason(reg, n).is_some() {
             let outcome = if n == 0 {
-                CohortOutcome::Empty
+                MaskingOutcome::Empty
             } else {
-                CohortOutcome::Withheld {
+                MaskingOutcome::Withheld {
                     reason: withheld_reason(reg, n).unwrap_or_default(),
                 }
             };
             status = outcome_status(&outcome);
-            if let CohortOutcome::Withheld { reason } = &outcome {
+            if let MaskingOutcome::Withheld { reason } = &outcome {
                 note = Some(reason.clone());
             }
             let result = CohortResult {
@@ -461,11 +461,11 @@ impl Msp {
     }
 }
 
-fn outcome_status(outcome: &CohortOutcome) -> &'static str {
+fn outcome_status(outcome: &MaskingOutcome) -> &'static str {
     match outcome {
-        CohortOutcome::Masked { .. } => "masked",
-        CohortOutcome::Empty => "empty",
-        CohortOutcome::Withheld { .. } => "withheld",
+        MaskingOutcome::Masked { .. } => "masked",
+        MaskingOutcome::Empty => "empty",
+        MaskingOutcome::Withheld { .. } => "withheld",
     }
 }
 
@@ -535,7 +535,7 @@ async fn upload(
     }
     upload
         .validate(&survey, reg.p())
-        .map_err(ApiError::bad_request)?;
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     let blob = f64s_to_blob(&upload.values);
     intake_http::store_upload(&msp, reg, upload, blob).await
 }

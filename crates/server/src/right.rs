@@ -25,7 +25,7 @@ use axum::routing::{get, post, put};
 use nalgebra::DMatrix;
 use orthomask_core::key::StreamId;
 use orthomask_core::protocol::collusion::RightProvider;
-use orthomask_formats::survey::Upload;
+use orthomask_survey::upload::Upload;
 use rusqlite::OptionalExtension;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -322,7 +322,9 @@ async fn upload(
 ) -> Result<Response, ApiError> {
     let reg = right.share_registration(&survey)?;
     let p = reg.p();
-    upload.validate(&survey, p).map_err(ApiError::bad_request)?;
+    upload
+        .validate(&survey, p)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     let provider = right.provider(&survey, upload.cohort, p)?;
     let share = upload.values.clone();
     let masked = crate::compute::core_task(move || {

@@ -1,27 +1,15 @@
 //! Data-transfer types between the services and with the administrator: what crosses HTTP, and
 //! nothing else. (The participant-facing types — the survey definition, the upload and its
-//! receipt — are `orthomask_formats::survey`'s.)
+//! receipt — and the administrator's draft are the application layer's, `orthomask_survey`.)
 
 use base64::Engine as _;
 use nalgebra::DMatrix;
 use orthomask_core::protocol::ProtocolError;
 use orthomask_core::protocol::tm2::Tm2Design;
-use orthomask_formats::survey::Question;
+use orthomask_survey::definition::valid_survey_id;
+use orthomask_survey::draft::Planned;
+use orthomask_survey::policy::{MAX_COHORT, MAX_P};
 use serde::{Deserialize, Serialize};
-
-/// Largest record length `p` a service accepts (bounds memory per upload and per cohort).
-pub const MAX_P: usize = 50_000;
-/// Largest cohort size.
-pub const MAX_COHORT: usize = 10_000;
-
-/// Whether `id` is a valid survey id (1–64 characters from `a–z 0–9 - _`, as the schema says).
-pub fn valid_survey_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-}
 
 /// What the collector tells a masking or right-masking service about a survey: the public
 /// design and the cohort rules. It never carries a key.
@@ -47,6 +35,21 @@ pub struct Registration {
 }
 
 impl Registration {
+    /// What the provider and the right-masking services are told about a planned survey.
+    pub fn for_survey(planned: &Planned) -> Self {
+        let masking = &planned.plan.masking;
+        Self {
+            survey: planned.template.id.clone(),
+            answers: masking.answers(),
+            qa_constant: masking.qa_constant,
+            p2: masking.p2,
+            sigma: masking.sigma,
+            cohort_size: planned.plan.cohort_size,
+            min_cohort_size: planned.plan.min_cohort_size,
+            share_services: planned.plan.share_services,
+        }
+    }
+
     /// `p₁`: answers plus the QA column.
     pub fn p1(&self) -> usize {
         self.answers + usize::from(self.qa_constant.is_some())
@@ -156,10 +159,11 @@ impl WireMatrix {
     }
 }
 
-/// What became of a closed cohort at the provider.
+/// What the provider did with a closed cohort (named apart from the core's simulation outcome:
+/// this one crosses HTTP, flattened into a [`CohortResult`] under the tag `outcome`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum CohortOutcome {
+pub enum MaskingOutcome {
     /// `A₂,k X_k B_k`.
     Masked {
         /// The doubly masked batch.
@@ -189,7 +193,7 @@ pub struct CohortResult {
     pub merkle_root: String,
     /// The result.
     #[serde(flatten)]
-    pub outcome: CohortOutcome,
+    pub outcome: MaskingOutcome,
 }
 
 /// A right-masking service's block `Xⁱ Bᵢ` for the provider (`PUT …/cohorts/{k}/shares/{i}`).
@@ -250,47 +254,6 @@ pub struct CohortStatus {
     pub uploads: usize,
 }
 
-/// The administrator's draft of a survey; the collector fills in the masking parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SurveyDraft {
-    /// Identifier: 1–64 characters from `a–z 0–9 - _`.
-    pub id: String,
-    /// Title shown to participants.
-    pub title: String,
-    /// Optional introduction.
-    #[serde(default)]
-    pub description: Option<String>,
-    /// Consent text.
-    pub consent: String,
-    /// The questions (the survey definition's format).
-    pub questions: Vec<Question>,
-    /// Participants per cohort `m`.
-    pub cohort_size: usize,
-    /// Fewest participants for which a cohort is released (default `p₁ + 1`, or `m` with DP).
-    #[serde(default)]
-    pub min_cohort_size: Option<usize>,
-    /// Device-side differential privacy.
-    #[serde(default)]
-    pub dp: Option<DpDraft>,
-    /// Share mode (seed 000 §3.5): records split over all configured right-masking services.
-    #[serde(default)]
-    pub share_mode: bool,
-    /// Whether loading the definition needs a one-use invitation token.
-    #[serde(default)]
-    pub invitations: bool,
-}
-
-/// Requested DP level.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DpDraft {
-    /// ε.
-    pub epsilon: f64,
-    /// δ.
-    pub delta: f64,
-}
-
 /// `POST /api/admin/surveys/{id}/invitations`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -326,11 +289,11 @@ mod tests {
     #[test]
     fn cohort_results_round_trip() {
         for outcome in [
-            CohortOutcome::Empty,
-            CohortOutcome::Withheld {
+            MaskingOutcome::Empty,
+            MaskingOutcome::Withheld {
                 reason: "too few".into(),
             },
-            CohortOutcome::Masked {
+            MaskingOutcome::Masked {
                 batch: WireMatrix::from_matrix(&DMatrix::from_row_slice(1, 2, &[1.5, -2.0])),
             },
         ] {

@@ -5,9 +5,9 @@
 mod common;
 
 use common::*;
-use orthomask_formats::survey::{Receipt, Upload};
 use orthomask_server::run::{bind, start_collector, start_msp};
 use orthomask_server::{CollectorConfig, Limits, MspConfig};
+use orthomask_survey::upload::{Receipt, Upload};
 use reqwest::Method;
 use serde_json::json;
 use std::io::BufRead;

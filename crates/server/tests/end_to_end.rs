@@ -157,7 +157,7 @@ async fn share_mode_with_two_right_masking_services_releases_the_raw_regression(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_hand_over_fails_qa_and_nothing_is_released() {
     use nalgebra::DMatrix;
-    use orthomask_server::wire::{CohortOutcome, CohortResult, WireMatrix};
+    use orthomask_server::wire::{CohortResult, MaskingOutcome, WireMatrix};
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 0, None).await;
     let http = client();
@@ -175,7 +175,7 @@ async fn a_forged_hand_over_fails_qa_and_nothing_is_released() {
         cohort: 0,
         uploads: 12,
         merkle_root: String::new(),
-        outcome: CohortOutcome::Masked {
+        outcome: MaskingOutcome::Masked {
             batch: WireMatrix::from_matrix(&forged),
         },
     };

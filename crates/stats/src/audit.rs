@@ -79,9 +79,10 @@ pub struct Expected {
     pub kept_columns: Vec<String>,
 }
 
-/// A release to audit.
+/// A release to audit: its columns as published (not the core's `protocol::tm2::Release`, which
+/// is what the collector computes).
 #[derive(Clone, Debug)]
-pub struct Release<'a> {
+pub struct ReleaseUnderAudit<'a> {
     /// Column names.
     pub names: &'a [String],
     /// Values, one row per record.
@@ -133,7 +134,7 @@ fn close(a: f64, b: f64, bound: f64) -> bool {
 }
 
 /// Run every check. `expected` comes from the manifest when the auditor has one.
-pub fn audit(release: &Release<'_>, expected: Option<&Expected>) -> AuditReport {
+pub fn audit(release: &ReleaseUnderAudit<'_>, expected: Option<&Expected>) -> AuditReport {
     let data = release.data;
     let (n, p) = data.shape();
     let h = half_unit(release.decimals);
@@ -294,7 +295,7 @@ pub fn audit(release: &Release<'_>, expected: Option<&Expected>) -> AuditReport 
     AuditReport { checks }
 }
 
-fn against_manifest(release: &Release<'_>, e: &Expected, h: f64) -> Vec<Check> {
+fn against_manifest(release: &ReleaseUnderAudit<'_>, e: &Expected, h: f64) -> Vec<Check> {
     let data = release.data;
     let (n, p) = data.shape();
     let nf = n as f64;
@@ -441,7 +442,7 @@ mod tests {
         let (names, raw, masked) = masked_example();
         let e = expected_for(&names, &raw, &["Group", "MIF"]);
         let report = audit(
-            &Release {
+            &ReleaseUnderAudit {
                 names: &names,
                 data: &masked,
                 decimals: None,
@@ -470,7 +471,7 @@ mod tests {
         let e = expected_for(&names, &raw, &["Group", "MIF"]);
         masked[(3, 0)] += 0.01;
         let report = audit(
-            &Release {
+            &ReleaseUnderAudit {
                 names: &names,
                 data: &masked,
                 decimals: None,
@@ -489,7 +490,7 @@ mod tests {
         );
         assert!(failed.contains(&"binary_counts:Group"), "{failed:?}");
         let unmasked = audit(
-            &Release {
+            &ReleaseUnderAudit {
                 names: &names,
                 data: &raw,
                 decimals: None,
@@ -505,7 +506,7 @@ mod tests {
         let mut bad_qa = masked.clone();
         bad_qa[(2, 2)] = 887.0;
         let r = audit(
-            &Release {
+            &ReleaseUnderAudit {
                 names: &names,
                 data: &bad_qa,
                 decimals: None,
@@ -535,7 +536,7 @@ mod tests {
         let mut spliced = masked.clone();
         spliced.set_column(1, &(&other * raw.column(1)));
         let report = audit(
-            &Release {
+            &ReleaseUnderAudit {
                 names: &names,
                 data: &spliced,
                 decimals: None,
@@ -551,7 +552,7 @@ mod tests {
         let mut e = expected_for(&names, &raw, &["Group", "MIF"]);
         e.n = 9;
         let report = audit(
-            &Release {
+            &ReleaseUnderAudit {
                 names: &names,
                 data: &masked,
                 decimals: None,
@@ -570,7 +571,7 @@ mod tests {
         let e = expected_for(&names, &raw, &["Group", "MIF"]);
         let rounded = masked.map(|v| (v * 100.0).round() / 100.0);
         let strict = audit(
-            &Release {
+            &ReleaseUnderAudit {
                 names: &names,
                 data: &rounded,
                 decimals: None,
@@ -579,7 +580,7 @@ mod tests {
         );
         assert_eq!(strict.overall(), Status::Fail);
         let fair = audit(
-            &Release {
+            &ReleaseUnderAudit {
                 names: &names,
                 data: &rounded,
                 decimals: Some(2),
@@ -597,7 +598,7 @@ mod tests {
     fn without_a_manifest_binary_columns_are_detected() {
         let (names, _, masked) = masked_example();
         let report = audit(
-            &Release {
+            &ReleaseUnderAudit {
                 names: &names,
                 data: &masked,
                 decimals: None,

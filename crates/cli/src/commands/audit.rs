@@ -1,11 +1,12 @@
 //! `orthomask audit`: check a release (and its manifest) for consistency and disclosure risks.
 
-use crate::io::{print_json, read_text};
+use crate::io::{print_json, read_bytes, read_text};
 use anyhow::{Result, bail};
 use clap::Args;
 use orthomask_formats::csv::{parse_table, printed_decimals};
 use orthomask_formats::manifest::Manifest;
-use orthomask_stats::audit::{Release, Status, audit};
+use orthomask_stats::audit::{ReleaseUnderAudit, Status, audit};
+use orthomask_survey::audit::expectations;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -28,17 +29,19 @@ pub struct AuditArgs {
 
 /// Run `audit`.
 pub fn run(args: AuditArgs) -> Result<()> {
-    let bytes = std::fs::read(&args.input)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.input.display()))?;
+    let bytes = read_bytes(&args.input)?;
     let table = parse_table(&bytes, &args.input.display().to_string())?;
     let expected = match &args.manifest {
         Some(path) => {
             let name = path.display().to_string();
-            Some(Manifest::parse(&read_text(path)?, &name)?.audit_expectations(&name)?)
+            Some(expectations(
+                &Manifest::parse(&read_text(path)?, &name)?,
+                &name,
+            )?)
         }
         None => None,
     };
-    let release = Release {
+    let release = ReleaseUnderAudit {
         names: table.headers(),
         data: table.data(),
         decimals: printed_decimals(&bytes),

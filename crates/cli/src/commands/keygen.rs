@@ -1,6 +1,6 @@
 //! `orthomask keygen`: a key file with fresh 256-bit keys from the operating system.
 
-use crate::io::write_file;
+use crate::io::{exists, restrict_to_owner, write_file};
 use anyhow::{Result, bail};
 use clap::Args;
 use orthomask_formats::keyfile::write_key_file;
@@ -19,7 +19,7 @@ pub struct KeygenArgs {
 
 /// Run `keygen`.
 pub fn run(args: KeygenArgs) -> Result<()> {
-    if args.out.exists() && !args.force {
+    if exists(&args.out) && !args.force {
         bail!(
             "{} already exists; pass --force to replace it (the old keys are then lost)",
             args.out.display()
@@ -27,22 +27,10 @@ pub fn run(args: KeygenArgs) -> Result<()> {
     }
     let keys = crate::keys::fresh_party_keys()?;
     write_file(&args.out, &write_key_file(&keys))?;
-    restrict_permissions(&args.out)?;
+    restrict_to_owner(&args.out)?;
     println!(
         "wrote fresh keys for collector, provider and participants to {}",
         args.out.display()
     );
-    Ok(())
-}
-
-#[cfg(unix)]
-fn restrict_permissions(path: &std::path::Path) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn restrict_permissions(_: &std::path::Path) -> Result<()> {
     Ok(())
 }

@@ -1,5 +1,12 @@
 //! `orthomask pipeline`: run a whole protocol on raw data with every party simulated, and write
-//! what left the devices, what the provider sent the collector, the release and its manifest.
+//! the release and its manifest (and, on request, what left the devices and what the provider
+//! sent the collector).
+//!
+//! Every survey decision is the application layer's: σ, `p₂` and DP are
+//! `orthomask_survey::plan::Plan`, the manifest is `orthomask_survey::manifest::build` — the
+//! same calls the data collector service makes, so both write the same manifest for the same
+//! design. This file turns flags and a CSV into a plan request, runs the core's simulation and
+//! writes files.
 
 use super::{KindChoice, RngChoice};
 use crate::io::{masked_names, print_json, read_table, warn, write_csv, write_file};
@@ -8,28 +15,28 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use nalgebra::DMatrix;
 use orthomask_core::key::Key;
+use orthomask_core::protocol::Strictness;
 use orthomask_core::protocol::collusion::share_sigma;
-use orthomask_core::protocol::design::{appendix_c_bound, noise_columns_for};
 use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::second::{COMBINED_RELEASE_WARNING, SecondDesign, SecondUpload};
 use orthomask_core::protocol::simulation::{
     CollusionKeys, PartyKeys, Safety, cohort_sizes, run_collusion, run_second, run_tm2,
 };
-use orthomask_core::protocol::tm2::DeviceDp;
-use orthomask_core::protocol::tm2::{DEFAULT_QA_CONSTANT, RightMaskKind, Tm2Design};
-use orthomask_core::protocol::{NoiseBound, Strictness};
-use orthomask_dp::calibration::{Calibration, CalibrationInput};
+use orthomask_core::protocol::tm2::Tm2Design;
 use orthomask_formats::csv::{Precision, Table};
 use orthomask_formats::keyfile::parse_key_file;
-use orthomask_formats::manifest::{
-    AppendixC, Cohorts, Manifest, Qa, column_means, summary_statistics,
+use orthomask_formats::manifest::{Cohorts, Manifest, Method, RightMask, XMaxSource};
+use orthomask_survey::manifest::{Provenance, Released, observed_binary_columns};
+use orthomask_survey::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanRequest};
+use orthomask_survey::policy::{
+    APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT, FAILURE_TARGET, SECOND_METHOD_NOISE_ROWS,
+    SECOND_METHOD_SIGMA, WEAK_BOUND_WARNING,
 };
-use orthomask_formats::manifest::{DpColumn, DpNoise};
 use std::path::{Path, PathBuf};
 
-/// Which protocol to run.
+/// `--method`: which protocol to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Method {
+pub enum MethodChoice {
     /// Modified TM² (Ding, Miao & Wu 2020): Gaussian padding, Haar right mask. The default.
     Modified,
     /// First TM² method (Wu et al. 2017 §3.1): invertible uniform-entries B₁, QA column.
@@ -40,13 +47,14 @@ pub enum Method {
     Collusion,
 }
 
-impl Method {
-    fn name(self) -> &'static str {
+impl MethodChoice {
+    /// The manifest's name of the protocol.
+    fn method(self) -> Method {
         match self {
-            Self::Modified => "modified",
-            Self::First => "first",
-            Self::Second => "second",
-            Self::Collusion => "collusion",
+            Self::Modified => Method::Modified,
+            Self::First => Method::First,
+            Self::Second => Method::Second,
+            Self::Collusion => Method::Collusion,
         }
     }
 }
@@ -57,18 +65,19 @@ pub struct PipelineArgs {
     /// Raw data: CSV with a header row. A constant column named QA is used as the QA column.
     #[arg(long)]
     input: PathBuf,
-    /// Directory for upload.csv, msp_to_collector.csv, release.csv and manifest.json.
+    /// Directory for release.csv and manifest.json (and, with --write-exchanges, upload.csv and
+    /// msp_to_collector.csv).
     #[arg(long)]
     out_dir: PathBuf,
     /// Protocol.
-    #[arg(long, value_enum, default_value_t = Method::Modified)]
-    method: Method,
+    #[arg(long, value_enum, default_value_t = MethodChoice::Modified)]
+    method: MethodChoice,
     /// Noise columns p₂ (default: the fewest that make the Appendix C failure probability at most
     /// --max-failure-probability for the largest cohort; first method 0).
     #[arg(long)]
     noise_cols: Option<usize>,
     /// Target for the default number of noise columns: Pr[condition (3.5) fails] at most this.
-    #[arg(long, default_value_t = 1e-6)]
+    #[arg(long, default_value_t = FAILURE_TARGET)]
     max_failure_probability: f64,
     /// Noise rows of the second method (default 6, as in the paper's Table 7).
     #[arg(long)]
@@ -80,7 +89,7 @@ pub struct PipelineArgs {
     #[arg(long)]
     x_max: Option<f64>,
     /// The δ of Appendix C, in (0, 1).
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = APPENDIX_C_DELTA)]
     delta: f64,
     /// Columns kept unmasked: partial masking (first/modified) or response and treatment (second).
     #[arg(long, value_delimiter = ',')]
@@ -133,9 +142,14 @@ pub struct PipelineArgs {
     /// Collusion method: left-masking providers K₂.
     #[arg(long, default_value_t = 1)]
     left_providers: usize,
-    /// Skip the condition (3.7) margin (it costs O(m³) per cohort of m).
+    /// Skip the condition (3.7) margin of each cohort (on by default).
     #[arg(long)]
     no_margin: bool,
+    /// Also write what left the devices (upload.csv) and what the provider sent the collector
+    /// (msp_to_collector.csv): n × p numbers each, 180 MB at 1 500 × 10 with the default noise
+    /// columns; needed by `orthomask attack appendix-a`.
+    #[arg(long)]
+    write_exchanges: bool,
     /// Device-side differential privacy: ε (with --dp-delta). Each device adds Gaussian noise
     /// calibrated by seed 004's setting B for the smallest cohort before padding and masking.
     #[arg(long, requires = "dp_delta")]
@@ -152,128 +166,41 @@ pub struct PipelineArgs {
     json: bool,
 }
 
-/// Device-side DP for a design: σ from seed 004 and the declared ranges.
-struct DpPlan {
-    settings: DeviceDp,
-    record: DpNoise,
-}
-
-/// Calibrate device-side DP noise (seed 004, setting B) for the smallest cohort.
-///
-/// The row masks keep `1ₙ` fixed, so the release shows the noisy column sums unmasked and masks
-/// only the `n − 1`-dimensional complement: σ is calibrated for `n_s − 1` records (conservative:
-/// the bound grows as `n` shrinks), and the cohort structure makes `n_s` the smallest cohort, the
-/// block the collector sees (seed 004 §4). The unmasked sum row is a Gaussian mechanism with noise
-/// `σ√n_s` on the scaled data, which is checked against setting A's sufficient bound (12).
-fn plan_dp(
-    args: &PipelineArgs,
-    prepared: &Prepared,
-    smallest_cohort: usize,
-) -> Result<Option<DpPlan>> {
-    let (Some(epsilon), Some(delta)) = (args.dp_epsilon, args.dp_delta) else {
-        return Ok(None);
-    };
-    let p = prepared.answers.ncols();
-    let calibration = Calibration::new(CalibrationInput {
-        epsilon,
-        delta,
-        n: smallest_cohort.saturating_sub(1) as u64,
-        p: p as u64,
-        smallest_block: None,
-    })
-    .with_context(|| {
-        format!("calibrating DP noise for cohorts of {smallest_cohort} with {p} answer columns")
-    })?;
-    let sigma = calibration.setting_b_sufficient();
-    if sigma * (smallest_cohort as f64).sqrt() < calibration.setting_a_sufficient() {
-        bail!(
-            "DP: the unmasked column sums carry noise sigma*sqrt(n) = {:.4}, below setting A's sufficient {:.4}; use larger cohorts",
-            sigma * (smallest_cohort as f64).sqrt(),
-            calibration.setting_a_sufficient()
-        );
-    }
-    let mut ranges: Vec<Option<(f64, f64)>> = vec![None; p];
-    for spec in &args.range {
-        let (name, bounds) = spec
-            .split_once('=')
-            .with_context(|| format!("--range {spec:?}: expected COL=LO:HI"))?;
-        let (lo, hi) = bounds
-            .split_once(':')
-            .with_context(|| format!("--range {spec:?}: expected COL=LO:HI"))?;
-        let j = prepared
-            .answer_names
-            .iter()
-            .position(|h| h == name.trim())
-            .with_context(|| format!("--range: no answer column named {name:?}"))?;
-        let parse = |t: &str| {
-            t.trim()
-                .parse::<f64>()
-                .with_context(|| format!("--range {spec:?}: {t:?} is not a number"))
-        };
-        ranges[j] = Some((parse(lo)?, parse(hi)?));
-    }
-    let undeclared: Vec<&str> = ranges
-        .iter()
-        .zip(&prepared.answer_names)
-        .filter(|(r, _)| r.is_none())
-        .map(|(_, name)| name.as_str())
-        .collect();
-    if !undeclared.is_empty() {
-        // The DP guarantee is about the declared ranges; ranges read off the data leak the data's
-        // extremes and hold only for this simulation.
-        warn(&format!(
-            "DP ranges of {} are taken from the data (simulation only): declare them with --range COL=LO:HI for a real survey",
-            undeclared.join(", ")
-        ));
-    }
-    let ranges: Vec<(f64, f64)> = ranges
-        .into_iter()
-        .enumerate()
-        .map(|(j, r)| {
-            r.unwrap_or_else(|| {
-                let column = prepared.answers.column(j);
-                (column.min(), column.max())
-            })
-        })
-        .collect();
-    let settings = DeviceDp::new(&ranges, sigma, epsilon, delta)
-        .map_err(|e| anyhow::anyhow!("DP ranges: {e} (declare it with --range COL=LO:HI)"))?;
-    let record = DpNoise {
-        epsilon,
-        delta,
-        sigma,
-        smallest_cohort,
-        columns: prepared
-            .answer_names
-            .iter()
-            .zip(ranges.iter().zip(settings.column_sigmas()))
-            .map(|(name, (&(lo, hi), sd))| DpColumn {
-                name: name.clone(),
-                lo,
-                hi,
-                sigma: sd,
-            })
-            .collect(),
-    };
-    Ok(Some(DpPlan { settings, record }))
-}
-
 impl PipelineArgs {
     /// How released numbers are written: round-trip by default, `--decimals` when asked.
     fn release_precision(&self) -> Precision {
         self.decimals
             .map_or(Precision::RoundTrip, Precision::Decimals)
     }
+
+    /// Refuse or, with `--unsafe-teaching`, only warn.
+    fn strictness(&self) -> Strictness {
+        if self.unsafe_teaching {
+            Strictness::WarnOnly
+        } else {
+            Strictness::Refuse
+        }
+    }
 }
 
-/// The raw data split into answers and the QA constant.
-struct Prepared {
+/// The raw input split into answer columns and the QA constant.
+struct RawData {
     answer_names: Vec<String>,
     answers: DMatrix<f64>,
     qa: Option<f64>,
 }
 
-fn prepare(table: &Table, args: &PipelineArgs) -> Result<Prepared> {
+impl RawData {
+    /// The names of the answer columns at `indices`.
+    fn names_of(&self, indices: &[usize]) -> Vec<String> {
+        indices
+            .iter()
+            .map(|&k| self.answer_names[k].clone())
+            .collect()
+    }
+}
+
+fn split_input(table: &Table, args: &PipelineArgs) -> Result<RawData> {
     let qa_index = if args.no_qa {
         None
     } else {
@@ -304,11 +231,95 @@ fn prepare(table: &Table, args: &PipelineArgs) -> Result<Prepared> {
     let keep: Vec<usize> = (0..table.headers().len())
         .filter(|&j| Some(j) != qa_index)
         .collect();
-    Ok(Prepared {
+    Ok(RawData {
         answer_names: keep.iter().map(|&j| table.headers()[j].clone()).collect(),
         answers: table.data().select_columns(&keep),
         qa,
     })
+}
+
+/// The declared largest absolute entry and where it came from (`--x-max`, or the data's own
+/// maximum in a simulation).
+fn declared_x_max(args: &PipelineArgs, raw: &RawData) -> Result<(f64, XMaxSource)> {
+    let data_max = raw.answers.amax().max(raw.qa.map_or(0.0, f64::abs));
+    match args.x_max {
+        Some(declared) => {
+            if !(declared.is_finite() && declared >= 0.0) {
+                bail!("--x-max must be a finite non-negative number, got {declared}");
+            }
+            if declared < data_max {
+                bail!(
+                    "--x-max {declared} is below a value in {} ({data_max}); declare the true range",
+                    args.input.display()
+                );
+            }
+            Ok((declared, XMaxSource::Declared))
+        }
+        None => Ok((data_max, XMaxSource::Data)),
+    }
+}
+
+/// Device-side DP asked for by `--dp-epsilon`/`--dp-delta`, with each answer column's range from
+/// `--range` or, in a simulation, from the data.
+fn dp_request(args: &PipelineArgs, raw: &RawData) -> Result<Option<DpRequest>> {
+    let (Some(epsilon), Some(delta)) = (args.dp_epsilon, args.dp_delta) else {
+        return Ok(None);
+    };
+    let mut declared: Vec<Option<(f64, f64)>> = vec![None; raw.answer_names.len()];
+    for spec in &args.range {
+        let (name, bounds) = spec
+            .split_once('=')
+            .with_context(|| format!("--range {spec:?}: expected COL=LO:HI"))?;
+        let (lo, hi) = bounds
+            .split_once(':')
+            .with_context(|| format!("--range {spec:?}: expected COL=LO:HI"))?;
+        let j = raw
+            .answer_names
+            .iter()
+            .position(|h| h == name.trim())
+            .with_context(|| format!("--range: no answer column named {name:?}"))?;
+        let parse = |t: &str| {
+            t.trim()
+                .parse::<f64>()
+                .with_context(|| format!("--range {spec:?}: {t:?} is not a number"))
+        };
+        declared[j] = Some((parse(lo)?, parse(hi)?));
+    }
+    let undeclared: Vec<&str> = declared
+        .iter()
+        .zip(&raw.answer_names)
+        .filter(|(r, _)| r.is_none())
+        .map(|(_, name)| name.as_str())
+        .collect();
+    if !undeclared.is_empty() {
+        // The DP guarantee is about the declared ranges; ranges read off the data leak the data's
+        // extremes and hold only for this simulation.
+        warn(&format!(
+            "DP ranges of {} are taken from the data (simulation only): declare them with --range COL=LO:HI for a real survey",
+            undeclared.join(", ")
+        ));
+    }
+    let ranges = declared
+        .into_iter()
+        .zip(&raw.answer_names)
+        .enumerate()
+        .map(|(j, (range, name))| {
+            let (lo, hi) = range.unwrap_or_else(|| {
+                let column = raw.answers.column(j);
+                (column.min(), column.max())
+            });
+            DeclaredRange {
+                name: name.clone(),
+                lo,
+                hi,
+            }
+        })
+        .collect();
+    Ok(Some(DpRequest {
+        epsilon,
+        delta,
+        ranges,
+    }))
 }
 
 fn party_keys(args: &PipelineArgs) -> Result<(PartyKeys, bool)> {
@@ -338,117 +349,78 @@ fn provider_keys(count: usize, teaching_base: Option<u64>) -> Result<Vec<Key>> {
         .collect()
 }
 
-/// Files and facts a method produced, for the manifest.
+/// What a method produced, for the manifest.
 struct Outcome {
     release: DMatrix<f64>,
     release_names: Vec<String>,
-    p1: usize,
-    p2: usize,
-    sigma: f64,
-    noise_bound: Option<NoiseBound>,
+    plan: Plan,
     margin: Option<f64>,
     cohorts: Cohorts,
-    right_mask: &'static str,
+    right_mask: RightMask,
     kept: Vec<String>,
     qa: Vec<QaReport>,
-    dp: Option<DpNoise>,
     warnings: Vec<String>,
 }
 
 /// Run `pipeline`.
 pub fn run(args: PipelineArgs) -> Result<()> {
     let table = read_table(&args.input)?;
-    let prepared = prepare(&table, &args)?;
+    let raw = split_input(&table, &args)?;
     let (keys, teaching) = party_keys(&args)?;
-    let data_max = prepared
-        .answers
-        .amax()
-        .max(prepared.qa.map_or(0.0, f64::abs));
-    let (x_max, x_max_source) = match args.x_max {
-        Some(declared) => {
-            if !(declared.is_finite() && declared >= 0.0) {
-                bail!("--x-max must be a finite non-negative number, got {declared}");
-            }
-            if declared < data_max {
-                bail!(
-                    "--x-max {declared} is below a value in {} ({data_max}); declare the true range",
-                    args.input.display()
-                );
-            }
-            (declared, "declared")
-        }
-        None => (data_max, "data"),
-    };
+    let (x_max, x_max_source) = declared_x_max(&args, &raw)?;
     let kept: Vec<usize> = args
         .keep
         .iter()
         .map(|name| {
-            prepared
-                .answer_names
+            raw.answer_names
                 .iter()
                 .position(|h| h == name)
                 .with_context(|| {
                     format!(
                         "--keep: {} has no answer column named {name:?} (columns: {})",
                         args.input.display(),
-                        prepared.answer_names.join(", ")
+                        raw.answer_names.join(", ")
                     )
                 })
         })
         .collect::<Result<_>>()?;
-    let strictness = if args.unsafe_teaching {
-        Strictness::WarnOnly
-    } else {
-        Strictness::Refuse
-    };
     let outcome = match args.method {
-        Method::Modified | Method::First | Method::Collusion => {
-            tm2_method(&args, &prepared, &keys, kept, x_max, strictness)?
+        MethodChoice::Modified | MethodChoice::First | MethodChoice::Collusion => {
+            tm2_method(&args, &raw, &keys, kept, x_max)?
         }
-        Method::Second => second_method(&args, &prepared, &keys, kept)?,
+        MethodChoice::Second => second_method(&args, &raw, &keys, kept, x_max)?,
     };
     let mut warnings = outcome.warnings.clone();
     if teaching {
         warnings.push(teaching_warning(args.teaching_key.unwrap_or_default()));
     }
-    let precision = args.release_precision();
     write_csv(
         &args.out_dir.join("release.csv"),
         &outcome.release_names,
         &outcome.release,
-        precision,
+        args.release_precision(),
     )?;
-    let (_, cross_products) = summary_statistics(&outcome.release);
-    let manifest = Manifest {
-        orthomask_version: env!("CARGO_PKG_VERSION").to_owned(),
-        method: args.method.name().to_owned(),
-        n: outcome.release.nrows(),
-        p1: outcome.p1,
-        p2: outcome.p2,
-        columns: outcome.release_names.clone(),
-        sigma: outcome.sigma,
-        x_max: Some(x_max),
-        x_max_source: Some(x_max_source.to_owned()),
-        appendix_c: outcome.noise_bound.as_ref().map(|b| AppendixC {
-            sigma_min: b.sigma_min,
-            failure_probability: b.failure_probability,
-            gamma: b.gamma,
-            delta: b.delta,
-        }),
-        condition_3_7_margin: outcome.margin,
-        cohorts: outcome.cohorts.clone(),
-        right_mask: outcome.right_mask.to_owned(),
-        generator: args.rng.name().to_owned(),
-        kept_columns: outcome.kept.clone(),
-        qa: Qa::summarise(&outcome.qa),
-        column_means: column_means(&outcome.release_names, &outcome.release),
-        cross_products,
-        decimals: args.decimals,
-        binary_columns: binary_columns(&prepared),
-        dp: outcome.dp.clone(),
-        teaching_keys: teaching,
-        warnings: warnings.clone(),
-    };
+    let manifest = orthomask_survey::manifest::build(
+        &outcome.plan,
+        &Released {
+            columns: &outcome.release_names,
+            data: &outcome.release,
+            qa: &outcome.qa,
+            decimals: args.decimals,
+        },
+        Provenance {
+            method: args.method.method(),
+            right_mask: outcome.right_mask,
+            generator: args.rng.generator().into(),
+            x_max_source,
+            cohorts: outcome.cohorts.clone(),
+            kept_columns: outcome.kept.clone(),
+            binary_columns: observed_binary_columns(&raw.answer_names, &raw.answers),
+            condition_3_7_margin: outcome.margin,
+            teaching_keys: teaching,
+            warnings,
+        },
+    );
     write_file(&args.out_dir.join("manifest.json"), &manifest.to_json())?;
     for w in &outcome.warnings {
         warn(w);
@@ -456,31 +428,19 @@ pub fn run(args: PipelineArgs) -> Result<()> {
     if args.json {
         print_json(&serde_json::to_value(&manifest)?)?;
     } else {
-        summarise(&args.out_dir, &manifest);
+        summarise(&args, &manifest);
     }
     Ok(())
 }
 
-/// Answer columns holding only 0s and 1s (both present) in the raw data.
-fn binary_columns(prepared: &Prepared) -> Vec<String> {
-    prepared
-        .answer_names
-        .iter()
-        .enumerate()
-        .filter(|(j, _)| {
-            let column = prepared.answers.column(*j);
-            column.iter().all(|&v| v == 0.0 || v == 1.0)
-                && column.iter().any(|&v| v == 0.0)
-                && column.iter().any(|&v| v == 1.0)
-        })
-        .map(|(_, name)| name.clone())
-        .collect()
-}
-
-fn summarise(out_dir: &Path, m: &Manifest) {
+fn summarise(args: &PipelineArgs, m: &Manifest) {
     println!(
         "{} TM²: n = {}, p1 = {}, p2 = {}, sigma = {}",
-        m.method, m.n, m.p1, m.p2, m.sigma
+        m.method.as_str(),
+        m.n,
+        m.p1,
+        m.p2,
+        m.sigma
     );
     if let Some(c) = &m.appendix_c {
         println!(
@@ -499,113 +459,166 @@ fn summarise(out_dir: &Path, m: &Manifest) {
             qa.tolerance
         );
     }
-    println!(
-        "wrote {}/{{upload.csv, msp_to_collector.csv, release.csv, manifest.json}}",
-        out_dir.display()
-    );
+    let files = if args.write_exchanges {
+        "upload.csv, msp_to_collector.csv, release.csv, manifest.json"
+    } else {
+        "release.csv, manifest.json"
+    };
+    println!("wrote {}/{{{files}}}", args.out_dir.display());
 }
 
 fn tm2_method(
     args: &PipelineArgs,
-    prepared: &Prepared,
+    raw: &RawData,
     keys: &PartyKeys,
     kept: Vec<usize>,
     x_max: f64,
-    strictness: Strictness,
 ) -> Result<Outcome> {
-    let n = prepared.answers.nrows();
-    let answers = prepared.answers.ncols();
+    let n = raw.answers.nrows();
     let sizes = cohort_sizes(n, args.cohort_size.unwrap_or(n))?;
-    let (smallest, largest) = (
-        sizes.iter().copied().min().unwrap_or(n),
-        sizes.iter().copied().max().unwrap_or(n),
-    );
-    let p1 = answers + usize::from(prepared.qa.is_some());
-    let kind = args.kind.unwrap_or(if args.method == Method::First {
+    let cohorts = CohortBounds {
+        smallest: sizes.iter().copied().min().unwrap_or(n),
+        largest: sizes.iter().copied().max().unwrap_or(n),
+    };
+    let kind = args.kind.unwrap_or(if args.method == MethodChoice::First {
         KindChoice::UniformEntries
     } else {
         KindChoice::Haar
     });
-    let p2 = match args.noise_cols {
-        Some(p2) => p2,
-        None if args.method == Method::First => 0,
-        None => noise_columns_for(largest, args.delta, args.max_failure_probability)?,
-    };
-    let dp = plan_dp(args, prepared, smallest)?;
-    if dp.is_some() && args.method == Method::Collusion {
+    let dp = dp_request(args, raw)?;
+    if dp.is_some() && args.method == MethodChoice::Collusion {
         bail!("device-side DP is not supported with --method collusion");
     }
-    // With DP noise the data columns can exceed the declared range; Appendix C's bound on
-    // λ_max(X₁X₁ᵀ) uses x_max plus six noise standard deviations (exceeded with probability
-    // below 2e-9 per entry).
-    let x_max = x_max
-        + dp.as_ref().map_or(0.0, |plan| {
-            6.0 * plan
-                .settings
-                .column_sigmas()
-                .iter()
-                .copied()
-                .fold(0.0, f64::max)
-        });
-    // Default σ: the Appendix C bound of the largest cohort, where γ = p₂/m is smallest and the
-    // bound highest (a hair above, since the bound is strict); where the bound does not apply
-    // (p₂ ≤ m), noise of the data's own scale.
-    let sigma = match args.sigma {
-        Some(s) => s,
-        None if p2 == 0 => 0.0,
-        None => appendix_c_bound(largest, p1, p2, x_max, args.delta)
-            .map(|b| b.sigma_min * (1.0 + 1e-9))
-            .unwrap_or(x_max.max(1.0)),
-    };
-    let mut design = Tm2Design::modified(answers, 0, 1.0)?
-        .with_qa(prepared.qa)?
-        .with_noise(p2, sigma)?
+    let plan = Plan::new(&PlanRequest {
+        answers: raw.answers.ncols(),
+        qa_constant: raw.qa,
+        cohorts,
+        x_max,
+        delta: args.delta,
+        failure_target: args.max_failure_probability,
+        noise_columns: args
+            .noise_cols
+            .or((args.method == MethodChoice::First).then_some(0)),
+        sigma: args.sigma,
+        orthogonal_right_mask: kind == KindChoice::Haar,
+        dp,
+    })
+    .map_err(|e| match e {
+        orthomask_survey::plan::PlanError::Ranges(_) => {
+            anyhow::anyhow!("{e} (declare it with --range COL=LO:HI)")
+        }
+        other => other.into(),
+    })?;
+    let mut design = plan
+        .design()?
         .with_right_mask(kind.kind())
         .with_generator(args.rng.generator());
     if !kept.is_empty() {
         design = design.with_kept(kept.clone())?;
     }
-    if let Some(plan) = &dp {
-        design = design.with_dp(plan.settings.clone())?;
-    }
-    let dp = dp.map(|plan| plan.record);
-    let kept_names: Vec<String> = kept
-        .iter()
-        .map(|&k| prepared.answer_names[k].clone())
-        .collect();
-    let mut release_names = prepared.answer_names.clone();
-    if prepared.qa.is_some() {
+    let kept_names = raw.names_of(&kept);
+    let mut release_names = raw.answer_names.clone();
+    if raw.qa.is_some() {
         release_names.push("QA".to_owned());
     }
-    let safety = Safety {
-        x_max,
-        delta: args.delta,
-        strictness,
-    };
-    let mut warnings = Vec::new();
-    if args.method == Method::Collusion {
-        if args.cohort_size.is_some() {
-            bail!("--cohort-size is not supported with --method collusion");
-        }
-        let teaching_base = args.teaching_key.map(|t| t + 10);
-        let collusion_keys = CollusionKeys {
-            collector: keys.collector.clone(),
-            right: provider_keys(args.right_providers, teaching_base)?,
-            left: provider_keys(args.left_providers, teaching_base.map(|t| t + 10))?,
-            participants: keys.participants.clone(),
-        };
-        let run = run_collusion(
-            &prepared.answers,
-            &design,
-            &collusion_keys,
-            // The shares hide the answers: their declared bound, or in simulation their maximum.
-            share_sigma(
-                &design,
-                args.x_max.unwrap_or_else(|| prepared.answers.amax()),
-            ),
-            safety,
+    if args.method == MethodChoice::Collusion {
+        return collusion_method(args, raw, keys, plan, &design, release_names, kept_names);
+    }
+    let run = run_tm2(
+        &raw.answers,
+        &design,
+        keys,
+        args.cohort_size,
+        Safety {
+            x_max: plan.x_max,
+            delta: plan.delta,
+            strictness: args.strictness(),
+        },
+        !args.no_margin,
+    )?;
+    let mut warnings = run.design_report.overridden.clone();
+    if let Some(margin) = run.margin
+        && margin <= 1.0
+    {
+        warnings.push(format!(
+            "condition (3.5) failed in this simulation (margin {margin:.4} <= 1): Theorem 3.9's guarantee does not hold for this draw; add noise columns or raise sigma"
+        ));
+    }
+    if let Some(bound) = &plan.appendix_c
+        && bound.failure_probability > WEAK_BOUND_WARNING
+    {
+        warnings.push(format!(
+            "the Appendix C bound only guarantees Pr[condition (3.5) fails] <= {:.3}; more noise columns (or a larger delta with a larger sigma) tighten it",
+            bound.failure_probability
+        ));
+    }
+    if args.write_exchanges {
+        let names = masked_names("m", design.p());
+        write_csv(
+            &args.out_dir.join("upload.csv"),
+            &names,
+            &run.uploads,
+            Precision::RoundTrip,
         )?;
-        warnings.extend(run.design_report.overridden.iter().cloned());
+        write_csv(
+            &args.out_dir.join("msp_to_collector.csv"),
+            &names,
+            &run.provider_to_collector,
+            Precision::RoundTrip,
+        )?;
+    }
+    Ok(Outcome {
+        release: run.release.data,
+        release_names,
+        plan,
+        margin: run.margin,
+        cohorts: Cohorts {
+            size: args.cohort_size,
+            sizes: run.cohort_sizes,
+        },
+        right_mask: design.right_mask_kind().into(),
+        kept: kept_names,
+        qa: run.release.qa,
+        warnings,
+    })
+}
+
+/// The collusion-resistant extension (seed 000 §3.5): one cohort, additive shares.
+fn collusion_method(
+    args: &PipelineArgs,
+    raw: &RawData,
+    keys: &PartyKeys,
+    plan: Plan,
+    design: &Tm2Design,
+    release_names: Vec<String>,
+    kept_names: Vec<String>,
+) -> Result<Outcome> {
+    if args.cohort_size.is_some() {
+        bail!("--cohort-size is not supported with --method collusion");
+    }
+    let n = raw.answers.nrows();
+    let teaching_base = args.teaching_key.map(|t| t + 10);
+    let collusion_keys = CollusionKeys {
+        collector: keys.collector.clone(),
+        right: provider_keys(args.right_providers, teaching_base)?,
+        left: provider_keys(args.left_providers, teaching_base.map(|t| t + 10))?,
+        participants: keys.participants.clone(),
+    };
+    // The core runs the same design checks as for the modified protocol: the extension's
+    // stage-one analysis needs condition (3.5) too.
+    let run = run_collusion(
+        &raw.answers,
+        design,
+        &collusion_keys,
+        // The shares hide the answers: their declared bound, or in simulation their maximum.
+        share_sigma(design, args.x_max.unwrap_or_else(|| raw.answers.amax())),
+        Safety {
+            x_max: plan.x_max,
+            delta: plan.delta,
+            strictness: args.strictness(),
+        },
+    )?;
+    if args.write_exchanges {
         let names = masked_names("m", design.p());
         write_blocks(
             &args.out_dir.join("upload.csv"),
@@ -619,83 +632,20 @@ fn tm2_method(
             &run.to_collector,
             &names,
         )?;
-        return Ok(Outcome {
-            release: run.release,
-            release_names,
-            p1,
-            p2,
-            sigma,
-            noise_bound: run.design_report.noise_bound,
-            margin: None,
-            cohorts: Cohorts {
-                size: None,
-                sizes: vec![n],
-            },
-            right_mask: "haar",
-            kept: kept_names,
-            qa: run.qa.into_iter().collect(),
-            dp: None,
-            warnings,
-        });
     }
-    let run = run_tm2(
-        &prepared.answers,
-        &design,
-        keys,
-        args.cohort_size,
-        safety,
-        !args.no_margin,
-    )?;
-    warnings.extend(run.design_report.overridden.iter().cloned());
-    if let Some(margin) = run.margin
-        && margin <= 1.0
-    {
-        warnings.push(format!(
-            "condition (3.5) failed in this simulation (margin {margin:.4} <= 1): Theorem 3.9's guarantee does not hold for this draw; add noise columns or raise sigma"
-        ));
-    }
-    if let Some(bound) = &run.design_report.noise_bound
-        && bound.failure_probability > 0.05
-    {
-        warnings.push(format!(
-            "the Appendix C bound only guarantees Pr[condition (3.5) fails] <= {:.3}; more noise columns (or a larger delta with a larger sigma) tighten it",
-            bound.failure_probability
-        ));
-    }
-    let names = masked_names("m", design.p());
-    write_csv(
-        &args.out_dir.join("upload.csv"),
-        &names,
-        &run.uploads,
-        Precision::RoundTrip,
-    )?;
-    write_csv(
-        &args.out_dir.join("msp_to_collector.csv"),
-        &names,
-        &run.provider_to_collector,
-        Precision::RoundTrip,
-    )?;
     Ok(Outcome {
-        release: run.release.data,
+        release: run.release,
         release_names,
-        p1,
-        p2,
-        sigma,
-        noise_bound: run.design_report.noise_bound,
-        margin: run.margin,
+        plan,
+        margin: None,
         cohorts: Cohorts {
-            size: args.cohort_size,
-            sizes: run.cohort_sizes,
+            size: None,
+            sizes: vec![n],
         },
-        right_mask: if design.right_mask_kind() == RightMaskKind::Haar {
-            "haar"
-        } else {
-            "uniform-entries"
-        },
+        right_mask: RightMask::Haar,
         kept: kept_names,
-        qa: run.release.qa,
-        dp,
-        warnings,
+        qa: run.qa.into_iter().collect(),
+        warnings: run.design_report.overridden,
     })
 }
 
@@ -753,9 +703,10 @@ fn write_second_uploads(
 
 fn second_method(
     args: &PipelineArgs,
-    prepared: &Prepared,
+    raw: &RawData,
     keys: &PartyKeys,
     kept: Vec<usize>,
+    x_max: f64,
 ) -> Result<Outcome> {
     if kept.is_empty() {
         bail!(
@@ -767,54 +718,59 @@ fn second_method(
             "--cohort-size is not supported with --method second (its masks act on one record at a time)"
         );
     }
-    let noise_rows = args.noise_rows.unwrap_or(6);
-    let sigma = args.sigma.unwrap_or(1.0);
+    let sigma = args.sigma.unwrap_or(SECOND_METHOD_SIGMA);
     let design = SecondDesign::new(
-        prepared.answers.ncols(),
+        raw.answers.ncols(),
         kept.clone(),
-        noise_rows,
+        args.noise_rows.unwrap_or(SECOND_METHOD_NOISE_ROWS),
         sigma,
-        prepared.qa,
+        raw.qa,
     )?
     .with_generator(args.rng.generator());
-    let run = run_second(&prepared.answers, &design, keys, args.combined)?;
-    let kept_names: Vec<String> = kept
-        .iter()
-        .map(|&k| prepared.answer_names[k].clone())
-        .collect();
-    write_second_uploads(&args.out_dir.join("upload.csv"), &run.uploads, &kept_names)?;
-    write_second_uploads(
-        &args.out_dir.join("msp_to_collector.csv"),
-        &run.provider_to_collector,
-        &kept_names,
-    )?;
+    let run = run_second(&raw.answers, &design, keys, args.combined)?;
+    let kept_names = raw.names_of(&kept);
+    if args.write_exchanges {
+        write_second_uploads(&args.out_dir.join("upload.csv"), &run.uploads, &kept_names)?;
+        write_second_uploads(
+            &args.out_dir.join("msp_to_collector.csv"),
+            &run.provider_to_collector,
+            &kept_names,
+        )?;
+    }
     let mut warnings = Vec::new();
     if let Some(combined) = &run.combined {
-        let precision = args.release_precision();
         write_csv(
             &args.out_dir.join("release_orthogonal.csv"),
-            &prepared.answer_names,
+            &raw.answer_names,
             combined,
-            precision,
+            args.release_precision(),
         )?;
         warnings.push(COMBINED_RELEASE_WARNING.to_owned());
     }
-    Ok(Outcome {
-        release: run.release,
-        release_names: prepared.answer_names.clone(),
-        p1: prepared.answers.ncols(),
+    // The second method pads with noise rows, not columns: no Appendix C bound, and the release
+    // holds the answer columns only.
+    let plan = Plan {
+        qa_constant: None,
+        p1: raw.answers.ncols(),
         p2: 0,
         sigma,
-        noise_bound: None,
+        x_max,
+        delta: args.delta,
+        appendix_c: None,
+        dp: None,
+    };
+    Ok(Outcome {
+        release: run.release,
+        release_names: raw.answer_names.clone(),
+        plan,
         margin: None,
         cohorts: Cohorts {
             size: None,
-            sizes: vec![prepared.answers.nrows()],
+            sizes: vec![raw.answers.nrows()],
         },
-        right_mask: "block-diagonal-haar",
+        right_mask: RightMask::BlockDiagonalHaar,
         kept: kept_names,
         qa: run.qa,
-        dp: None,
         warnings,
     })
 }

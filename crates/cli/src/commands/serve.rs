@@ -188,7 +188,7 @@ fn secret(file: Option<&PathBuf>, variable: &str, default: &Path, what: &str) ->
         _ => SecretSource::GenerateInto(default.to_owned()),
     };
     if let SecretSource::GenerateInto(path) = &source
-        && !path.exists()
+        && !crate::io::exists(path)
     {
         if let Some(dir) = path.parent() {
             orthomask_server::run::create_private_dir(dir)?;
@@ -220,7 +220,7 @@ fn web_dir(dir: &Path, no_web: bool) -> Option<PathBuf> {
     if no_web {
         return None;
     }
-    if !dir.join("index.html").exists() {
+    if !crate::io::exists(&dir.join("index.html")) {
         eprintln!(
             "orthomask: warning: {} has no index.html; build the web app with trunk build --release \
              (the API works without it)",

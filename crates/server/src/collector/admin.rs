@@ -8,8 +8,16 @@ pub(super) async fn create_survey(
     ApiJson(draft): ApiJson<SurveyDraft>,
 ) -> Result<Response, ApiError> {
     col.admin(&headers)?;
-    let planned = plan_survey(&draft, &col.0.cfg.msp_url, &col.0.cfg.right_urls)
-        .map_err(ApiError::bad_request)?;
+    let planned = plan_survey(
+        &draft,
+        Endpoints {
+            provider: &col.0.cfg.msp_url,
+            right_services: &col.0.cfg.right_urls,
+        },
+    )
+    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let registration = Registration::for_survey(&planned);
+    registration.validate().map_err(ApiError::bad_request)?;
     let id = draft.id.clone();
     let s = id.clone();
     let exists = col
@@ -29,7 +37,7 @@ pub(super) async fn create_survey(
         .keys
         .get_or_create(&id)
         .map_err(|e| ApiError::internal("creating the survey key", e))?;
-    let reg = &planned.registration;
+    let reg = &registration;
     let body = serde_json::to_vec(reg).map_err(|e| ApiError::internal("registration", e))?;
     let share = reg.share_services;
     if share > 0 {
@@ -90,16 +98,16 @@ pub(super) async fn create_survey(
             "participant_url": if p.invitations { serde_json::Value::Null } else {
                 serde_json::Value::String(col.participant_url(&definition_url))
             },
-            "p1": p.p1,
-            "p2": p.p2,
-            "sigma": p.sigma,
-            "x_max": p.x_max,
+            "p1": p.masking.p1,
+            "p2": p.masking.p2,
+            "sigma": p.masking.sigma,
+            "x_max": p.masking.x_max,
             "cohort_size": p.cohort_size,
             "min_cohort_size": p.min_cohort_size,
             "share_services": p.share_services,
             "invitations": p.invitations,
-            "appendix_c": p.appendix_c,
-            "dp": p.dp,
+            "appendix_c": p.masking.appendix_c,
+            "dp": p.masking.dp,
             "release_csv_url": format!("{}/api/surveys/{id}/release.csv", col.0.cfg.public_url),
             "manifest_url": format!("{}/api/surveys/{id}/manifest.json", col.0.cfg.public_url),
         }),

@@ -105,11 +105,11 @@ pub(super) async fn cohort_result(
         None => {}
     }
     let (new_status, records, data, qa, note, refusal) = match result.outcome {
-        CohortOutcome::Empty => ("empty", 0, None, None, None, None),
-        CohortOutcome::Withheld { reason } => {
+        MaskingOutcome::Empty => ("empty", 0, None, None, None, None),
+        MaskingOutcome::Withheld { reason } => {
             ("withheld", result.uploads, None, None, Some(reason), None)
         }
-        CohortOutcome::Masked { batch } => {
+        MaskingOutcome::Masked { batch } => {
             if row.plan.share_services > 0 {
                 return Err(ApiError::bad_request(
                     "a share-mode survey's cohorts arrive as parts from the right-masking services",

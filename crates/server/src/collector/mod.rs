@@ -1,6 +1,6 @@
 //! The data collector (seed 000 §2 steps 1 and 4; seed 003 §3.1 steps 1 and 4).
 //!
-//! It plans surveys from an administrator's draft (`plan.rs`), keeps one key per survey (from
+//! It plans surveys from an administrator's draft (`orthomask_survey::draft`), keeps one key per survey (from
 //! which it derives each cohort's device key, `B_k`, and `A₁`), hands out survey definitions —
 //! assigning each participant a cohort, optionally against a one-use invitation — receives
 //! `A₂,k X_k B_k` from the provider, removes `B_k` and checks QA (`DataCollector::unmask_cohort`),
@@ -22,11 +22,8 @@ use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, ApiQuery, json, require_bearer};
 use crate::merkle::sha256_hex;
 use crate::outbox::{PeerClient, PeerError};
-use crate::plan::{Plan, hydrate, plan_survey};
 use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
-use crate::wire::{
-    CohortOutcome, CohortResult, InvitationRequest, Registration, SharePart, SurveyDraft,
-};
+use crate::wire::{CohortResult, InvitationRequest, MaskingOutcome, Registration, SharePart};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -34,14 +31,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use nalgebra::DMatrix;
 use orthomask_core::protocol::collusion::combine_shares;
-use orthomask_core::protocol::design::appendix_c_bound;
 use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::tm2::{DataCollector, UnmaskedCohort};
 use orthomask_formats::csv::{Precision, write_table};
-use orthomask_formats::manifest::{
-    AppendixC, Cohorts, Manifest, Qa, column_means, summary_statistics,
-};
-use orthomask_formats::survey::SurveyDefinition;
+use orthomask_formats::manifest::{Cohorts, Method};
+use orthomask_survey::definition::SurveyDefinition;
+use orthomask_survey::draft::{Endpoints, SurveyDraft, SurveyPlan, hydrate, plan_survey};
+use orthomask_survey::manifest::{Provenance, Released};
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -154,7 +150,7 @@ pub struct Collector(Arc<Inner>);
 struct SurveyRow {
     template: SurveyDefinition,
     registration: Registration,
-    plan: Plan,
+    plan: SurveyPlan,
     status: String,
     current_cohort: u32,
     error: Option<String>,

@@ -1,4 +1,8 @@
 //! The release: `A₁` over every received cohort, `release.csv` and `manifest.json` at stable URLs.
+//!
+//! The manifest is `orthomask_survey::manifest::build` from the survey's stored plan, so it
+//! records the plan's Appendix C bound (of a full cohort, where the bound binds) and agrees with
+//! the manifest `orthomask pipeline` writes for the same design.
 
 use super::*;
 
@@ -137,7 +141,7 @@ fn build_release(
         .template
         .design()
         .map_err(|e| ApiError::internal("the survey design", e))?;
-    let p1 = row.plan.p1;
+    let p1 = row.plan.masking.p1;
     let mut cohorts = Vec::new();
     for (cohort, records, values, qa) in received {
         if values.len() != records * p1 {
@@ -168,53 +172,30 @@ fn build_release(
         .release(&cohorts)
         .map_err(|e| ApiError::internal("computing the release", e))?;
     let csv = write_table(&row.plan.columns, &release.data, Precision::RoundTrip);
-    let smallest = sizes.iter().copied().min().unwrap_or(0);
-    let bound = appendix_c_bound(
-        smallest,
-        p1,
-        row.plan.p2,
-        row.plan.x_max,
-        crate::plan::APPENDIX_C_DELTA,
-    )
-    .ok();
-    let (_, cross_products) = summary_statistics(&release.data);
-    let manifest = Manifest {
-        orthomask_version: env!("CARGO_PKG_VERSION").to_owned(),
-        method: if row.plan.share_services > 0 {
-            "collusion".to_owned()
-        } else {
-            "modified".to_owned()
+    let manifest = orthomask_survey::manifest::build(
+        &row.plan.masking,
+        &Released {
+            columns: &row.plan.columns,
+            data: &release.data,
+            qa: &release.qa,
+            decimals: None,
         },
-        n: release.data.nrows(),
-        p1,
-        p2: row.plan.p2,
-        columns: row.plan.columns.clone(),
-        sigma: row.plan.sigma,
-        x_max: Some(row.plan.x_max),
-        x_max_source: Some("declared".to_owned()),
-        appendix_c: bound.map(|b| AppendixC {
-            sigma_min: b.sigma_min,
-            failure_probability: b.failure_probability,
-            gamma: b.gamma,
-            delta: b.delta,
-        }),
-        condition_3_7_margin: None,
-        cohorts: Cohorts {
-            size: Some(row.plan.cohort_size),
-            sizes,
+        Provenance {
+            method: if row.plan.share_services > 0 {
+                Method::Collusion
+            } else {
+                Method::Modified
+            },
+            warnings: notes,
+            ..Provenance::modified(
+                Cohorts {
+                    size: Some(row.plan.cohort_size),
+                    sizes,
+                },
+                row.plan.binary_columns.clone(),
+            )
         },
-        right_mask: "haar".to_owned(),
-        generator: "chacha".to_owned(),
-        kept_columns: Vec::new(),
-        binary_columns: row.plan.binary_columns.clone(),
-        qa: Qa::summarise(&release.qa),
-        column_means: column_means(&row.plan.columns, &release.data),
-        cross_products,
-        decimals: None,
-        dp: row.plan.dp.clone(),
-        teaching_keys: false,
-        warnings: notes,
-    };
+    );
     Ok((csv, manifest.to_json()))
 }
 

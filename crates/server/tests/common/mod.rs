@@ -1,17 +1,19 @@
 //! Shared helpers of the service tests: start the services on loopback, act as an administrator
-//! and as participants' browsers (the same core calls the web app makes), fit regressions.
+//! and as participants' browsers (the participant client the web app runs,
+//! `orthomask_survey::client`), fit regressions.
 #![allow(dead_code)]
 
 use nalgebra::DMatrix;
-use orthomask_core::key::{Key, StreamId};
-use orthomask_core::protocol::collusion::split_into_shares;
-use orthomask_core::protocol::tm2::{Participant, right_mask_from_device_key};
-use orthomask_formats::survey::{Answer, Receipt, SurveyDefinition, Upload};
+use orthomask_core::key::Key;
 use orthomask_server::Limits;
 use orthomask_server::run::{AllConfig, AllRunning, start_all};
 use orthomask_stats::dataset::Dataset;
 use orthomask_stats::design::Intercept;
 use orthomask_stats::linear::LinearRegression;
+use orthomask_survey::client as device;
+use orthomask_survey::coding::Answer;
+use orthomask_survey::definition::SurveyDefinition;
+use orthomask_survey::upload::{Receipt, Upload};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -159,8 +161,9 @@ pub fn token(i: u64) -> String {
     format!("participant-token-{i:012}")
 }
 
-/// Load the definition and prepare the uploads exactly as the web app does
-/// (`src/model/participate.rs` `prepare`): encode, pad, mask with `B_k` — or split into shares.
+/// Load the definition and prepare the uploads with the participant client the web app runs
+/// (`orthomask_survey::client::prepare`): encode, pad, mask with `B_k` — or split into shares.
+/// Participant `i`'s device noise is teaching key `50 000 + i`, so runs are reproducible.
 pub async fn prepare(
     client: &reqwest::Client,
     definition_url: &str,
@@ -170,49 +173,13 @@ pub async fn prepare(
     let (status, text) = get_text(client, definition_url).await;
     assert_eq!(status, 200, "{text}");
     let def = SurveyDefinition::parse(&text, definition_url).expect("a valid definition");
-    let record = def.encode(answers).expect("answers fit");
-    let design = def.design().expect("design");
-    let device = Key::teaching(50_000 + i);
-    let mut noise = device
-        .stream(StreamId::ParticipantNoise { participant: 0 })
-        .rng();
-    let upload = |values: Vec<f64>| Upload {
-        survey: def.id.clone(),
-        cohort: def.masking.cohort,
-        token: token(i),
-        values,
-    };
-    let uploads = if let Some(share) = &def.masking.share_mode {
-        // Padding does not touch the mask; any mask of the right size serves to call `pad`.
-        let unused = right_mask_from_device_key(&design, &Key::teaching(0), 0).unwrap();
-        let padded = Participant::new(&design, &unused)
-            .unwrap()
-            .pad(&record, &mut noise)
-            .unwrap();
-        let mut rng = device.stream(StreamId::Shares { participant: 0 }).rng();
-        let shares = split_into_shares(
-            &padded,
-            design.answers(),
-            share.providers.len(),
-            share.share_sigma,
-            &mut rng,
-        )
-        .unwrap();
-        share
-            .providers
-            .iter()
-            .cloned()
-            .zip(shares.into_iter().map(upload))
-            .collect()
-    } else {
-        let key = def.right_mask_key().unwrap();
-        let b = right_mask_from_device_key(&design, &key, def.masking.cohort).unwrap();
-        let masked = Participant::new(&design, &b)
-            .unwrap()
-            .mask_record(&record, &mut noise)
-            .unwrap();
-        vec![(def.upload_url.clone(), upload(masked))]
-    };
+    let prepared = device::prepare(&def, answers, &token(i), &Key::teaching(50_000 + i))
+        .expect("the client prepares the uploads");
+    let uploads = prepared
+        .destinations
+        .into_iter()
+        .map(|d| (d.url, d.upload))
+        .collect();
     (def, uploads)
 }
 
@@ -236,7 +203,7 @@ pub async fn participate(
         let (status, body) = post_upload(client, &url, &upload).await;
         assert!(status == 201 || status == 200, "{status} {body}");
         let receipt: Receipt = serde_json::from_value(body).expect("a receipt");
-        assert_eq!(receipt.upload_hash, upload.hash());
+        device::verify_receipt(&upload, &receipt).expect("the receipt acknowledges the upload");
         sent.push(Sent {
             url,
             upload,

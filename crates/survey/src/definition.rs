@@ -1,34 +1,19 @@
-//! Survey definitions: what a participant's browser loads, and the data-transfer types of an
-//! upload and its receipt.
+//! Survey definitions: what a participant's browser loads, and how a definition is checked.
 //!
-//! A definition lists the questions and how each becomes numeric columns of the record `x₁`, the
+//! A definition lists the questions (their coding into numeric columns is [`crate::coding`]), the
 //! masking parameters (`p₂`, σ, QA constant, optional DP, and the method) and where to upload. The
 //! method is told by which of two fields is present, so the two can never disagree: a cohort's
 //! right-mask key `masking.right_mask_key` means the modified TM² of seed 000 §2 (the device
 //! right-multiplies by `B_k`); `masking.share_mode` means the collusion-resistant extension of
 //! §3.5 (the device splits its record into additive shares). Exactly one must be given. The JSON
 //! Schema is `docs/survey.schema.json`; samples are in `www/surveys/`.
-//!
-//! # From answers to columns
-//! | kind | columns | range |
-//! |---|---|---|
-//! | `yes_no` | `id` = 1 for yes, 0 for no | [0, 1] |
-//! | `integer`, `number` | `id` = the value | [min, max] |
-//! | `likert` | `id` = 1 … points | [1, points] |
-//! | `categorical` | `id=option` = 1/0 for every option but the first (the reference) | [0, 1] |
-//!
-//! An **optional** question adds a column `id_answered` (1 answered, 0 skipped) and, when skipped,
-//! its value columns take a neutral value: 0 for yes/no and dummies (the reference), the midpoint
-//! of the range for numbers and Likert items. The masked matrix must be complete, so a skipped
-//! answer is coded explicitly rather than left empty; analysts include `id_answered` in a model
-//! (or restrict to answered rows through it) instead of treating the neutral value as an answer.
 
+use crate::coding::AnswerError;
+use crate::policy::SHARE_SCALE;
 use orthomask_core::key::Key;
 use orthomask_core::protocol::ProtocolError;
-use orthomask_core::protocol::collusion::SHARE_SCALE;
 use orthomask_core::protocol::tm2::{DeviceDp, Tm2Design};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 /// A survey definition.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -156,34 +141,6 @@ pub struct ShareMode {
     pub share_sigma: f64,
 }
 
-/// One numeric column of the record and where it comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ColumnSpec {
-    /// Column name.
-    pub name: String,
-    /// Index of the question it encodes.
-    pub question: usize,
-    /// Declared range.
-    pub range: (f64, f64),
-}
-
-/// A participant's answer to one question.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Answer {
-    /// Skipped (only for optional questions).
-    Skipped,
-    /// Yes or no.
-    YesNo(bool),
-    /// A whole number.
-    Integer(i64),
-    /// A number.
-    Number(f64),
-    /// A Likert point, 1-based.
-    Likert(u8),
-    /// A categorical option, 0-based.
-    Category(usize),
-}
-
 /// Errors in a definition or in answers to it.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SurveyError {
@@ -206,10 +163,10 @@ pub enum SurveyError {
     /// An answer that does not fit its question.
     #[error("question {question:?}: {reason}")]
     BadAnswer {
-        /// Question id.
+        /// Question id (empty when the answers as a whole are wrong, e.g. their number).
         question: String,
-        /// What is wrong, for the participant.
-        reason: String,
+        /// What is wrong, in words a participant understands.
+        reason: AnswerError,
     },
     /// The masking design cannot be built.
     #[error("survey masking design: {0}")]
@@ -228,6 +185,11 @@ fn valid_identifier(s: &str, extra: &[char]) -> bool {
         && s.len() <= 64
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || extra.contains(&c))
+}
+
+/// Whether `id` is a valid survey id: 1–64 characters from `a–z 0–9 - _`, as the schema says.
+pub fn valid_survey_id(id: &str) -> bool {
+    valid_identifier(id, &['-']) && !id.chars().any(|c| c.is_ascii_uppercase())
 }
 
 impl SurveyDefinition {
@@ -254,7 +216,7 @@ impl SurveyDefinition {
     /// # Errors
     /// [`SurveyError::Invalid`] naming the first offending field.
     pub fn validate(&self) -> Result<(), SurveyError> {
-        if !valid_identifier(&self.id, &['-']) || self.id.chars().any(|c| c.is_ascii_uppercase()) {
+        if !valid_survey_id(&self.id) {
             return Err(invalid("id", "use 1-64 characters from a-z, 0-9, - and _"));
         }
         if self.title.trim().is_empty() {
@@ -410,108 +372,6 @@ impl SurveyDefinition {
         Ok(())
     }
 
-    /// The numeric columns of a record, in order (QA and noise excluded).
-    pub fn columns(&self) -> Vec<ColumnSpec> {
-        let mut out = Vec::new();
-        for (i, q) in self.questions.iter().enumerate() {
-            let spec = |name: String, range| ColumnSpec {
-                name,
-                question: i,
-                range,
-            };
-            match &q.kind {
-                QuestionKind::YesNo => out.push(spec(q.id.clone(), (0.0, 1.0))),
-                QuestionKind::Integer { min, max } => {
-                    out.push(spec(q.id.clone(), (*min as f64, *max as f64)))
-                }
-                QuestionKind::Number { min, max } => out.push(spec(q.id.clone(), (*min, *max))),
-                QuestionKind::Likert { points, .. } => {
-                    out.push(spec(q.id.clone(), (1.0, f64::from(*points))))
-                }
-                QuestionKind::Categorical { options } => {
-                    for option in &options[1..] {
-                        out.push(spec(format!("{}={option}", q.id), (0.0, 1.0)));
-                    }
-                }
-            }
-            if q.optional {
-                out.push(spec(format!("{}_answered", q.id), (0.0, 1.0)));
-            }
-        }
-        out
-    }
-
-    /// Encode one participant's answers as the record `x₁` (without QA and noise).
-    ///
-    /// # Errors
-    /// [`SurveyError::BadAnswer`] naming the question, in words a participant understands.
-    pub fn encode(&self, answers: &[Answer]) -> Result<Vec<f64>, SurveyError> {
-        if answers.len() != self.questions.len() {
-            return Err(SurveyError::BadAnswer {
-                question: String::new(),
-                reason: format!(
-                    "expected {} answers, got {}",
-                    self.questions.len(),
-                    answers.len()
-                ),
-            });
-        }
-        let mut out = Vec::new();
-        for (q, a) in self.questions.iter().zip(answers) {
-            let bad = |reason: String| SurveyError::BadAnswer {
-                question: q.id.clone(),
-                reason,
-            };
-            let skipped = matches!(a, Answer::Skipped);
-            if skipped && !q.optional {
-                return Err(bad("this question needs an answer".into()));
-            }
-            match (&q.kind, a) {
-                (QuestionKind::YesNo, Answer::YesNo(yes)) => out.push(f64::from(u8::from(*yes))),
-                (QuestionKind::YesNo, Answer::Skipped) => out.push(0.0),
-                (QuestionKind::Integer { min, max }, Answer::Integer(v)) => {
-                    if v < min || v > max {
-                        return Err(bad(format!("enter a whole number from {min} to {max}")));
-                    }
-                    out.push(*v as f64);
-                }
-                (QuestionKind::Integer { min, max }, Answer::Skipped) => {
-                    out.push((*min as f64 + *max as f64) / 2.0)
-                }
-                (QuestionKind::Number { min, max }, Answer::Number(v)) => {
-                    if !v.is_finite() || v < min || v > max {
-                        return Err(bad(format!("enter a number from {min} to {max}")));
-                    }
-                    out.push(*v);
-                }
-                (QuestionKind::Number { min, max }, Answer::Skipped) => out.push((min + max) / 2.0),
-                (QuestionKind::Likert { points, .. }, Answer::Likert(v)) => {
-                    if *v < 1 || v > points {
-                        return Err(bad(format!("choose a point from 1 to {points}")));
-                    }
-                    out.push(f64::from(*v));
-                }
-                (QuestionKind::Likert { points, .. }, Answer::Skipped) => {
-                    out.push((1.0 + f64::from(*points)) / 2.0)
-                }
-                (QuestionKind::Categorical { options }, Answer::Category(k)) => {
-                    if *k >= options.len() {
-                        return Err(bad(format!("choose one of the {} options", options.len())));
-                    }
-                    out.extend((1..options.len()).map(|j| f64::from(u8::from(j == *k))));
-                }
-                (QuestionKind::Categorical { options }, Answer::Skipped) => {
-                    out.extend(std::iter::repeat_n(0.0, options.len() - 1))
-                }
-                _ => return Err(bad("the answer does not match the question type".into())),
-            }
-            if q.optional {
-                out.push(if skipped { 0.0 } else { 1.0 });
-            }
-        }
-        Ok(out)
-    }
-
     /// The protocol design this definition describes (modified TM², Haar right mask).
     ///
     /// # Errors
@@ -519,29 +379,20 @@ impl SurveyDefinition {
     pub fn design(&self) -> Result<Tm2Design, SurveyError> {
         let columns = self.columns();
         let m = &self.masking;
-        let mut design = Tm2Design::modified(columns.len(), 0, 1.0)?
-            .with_qa(m.qa_constant)?
-            .with_noise(m.p2, m.sigma)?;
-        if let Some(dp) = &m.dp {
-            let ranges: Vec<(f64, f64)> = columns.iter().map(|c| c.range).collect();
-            design = design.with_dp(DeviceDp::new(&ranges, dp.sigma, dp.epsilon, dp.delta)?)?;
-        }
-        Ok(design)
-    }
-
-    /// The largest absolute value any record entry can take (answers and QA constant): the
-    /// `x_max` of the Appendix C bound.
-    pub fn x_max(&self) -> f64 {
-        self.answers_max()
-            .max(self.masking.qa_constant.map_or(0.0, f64::abs))
-    }
-
-    /// The largest magnitude any answer can take by the declared ranges (the QA constant aside).
-    pub fn answers_max(&self) -> f64 {
-        self.columns()
-            .iter()
-            .map(|c| c.range.0.abs().max(c.range.1.abs()))
-            .fold(0.0, f64::max)
+        let dp = match &m.dp {
+            Some(dp) => {
+                let ranges: Vec<(f64, f64)> = columns.iter().map(|c| c.range).collect();
+                Some(DeviceDp::new(&ranges, dp.sigma, dp.epsilon, dp.delta)?)
+            }
+            None => None,
+        };
+        Ok(crate::plan::modified_design(
+            columns.len(),
+            m.qa_constant,
+            m.p2,
+            m.sigma,
+            dp,
+        )?)
     }
 
     /// The device key for the right mask, when not in share mode.
@@ -558,92 +409,10 @@ impl SurveyDefinition {
     }
 }
 
-/// What a device uploads: the masked vector (or, in share mode, one share) with an idempotency
-/// token so a retried upload is stored once.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Upload {
-    /// Survey id.
-    pub survey: String,
-    /// Cohort index.
-    pub cohort: u32,
-    /// Random token chosen by the device (16–128 characters from `A–Z a–z 0–9 - _`).
-    pub token: String,
-    /// The masked vector `x·B_k` (length `p`), or the device's share in share mode.
-    pub values: Vec<f64>,
-}
-
-impl Upload {
-    /// SHA-256 over a canonical encoding (survey, cohort, token, then each value's IEEE bits,
-    /// little-endian), as lowercase hex: the receipt a participant keeps.
-    pub fn hash(&self) -> String {
-        let mut hasher = Sha256::new();
-        hasher.update((self.survey.len() as u64).to_le_bytes());
-        hasher.update(self.survey.as_bytes());
-        hasher.update(self.cohort.to_le_bytes());
-        hasher.update((self.token.len() as u64).to_le_bytes());
-        hasher.update(self.token.as_bytes());
-        hasher.update((self.values.len() as u64).to_le_bytes());
-        for v in &self.values {
-            hasher.update(v.to_bits().to_le_bytes());
-        }
-        hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
-    }
-
-    /// Check shape and values against what the survey expects.
-    ///
-    /// # Errors
-    /// A one-line reason: wrong survey, bad token, wrong length (naming both), non-finite value
-    /// (naming its index).
-    pub fn validate(&self, survey: &str, expected_len: usize) -> Result<(), String> {
-        if self.survey != survey {
-            return Err(format!(
-                "upload is for survey {:?}, not {survey:?}",
-                self.survey
-            ));
-        }
-        let token_ok = (16..=128).contains(&self.token.len())
-            && self
-                .token
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !token_ok {
-            return Err("idempotency token must be 16-128 characters from A-Z a-z 0-9 - _".into());
-        }
-        if self.values.len() != expected_len {
-            return Err(format!(
-                "upload has {} values, the survey expects {expected_len}",
-                self.values.len()
-            ));
-        }
-        if let Some(i) = self.values.iter().position(|v| !v.is_finite()) {
-            return Err(format!("value {i} is not a finite number"));
-        }
-        Ok(())
-    }
-}
-
-/// What the provider returns for an accepted upload; the participant may save it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Receipt {
-    /// Survey id.
-    pub survey: String,
-    /// Cohort index.
-    pub cohort: u32,
-    /// [`Upload::hash`] of the stored upload.
-    pub upload_hash: String,
-    /// When the provider stored it (RFC 3339, UTC).
-    pub received_at: String,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coding::Answer;
 
     const SAMPLE: &str = include_str!("../../../www/surveys/leaps-demo.json");
 
@@ -668,82 +437,19 @@ mod tests {
         let design = s.design().unwrap();
         assert_eq!(design.answers(), names.len());
         assert!(s.right_mask_key().is_ok());
-    }
-
-    fn survey_with(kind: QuestionKind, optional: bool) -> SurveyDefinition {
-        let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
-        s.questions = vec![Question {
-            id: "q".into(),
-            label: "Q?".into(),
-            help: None,
-            optional,
-            kind,
-        }];
-        s
-    }
-
-    /// Hand-coded: options (a, b, c), answer b → dummies q=b 1, q=c 0; skipped optional → 0, 0
-    /// and q_answered 0.
-    #[test]
-    fn categorical_and_optional_coding_by_hand() {
-        let s = survey_with(
-            QuestionKind::Categorical {
-                options: vec!["a".into(), "b".into(), "c".into()],
-            },
-            true,
-        );
-        let names: Vec<String> = s.columns().into_iter().map(|c| c.name).collect();
-        assert_eq!(names, ["q=b", "q=c", "q_answered"]);
-        assert_eq!(
-            s.encode(&[Answer::Category(1)]).unwrap(),
-            vec![1.0, 0.0, 1.0]
-        );
-        assert_eq!(s.encode(&[Answer::Skipped]).unwrap(), vec![0.0, 0.0, 0.0]);
-        let likert = survey_with(
-            QuestionKind::Likert {
-                points: 5,
-                low_label: "no".into(),
-                high_label: "yes".into(),
-            },
-            true,
-        );
-        assert_eq!(likert.encode(&[Answer::Skipped]).unwrap(), vec![3.0, 0.0]);
-    }
-
-    #[test]
-    fn answers_are_validated_with_participant_friendly_reasons() {
-        let s = survey_with(QuestionKind::Integer { min: 18, max: 99 }, false);
-        assert_eq!(
-            s.encode(&[Answer::Integer(17)]).unwrap_err().to_string(),
-            "question \"q\": enter a whole number from 18 to 99"
-        );
-        assert!(
-            s.encode(&[Answer::Skipped])
-                .unwrap_err()
-                .to_string()
-                .contains("needs an answer")
-        );
-        assert!(s.encode(&[Answer::YesNo(true)]).is_err());
+        // The JSON shape round-trips exactly (what docs/survey.schema.json describes).
+        assert_eq!(SurveyDefinition::parse(&s.to_json(), "again").unwrap(), s);
     }
 
     #[test]
     fn invalid_definitions_name_the_field() {
+        let refusal = |s: &SurveyDefinition| s.validate().unwrap_err().to_string();
         let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
         s.questions[1].id = s.questions[0].id.clone();
-        assert!(
-            s.validate()
-                .unwrap_err()
-                .to_string()
-                .contains("questions[1].id: duplicate")
-        );
+        assert!(refusal(&s).contains("questions[1].id: duplicate"));
         let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
         s.masking.right_mask_key = Some("abc".into());
-        assert!(
-            s.validate()
-                .unwrap_err()
-                .to_string()
-                .contains("masking.right_mask_key")
-        );
+        assert!(refusal(&s).contains("masking.right_mask_key"));
         // Share mode: a share scale under 100 × the largest answer would expose the answers.
         let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
         s.masking.right_mask_key = None;
@@ -754,7 +460,7 @@ mod tests {
         });
         s.validate().unwrap();
         s.masking.share_mode.as_mut().unwrap().share_sigma = floor * 0.99;
-        let e = s.validate().unwrap_err().to_string();
+        let e = refusal(&s);
         assert!(
             e.contains("masking.share_mode.share_sigma") && e.contains("largest declared answer"),
             "{e}"
@@ -766,28 +472,13 @@ mod tests {
     }
 
     #[test]
-    fn upload_hash_and_validation() {
-        let u = Upload {
-            survey: "s".into(),
-            cohort: 0,
-            token: "abcdefghijklmnop".into(),
-            values: vec![1.0, 2.0],
-        };
-        assert_eq!(u.hash().len(), 64);
-        let mut v = u.clone();
-        v.values[1] = 2.000_000_000_000_001;
-        assert_ne!(u.hash(), v.hash());
-        assert!(u.validate("s", 2).is_ok());
-        assert!(u.validate("s", 3).unwrap_err().contains("expects 3"));
-        assert!(u.validate("t", 2).is_err());
-        let mut bad = u.clone();
-        bad.values[0] = f64::NAN;
-        assert_eq!(
-            bad.validate("s", 2).unwrap_err(),
-            "value 0 is not a finite number"
-        );
-        let mut short = u;
-        short.token = "x".into();
-        assert!(short.validate("s", 2).is_err());
+    fn survey_ids_follow_the_schema() {
+        for good in ["a", "health-2026", "x_1"] {
+            assert!(valid_survey_id(good), "{good}");
+        }
+        let long = "a".repeat(65);
+        for bad in ["", "Has Spaces", "Upper", "dot.s", long.as_str()] {
+            assert!(!valid_survey_id(bad), "{bad}");
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Every sample survey shipped in `www/surveys/` parses, validates and builds a masking design.
 
-use orthomask_formats::survey::SurveyDefinition;
+use orthomask_survey::definition::SurveyDefinition;
 use std::path::Path;
 
 #[test]

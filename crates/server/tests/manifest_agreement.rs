@@ -1,0 +1,195 @@
+//! One manifest: the services and `orthomask pipeline` describe a release of the same design in
+//! the same words.
+//!
+//! The services plan a survey from a draft (`orthomask_survey::draft::plan_survey`), participants
+//! upload through the client the web app runs, and the collector publishes `manifest.json`. The
+//! command line's path — a `PlanRequest` from the same answers and cohort size, the core's
+//! simulation `run_tm2`, `orthomask_survey::manifest::build`, as
+//! `crates/cli/src/commands/pipeline.rs` calls them for `orthomask pipeline --cohort-size 12
+//! --x-max 888 --key-file …` — runs on the same raw records. The two
+//! manifests must agree in every field but those that legitimately differ:
+//!
+//! * `condition_3_7_margin`: only a simulation can compute it (it needs `X₂`, which no party of
+//!   the real protocol ever sees), so the services record none;
+//! * `qa.max_deviation` and `qa.tolerance`: they depend on the masks drawn (other keys);
+//! * `column_means` and `cross_products`: computed from two differently masked releases, both
+//!   equal to the raw data's to `PRESERVED_STATISTICS`, not bit for bit.
+
+mod common;
+
+use common::*;
+use nalgebra::DMatrix;
+use orthomask_core::key::Key;
+use orthomask_core::protocol::Strictness;
+use orthomask_core::protocol::simulation::{PartyKeys, Safety, run_tm2};
+use orthomask_core::tolerance::PRESERVED_STATISTICS;
+use orthomask_formats::manifest::{Cohorts, Manifest};
+use orthomask_survey::definition::SurveyDefinition;
+use orthomask_survey::manifest::{Provenance, Released, build, observed_binary_columns};
+use orthomask_survey::plan::{CohortBounds, Plan, PlanRequest};
+
+/// Relative distance of two equally shaped lists of numbers, scaled by the largest magnitude.
+fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let scale = a
+        .iter()
+        .chain(b)
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+        .max(1e-300);
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+        / scale
+}
+
+/// Means and `XᵀX` of the raw records with the QA column, as the manifest lists them.
+fn raw_statistics(raw: &DMatrix<f64>) -> (Vec<f64>, Vec<f64>) {
+    let with_qa = raw.clone().insert_column(raw.ncols(), 888.0);
+    let n = with_qa.nrows() as f64;
+    let means = with_qa.column_iter().map(|c| c.sum() / n).collect();
+    let gram = with_qa.tr_mul(&with_qa);
+    (means, gram.transpose().iter().copied().collect())
+}
+
+fn flat(rows: &[Vec<f64>]) -> Vec<f64> {
+    rows.iter().flatten().copied().collect()
+}
+
+/// Two full cohorts of 12 at the services and in the pipeline's simulation: the same design, the
+/// same manifest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_services_and_the_pipeline_write_the_same_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("agree", 12, false, false)).await;
+    let definition_url = created["definition_url"].as_str().unwrap().to_owned();
+    // Each definition handed out takes a cohort place, so the definition the pipeline's path
+    // reads is the one the participants loaded.
+    let mut definition: Option<SurveyDefinition> = None;
+    let mut raw_rows = Vec::new();
+    for i in 0..24u64 {
+        let a = answers(i);
+        let (def, uploads) = prepare(&http, &definition_url, i, &a).await;
+        for (url, upload) in &uploads {
+            let (status, body) = post_upload(&http, url, upload).await;
+            assert_eq!(status, 201, "{body}");
+        }
+        raw_rows.push(def.encode(&a).unwrap());
+        definition.get_or_insert(def);
+    }
+    let definition = definition.unwrap();
+    let (status, view) = admin_post(&http, &all, "/api/admin/surveys/agree/close").await;
+    assert_eq!(status, 200, "{view}");
+    let (_, served) = wait_for_release(&http, all.collector.url(), "agree", 60).await;
+    let served = Manifest::parse(&served, "manifest.json").unwrap();
+
+    // The command line's path on the same records.
+    let columns: Vec<String> = definition.columns().into_iter().map(|c| c.name).collect();
+    let raw = DMatrix::from_fn(raw_rows.len(), columns.len(), |i, j| raw_rows[i][j]);
+    let cohorts = CohortBounds {
+        smallest: 12,
+        largest: 12,
+    };
+    let plan = Plan::new(&PlanRequest::new(
+        columns.len(),
+        definition.masking.qa_constant,
+        cohorts,
+        definition.x_max(),
+    ))
+    .unwrap();
+    let keys = PartyKeys {
+        collector: Key::from_bytes([0x11; 32]),
+        provider: Key::from_bytes([0x22; 32]),
+        participants: Key::from_bytes([0x33; 32]),
+    };
+    let run = run_tm2(
+        &raw,
+        &plan.design().unwrap(),
+        &keys,
+        Some(12),
+        Safety {
+            x_max: plan.x_max,
+            delta: plan.delta,
+            strictness: Strictness::Refuse,
+        },
+        true,
+    )
+    .unwrap();
+    let mut release_names = columns.clone();
+    release_names.push("QA".into());
+    let pipeline = build(
+        &plan,
+        &Released {
+            columns: &release_names,
+            data: &run.release.data,
+            qa: &run.release.qa,
+            decimals: None,
+        },
+        Provenance {
+            condition_3_7_margin: run.margin,
+            ..Provenance::modified(
+                Cohorts {
+                    size: Some(12),
+                    sizes: run.cohort_sizes.clone(),
+                },
+                observed_binary_columns(&columns, &raw),
+            )
+        },
+    );
+
+    // What legitimately differs, checked for what it must be.
+    assert!(pipeline.condition_3_7_margin.is_some_and(|m| m > 1.0));
+    assert_eq!(served.condition_3_7_margin, None);
+    let (raw_means, raw_gram) = raw_statistics(&raw);
+    for m in [&served, &pipeline] {
+        let means: Vec<f64> = m.column_means.iter().map(|c| c.mean).collect();
+        assert!(relative_distance(&means, &raw_means) < PRESERVED_STATISTICS);
+        assert!(relative_distance(&flat(&m.cross_products), &raw_gram) < PRESERVED_STATISTICS);
+        assert!(m.qa.as_ref().is_some_and(|q| q.passed));
+    }
+    // Everything else is the same, field by field.
+    let mut expected = pipeline.clone();
+    expected.condition_3_7_margin = served.condition_3_7_margin;
+    expected.column_means = served.column_means.clone();
+    expected.cross_products = served.cross_products.clone();
+    if let (Some(e), Some(s)) = (expected.qa.as_mut(), served.qa.as_ref()) {
+        e.max_deviation = s.max_deviation;
+        e.tolerance = s.tolerance;
+    }
+    assert_eq!(served, expected);
+    // Spelled out for the fields the two copies of the builder used to disagree on.
+    assert_eq!(served.appendix_c, plan.appendix_c);
+    assert_eq!(served.cohorts.sizes, vec![12, 12]);
+    assert_eq!(served.binary_columns, ["smoker"]);
+    all.stop().await;
+}
+
+/// Uneven cohorts (12 and 9): the manifest records the plan's Appendix C bound of a full cohort,
+/// where γ = p₂/m is smallest and the bound binds — not a bound recomputed for the smallest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_manifest_records_the_bound_of_a_full_cohort() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("uneven", 12, false, false)).await;
+    let definition_url = created["definition_url"].as_str().unwrap().to_owned();
+    for i in 0..21u64 {
+        participate(&http, &definition_url, i).await;
+    }
+    let (status, view) = admin_post(&http, &all, "/api/admin/surveys/uneven/close").await;
+    assert_eq!(status, 200, "{view}");
+    let (_, served) = wait_for_release(&http, all.collector.url(), "uneven", 60).await;
+    let served = Manifest::parse(&served, "manifest.json").unwrap();
+    assert_eq!(served.cohorts.sizes, vec![12, 9]);
+    let recorded = served.appendix_c.as_ref().unwrap();
+    assert_eq!(
+        serde_json::to_value(recorded).unwrap(),
+        created["appendix_c"],
+        "the manifest's bound is the plan's"
+    );
+    let p2 = served.p2 as f64;
+    assert!((recorded.gamma - p2 / 12.0).abs() < PRESERVED_STATISTICS * p2);
+    all.stop().await;
+}

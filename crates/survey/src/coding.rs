@@ -1,0 +1,499 @@
+//! From a participant's answers to the numeric record `x₁`, and from what was typed into a form
+//! field to an answer.
+//!
+//! # From answers to columns
+//! | kind | columns | range |
+//! |---|---|---|
+//! | `yes_no` | `id` = 1 for yes, 0 for no | [0, 1] |
+//! | `integer`, `number` | `id` = the value | [min, max] |
+//! | `likert` | `id` = 1 … points | [1, points] |
+//! | `categorical` | `id=option` = 1/0 for every option but the first (the reference) | [0, 1] |
+//!
+//! An **optional** question adds a column `id_answered` (1 answered, 0 skipped) and, when skipped,
+//! its value columns take a neutral value: 0 for yes/no and dummies (the reference), the midpoint
+//! of the range for numbers and Likert items. The masked matrix must be complete, so a skipped
+//! answer is coded explicitly rather than left empty; analysts include `id_answered` in a model
+//! (or restrict to answered rows through it) instead of treating the neutral value as an answer.
+//!
+//! # From text to answers
+//! A form field holds `"yes"`/`"no"`, a number, a Likert point `1…k`, or the 0-based index of a
+//! categorical option; empty means not answered. [`SurveyDefinition::parse_answer`] reads it and
+//! checks it with the same rules (and messages) as [`SurveyDefinition::encode`].
+
+use crate::definition::{Question, QuestionKind, SurveyDefinition, SurveyError};
+
+/// One numeric column of the record and where it comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnSpec {
+    /// Column name.
+    pub name: String,
+    /// Index of the question it encodes.
+    pub question: usize,
+    /// Declared range.
+    pub range: (f64, f64),
+}
+
+/// A participant's answer to one question.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// Skipped (only for optional questions).
+    Skipped,
+    /// Yes or no.
+    YesNo(bool),
+    /// A whole number.
+    Integer(i64),
+    /// A number.
+    Number(f64),
+    /// A Likert point, 1-based.
+    Likert(u8),
+    /// A categorical option, 0-based.
+    Category(usize),
+}
+
+/// Why an answer does not fit its question, in words a participant understands.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AnswerError {
+    /// A required question was left empty.
+    #[error("this question needs an answer")]
+    Missing,
+    /// A yes/no field holds something else.
+    #[error("choose yes or no")]
+    NotYesNo,
+    /// Not a whole number in the declared range.
+    #[error("enter a whole number from {min} to {max}")]
+    Integer {
+        /// Smallest allowed value.
+        min: i64,
+        /// Largest allowed value.
+        max: i64,
+    },
+    /// Not a finite number in the declared range.
+    #[error("enter a number from {min} to {max}")]
+    Number {
+        /// Smallest allowed value.
+        min: f64,
+        /// Largest allowed value.
+        max: f64,
+    },
+    /// Not a point of the scale.
+    #[error("choose a point from 1 to {points}")]
+    Likert {
+        /// Points of the scale.
+        points: u8,
+    },
+    /// Not one of the options.
+    #[error("choose one of the {count} options")]
+    Category {
+        /// Number of options.
+        count: usize,
+    },
+    /// An answer of another kind than the question's.
+    #[error("the answer does not match the question type")]
+    WrongKind,
+    /// A question index past the end of the survey.
+    #[error("there is no question {number}")]
+    NoSuchQuestion {
+        /// The 1-based question number asked for.
+        number: usize,
+    },
+    /// A list of answers of the wrong length.
+    #[error("expected {expected} answers, got {found}")]
+    Count {
+        /// Questions in the survey.
+        expected: usize,
+        /// Answers given.
+        found: usize,
+    },
+}
+
+/// The first invalid form field: which question, and why.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("question {}: {error}", .question + 1)]
+pub struct InputError {
+    /// 0-based index of the question.
+    pub question: usize,
+    /// What is wrong with its field.
+    pub error: AnswerError,
+}
+
+impl Question {
+    /// This question's columns, appended to `out` (`index` is its position in the survey).
+    fn push_columns(&self, index: usize, out: &mut Vec<ColumnSpec>) {
+        let spec = |name: String, range| ColumnSpec {
+            name,
+            question: index,
+            range,
+        };
+        match &self.kind {
+            QuestionKind::YesNo => out.push(spec(self.id.clone(), (0.0, 1.0))),
+            QuestionKind::Integer { min, max } => {
+                out.push(spec(self.id.clone(), (*min as f64, *max as f64)))
+            }
+            QuestionKind::Number { min, max } => out.push(spec(self.id.clone(), (*min, *max))),
+            QuestionKind::Likert { points, .. } => {
+                out.push(spec(self.id.clone(), (1.0, f64::from(*points))))
+            }
+            QuestionKind::Categorical { options } => {
+                for option in &options[1..] {
+                    out.push(spec(format!("{}={option}", self.id), (0.0, 1.0)));
+                }
+            }
+        }
+        if self.optional {
+            out.push(spec(self.answered_column(), (0.0, 1.0)));
+        }
+    }
+
+    /// Name of the `answered` indicator column of an optional question.
+    fn answered_column(&self) -> String {
+        format!("{}_answered", self.id)
+    }
+
+    /// Code one answer into its columns, appended to `out` (see the module documentation).
+    ///
+    /// # Errors
+    /// [`AnswerError`] when the answer is missing, out of range or of another kind.
+    pub fn code(&self, answer: &Answer, out: &mut Vec<f64>) -> Result<(), AnswerError> {
+        let skipped = matches!(answer, Answer::Skipped);
+        if skipped && !self.optional {
+            return Err(AnswerError::Missing);
+        }
+        match (&self.kind, answer) {
+            (QuestionKind::YesNo, Answer::YesNo(yes)) => out.push(f64::from(u8::from(*yes))),
+            (QuestionKind::YesNo, Answer::Skipped) => out.push(0.0),
+            (QuestionKind::Integer { min, max }, Answer::Integer(v)) => {
+                if v < min || v > max {
+                    return Err(AnswerError::Integer {
+                        min: *min,
+                        max: *max,
+                    });
+                }
+                out.push(*v as f64);
+            }
+            (QuestionKind::Integer { min, max }, Answer::Skipped) => {
+                out.push((*min as f64 + *max as f64) / 2.0)
+            }
+            (QuestionKind::Number { min, max }, Answer::Number(v)) => {
+                if !v.is_finite() || v < min || v > max {
+                    return Err(AnswerError::Number {
+                        min: *min,
+                        max: *max,
+                    });
+                }
+                out.push(*v);
+            }
+            (QuestionKind::Number { min, max }, Answer::Skipped) => out.push((min + max) / 2.0),
+            (QuestionKind::Likert { points, .. }, Answer::Likert(v)) => {
+                if *v < 1 || v > points {
+                    return Err(AnswerError::Likert { points: *points });
+                }
+                out.push(f64::from(*v));
+            }
+            (QuestionKind::Likert { points, .. }, Answer::Skipped) => {
+                out.push((1.0 + f64::from(*points)) / 2.0)
+            }
+            (QuestionKind::Categorical { options }, Answer::Category(k)) => {
+                if *k >= options.len() {
+                    return Err(AnswerError::Category {
+                        count: options.len(),
+                    });
+                }
+                out.extend((1..options.len()).map(|j| f64::from(u8::from(j == *k))));
+            }
+            (QuestionKind::Categorical { options }, Answer::Skipped) => {
+                out.extend(std::iter::repeat_n(0.0, options.len() - 1))
+            }
+            _ => return Err(AnswerError::WrongKind),
+        }
+        if self.optional {
+            out.push(if skipped { 0.0 } else { 1.0 });
+        }
+        Ok(())
+    }
+
+    /// Read what was typed or chosen for this question and check it (module documentation).
+    ///
+    /// # Errors
+    /// [`AnswerError`] with the message the form shows next to the field.
+    pub fn parse_input(&self, input: &str) -> Result<Answer, AnswerError> {
+        let text = input.trim();
+        if text.is_empty() {
+            return if self.optional {
+                Ok(Answer::Skipped)
+            } else {
+                Err(AnswerError::Missing)
+            };
+        }
+        let answer = match &self.kind {
+            QuestionKind::YesNo => match text {
+                "yes" => Answer::YesNo(true),
+                "no" => Answer::YesNo(false),
+                _ => return Err(AnswerError::NotYesNo),
+            },
+            QuestionKind::Integer { min, max } => {
+                Answer::Integer(text.parse::<i64>().map_err(|_| AnswerError::Integer {
+                    min: *min,
+                    max: *max,
+                })?)
+            }
+            QuestionKind::Number { min, max } => {
+                Answer::Number(text.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or(
+                    AnswerError::Number {
+                        min: *min,
+                        max: *max,
+                    },
+                )?)
+            }
+            QuestionKind::Likert { points, .. } => Answer::Likert(
+                text.parse::<u8>()
+                    .map_err(|_| AnswerError::Likert { points: *points })?,
+            ),
+            QuestionKind::Categorical { options } => {
+                Answer::Category(text.parse::<usize>().map_err(|_| AnswerError::Category {
+                    count: options.len(),
+                })?)
+            }
+        };
+        // The range rules are the coding's own.
+        self.code(&answer, &mut Vec::new())?;
+        Ok(answer)
+    }
+}
+
+impl SurveyDefinition {
+    /// The numeric columns of a record, in order (QA and noise excluded).
+    pub fn columns(&self) -> Vec<ColumnSpec> {
+        let mut out = Vec::new();
+        for (i, q) in self.questions.iter().enumerate() {
+            q.push_columns(i, &mut out);
+        }
+        out
+    }
+
+    /// Encode one participant's answers as the record `x₁` (without QA and noise).
+    ///
+    /// # Errors
+    /// [`SurveyError::BadAnswer`] naming the question, in words a participant understands.
+    pub fn encode(&self, answers: &[Answer]) -> Result<Vec<f64>, SurveyError> {
+        if answers.len() != self.questions.len() {
+            return Err(SurveyError::BadAnswer {
+                question: String::new(),
+                reason: AnswerError::Count {
+                    expected: self.questions.len(),
+                    found: answers.len(),
+                },
+            });
+        }
+        let mut out = Vec::new();
+        for (q, a) in self.questions.iter().zip(answers) {
+            q.code(a, &mut out)
+                .map_err(|reason| SurveyError::BadAnswer {
+                    question: q.id.clone(),
+                    reason,
+                })?;
+        }
+        Ok(out)
+    }
+
+    /// The largest absolute value any record entry can take (answers and QA constant): the
+    /// `x_max` of the Appendix C bound.
+    pub fn x_max(&self) -> f64 {
+        self.answers_max()
+            .max(self.masking.qa_constant.map_or(0.0, f64::abs))
+    }
+
+    /// The largest magnitude any answer can take by the declared ranges (the QA constant aside).
+    pub fn answers_max(&self) -> f64 {
+        self.columns()
+            .iter()
+            .map(|c| c.range.0.abs().max(c.range.1.abs()))
+            .fold(0.0, f64::max)
+    }
+
+    /// Columns that code 0/1 answers by construction — yes/no questions, category dummies and
+    /// the `answered` indicators — whose counts auditors check.
+    pub fn binary_columns(&self) -> Vec<String> {
+        self.columns()
+            .into_iter()
+            .filter(|c| {
+                let q = &self.questions[c.question];
+                matches!(
+                    q.kind,
+                    QuestionKind::YesNo | QuestionKind::Categorical { .. }
+                ) || (q.optional && c.name == q.answered_column())
+            })
+            .map(|c| c.name)
+            .collect()
+    }
+
+    /// Read the text of question `question`'s field into an [`Answer`].
+    ///
+    /// # Errors
+    /// [`AnswerError::NoSuchQuestion`] past the last question, else as [`Question::parse_input`].
+    pub fn parse_answer(&self, question: usize, input: &str) -> Result<Answer, AnswerError> {
+        self.questions
+            .get(question)
+            .ok_or(AnswerError::NoSuchQuestion {
+                number: question + 1,
+            })?
+            .parse_input(input)
+    }
+
+    /// Check every field: `None` where the input is fine, the reason where it is not.
+    pub fn input_errors(&self, inputs: &[String]) -> Vec<Option<AnswerError>> {
+        (0..self.questions.len())
+            .map(|i| self.parse_answer(i, field(inputs, i)).err())
+            .collect()
+    }
+
+    /// Every answer, or the first invalid field.
+    ///
+    /// # Errors
+    /// [`InputError`] naming the first invalid field.
+    pub fn answers_from_inputs(&self, inputs: &[String]) -> Result<Vec<Answer>, InputError> {
+        (0..self.questions.len())
+            .map(|i| {
+                self.parse_answer(i, field(inputs, i))
+                    .map_err(|error| InputError { question: i, error })
+            })
+            .collect()
+    }
+}
+
+/// The text of field `i` (empty when the form has fewer fields).
+fn field(inputs: &[String], i: usize) -> &str {
+    inputs.get(i).map_or("", String::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tolerance::HAND_COMPUTED;
+
+    const SAMPLE: &str = include_str!("../../../www/surveys/leaps-demo.json");
+    const OPTIONAL: &str = include_str!("../../../www/surveys/wellbeing-optional.json");
+
+    fn survey_with(kind: QuestionKind, optional: bool) -> SurveyDefinition {
+        let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
+        s.questions = vec![Question {
+            id: "q".into(),
+            label: "Q?".into(),
+            help: None,
+            optional,
+            kind,
+        }];
+        s
+    }
+
+    fn demo_inputs() -> Vec<String> {
+        ["no", "yes", "0.08", "63", "30", "yes", "yes", "50"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect()
+    }
+
+    /// Hand-coded: options (a, b, c), answer b → dummies q=b 1, q=c 0; skipped optional → 0, 0
+    /// and q_answered 0.
+    #[test]
+    fn categorical_and_optional_coding_by_hand() {
+        let s = survey_with(
+            QuestionKind::Categorical {
+                options: vec!["a".into(), "b".into(), "c".into()],
+            },
+            true,
+        );
+        let names: Vec<String> = s.columns().into_iter().map(|c| c.name).collect();
+        assert_eq!(names, ["q=b", "q=c", "q_answered"]);
+        assert_eq!(
+            s.encode(&[Answer::Category(1)]).unwrap(),
+            vec![1.0, 0.0, 1.0]
+        );
+        assert_eq!(s.encode(&[Answer::Skipped]).unwrap(), vec![0.0, 0.0, 0.0]);
+        assert_eq!(s.binary_columns(), names);
+        let likert = survey_with(
+            QuestionKind::Likert {
+                points: 5,
+                low_label: "no".into(),
+                high_label: "yes".into(),
+            },
+            true,
+        );
+        assert_eq!(likert.encode(&[Answer::Skipped]).unwrap(), vec![3.0, 0.0]);
+        assert_eq!(likert.binary_columns(), ["q_answered"]);
+    }
+
+    #[test]
+    fn answers_are_validated_with_participant_friendly_reasons() {
+        let s = survey_with(QuestionKind::Integer { min: 18, max: 99 }, false);
+        assert_eq!(
+            s.encode(&[Answer::Integer(17)]).unwrap_err().to_string(),
+            "question \"q\": enter a whole number from 18 to 99"
+        );
+        assert!(
+            s.encode(&[Answer::Skipped])
+                .unwrap_err()
+                .to_string()
+                .contains("needs an answer")
+        );
+        assert!(s.encode(&[Answer::YesNo(true)]).is_err());
+        assert_eq!(
+            s.encode(&[]).unwrap_err().to_string(),
+            "question \"\": expected 1 answers, got 0"
+        );
+    }
+
+    #[test]
+    fn typed_fields_use_the_codings_messages() {
+        let s = SurveyDefinition::parse(SAMPLE, "leaps-demo.json").unwrap();
+        let mut inputs = demo_inputs();
+        inputs[3] = "17".into();
+        inputs[2] = "abc".into();
+        inputs[0] = String::new();
+        let errors = s.input_errors(&inputs);
+        assert_eq!(errors[0], Some(AnswerError::Missing));
+        assert_eq!(
+            errors[2].as_ref().map(ToString::to_string).as_deref(),
+            Some("enter a number from -1 to 2")
+        );
+        assert_eq!(
+            errors[3].as_ref().map(ToString::to_string).as_deref(),
+            Some("enter a whole number from 18 to 100")
+        );
+        assert!(errors[1].is_none());
+        let first = s.answers_from_inputs(&inputs).unwrap_err();
+        assert_eq!(first.question, 0);
+        assert_eq!(
+            first.to_string(),
+            "question 1: this question needs an answer"
+        );
+        assert_eq!(
+            s.parse_answer(8, "1").unwrap_err(),
+            AnswerError::NoSuchQuestion { number: 9 }
+        );
+        let answers = s.answers_from_inputs(&demo_inputs()).unwrap();
+        assert_eq!(
+            s.encode(&answers).unwrap(),
+            vec![0.0, 1.0, 0.08, 63.0, 30.0, 1.0, 1.0, 50.0]
+        );
+    }
+
+    #[test]
+    fn optional_questions_may_stay_empty() {
+        let s = SurveyDefinition::parse(OPTIONAL, "wellbeing-optional.json").unwrap();
+        let skipped = vec![String::new(); s.questions.len()];
+        let errors = s.input_errors(&skipped);
+        for (q, e) in s.questions.iter().zip(&errors) {
+            assert_eq!(e.is_some(), !q.optional, "{}", q.id);
+        }
+    }
+
+    /// The declared ranges bound the answers: the demo's largest is 100 (age, ADL), its `x_max`
+    /// is the QA constant 888.
+    #[test]
+    fn declared_maxima_by_hand() {
+        let s = SurveyDefinition::parse(SAMPLE, "leaps-demo.json").unwrap();
+        assert!((s.answers_max() - 100.0).abs() < HAND_COMPUTED);
+        assert!((s.x_max() - 888.0).abs() < HAND_COMPUTED);
+        assert_eq!(s.binary_columns(), ["response", "group", "ih", "mif"]);
+    }
+}

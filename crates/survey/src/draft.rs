@@ -1,0 +1,473 @@
+//! From an administrator's draft to a survey the services can run: the collector fills in the
+//! masking parameters with the one [`Plan`] (seed 000's conditions, the Appendix C bound, optional
+//! device-side DP of seed 004) and refuses unsafe designs with a one-line reason.
+//!
+//! * `p₁` = answer columns + the QA column ([`DEFAULT_QA_CONSTANT`], seed 003 §3.2).
+//! * `p₂`, σ and DP are the plan's for cohorts of `m` (largest) and `min_cohort_size` (smallest
+//!   released): see [`crate::plan`]. A smaller cohort only lowers the Appendix C bound
+//!   (γ = p₂/n grows), so σ is safe for every cohort size from the minimum to `m`.
+//! * A cohort is released only with at least `min_cohort_size` records
+//!   ([`default_min_cohort_size`]: `p₁ + 1`, the `p₁ < n` of seed 000; `m` with DP, which σ_DP
+//!   was calibrated for).
+//! * `x_max` is what the questions declare ([`SurveyDefinition::x_max`]): a real survey never
+//!   reads it off the data.
+//!
+//! The definition a participant loads is the planned template with the cohort's index and device
+//! key ([`hydrate`]).
+
+use crate::definition::{
+    DpParameters, Masking, Question, ShareMode, SurveyDefinition, SurveyError, valid_survey_id,
+};
+use crate::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanError, PlanRequest};
+use crate::policy::{DEFAULT_QA_CONSTANT, MAX_COHORT, default_min_cohort_size};
+use orthomask_core::key::Key;
+use orthomask_core::protocol::collusion::share_sigma;
+use orthomask_core::protocol::design::Strictness;
+use serde::{Deserialize, Serialize};
+
+/// The administrator's draft of a survey; the collector fills in the masking parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SurveyDraft {
+    /// Identifier: 1–64 characters from `a–z 0–9 - _`.
+    pub id: String,
+    /// Title shown to participants.
+    pub title: String,
+    /// Optional introduction.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Consent text.
+    pub consent: String,
+    /// The questions (the survey definition's format).
+    pub questions: Vec<Question>,
+    /// Participants per cohort `m`.
+    pub cohort_size: usize,
+    /// Fewest participants for which a cohort is released (default `p₁ + 1`, or `m` with DP).
+    #[serde(default)]
+    pub min_cohort_size: Option<usize>,
+    /// Device-side differential privacy.
+    #[serde(default)]
+    pub dp: Option<DpDraft>,
+    /// Share mode (seed 000 §3.5): records split over all configured right-masking services.
+    #[serde(default)]
+    pub share_mode: bool,
+    /// Whether loading the definition needs a one-use invitation token.
+    #[serde(default)]
+    pub invitations: bool,
+}
+
+/// Requested DP level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DpDraft {
+    /// ε.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+}
+
+/// Where participants upload: the public base URLs of the services.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Endpoints<'a> {
+    /// The masking service provider.
+    pub provider: &'a str,
+    /// The right-masking services of share mode, by index.
+    pub right_services: &'a [String],
+}
+
+/// What the collector decided for a survey, kept with it for the status page and the manifest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SurveyPlan {
+    /// The masking parameters (σ, p₂, DP and the Appendix C bound of a full cohort).
+    #[serde(flatten)]
+    pub masking: Plan,
+    /// Participants per cohort.
+    pub cohort_size: usize,
+    /// Fewest records for which a cohort is released.
+    pub min_cohort_size: usize,
+    /// Right-masking services (0: the basic protocol).
+    pub share_services: usize,
+    /// Whether the definition needs an invitation.
+    pub invitations: bool,
+    /// Released column names (answers, then `QA`).
+    pub columns: Vec<String>,
+    /// Columns coding 0/1 answers (yes/no, category dummies, answered indicators).
+    pub binary_columns: Vec<String>,
+}
+
+/// A planned survey.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planned {
+    /// The definition of cohort 0 without its key (see [`hydrate`]).
+    pub template: SurveyDefinition,
+    /// The decisions.
+    pub plan: SurveyPlan,
+}
+
+/// Why a draft cannot become a survey; each message says what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum DraftError {
+    /// The id breaks the schema's rule.
+    #[error("id: use 1-64 characters from a-z, 0-9, - and _")]
+    Id,
+    /// Cohorts of 0, or larger than the services hold.
+    #[error("cohort_size must be 1 to {MAX_COHORT}, got {0}")]
+    CohortSize(usize),
+    /// Share mode with fewer than two right-masking services configured.
+    #[error(
+        "share mode needs at least two right-masking services; this collector knows {0} (--right)"
+    )]
+    TooFewRightServices(usize),
+    /// Share mode and device-side DP together.
+    #[error("device-side DP is not supported in share mode")]
+    DpInShareMode,
+    /// Cohorts too small for the data columns (seed 000 needs `p₁ < n`).
+    #[error(
+        "cohort_size {cohort_size} is too small for {p1} data columns (the answers' {answers} columns \
+         and the QA column): seed 000 needs p1 < n, so use cohorts of at least {}",
+        p1 + 1
+    )]
+    CohortTooSmall {
+        /// The requested `m`.
+        cohort_size: usize,
+        /// Data columns.
+        p1: usize,
+        /// Answer columns.
+        answers: usize,
+    },
+    /// A minimum cohort outside `p₁ + 1 … m`.
+    #[error(
+        "min_cohort_size must be from {} (p1 + 1) to the cohort size {cohort_size}, got {min}",
+        p1 + 1
+    )]
+    MinCohortSize {
+        /// The requested minimum.
+        min: usize,
+        /// Data columns.
+        p1: usize,
+        /// The cohort size `m`.
+        cohort_size: usize,
+    },
+    /// The plan is impossible or unsafe.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// The planned definition fails its own validation.
+    #[error(transparent)]
+    Definition(#[from] SurveyError),
+}
+
+/// Plan a survey from a draft.
+///
+/// # Errors
+/// [`DraftError`], one line naming what to change.
+pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Planned, DraftError> {
+    if !valid_survey_id(&draft.id) {
+        return Err(DraftError::Id);
+    }
+    let m = draft.cohort_size;
+    if m == 0 || m > MAX_COHORT {
+        return Err(DraftError::CohortSize(m));
+    }
+    let share_services = if draft.share_mode {
+        if endpoints.right_services.len() < 2 {
+            return Err(DraftError::TooFewRightServices(
+                endpoints.right_services.len(),
+            ));
+        }
+        if draft.dp.is_some() {
+            return Err(DraftError::DpInShareMode);
+        }
+        endpoints.right_services.len()
+    } else {
+        0
+    };
+    let mut template = SurveyDefinition {
+        id: draft.id.clone(),
+        title: draft.title.clone(),
+        description: draft.description.clone(),
+        consent: draft.consent.clone(),
+        questions: draft.questions.clone(),
+        masking: Masking {
+            p2: 0,
+            sigma: 1.0,
+            qa_constant: Some(DEFAULT_QA_CONSTANT),
+            cohort: 0,
+            cohort_size: m,
+            right_mask_key: None,
+            teaching: false,
+            dp: None,
+            share_mode: None,
+        },
+        upload_url: upload_url(endpoints.provider, &draft.id),
+    };
+    let columns = template.columns();
+    let answers = columns.len();
+    let p1 = answers + 1;
+    if p1 >= m {
+        return Err(DraftError::CohortTooSmall {
+            cohort_size: m,
+            p1,
+            answers,
+        });
+    }
+    let min_cohort_size =
+        draft
+            .min_cohort_size
+            .unwrap_or(default_min_cohort_size(p1, m, draft.dp.is_some()));
+    if min_cohort_size <= p1 || min_cohort_size > m {
+        return Err(DraftError::MinCohortSize {
+            min: min_cohort_size,
+            p1,
+            cohort_size: m,
+        });
+    }
+    let cohorts = CohortBounds {
+        smallest: min_cohort_size,
+        largest: m,
+    };
+    let mut request = PlanRequest::new(
+        answers,
+        Some(DEFAULT_QA_CONSTANT),
+        cohorts,
+        template.x_max(),
+    );
+    request.dp = draft.dp.as_ref().map(|d| DpRequest {
+        epsilon: d.epsilon,
+        delta: d.delta,
+        ranges: columns
+            .iter()
+            .map(|c| DeclaredRange {
+                name: c.name.clone(),
+                lo: c.range.0,
+                hi: c.range.1,
+            })
+            .collect(),
+    });
+    let plan = Plan::new(&request)?;
+    plan.check(cohorts, Strictness::Refuse)?;
+    template.masking.p2 = plan.p2;
+    template.masking.sigma = plan.sigma;
+    template.masking.dp = plan.dp.as_ref().map(|d| DpParameters {
+        epsilon: d.epsilon,
+        delta: d.delta,
+        sigma: d.sigma,
+    });
+    if share_services > 0 {
+        // The shares hide the answers (DP noise included), not the QA constant or the padding.
+        let design = template.design()?;
+        template.masking.share_mode = Some(ShareMode {
+            providers: endpoints
+                .right_services
+                .iter()
+                .map(|u| upload_url(u, &draft.id))
+                .collect(),
+            share_sigma: share_sigma(&design, template.answers_max()),
+        });
+    }
+    // The participant-facing definition must pass its own validation.
+    hydrate(&template, share_services, 0, &Key::from_bytes([0; 32])).validate()?;
+    let mut names: Vec<String> = columns.into_iter().map(|c| c.name).collect();
+    names.push("QA".into());
+    Ok(Planned {
+        plan: SurveyPlan {
+            masking: plan,
+            cohort_size: m,
+            min_cohort_size,
+            share_services,
+            invitations: draft.invitations,
+            columns: names,
+            binary_columns: template.binary_columns(),
+        },
+        template,
+    })
+}
+
+/// Where a survey's uploads go at the service with base URL `base`.
+fn upload_url(base: &str, survey: &str) -> String {
+    format!("{base}/api/surveys/{survey}/uploads")
+}
+
+/// The definition a participant of `cohort` receives: the template with the cohort index and the
+/// cohort's device key (basic protocol; in share mode there is none). Each service that takes an
+/// upload publishes the cohort's receipts next to its upload address, so the definition need not
+/// name them.
+pub fn hydrate(
+    template: &SurveyDefinition,
+    share_services: usize,
+    cohort: u32,
+    device_key: &Key,
+) -> SurveyDefinition {
+    let mut d = template.clone();
+    d.masking.cohort = cohort;
+    d.masking.right_mask_key = (share_services == 0).then(|| device_key.to_hex());
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::QuestionKind;
+    use crate::policy::FAILURE_TARGET;
+    use crate::tolerance::HAND_COMPUTED;
+    use orthomask_core::protocol::design::appendix_c_bound;
+    use orthomask_dp::calibration::{Calibration, CalibrationInput};
+
+    fn draft(m: usize) -> SurveyDraft {
+        let q = |id: &str, kind| Question {
+            id: id.into(),
+            label: format!("{id}?"),
+            help: None,
+            optional: false,
+            kind,
+        };
+        SurveyDraft {
+            id: "s".into(),
+            title: "T".into(),
+            description: None,
+            consent: "ok".into(),
+            questions: vec![
+                q("smoker", QuestionKind::YesNo),
+                q("age", QuestionKind::Integer { min: 18, max: 100 }),
+                q(
+                    "region",
+                    QuestionKind::Categorical {
+                        options: vec!["n".into(), "s".into(), "e".into()],
+                    },
+                ),
+            ],
+            cohort_size: m,
+            min_cohort_size: None,
+            dp: None,
+            share_mode: false,
+            invitations: false,
+        }
+    }
+
+    fn plan(d: &SurveyDraft, rights: &[String]) -> Result<Planned, DraftError> {
+        plan_survey(
+            d,
+            Endpoints {
+                provider: "http://m",
+                right_services: rights,
+            },
+        )
+    }
+
+    /// m = 20: p₂ = ⌈(√20 + √(2 ln 10⁶)/(1 − √0.5))²⌉ = 503, the sample survey's value; p₁ = 4
+    /// answer columns (smoker, age, region=s, region=e) + QA = 5.
+    #[test]
+    fn parameters_follow_seed_000_and_appendix_c() {
+        let planned = plan(&draft(20), &[]).unwrap();
+        let p = &planned.plan;
+        assert_eq!((p.masking.p1, p.masking.p2), (5, 503));
+        assert_eq!(p.min_cohort_size, 6);
+        assert!((p.masking.x_max - 888.0).abs() < HAND_COMPUTED);
+        let bound = appendix_c_bound(20, 5, 503, 888.0, 0.5).unwrap();
+        assert!(
+            p.masking.sigma > bound.sigma_min && p.masking.sigma < bound.sigma_min * (1.0 + 1e-8)
+        );
+        let recorded = p.masking.appendix_c.as_ref().unwrap();
+        assert!(recorded.failure_probability <= FAILURE_TARGET);
+        assert!((recorded.gamma - 503.0 / 20.0).abs() < HAND_COMPUTED);
+        assert_eq!(p.binary_columns, ["smoker", "region=s", "region=e"]);
+        assert_eq!(p.columns.last().map(String::as_str), Some("QA"));
+        assert_eq!(
+            planned.template.upload_url,
+            "http://m/api/surveys/s/uploads"
+        );
+        let d = hydrate(&planned.template, 0, 3, &Key::teaching(1));
+        assert_eq!(d.masking.cohort, 3);
+        assert!(d.masking.right_mask_key.is_some());
+        assert!(d.validate().is_ok());
+        assert_eq!(d.design().unwrap().p(), 508);
+    }
+
+    #[test]
+    fn unsafe_or_impossible_drafts_are_refused_with_a_reason() {
+        let e = plan(&draft(5), &[]).unwrap_err().to_string();
+        assert!(e.contains("at least 6"), "{e}");
+        let mut d = draft(20);
+        d.min_cohort_size = Some(5);
+        assert!(matches!(
+            plan(&d, &[]).unwrap_err(),
+            DraftError::MinCohortSize { min: 5, .. }
+        ));
+        let mut d = draft(20);
+        d.share_mode = true;
+        assert!(matches!(
+            plan(&d, &["http://r0".into()]).unwrap_err(),
+            DraftError::TooFewRightServices(1)
+        ));
+        let mut d = draft(20);
+        d.questions[1].id = "smoker".into();
+        assert!(plan(&d, &[]).unwrap_err().to_string().contains("duplicate"));
+        let mut d = draft(20);
+        d.id = "Not OK".into();
+        assert!(matches!(plan(&d, &[]).unwrap_err(), DraftError::Id));
+        assert!(matches!(
+            plan(&draft(MAX_COHORT + 1), &[]).unwrap_err(),
+            DraftError::CohortSize(_)
+        ));
+    }
+
+    #[test]
+    fn share_mode_lists_every_right_masking_service() {
+        let mut d = draft(20);
+        d.share_mode = true;
+        let rights = vec!["http://r0".to_owned(), "http://r1".to_owned()];
+        let planned = plan(&d, &rights).unwrap();
+        let share = planned.template.masking.share_mode.clone().unwrap();
+        assert_eq!(share.providers[1], "http://r1/api/surveys/s/uploads");
+        assert_eq!(planned.plan.share_services, 2);
+        let def = hydrate(&planned.template, 2, 1, &Key::teaching(1));
+        assert!(def.masking.right_mask_key.is_none());
+        assert!(def.validate().is_ok());
+    }
+
+    #[test]
+    fn dp_is_calibrated_for_the_smallest_released_cohort() {
+        let mut d = draft(200);
+        d.dp = Some(DpDraft {
+            epsilon: 0.5,
+            delta: 0.01,
+        });
+        let planned = plan(&d, &[]).unwrap();
+        let dp = planned.plan.masking.dp.clone().unwrap();
+        assert_eq!(dp.smallest_cohort, 200);
+        let expected = Calibration::new(CalibrationInput {
+            epsilon: 0.5,
+            delta: 0.01,
+            n: 199,
+            p: 4,
+            smallest_block: None,
+        })
+        .unwrap()
+        .setting_b_sufficient();
+        assert!((dp.sigma - expected).abs() <= HAND_COMPUTED * expected);
+        // age has range [18, 100]: σ_age = σ·82/2.
+        assert!((dp.columns[1].sigma - expected * 41.0).abs() < HAND_COMPUTED * expected * 41.0);
+        assert!(planned.plan.masking.x_max > 888.0);
+        assert!(planned.template.design().unwrap().dp().is_some());
+    }
+
+    /// The collector stores the plan as JSON: the masking parameters sit beside the cohort
+    /// rules, as in the plans stored before the plan moved here.
+    #[test]
+    fn the_stored_plan_is_flat_json() {
+        let planned = plan(&draft(20), &[]).unwrap();
+        let json = serde_json::to_value(&planned.plan).unwrap();
+        for field in [
+            "p1",
+            "p2",
+            "sigma",
+            "x_max",
+            "appendix_c",
+            "cohort_size",
+            "columns",
+        ] {
+            assert!(json.get(field).is_some(), "{field}");
+        }
+        let back: SurveyPlan = serde_json::from_value(json).unwrap();
+        assert_eq!(back, planned.plan);
+    }
+}

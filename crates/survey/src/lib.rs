@@ -1,0 +1,47 @@
+//! # orthomask-survey
+//!
+//! The application layer of Orthomask: everything a survey *means*, written once, I/O-free, for
+//! every front end — the `orthomask` command line, the services (`orthomask-server`), the
+//! benchmark (`orthomask-bench`) and the web app. "Where is σ chosen?" has one answer
+//! ([`plan`]); so has "where is the manifest made?" ([`manifest`]) and "what does a participant's
+//! device send?" ([`client`]).
+//!
+//! It reads no files, opens no sockets, draws no OS entropy (keys and random bytes come from the
+//! caller) and builds for `wasm32-unknown-unknown`; serde is allowed here, at the edge of the
+//! numerical crates it calls (`orthomask-core`, `orthomask-dp`, `orthomask-stats`) and of the
+//! formats it fills (`orthomask-formats`).
+//!
+//! Read in this order:
+//!
+//! * [`policy`] — every policy constant once (δ, failure target, σ headroom, DP allowance, QA
+//!   constant, share scale, limits), each with why;
+//! * [`definition`] — the survey definition a browser loads, and its validation;
+//! * [`coding`] — answers → numeric columns, and form text → answers;
+//! * [`plan`] — the one plan: `p₂`, σ, device-side DP, for the CLI, the services, the bench and
+//!   the classroom;
+//! * [`draft`] — the administrator's draft → a planned definition (the collector's decisions);
+//! * [`upload`] — the device's protocol messages: upload, receipt, upload hash;
+//! * [`client`] — the participant's client: prepare the masked uploads, check receipts;
+//! * [`manifest`] — the one manifest builder: plan + release → `manifest.json`;
+//! * [`audit`] — a manifest's promises as the audit's expectations;
+//! * [`tolerance`] — the tolerances of this crate's tests.
+
+pub mod policy;
+
+pub mod definition;
+
+pub mod coding;
+
+pub mod plan;
+
+pub mod draft;
+
+pub mod upload;
+
+pub mod client;
+
+pub mod manifest;
+
+pub mod audit;
+
+pub mod tolerance;

@@ -1,0 +1,221 @@
+//! The one manifest builder: from a [`Plan`] and what the collector released to the
+//! `manifest.json` analysts and auditors read (`orthomask_formats::manifest::Manifest`).
+//!
+//! `orthomask pipeline` and the data collector service both call [`build`], so a release of the
+//! same design gets the same manifest from either (`crates/server/tests/manifest_agreement.rs`).
+//! What the plan decided — `p₁`, `p₂`, σ, the `x_max` the bound assumed, the Appendix C bound of
+//! the largest cohort (where `γ = p₂/m` is smallest and the bound binds; ARCHITECTURE.md,
+//! "Cohorts"), the DP noise — is copied from the plan, never recomputed; what the release shows
+//! (column means, `XᵀX`, the QA result) is computed from the release.
+
+use crate::plan::Plan;
+use nalgebra::DMatrix;
+use orthomask_core::protocol::QaReport;
+use orthomask_formats::manifest::{
+    Cohorts, ColumnMean, Generator, Manifest, Method, Qa, RightMask, XMaxSource,
+};
+
+/// What the collector released.
+#[derive(Clone, Copy, Debug)]
+pub struct Released<'a> {
+    /// Released column names, in order.
+    pub columns: &'a [String],
+    /// The released matrix (`n × p₁`).
+    pub data: &'a DMatrix<f64>,
+    /// The QA check of every cohort.
+    pub qa: &'a [QaReport],
+    /// Decimals the release was rounded to (`None`: round-trip precision).
+    pub decimals: Option<u8>,
+}
+
+/// How the release was produced, beyond the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Provenance {
+    /// The protocol.
+    pub method: Method,
+    /// The law of the right mask.
+    pub right_mask: RightMask,
+    /// The generator of the masks.
+    pub generator: Generator,
+    /// Where the declared part of `x_max` came from.
+    pub x_max_source: XMaxSource,
+    /// The cohort rule and the cohorts released.
+    pub cohorts: Cohorts,
+    /// Columns kept unmasked (partial masking, second method).
+    pub kept_columns: Vec<String>,
+    /// Columns holding 0/1 answers in the raw data.
+    pub binary_columns: Vec<String>,
+    /// The condition (3.5)/(3.7) margin of this run (simulations only: nobody else sees `X₂`).
+    pub condition_3_7_margin: Option<f64>,
+    /// Whether guessable teaching keys were used.
+    pub teaching_keys: bool,
+    /// Warnings (unsafe designs run in teaching mode, withheld cohorts, …).
+    pub warnings: Vec<String>,
+}
+
+impl Provenance {
+    /// The modified TM² as the services run it: a Haar right mask, ChaCha streams, a declared
+    /// `x_max`, no kept columns, no margin, no teaching keys, no warnings. Callers change what
+    /// differs (`Provenance { warnings, ..Provenance::modified(…) }`).
+    pub fn modified(cohorts: Cohorts, binary_columns: Vec<String>) -> Self {
+        Self {
+            method: Method::Modified,
+            right_mask: RightMask::Haar,
+            generator: Generator::Chacha,
+            x_max_source: XMaxSource::Declared,
+            cohorts,
+            kept_columns: Vec::new(),
+            binary_columns,
+            condition_3_7_margin: None,
+            teaching_keys: false,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// The manifest of a release made under `plan`.
+pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Manifest {
+    let (_, cross_products) = summary_statistics(released.data);
+    Manifest {
+        orthomask_version: env!("CARGO_PKG_VERSION").to_owned(),
+        method: provenance.method,
+        n: released.data.nrows(),
+        p1: plan.p1,
+        p2: plan.p2,
+        columns: released.columns.to_vec(),
+        sigma: plan.sigma,
+        x_max: Some(plan.x_max),
+        x_max_source: Some(provenance.x_max_source),
+        appendix_c: plan.appendix_c.clone(),
+        condition_3_7_margin: provenance.condition_3_7_margin,
+        cohorts: provenance.cohorts,
+        right_mask: provenance.right_mask,
+        generator: provenance.generator,
+        kept_columns: provenance.kept_columns,
+        binary_columns: provenance.binary_columns,
+        qa: qa_summary(released.qa),
+        column_means: column_means(released.columns, released.data),
+        cross_products,
+        decimals: released.decimals,
+        dp: plan.dp.clone(),
+        teaching_keys: provenance.teaching_keys,
+        warnings: provenance.warnings,
+    }
+}
+
+/// The manifest's QA entry for a release checked in several cohorts: the worst check, and
+/// whether all passed (`None` without QA checks).
+pub fn qa_summary(reports: &[QaReport]) -> Option<Qa> {
+    QaReport::worst_of(reports).map(|worst| Qa {
+        constant: worst.constant,
+        passed: reports.iter().all(QaReport::passed),
+        max_deviation: worst.max_deviation,
+        tolerance: worst.tolerance,
+    })
+}
+
+/// Named column means of a release, in column order.
+pub fn column_means(names: &[String], data: &DMatrix<f64>) -> Vec<ColumnMean> {
+    let (means, _) = summary_statistics(data);
+    names
+        .iter()
+        .zip(means)
+        .map(|(name, mean)| ColumnMean {
+            name: name.clone(),
+            mean,
+        })
+        .collect()
+}
+
+/// Column means and `XᵀX` of a matrix, the statistics a manifest records.
+pub fn summary_statistics(data: &DMatrix<f64>) -> (Vec<f64>, Vec<Vec<f64>>) {
+    let n = data.nrows().max(1) as f64;
+    let means = data.column_iter().map(|c| c.sum() / n).collect();
+    let gram = data.tr_mul(data);
+    let rows = gram
+        .row_iter()
+        .map(|r| r.iter().copied().collect())
+        .collect();
+    (means, rows)
+}
+
+/// Columns of raw data holding only 0s and 1s, both present: what a simulation, which has no
+/// question types, records as binary.
+pub fn observed_binary_columns(names: &[String], raw: &DMatrix<f64>) -> Vec<String> {
+    names
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| {
+            let column = raw.column(*j);
+            column.iter().all(|&v| v == 0.0 || v == 1.0)
+                && column.iter().any(|&v| v == 0.0)
+                && column.iter().any(|&v| v == 1.0)
+        })
+        .map(|(_, name)| name.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{CohortBounds, PlanRequest};
+    use crate::tolerance::HAND_COMPUTED;
+
+    /// By hand: [[1, 2], [3, 4]] has means (2, 3) and XᵀX = [[10, 14], [14, 20]].
+    #[test]
+    fn summary_by_hand() {
+        let (means, gram) =
+            summary_statistics(&DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 3.0, 4.0]));
+        for (got, want) in means.iter().zip([2.0, 3.0]) {
+            assert!((got - want).abs() < HAND_COMPUTED);
+        }
+        for (row, want) in gram.iter().zip([[10.0, 14.0], [14.0, 20.0]]) {
+            for (got, want) in row.iter().zip(want) {
+                assert!((got - want).abs() < HAND_COMPUTED);
+            }
+        }
+    }
+
+    /// The plan's decisions are copied, the release's statistics computed: a plan for cohorts of
+    /// 20 to 30 records the bound of 30, whatever cohorts were released.
+    #[test]
+    fn the_manifest_records_the_plans_bound_and_the_releases_statistics() {
+        let cohorts = CohortBounds {
+            smallest: 20,
+            largest: 30,
+        };
+        let plan = Plan::new(&PlanRequest::new(1, Some(888.0), cohorts, 888.0)).unwrap();
+        let columns = vec!["a".to_owned(), "QA".to_owned()];
+        let data = DMatrix::from_row_slice(2, 2, &[1.0, 888.0, 0.0, 888.0]);
+        let qa = [QaReport {
+            constant: 888.0,
+            max_deviation: 1e-12,
+            tolerance: 1e-9,
+            worst: 0,
+        }];
+        let m = build(
+            &plan,
+            &Released {
+                columns: &columns,
+                data: &data,
+                qa: &qa,
+                decimals: None,
+            },
+            Provenance::modified(
+                Cohorts {
+                    size: Some(30),
+                    sizes: vec![2],
+                },
+                observed_binary_columns(&columns, &data),
+            ),
+        );
+        assert_eq!(m.appendix_c, plan.appendix_c);
+        let gamma = m.appendix_c.as_ref().unwrap().gamma;
+        assert!((gamma - plan.p2 as f64 / 30.0).abs() < HAND_COMPUTED);
+        assert_eq!((m.n, m.p1, m.p2), (2, 2, plan.p2));
+        assert!((m.column_means[0].mean - 0.5).abs() < HAND_COMPUTED);
+        assert!((m.cross_products[1][1] - 2.0 * 888.0 * 888.0).abs() < HAND_COMPUTED * 1e6);
+        assert_eq!(m.binary_columns, ["a"]);
+        assert!(m.qa.as_ref().is_some_and(|q| q.passed));
+    }
+}

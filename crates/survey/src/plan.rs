@@ -1,0 +1,562 @@
+//! The one survey plan: how many noise columns `p₂`, which σ, which device-side DP noise — for
+//! `orthomask pipeline`, the data collector service, the benchmark and the classroom alike.
+//!
+//! # The choices (seed 000 §2–§3 and Appendix C; seed 004 §3–§4)
+//! With cohorts of at most `m` participants (the largest cohort `m`, the smallest `n_s`; one
+//! cohort of everybody is the papers' protocol) and `p₁` data columns (answers and QA column):
+//!
+//! * **noise columns** `p₂ = ⌈(√m + √(2 ln(1/τ)) / (1 − √(1 − δ)))²⌉`, the fewest for which the
+//!   Appendix C failure probability `exp(−m(√γ − 1)²(1 − √(1 − δ))²/2)` (γ = p₂/m) is at most the
+//!   target τ ([`FAILURE_TARGET`]) at δ = [`APPENDIX_C_DELTA`]
+//!   (`orthomask_core::protocol::design::noise_columns_for`). It is computed for the **largest**
+//!   cohort: the failure probability grows as `m` shrinks only through `√m`, while `p ≥ m` and
+//!   `γ = p₂/m` are hardest to meet where `m` is largest.
+//! * **σ** = `σ_min·(1 + `[`SIGMA_HEADROOM`]`)` with the Appendix C bound
+//!   `σ²_min = p₁ x_max² / [(√γ − 1)²(1 − δ)]` of the largest cohort, where γ is smallest and the
+//!   bound highest; a smaller cohort only lowers it, so one σ serves every cohort from `n_s` to
+//!   `m`. Where the bound does not apply (`p₂ ≤ m`, only with hand-chosen noise columns), σ is the
+//!   data's own scale `max(x_max, 1)`.
+//! * **DP** (optional): σ_DP is seed 004's setting-B level (13) for `n_s − 1` records and the `p`
+//!   answer columns of the **smallest** cohort. The row masks keep `1ₙ` fixed, so the release
+//!   shows the noisy column sums unmasked and masks only the `(n_s − 1)`-dimensional complement
+//!   (conservative: the bound grows as `n` shrinks); the block-diagonal view the collector gets is
+//!   bounded by its smallest block (seed 004 §4). The unmasked sum row is a Gaussian mechanism
+//!   with noise `σ_DP √n_s` on the scaled data and is checked against setting A's sufficient
+//!   level (12). Noise makes entries exceed their declared ranges, so `x_max` grows by
+//!   [`DP_ALLOWANCE_SDS`] DP standard deviations of the widest column before σ is chosen.
+//!
+//! The resulting [`Plan`] is what every party may know about the design; the manifest records
+//! its bound ([`crate::manifest`]).
+
+use crate::policy::{
+    APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT, DP_ALLOWANCE_SDS, FAILURE_TARGET, SIGMA_HEADROOM,
+};
+use orthomask_core::protocol::ProtocolError;
+use orthomask_core::protocol::design::{
+    DesignError, DesignParameters, DesignReport, NoiseBound, Strictness, appendix_c_bound,
+    check_design, noise_columns_for,
+};
+use orthomask_core::protocol::tm2::{DeviceDp, Tm2Design};
+use orthomask_dp::calibration::{Calibration, CalibrationError, CalibrationInput};
+use orthomask_formats::manifest::{AppendixC, DpColumn, DpNoise};
+use serde::{Deserialize, Serialize};
+
+/// Why a design cannot be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// Seed 000's conditions or the Appendix C bound refuse it, or a parameter is outside its
+    /// domain.
+    #[error(transparent)]
+    Design(#[from] DesignError),
+    /// The core cannot build the design from these parameters.
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+    /// Seed 004's calibration has no answer for these cohorts.
+    #[error(
+        "DP: calibrating the noise for cohorts of {smallest_cohort} with {columns} answer columns: {source}"
+    )]
+    Calibration {
+        /// The smallest cohort σ_DP is calibrated for.
+        smallest_cohort: usize,
+        /// Answer columns.
+        columns: usize,
+        /// The calibrator's reason.
+        source: CalibrationError,
+    },
+    /// The unmasked column sums would be less protected than setting A demands.
+    #[error(
+        "DP: the unmasked column sums would carry noise sigma*sqrt(n) = {noise:.4}, below setting A's sufficient {required:.4}; use larger cohorts"
+    )]
+    UnprotectedSums {
+        /// `σ_DP √n_s`.
+        noise: f64,
+        /// Setting A's sufficient σ (12).
+        required: f64,
+    },
+    /// A declared range the device cannot scale (empty, reversed or not finite).
+    #[error("DP ranges: {0}")]
+    Ranges(ProtocolError),
+}
+
+/// The largest and smallest cohort of a survey (equal without cohorts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CohortBounds {
+    /// The smallest cohort that may be released: it binds `p₁ < n` and DP.
+    pub smallest: usize,
+    /// The largest cohort: it binds `p ≥ m`, the noise columns and the Appendix C bound.
+    pub largest: usize,
+}
+
+/// One answer column's declared range, for device-side DP.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeclaredRange {
+    /// Column name.
+    pub name: String,
+    /// Lower end.
+    pub lo: f64,
+    /// Upper end.
+    pub hi: f64,
+}
+
+/// Device-side DP asked for: the budget and the declared range of every answer column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DpRequest {
+    /// ε.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+    /// One range per answer column, in column order.
+    pub ranges: Vec<DeclaredRange>,
+}
+
+/// What a plan is made from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanRequest {
+    /// Answer columns (the record without the QA column).
+    pub answers: usize,
+    /// The QA constant (`None`: no QA column).
+    pub qa_constant: Option<f64>,
+    /// Cohort sizes.
+    pub cohorts: CohortBounds,
+    /// Declared largest absolute value of any entry, QA constant included (before DP noise).
+    pub x_max: f64,
+    /// The δ of Appendix C (policy: [`APPENDIX_C_DELTA`]).
+    pub delta: f64,
+    /// Target failure probability of condition (3.5) (policy: [`FAILURE_TARGET`]).
+    pub failure_target: f64,
+    /// Noise columns chosen by hand (`None`: the policy's; the first method asks for 0).
+    pub noise_columns: Option<usize>,
+    /// σ chosen by hand (`None`: the policy's).
+    pub sigma: Option<f64>,
+    /// Whether the right mask is orthogonal, so that Appendix C applies and is recorded.
+    pub orthogonal_right_mask: bool,
+    /// Device-side DP.
+    pub dp: Option<DpRequest>,
+}
+
+impl PlanRequest {
+    /// A request with every policy default: Appendix C's δ and failure target, the policy's
+    /// noise columns and σ, an orthogonal right mask, no DP.
+    pub fn new(
+        answers: usize,
+        qa_constant: Option<f64>,
+        cohorts: CohortBounds,
+        x_max: f64,
+    ) -> Self {
+        Self {
+            answers,
+            qa_constant,
+            cohorts,
+            x_max,
+            delta: APPENDIX_C_DELTA,
+            failure_target: FAILURE_TARGET,
+            noise_columns: None,
+            sigma: None,
+            orthogonal_right_mask: true,
+            dp: None,
+        }
+    }
+}
+
+/// The masking parameters of a survey: what the collector decides and every party may know.
+///
+/// Stored by the data collector with each survey (JSON); the defaults of the fields added since
+/// the first stored plans are what those plans meant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The QA constant (`null`: no QA column).
+    #[serde(default = "default_qa_constant")]
+    pub qa_constant: Option<f64>,
+    /// Data columns `p₁` (answers and QA column).
+    pub p1: usize,
+    /// Noise columns `p₂`.
+    pub p2: usize,
+    /// Noise standard deviation σ (0 without noise columns).
+    pub sigma: f64,
+    /// The `x_max` the Appendix C bound assumes: the declared largest absolute entry plus the DP
+    /// allowance.
+    pub x_max: f64,
+    /// The δ of Appendix C.
+    #[serde(default = "default_delta")]
+    pub delta: f64,
+    /// The Appendix C bound of the largest cohort (where it binds), when it applies.
+    #[serde(default)]
+    pub appendix_c: Option<AppendixC>,
+    /// Device-side DP noise, when asked for.
+    pub dp: Option<DpNoise>,
+}
+
+fn default_qa_constant() -> Option<f64> {
+    Some(DEFAULT_QA_CONSTANT)
+}
+
+fn default_delta() -> f64 {
+    APPENDIX_C_DELTA
+}
+
+impl Plan {
+    /// Plan a design (the module documentation gives every choice).
+    ///
+    /// # Errors
+    /// [`PlanError`] for parameters outside their domain, a DP budget the cohorts cannot meet, or
+    /// degenerate declared ranges. Unsafe but well-formed designs (σ below the bound, `p < m`) are
+    /// planned; [`Plan::check`] and the protocol runs refuse them.
+    pub fn new(request: &PlanRequest) -> Result<Self, PlanError> {
+        let p1 = request.answers + usize::from(request.qa_constant.is_some());
+        let CohortBounds { smallest, largest } = request.cohorts;
+        let p2 = match request.noise_columns {
+            Some(p2) => p2,
+            None => noise_columns_for(largest, request.delta, request.failure_target)?,
+        };
+        let dp = match &request.dp {
+            Some(d) => Some(plan_dp(d, smallest)?),
+            None => None,
+        };
+        let x_max = request.x_max + dp.as_ref().map_or(0.0, dp_allowance);
+        let bound = if p2 == 0 {
+            None
+        } else {
+            match appendix_c_bound(largest, p1, p2, x_max, request.delta) {
+                Ok(bound) => Some(bound),
+                Err(DesignError::NoiseColumnsNotAboveParticipants { .. }) => None,
+                Err(other) => return Err(other.into()),
+            }
+        };
+        let sigma = match request.sigma {
+            Some(sigma) => sigma,
+            None if p2 == 0 => 0.0,
+            None => bound.as_ref().map_or(x_max.max(1.0), sigma_above),
+        };
+        Ok(Self {
+            qa_constant: request.qa_constant,
+            p1,
+            p2,
+            sigma,
+            x_max,
+            delta: request.delta,
+            appendix_c: bound
+                .filter(|_| request.orthogonal_right_mask)
+                .map(|b| appendix_c_record(&b)),
+            dp,
+        })
+    }
+
+    /// Answer columns (`p₁` without the QA column).
+    pub fn answers(&self) -> usize {
+        self.p1 - usize::from(self.qa_constant.is_some())
+    }
+
+    /// The device-side DP settings the plan records, rebuilt for the core.
+    ///
+    /// # Errors
+    /// [`PlanError::Ranges`] when the recorded ranges do not form valid settings.
+    pub fn device_dp(&self) -> Result<Option<DeviceDp>, PlanError> {
+        self.dp.as_ref().map(device_dp).transpose()
+    }
+
+    /// The modified TM² design of this plan (Haar right mask, ChaCha streams; callers choose
+    /// another law, generator or kept columns on the result).
+    ///
+    /// # Errors
+    /// [`PlanError`] when the parameters do not form a design.
+    pub fn design(&self) -> Result<Tm2Design, PlanError> {
+        Ok(modified_design(
+            self.answers(),
+            self.qa_constant,
+            self.p2,
+            self.sigma,
+            self.device_dp()?,
+        )?)
+    }
+
+    /// Check the plan against seed 000's conditions for these cohorts (orthogonal right mask).
+    ///
+    /// # Errors
+    /// The first violated condition when `strictness` is [`Strictness::Refuse`].
+    pub fn check(
+        &self,
+        cohorts: CohortBounds,
+        strictness: Strictness,
+    ) -> Result<DesignReport, PlanError> {
+        Ok(check_design(
+            &DesignParameters {
+                smallest_cohort: cohorts.smallest,
+                largest_cohort: cohorts.largest,
+                p1: self.p1,
+                p2: self.p2,
+                sigma: self.sigma,
+                x_max: self.x_max,
+                delta: self.delta,
+                orthogonal_right_mask: true,
+            },
+            strictness,
+        )?)
+    }
+}
+
+/// The policy's noise columns for cohorts of at most `largest_cohort`: [`noise_columns_for`] at
+/// [`APPENDIX_C_DELTA`] and [`FAILURE_TARGET`].
+///
+/// # Errors
+/// [`PlanError::Design`] for a cohort of 0.
+pub fn default_noise_columns(largest_cohort: usize) -> Result<usize, PlanError> {
+    Ok(noise_columns_for(
+        largest_cohort,
+        APPENDIX_C_DELTA,
+        FAILURE_TARGET,
+    )?)
+}
+
+/// The policy's σ: just above the Appendix C bound of the largest cohort at [`APPENDIX_C_DELTA`].
+///
+/// # Errors
+/// [`PlanError::Design`] when the bound does not apply (`p₂ ≤ m`) or a parameter is invalid.
+pub fn default_sigma(
+    largest_cohort: usize,
+    p1: usize,
+    p2: usize,
+    x_max: f64,
+) -> Result<f64, PlanError> {
+    let bound = appendix_c_bound(largest_cohort, p1, p2, x_max, APPENDIX_C_DELTA)?;
+    Ok(sigma_above(&bound))
+}
+
+/// σ = σ_min·(1 + [`SIGMA_HEADROOM`]): just above the strict Appendix C bound.
+pub fn sigma_above(bound: &NoiseBound) -> f64 {
+    bound.sigma_min * (1.0 + SIGMA_HEADROOM)
+}
+
+/// The bound as the manifest records it.
+pub fn appendix_c_record(bound: &NoiseBound) -> AppendixC {
+    AppendixC {
+        sigma_min: bound.sigma_min,
+        failure_probability: bound.failure_probability,
+        gamma: bound.gamma,
+        delta: bound.delta,
+    }
+}
+
+/// Calibrate device-side DP noise (seed 004 setting B) for `smallest_cohort` and the declared
+/// ranges (module documentation).
+///
+/// # Errors
+/// [`PlanError::Calibration`] when seed 004 gives no level (e.g. `n_s − 1 ≤ p`),
+/// [`PlanError::UnprotectedSums`] when the unmasked column sums would be under-protected,
+/// [`PlanError::Ranges`] for a degenerate range.
+pub fn plan_dp(request: &DpRequest, smallest_cohort: usize) -> Result<DpNoise, PlanError> {
+    let columns = request.ranges.len();
+    let calibration = Calibration::new(CalibrationInput {
+        epsilon: request.epsilon,
+        delta: request.delta,
+        n: smallest_cohort.saturating_sub(1) as u64,
+        p: columns as u64,
+        smallest_block: None,
+    })
+    .map_err(|source| PlanError::Calibration {
+        smallest_cohort,
+        columns,
+        source,
+    })?;
+    let sigma = calibration.setting_b_sufficient();
+    let sums_noise = sigma * (smallest_cohort as f64).sqrt();
+    if sums_noise < calibration.setting_a_sufficient() {
+        return Err(PlanError::UnprotectedSums {
+            noise: sums_noise,
+            required: calibration.setting_a_sufficient(),
+        });
+    }
+    let ranges: Vec<(f64, f64)> = request.ranges.iter().map(|r| (r.lo, r.hi)).collect();
+    let settings =
+        DeviceDp::new(&ranges, sigma, request.epsilon, request.delta).map_err(PlanError::Ranges)?;
+    Ok(DpNoise {
+        epsilon: request.epsilon,
+        delta: request.delta,
+        sigma,
+        smallest_cohort,
+        columns: request
+            .ranges
+            .iter()
+            .zip(settings.column_sigmas())
+            .map(|(r, sd)| DpColumn {
+                name: r.name.clone(),
+                lo: r.lo,
+                hi: r.hi,
+                sigma: sd,
+            })
+            .collect(),
+    })
+}
+
+/// How far DP noise may carry an entry past its declared range: [`DP_ALLOWANCE_SDS`] standard
+/// deviations of the widest column.
+pub fn dp_allowance(dp: &DpNoise) -> f64 {
+    DP_ALLOWANCE_SDS * dp.columns.iter().map(|c| c.sigma).fold(0.0, f64::max)
+}
+
+/// The core's DP settings for a recorded DP plan.
+///
+/// # Errors
+/// [`PlanError::Ranges`] when the recorded ranges or levels are invalid.
+pub fn device_dp(dp: &DpNoise) -> Result<DeviceDp, PlanError> {
+    let ranges: Vec<(f64, f64)> = dp.columns.iter().map(|c| (c.lo, c.hi)).collect();
+    DeviceDp::new(&ranges, dp.sigma, dp.epsilon, dp.delta).map_err(PlanError::Ranges)
+}
+
+/// The modified TM² design with these parameters: `answers` answer columns, the QA column,
+/// `p₂` noise columns of standard deviation σ and optional device-side DP.
+///
+/// # Errors
+/// [`ProtocolError`] when the parameters do not form a design.
+pub fn modified_design(
+    answers: usize,
+    qa_constant: Option<f64>,
+    p2: usize,
+    sigma: f64,
+    dp: Option<DeviceDp>,
+) -> Result<Tm2Design, ProtocolError> {
+    let design = Tm2Design::modified(answers, 0, 1.0)?
+        .with_qa(qa_constant)?
+        .with_noise(p2, sigma)?;
+    match dp {
+        Some(dp) => design.with_dp(dp),
+        None => Ok(design),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tolerance::HAND_COMPUTED;
+
+    fn cohorts(smallest: usize, largest: usize) -> CohortBounds {
+        CohortBounds { smallest, largest }
+    }
+
+    /// m = 20: p₂ = ⌈(√20 + √(2 ln 10⁶)/(1 − √0.5))²⌉ = ⌈(4.4721 + 5.2565/0.29289)²⌉
+    /// = ⌈22.4187²⌉ = 503, the sample survey's value; σ is a hair above the bound for p₁ = 9,
+    /// x_max = 888.
+    #[test]
+    fn policy_defaults_by_hand() {
+        let plan = Plan::new(&PlanRequest::new(8, Some(888.0), cohorts(20, 20), 888.0)).unwrap();
+        assert_eq!((plan.p1, plan.p2), (9, 503));
+        let bound = appendix_c_bound(20, 9, 503, 888.0, 0.5).unwrap();
+        assert!(plan.sigma > bound.sigma_min);
+        assert!(plan.sigma < bound.sigma_min * (1.0 + 10.0 * SIGMA_HEADROOM));
+        // σ²_min = p₁ x_max² / ((√γ − 1)²(1 − δ)), γ = 503/20.
+        let gamma: f64 = 503.0 / 20.0;
+        let by_hand = (9.0 * 888.0f64.powi(2) / ((gamma.sqrt() - 1.0).powi(2) * 0.5)).sqrt();
+        assert!((bound.sigma_min - by_hand).abs() < HAND_COMPUTED * by_hand);
+        let recorded = plan.appendix_c.as_ref().unwrap();
+        assert!(recorded.failure_probability <= FAILURE_TARGET);
+        assert_eq!(default_noise_columns(20).unwrap(), 503);
+        assert!((default_sigma(20, 9, 503, 888.0).unwrap() - plan.sigma).abs() < HAND_COMPUTED);
+        assert!(plan.check(cohorts(20, 20), Strictness::Refuse).is_ok());
+        assert_eq!(plan.design().unwrap().p(), 512);
+    }
+
+    /// The bound binds on the largest cohort: cohorts of 30 and 20 get the noise columns and σ
+    /// of 30 (γ smallest there), and one σ is safe for both.
+    #[test]
+    fn the_largest_cohort_binds_noise_and_sigma() {
+        let mixed = Plan::new(&PlanRequest::new(4, Some(888.0), cohorts(20, 30), 888.0)).unwrap();
+        let large = Plan::new(&PlanRequest::new(4, Some(888.0), cohorts(30, 30), 888.0)).unwrap();
+        assert_eq!(mixed.p2, large.p2);
+        assert!((mixed.sigma - large.sigma).abs() < HAND_COMPUTED * large.sigma);
+        assert!(mixed.check(cohorts(20, 30), Strictness::Refuse).is_ok());
+        let small_bound = appendix_c_bound(20, 5, mixed.p2, 888.0, 0.5).unwrap();
+        assert!(small_bound.sigma_min < mixed.appendix_c.as_ref().unwrap().sigma_min);
+    }
+
+    /// Hand-chosen parameters: too few noise columns leave no bound (σ falls back to the data's
+    /// scale), the first method asks for none (σ = 0) and a non-orthogonal mask records none.
+    #[test]
+    fn hand_chosen_parameters() {
+        let mut request = PlanRequest::new(3, Some(888.0), cohorts(20, 20), 888.0);
+        request.noise_columns = Some(10);
+        let few = Plan::new(&request).unwrap();
+        assert!(few.appendix_c.is_none());
+        assert!((few.sigma - 888.0).abs() < HAND_COMPUTED);
+        assert!(few.check(cohorts(20, 20), Strictness::Refuse).is_err());
+        request.noise_columns = Some(0);
+        let none = Plan::new(&request).unwrap();
+        assert!(none.sigma.abs() < HAND_COMPUTED && none.appendix_c.is_none());
+        request.noise_columns = Some(60);
+        request.orthogonal_right_mask = false;
+        assert!(Plan::new(&request).unwrap().appendix_c.is_none());
+        request.delta = 1.5;
+        assert!(
+            Plan::new(&request)
+                .unwrap_err()
+                .to_string()
+                .contains("delta")
+        );
+    }
+
+    fn dp_request(columns: usize) -> DpRequest {
+        DpRequest {
+            epsilon: 0.5,
+            delta: 0.01,
+            ranges: (0..columns)
+                .map(|j| DeclaredRange {
+                    name: format!("c{j}"),
+                    lo: 0.0,
+                    hi: 10.0 * (j + 1) as f64,
+                })
+                .collect(),
+        }
+    }
+
+    /// DP is calibrated by seed 004 setting B for n_s − 1 records of the smallest cohort; each
+    /// column's noise is σ(hi − lo)/2, and x_max grows by six of the widest column's.
+    #[test]
+    fn dp_is_calibrated_for_the_smallest_cohort() {
+        let mut request = PlanRequest::new(3, Some(888.0), cohorts(150, 200), 888.0);
+        request.dp = Some(dp_request(3));
+        let plan = Plan::new(&request).unwrap();
+        let dp = plan.dp.as_ref().unwrap();
+        assert_eq!(dp.smallest_cohort, 150);
+        let expected = Calibration::new(CalibrationInput {
+            epsilon: 0.5,
+            delta: 0.01,
+            n: 149,
+            p: 3,
+            smallest_block: None,
+        })
+        .unwrap()
+        .setting_b_sufficient();
+        assert!((dp.sigma - expected).abs() <= HAND_COMPUTED * expected);
+        assert!((dp.columns[2].sigma - expected * 15.0).abs() <= HAND_COMPUTED * expected * 15.0);
+        let allowance = DP_ALLOWANCE_SDS * expected * 15.0;
+        assert!((plan.x_max - (888.0 + allowance)).abs() < HAND_COMPUTED * plan.x_max);
+        assert!(plan.design().unwrap().dp().is_some());
+        // Too small a cohort for the budget: one line naming the cohort.
+        request.cohorts = cohorts(4, 200);
+        let e = Plan::new(&request).unwrap_err().to_string();
+        assert!(
+            e.starts_with("DP: calibrating the noise for cohorts of 4"),
+            "{e}"
+        );
+        // A reversed range cannot be scaled.
+        let mut bad = dp_request(1);
+        bad.ranges[0].hi = -1.0;
+        assert!(matches!(plan_dp(&bad, 200), Err(PlanError::Ranges(_))));
+    }
+
+    /// Plans stored by the collector before `qa_constant` and `delta` were recorded read back
+    /// with the values those plans used.
+    #[test]
+    fn stored_plans_keep_their_meaning() {
+        let old = r#"{"p1": 5, "p2": 503, "sigma": 1.5, "x_max": 888.0,
+            "appendix_c": {"sigma_min": 1.0, "failure_probability": 1e-7, "gamma": 25.15, "delta": 0.5},
+            "dp": null}"#;
+        let plan: Plan = serde_json::from_str(old).unwrap();
+        assert!(
+            plan.qa_constant
+                .is_some_and(|c| (c - DEFAULT_QA_CONSTANT).abs() < HAND_COMPUTED)
+        );
+        assert!((plan.delta - APPENDIX_C_DELTA).abs() < HAND_COMPUTED);
+        assert_eq!(plan.answers(), 4);
+        let again: Plan = serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
+        assert_eq!(again, plan);
+    }
+}

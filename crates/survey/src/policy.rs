@@ -1,0 +1,78 @@
+//! Every policy constant of a survey, written once. The plan ([`crate::plan`]), the survey
+//! definition, the command line, the services, the benchmark and the classroom read them here;
+//! nobody else writes these numbers.
+//!
+//! | constant | value | where it binds |
+//! |---|---|---|
+//! | [`APPENDIX_C_DELTA`] | 0.5 | δ of seed 000's Appendix C bound on σ |
+//! | [`FAILURE_TARGET`] | 10⁻⁶ | Pr[condition (3.5) fails] allowed by the default noise columns |
+//! | [`SIGMA_HEADROOM`] | 10⁻⁹ | σ = σ_min·(1 + 10⁻⁹): just above the strict bound |
+//! | [`DP_ALLOWANCE_SDS`] | 6 | DP noise standard deviations added to `x_max` |
+//! | [`DEFAULT_QA_CONSTANT`] | 888 | the QA column of seed 003 §3.2 (core's constant) |
+//! | [`SHARE_SCALE`] | 100 | share σ over the answers' scale in share mode (core's rule) |
+//! | [`WEAK_BOUND_WARNING`] | 0.05 | a run warns when the bound guarantees less than 95 % |
+//! | [`SECOND_METHOD_NOISE_ROWS`], [`SECOND_METHOD_SIGMA`] | 6, 1 | seed 003 §3.3's Table 7 |
+//! | [`MAX_COHORT`], [`MAX_P`] | 10 000, 50 000 | what the services hold in memory per cohort |
+
+/// The δ of seed 000's Appendix C bound: `Pr[λ_min(X₂X₂ᵀ) ≤ (√γ − 1)² n σ² (1 − δ)]` is bounded,
+/// and σ must satisfy `σ² > p₁ x_max² / [(√γ − 1)²(1 − δ)]`.
+///
+/// δ trades the two costs of the bound: a larger δ loosens the eigenvalue event (fewer noise
+/// columns reach a failure target, since the exponent grows with `(1 − √(1 − δ))²`) but raises
+/// σ_min by `1/√(1 − δ)`. At 0.5 σ_min grows by only √2 over the δ → 0 limit while the noise
+/// columns needed for 10⁻⁶ stay moderate (503 for a cohort of 20, 1 140 for 250).
+pub const APPENDIX_C_DELTA: f64 = 0.5;
+
+/// The largest probability that condition (3.5) of seed 000 fails which the default number of
+/// noise columns allows (`noise_columns_for`): one survey in a million may lose the strong
+/// obfuscation guarantee of Theorem 3.9. Far below the other risks a survey runs (a leaked
+/// device key, a colluding pair of parties), and cheap: the columns grow only with
+/// `√(2 ln(1/target))`.
+pub const FAILURE_TARGET: f64 = 1e-6;
+
+/// The default σ sits this far (relatively) above the Appendix C bound σ_min: the bound is strict
+/// (`σ² > …`), so σ = σ_min itself would not satisfy it, and a value one rounding error above could
+/// fall below it after the bound is recomputed elsewhere. 10⁻⁹ is seven orders above the rounding
+/// of `f64` and seven below anything that changes a privacy figure.
+pub const SIGMA_HEADROOM: f64 = 1e-9;
+
+/// With device-side DP noise an entry entering the mask can exceed its declared range, so the
+/// `x_max` of Appendix C grows by this many DP standard deviations (the largest column's): a
+/// Gaussian exceeds six standard deviations with probability 2·10⁻⁹ per entry.
+pub const DP_ALLOWANCE_SDS: f64 = 6.0;
+
+/// Probability below which a run's Appendix C guarantee is considered weak enough to warn about
+/// (`Pr[condition (3.5) fails] > 0.05`): hand-chosen noise columns can fall far short of
+/// [`FAILURE_TARGET`], and a one-in-twenty failure chance is no longer a safety margin.
+pub const WEAK_BOUND_WARNING: f64 = 0.05;
+
+/// Noise rows of the second TM² method when none are asked for: the six of seed 003's Table 7.
+pub const SECOND_METHOD_NOISE_ROWS: usize = 6;
+
+/// Standard deviation of the second method's noise rows when none is asked for: seed 003 §3.3
+/// draws them as standard normals.
+pub const SECOND_METHOD_SIGMA: f64 = 1.0;
+
+/// The QA constant of seed 003 §3.2 (888), owned by the core's design, which appends it to every
+/// record by default; re-exported so the application layer names it from one place.
+pub use orthomask_core::protocol::tm2::DEFAULT_QA_CONSTANT;
+
+/// In share mode every share hides the answers under noise this many times their declared scale
+/// (`τ = SHARE_SCALE·(x_max + 4σ_dp)`, computed by `orthomask_core::protocol::collusion::share_sigma`,
+/// whose module documents why); a definition whose `share_sigma` is lower is refused.
+pub use orthomask_core::protocol::collusion::SHARE_SCALE;
+
+/// The fewest records for which a cohort is released when the administrator does not say:
+/// `p₁ + 1` (seed 000 needs `p₁ < n`), or the full cohort `m` with device-side DP, because σ_DP
+/// is calibrated for the smallest released cohort and a full one keeps it small.
+pub fn default_min_cohort_size(p1: usize, cohort_size: usize, with_dp: bool) -> usize {
+    if with_dp { cohort_size } else { p1 + 1 }
+}
+
+/// Largest cohort a survey may have: the services hold a cohort's `m × p` uploads in memory while
+/// masking it, and `m ≤ 10 000` with `p ≤` [`MAX_P`] bounds that at 4 GB.
+pub const MAX_COHORT: usize = 10_000;
+
+/// Largest record length `p = p₁ + p₂` a service accepts (bounds memory per upload and per
+/// cohort; the default noise columns of the largest cohort, 13 912, leave room for answers).
+pub const MAX_P: usize = 50_000;
