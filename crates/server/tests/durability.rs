@@ -75,6 +75,7 @@ fn upload(i: usize, p: usize) -> Upload {
         cohort: 0,
         token: format!("burst-upload-token-{i:08}"),
         values: (0..p).map(|_| 1000.0 * (g.uniform() - 0.5)).collect(),
+        credential: None,
     }
 }
 

@@ -12,6 +12,7 @@
 
 use crate::coding::Answer;
 use crate::definition::{ShareMode, SurveyDefinition, SurveyError};
+use crate::trust::UploadCredential;
 use crate::upload::{Receipt, Upload};
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::protocol::ProtocolError;
@@ -93,6 +94,7 @@ pub struct Client {
     definition: SurveyDefinition,
     design: Tm2Design,
     hiding: Hiding,
+    credential: Option<UploadCredential>,
 }
 
 /// How a device hides its padded record.
@@ -122,7 +124,17 @@ impl Client {
             definition: definition.clone(),
             design,
             hiding,
+            credential: None,
         })
+    }
+
+    /// Attach the upload credential the collector handed out with the definition
+    /// ([`crate::trust::DefinitionOffer`]); every upload this device prepares carries it (in share
+    /// mode each right-masking service accepts its nonce once).
+    #[must_use]
+    pub fn with_credential(mut self, credential: UploadCredential) -> Self {
+        self.credential = Some(credential);
+        self
     }
 
     /// The definition this device was set up for.
@@ -156,6 +168,7 @@ impl Client {
             cohort: masking.cohort,
             token: token.to_owned(),
             values,
+            credential: self.credential.clone(),
         };
         let destinations = match &self.hiding {
             Hiding::Shares(share) => {
@@ -444,6 +457,7 @@ mod tests {
             cohort: 0,
             token: token_from_bytes(&[9; 24]),
             values: vec![1.5, -2.0],
+            credential: None,
         };
         let mut receipt = Receipt {
             survey: "s".into(),
@@ -476,6 +490,7 @@ mod tests {
             cohort: 0,
             token: t,
             values: vec![0.0],
+            credential: None,
         };
         assert!(upload.validate("s", 1).is_ok());
         assert_ne!(token_from_bytes(&[0; 24]), token_from_bytes(&[1; 24]));

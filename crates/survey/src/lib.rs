@@ -20,6 +20,8 @@
 //! * [`plan`] — the one plan: `p₂`, σ, device-side DP, for the CLI, the services, the bench and
 //!   the classroom;
 //! * [`draft`] — the administrator's draft → a planned definition (the collector's decisions);
+//! * [`trust`] — the collector's signatures: signed definitions, upload credentials, the
+//!   deployment a device may send to;
 //! * [`upload`] — the device's protocol messages: upload, receipt, upload hash;
 //! * [`client`] — the participant's client: prepare the masked uploads, check receipts;
 //! * [`manifest`] — the one manifest builder: plan + release → `manifest.json`;
@@ -35,6 +37,8 @@ pub mod coding;
 pub mod plan;
 
 pub mod draft;
+
+pub mod trust;
 
 pub mod upload;
 

@@ -21,6 +21,12 @@ pub struct Upload {
     pub token: String,
     /// The masked vector `x·B_k` (length `p`), or the device's share in share mode.
     pub values: Vec<f64>,
+    /// The collector's permission for this upload ([`crate::trust`]). Optional in the type so
+    /// that a service can answer its absence with 401 rather than a parse error; every
+    /// accepting service refuses an upload without a valid one. Not part of [`Upload::hash`]:
+    /// the receipt names the stored values, and a nonce is accepted once anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<crate::trust::UploadCredential>,
 }
 
 /// Why a service refuses an upload's shape.
@@ -132,6 +138,7 @@ mod tests {
             cohort: 0,
             token: "abcdefghijklmnop".into(),
             values: vec![1.0, 2.0],
+            credential: None,
         }
     }
 

@@ -1,0 +1,680 @@
+//! What lets a participant's device and the accepting services trust what they receive: the
+//! collector's signature on every survey definition, the one-use upload credential it hands out
+//! with each definition, and the deployment a device may send to (issue 10).
+//!
+//! # Why signatures
+//! * A definition decides where a device sends its masked answers and with which key it masks
+//!   them. A device therefore accepts a definition only if the collector signed it
+//!   ([`SignedDefinition::open`]) and every upload address in it belongs to the deployment that
+//!   served the page ([`Deployment::check_destinations`]); a forged definition (another key,
+//!   share mode off, uploads to its author) is refused before anything is masked.
+//! * An accepting service (the masking service provider, a right-masking service) takes an upload
+//!   only with a valid [`UploadCredential`]: signed by the collector, for this survey and cohort,
+//!   not expired, and with a nonce it has not accepted before. Only whoever received a definition
+//!   from the collector can upload, once.
+//!
+//! # Formats
+//! Ed25519 (RFC 8032) through `ed25519-dalek`. Keys and signatures travel as lowercase hex. Each
+//! signed message starts with its own context string, so a signature on one kind of message can
+//! never be replayed as another:
+//!
+//! ```text
+//! definition   "orthomask/signed-definition/v1\0" ‖ the definition's JSON text, byte for byte
+//! credential   "orthomask/upload-credential/v1\0" ‖ u64le(len survey) ‖ survey ‖ u32le(cohort)
+//!              ‖ u64le(len nonce) ‖ nonce ‖ u64le(expires_at)
+//! ```
+//!
+//! A definition is signed as text, not as parsed values: the device verifies the exact bytes it
+//! received and only then parses them, so no re-serialisation can change what was signed.
+//!
+//! Nothing here draws entropy or reads a clock: the signing key's secret and the nonces come
+//! from the caller's operating system, the current time from the caller.
+
+use crate::definition::{SurveyDefinition, SurveyError};
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use serde::{Deserialize, Serialize};
+
+/// Context prefix of a signed definition.
+pub const DEFINITION_CONTEXT: &[u8] = b"orthomask/signed-definition/v1\0";
+/// Context prefix of an upload credential.
+pub const CREDENTIAL_CONTEXT: &[u8] = b"orthomask/upload-credential/v1\0";
+/// Length of a credential nonce in bytes (128 bits: never repeated by chance).
+pub const NONCE_BYTES: usize = 16;
+
+/// Why a definition, a credential or a key is not trusted.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum TrustError {
+    /// A key or signature that is not the hex it should be.
+    #[error("{what} is not valid: {reason}")]
+    Malformed {
+        /// What was being read.
+        what: &'static str,
+        /// Why it is not valid.
+        reason: String,
+    },
+    /// The definition's signature does not verify with the collector's key.
+    #[error(
+        "the survey definition from {source_name} is not signed by this deployment's collector; \
+         it was refused and nothing was sent"
+    )]
+    DefinitionSignature {
+        /// Where the definition came from.
+        source_name: String,
+    },
+    /// An upload address outside the deployment.
+    #[error(
+        "the survey definition sends answers to {url}, which is not one of this deployment's \
+         services (expected {expected}); it was refused and nothing was sent"
+    )]
+    ForeignDestination {
+        /// The address in the definition.
+        url: String,
+        /// What the deployment allows there.
+        expected: String,
+    },
+    /// The signed text is not a valid definition.
+    #[error(transparent)]
+    Definition(#[from] SurveyError),
+    /// The credential handed out with the definition is unusable.
+    #[error(transparent)]
+    Credential(#[from] CredentialError),
+}
+
+/// Why an upload credential is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CredentialError {
+    /// No credential at all.
+    #[error(
+        "this upload carries no upload credential; load the survey from its collector to get one"
+    )]
+    Missing,
+    /// A field that cannot be read.
+    #[error("the upload credential's {field} is malformed: {reason}")]
+    Malformed {
+        /// Which field.
+        field: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The signature does not verify with the collector's key.
+    #[error("the upload credential is not signed by this survey's collector")]
+    Signature,
+    /// Issued for another survey.
+    #[error("the upload credential is for survey {found:?}, not {expected:?}")]
+    WrongSurvey {
+        /// The survey of the upload.
+        expected: String,
+        /// The survey the credential names.
+        found: String,
+    },
+    /// Issued for another cohort.
+    #[error("the upload credential is for cohort {found}, not {expected}")]
+    WrongCohort {
+        /// The cohort of the upload.
+        expected: u32,
+        /// The cohort the credential names.
+        found: u32,
+    },
+    /// Past its expiry.
+    #[error(
+        "the upload credential expired at {expires_at} (now {now}, seconds since 1970); reload \
+         the survey to get a fresh one"
+    )]
+    Expired {
+        /// Expiry, seconds since the Unix epoch.
+        expires_at: u64,
+        /// The verifier's time.
+        now: u64,
+    },
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn from_hex<const N: usize>(text: &str) -> Result<[u8; N], String> {
+    if text.len() != 2 * N {
+        return Err(format!("expected {} hex digits, got {}", 2 * N, text.len()));
+    }
+    let mut out = [0u8; N];
+    for (i, byte) in out.iter_mut().enumerate() {
+        let pair = text.get(2 * i..2 * i + 2).ok_or("not ASCII hex")?;
+        *byte = u8::from_str_radix(pair, 16).map_err(|_| format!("{pair:?} is not hex"))?;
+    }
+    Ok(out)
+}
+
+/// The collector's signing key. Its secret comes from the caller's entropy and lives only in
+/// the collector's key file; `Debug` never shows it.
+#[derive(Clone)]
+pub struct CollectorSigningKey(SigningKey);
+
+impl std::fmt::Debug for CollectorSigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "CollectorSigningKey(public {})",
+            self.public_key().to_hex()
+        )
+    }
+}
+
+impl CollectorSigningKey {
+    /// The key whose RFC 8032 secret is `secret` (32 bytes from the operating system).
+    pub fn from_secret(secret: [u8; 32]) -> Self {
+        Self(SigningKey::from_bytes(&secret))
+    }
+
+    /// The secret, for the key file.
+    pub fn secret(&self) -> [u8; 32] {
+        self.0.to_bytes()
+    }
+
+    /// The public half, which the services and devices verify with.
+    pub fn public_key(&self) -> CollectorPublicKey {
+        CollectorPublicKey(self.0.verifying_key())
+    }
+
+    fn sign(&self, context: &[u8], message: &[u8]) -> String {
+        let mut bytes = Vec::with_capacity(context.len() + message.len());
+        bytes.extend_from_slice(context);
+        bytes.extend_from_slice(message);
+        to_hex(&self.0.sign(&bytes).to_bytes())
+    }
+}
+
+/// The collector's public key, as 64 hex digits on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct CollectorPublicKey(VerifyingKey);
+
+impl CollectorPublicKey {
+    /// Read 64 hex digits.
+    ///
+    /// # Errors
+    /// [`TrustError::Malformed`] for anything else, or a point that is not a valid key.
+    pub fn from_hex(text: &str) -> Result<Self, TrustError> {
+        let malformed = |reason: String| TrustError::Malformed {
+            what: "the collector's public key",
+            reason,
+        };
+        let bytes = from_hex::<32>(text).map_err(malformed)?;
+        VerifyingKey::from_bytes(&bytes)
+            .map(Self)
+            .map_err(|e| malformed(e.to_string()))
+    }
+
+    /// 64 lowercase hex digits.
+    pub fn to_hex(&self) -> String {
+        to_hex(self.0.as_bytes())
+    }
+
+    fn verifies(&self, context: &[u8], message: &[u8], signature_hex: &str) -> bool {
+        let Ok(bytes) = from_hex::<64>(signature_hex) else {
+            return false;
+        };
+        let mut signed = Vec::with_capacity(context.len() + message.len());
+        signed.extend_from_slice(context);
+        signed.extend_from_slice(message);
+        // verify_strict: no malleable signatures, no small-order keys.
+        self.0
+            .verify_strict(&signed, &Signature::from_bytes(&bytes))
+            .is_ok()
+    }
+}
+
+impl TryFrom<String> for CollectorPublicKey {
+    type Error = TrustError;
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        Self::from_hex(&text)
+    }
+}
+
+impl From<CollectorPublicKey> for String {
+    fn from(key: CollectorPublicKey) -> Self {
+        key.to_hex()
+    }
+}
+
+/// A survey definition as the collector hands it out: its JSON text and the collector's
+/// signature on exactly that text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignedDefinition {
+    /// The definition's JSON text, as signed.
+    pub definition: String,
+    /// Ed25519 signature (128 hex digits) on [`DEFINITION_CONTEXT`] ‖ `definition`.
+    pub signature: String,
+}
+
+impl SignedDefinition {
+    /// Sign `definition` (its pretty JSON text).
+    pub fn sign(key: &CollectorSigningKey, definition: &SurveyDefinition) -> Self {
+        let text = definition.to_json();
+        let signature = key.sign(DEFINITION_CONTEXT, text.as_bytes());
+        Self {
+            definition: text,
+            signature,
+        }
+    }
+
+    /// Verify the signature on the exact text, then parse and validate it.
+    ///
+    /// # Errors
+    /// [`TrustError::DefinitionSignature`] when the signature does not verify with `key`;
+    /// [`TrustError::Definition`] when the signed text is not a valid definition.
+    pub fn open(
+        &self,
+        key: &CollectorPublicKey,
+        source_name: &str,
+    ) -> Result<SurveyDefinition, TrustError> {
+        if !key.verifies(
+            DEFINITION_CONTEXT,
+            self.definition.as_bytes(),
+            &self.signature,
+        ) {
+            return Err(TrustError::DefinitionSignature {
+                source_name: source_name.to_owned(),
+            });
+        }
+        Ok(SurveyDefinition::parse(&self.definition, source_name)?)
+    }
+}
+
+/// The collector's permission for one upload: this survey, this cohort, one nonce, until a time.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadCredential {
+    /// Survey id.
+    pub survey: String,
+    /// Cohort index.
+    pub cohort: u32,
+    /// 128 random bits as 32 hex digits; each accepting service takes it once.
+    pub nonce: String,
+    /// Expiry, seconds since the Unix epoch (UTC).
+    pub expires_at: u64,
+    /// Ed25519 signature (128 hex digits) on the canonical bytes (module documentation).
+    pub signature: String,
+}
+
+impl UploadCredential {
+    fn signed_bytes(survey: &str, cohort: u32, nonce: &str, expires_at: u64) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(32 + survey.len() + nonce.len());
+        bytes.extend_from_slice(&(survey.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(survey.as_bytes());
+        bytes.extend_from_slice(&cohort.to_le_bytes());
+        bytes.extend_from_slice(&(nonce.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(nonce.as_bytes());
+        bytes.extend_from_slice(&expires_at.to_le_bytes());
+        bytes
+    }
+
+    /// Issue a credential with a fresh nonce (random bytes from the caller's operating system).
+    pub fn issue(
+        key: &CollectorSigningKey,
+        survey: &str,
+        cohort: u32,
+        nonce: [u8; NONCE_BYTES],
+        expires_at: u64,
+    ) -> Self {
+        Self::reissue(key, survey, cohort, &to_hex(&nonce), expires_at)
+    }
+
+    /// Sign a credential for a nonce issued before (an invitation reopened after a reload keeps
+    /// its nonce, so at most one upload ever counts for it).
+    pub fn reissue(
+        key: &CollectorSigningKey,
+        survey: &str,
+        cohort: u32,
+        nonce: &str,
+        expires_at: u64,
+    ) -> Self {
+        let signature = key.sign(
+            CREDENTIAL_CONTEXT,
+            &Self::signed_bytes(survey, cohort, nonce, expires_at),
+        );
+        Self {
+            survey: survey.to_owned(),
+            cohort,
+            nonce: nonce.to_owned(),
+            expires_at,
+            signature,
+        }
+    }
+
+    /// Check the credential for an upload to `survey`, cohort `cohort`, at time `now` (seconds
+    /// since the Unix epoch). The caller still has to check that the nonce is new.
+    ///
+    /// # Errors
+    /// [`CredentialError`] naming the first problem: malformed nonce, bad signature, other
+    /// survey or cohort, expired.
+    pub fn check(
+        &self,
+        key: &CollectorPublicKey,
+        survey: &str,
+        cohort: u32,
+        now: u64,
+    ) -> Result<(), CredentialError> {
+        from_hex::<NONCE_BYTES>(&self.nonce).map_err(|reason| CredentialError::Malformed {
+            field: "nonce",
+            reason,
+        })?;
+        let bytes = Self::signed_bytes(&self.survey, self.cohort, &self.nonce, self.expires_at);
+        if !key.verifies(CREDENTIAL_CONTEXT, &bytes, &self.signature) {
+            return Err(CredentialError::Signature);
+        }
+        if self.survey != survey {
+            return Err(CredentialError::WrongSurvey {
+                expected: survey.to_owned(),
+                found: self.survey.clone(),
+            });
+        }
+        if self.cohort != cohort {
+            return Err(CredentialError::WrongCohort {
+                expected: cohort,
+                found: self.cohort,
+            });
+        }
+        if now >= self.expires_at {
+            return Err(CredentialError::Expired {
+                expires_at: self.expires_at,
+                now,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What the collector answers for `GET /api/surveys/{id}/definition`: the signed definition and
+/// a credential for one upload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefinitionOffer {
+    /// The signed definition.
+    pub signed: SignedDefinition,
+    /// The credential for this participant's upload.
+    pub credential: UploadCredential,
+}
+
+/// The services of one deployment, as the collector publishes them (`GET /api/deployment`, same
+/// origin as the web app it serves): where devices may send, and the key definitions are
+/// signed with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Deployment {
+    /// The collector's public key.
+    pub collector_public_key: CollectorPublicKey,
+    /// The collector's base URL.
+    pub collector: String,
+    /// The masking service provider's base URL.
+    pub msp: String,
+    /// The right-masking services' base URLs, by index (share mode).
+    pub rights: Vec<String>,
+}
+
+impl Deployment {
+    /// The upload address of survey `id` at the service with base URL `base`.
+    pub fn upload_url(base: &str, id: &str) -> String {
+        format!("{}/api/surveys/{id}/uploads", base.trim_end_matches('/'))
+    }
+
+    /// Check that every address `definition` sends to is this deployment's: the provider's
+    /// upload address in the basic protocol, and in share mode one distinct right-masking
+    /// service's upload address per share.
+    ///
+    /// # Errors
+    /// [`TrustError::ForeignDestination`] naming the first address outside the deployment.
+    pub fn check_destinations(&self, definition: &SurveyDefinition) -> Result<(), TrustError> {
+        let msp_upload = Self::upload_url(&self.msp, &definition.id);
+        if definition.upload_url != msp_upload {
+            return Err(TrustError::ForeignDestination {
+                url: definition.upload_url.clone(),
+                expected: msp_upload,
+            });
+        }
+        if let Some(share) = &definition.masking.share_mode {
+            let allowed: Vec<String> = self
+                .rights
+                .iter()
+                .map(|base| Self::upload_url(base, &definition.id))
+                .collect();
+            let mut seen = std::collections::HashSet::new();
+            for url in &share.providers {
+                if !allowed.contains(url) || !seen.insert(url.as_str()) {
+                    return Err(TrustError::ForeignDestination {
+                        url: url.clone(),
+                        expected: format!("one share to each of {}", allowed.join(", ")),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Everything a device checks before it masks anything: the definition's signature, its
+    /// destinations and the credential handed out with it (for the definition's survey and
+    /// cohort, not expired at `now`).
+    ///
+    /// # Errors
+    /// The first [`TrustError`].
+    pub fn accept(
+        &self,
+        offer: &DefinitionOffer,
+        source_name: &str,
+        now: u64,
+    ) -> Result<SurveyDefinition, TrustError> {
+        let definition = offer.signed.open(&self.collector_public_key, source_name)?;
+        self.check_destinations(&definition)?;
+        offer.credential.check(
+            &self.collector_public_key,
+            &definition.id,
+            definition.masking.cohort,
+            now,
+        )?;
+        Ok(definition)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = include_str!("../../../www/surveys/leaps-demo.json");
+
+    /// RFC 8032 §7.1, TEST 1: the secret key and the public key it determines.
+    const RFC8032_SECRET: &str = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
+    const RFC8032_PUBLIC: &str = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+
+    fn key(seed: u8) -> CollectorSigningKey {
+        CollectorSigningKey::from_secret([seed; 32])
+    }
+
+    fn deployment(key: &CollectorSigningKey) -> Deployment {
+        Deployment {
+            collector_public_key: key.public_key(),
+            collector: "http://c".into(),
+            msp: "http://m".into(),
+            rights: vec!["http://r0".into(), "http://r1".into()],
+        }
+    }
+
+    fn definition() -> SurveyDefinition {
+        let mut d = SurveyDefinition::parse(SAMPLE, "leaps-demo.json").unwrap();
+        d.upload_url = Deployment::upload_url("http://m", &d.id);
+        d
+    }
+
+    #[test]
+    fn keys_follow_rfc_8032() {
+        let secret = from_hex::<32>(RFC8032_SECRET).unwrap();
+        let key = CollectorSigningKey::from_secret(secret);
+        assert_eq!(key.public_key().to_hex(), RFC8032_PUBLIC);
+        assert_eq!(key.secret(), secret);
+        assert!(!format!("{key:?}").contains(RFC8032_SECRET));
+        let parsed = CollectorPublicKey::from_hex(RFC8032_PUBLIC).unwrap();
+        assert_eq!(parsed, key.public_key());
+        assert!(CollectorPublicKey::from_hex("abc").is_err());
+        assert!(CollectorPublicKey::from_hex(&"zz".repeat(32)).is_err());
+    }
+
+    #[test]
+    fn a_signed_definition_opens_only_with_its_collectors_key_and_unchanged() {
+        let (k, other) = (key(1), key(2));
+        let signed = SignedDefinition::sign(&k, &definition());
+        assert_eq!(signed.open(&k.public_key(), "s").unwrap(), definition());
+        assert!(matches!(
+            signed.open(&other.public_key(), "s"),
+            Err(TrustError::DefinitionSignature { .. })
+        ));
+        // The attack of issue 10 §3: the same definition with the author's own right-mask key.
+        let mut forged = signed.clone();
+        let mut tampered = definition();
+        tampered.masking.right_mask_key = Some("ab".repeat(32));
+        forged.definition = tampered.to_json();
+        let e = forged.open(&k.public_key(), "evil.example").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("not signed by this deployment's collector"),
+            "{e}"
+        );
+        // One changed byte of the text breaks it; so does a truncated signature.
+        let mut one_byte = signed.clone();
+        one_byte.definition = one_byte.definition.replacen("\"id\"", "\"id\" ", 1);
+        assert!(one_byte.open(&k.public_key(), "s").is_err());
+        let mut short = signed;
+        short.signature.truncate(100);
+        assert!(short.open(&k.public_key(), "s").is_err());
+    }
+
+    #[test]
+    fn a_credential_is_checked_for_signature_survey_cohort_and_expiry() {
+        let k = key(3);
+        let public = k.public_key();
+        let c = UploadCredential::issue(&k, "s", 2, [7; NONCE_BYTES], 1_000);
+        assert_eq!(c.nonce, "07".repeat(NONCE_BYTES));
+        c.check(&public, "s", 2, 999).unwrap();
+        assert_eq!(
+            c.check(&public, "s", 2, 1_000),
+            Err(CredentialError::Expired {
+                expires_at: 1_000,
+                now: 1_000
+            })
+        );
+        assert!(matches!(
+            c.check(&public, "t", 2, 0),
+            Err(CredentialError::WrongSurvey { .. })
+        ));
+        assert!(matches!(
+            c.check(&public, "s", 3, 0),
+            Err(CredentialError::WrongCohort { .. })
+        ));
+        // Forged: the cohort or the expiry changed after signing, or another key signed it.
+        let mut moved = c.clone();
+        moved.cohort = 3;
+        assert_eq!(
+            moved.check(&public, "s", 3, 0),
+            Err(CredentialError::Signature)
+        );
+        let mut extended = c.clone();
+        extended.expires_at = u64::MAX;
+        assert_eq!(
+            extended.check(&public, "s", 2, 5_000),
+            Err(CredentialError::Signature)
+        );
+        let other = UploadCredential::issue(&key(4), "s", 2, [7; NONCE_BYTES], 1_000);
+        assert_eq!(
+            other.check(&public, "s", 2, 0),
+            Err(CredentialError::Signature)
+        );
+        let mut bad_nonce = c.clone();
+        bad_nonce.nonce = "not hex".into();
+        assert!(matches!(
+            bad_nonce.check(&public, "s", 2, 0),
+            Err(CredentialError::Malformed { field: "nonce", .. })
+        ));
+        // A reissued credential keeps the nonce and verifies.
+        let again = UploadCredential::reissue(&k, "s", 2, &c.nonce, 2_000);
+        again.check(&public, "s", 2, 1_500).unwrap();
+        assert_eq!(again.nonce, c.nonce);
+    }
+
+    #[test]
+    fn a_definition_signed_as_credential_bytes_is_refused() {
+        // Context separation: a credential signature never verifies as a definition signature.
+        let k = key(5);
+        let c = UploadCredential::issue(&k, "s", 0, [1; NONCE_BYTES], 10);
+        let bytes = UploadCredential::signed_bytes(&c.survey, c.cohort, &c.nonce, c.expires_at);
+        let as_definition = SignedDefinition {
+            definition: String::from_utf8_lossy(&bytes).into_owned(),
+            signature: c.signature,
+        };
+        assert!(matches!(
+            as_definition.open(&k.public_key(), "s"),
+            Err(TrustError::DefinitionSignature { .. })
+        ));
+    }
+
+    #[test]
+    fn a_device_accepts_only_its_deployments_destinations() {
+        let k = key(6);
+        let deployment = deployment(&k);
+        let d = definition();
+        let offer = DefinitionOffer {
+            signed: SignedDefinition::sign(&k, &d),
+            credential: UploadCredential::issue(&k, &d.id, d.masking.cohort, [2; NONCE_BYTES], 100),
+        };
+        assert_eq!(deployment.accept(&offer, "s", 50).unwrap(), d);
+        // Signed by the collector, but uploading elsewhere: still refused.
+        let mut foreign = d.clone();
+        foreign.upload_url = "http://evil.example/api/surveys/leaps-demo/uploads".into();
+        let offer_foreign = DefinitionOffer {
+            signed: SignedDefinition::sign(&k, &foreign),
+            credential: offer.credential.clone(),
+        };
+        let e = deployment.accept(&offer_foreign, "s", 50).unwrap_err();
+        assert!(matches!(e, TrustError::ForeignDestination { .. }), "{e}");
+        // Share mode: each share to a distinct right-masking service of the deployment.
+        let mut shares = d.clone();
+        shares.masking.right_mask_key = None;
+        let floor = crate::policy::SHARE_SCALE * shares.answers_max();
+        shares.masking.share_mode = Some(crate::definition::ShareMode {
+            providers: vec![
+                Deployment::upload_url("http://r0", &d.id),
+                Deployment::upload_url("http://r1", &d.id),
+            ],
+            share_sigma: floor,
+        });
+        deployment.check_destinations(&shares).unwrap();
+        let mut twice = shares.clone();
+        if let Some(s) = twice.masking.share_mode.as_mut() {
+            s.providers[1] = s.providers[0].clone();
+        }
+        assert!(deployment.check_destinations(&twice).is_err());
+        // An expired credential or one for another cohort is refused before masking.
+        assert!(matches!(
+            deployment.accept(&offer, "s", 100),
+            Err(TrustError::Credential(CredentialError::Expired { .. }))
+        ));
+    }
+
+    #[test]
+    fn wire_forms_round_trip() {
+        let k = key(8);
+        let d = definition();
+        let offer = DefinitionOffer {
+            signed: SignedDefinition::sign(&k, &d),
+            credential: UploadCredential::issue(&k, &d.id, 0, [9; NONCE_BYTES], 7),
+        };
+        let json = serde_json::to_string(&offer).unwrap();
+        assert_eq!(
+            serde_json::from_str::<DefinitionOffer>(&json).unwrap(),
+            offer
+        );
+        let dep = deployment(&k);
+        let json = serde_json::to_string(&dep).unwrap();
+        assert!(json.contains(&k.public_key().to_hex()));
+        assert_eq!(serde_json::from_str::<Deployment>(&json).unwrap(), dep);
+        let bad = json.replace(&k.public_key().to_hex(), "00");
+        assert!(serde_json::from_str::<Deployment>(&bad).is_err());
+    }
+}
