@@ -29,7 +29,6 @@ pub mod wire;
 pub mod http;
 pub mod ratelimit;
 
-pub mod merkle;
 pub mod outbox;
 
 pub mod intake;

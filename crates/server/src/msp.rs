@@ -16,7 +16,7 @@ use crate::http::{ApiJson, ApiPath, json};
 use crate::intake::{self, Registrations};
 use crate::intake_http::{self, IntakeService};
 use crate::keys::KeyStore;
-use crate::merkle::sha256_hex;
+use orthomask_survey::merkle::sha256_hex;
 use crate::outbox::{self, DeliveredHook, OutboxItem};
 use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
 use crate::wire::{CohortResult, LeftMasked, MaskingOutcome, Registration, ShareBlock, WireMatrix};
@@ -282,7 +282,7 @@ impl Msp {
             survey: survey.to_owned(),
             cohort,
             uploads: n,
-            merkle_root: crate::merkle::merkle_root(&hashes),
+            merkle_root: orthomask_survey::merkle::merkle_root(&hashes),
             outcome,
         };
         let body = serde_json::to_vec(&result).map_err(|e| StoreError::Corrupt(e.to_string()))?;

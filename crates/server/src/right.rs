@@ -13,7 +13,7 @@ use crate::http::{ApiJson, ApiPath, json};
 use crate::intake::{self, Registrations};
 use crate::intake_http::{self, IntakeService};
 use crate::keys::KeyStore;
-use crate::merkle::sha256_hex;
+use orthomask_survey::merkle::sha256_hex;
 use crate::outbox::{self, DeliveredHook, OutboxItem};
 use crate::store::{ClosedSignal, Store, f64s_to_blob};
 use crate::wire::{LeftMasked, Registration, ShareBlock, SharePart, WireMatrix};
@@ -438,7 +438,7 @@ async fn left_masked(
                 survey: s.clone(),
                 cohort,
                 index,
-                merkle_root: crate::merkle::merkle_root(&hashes),
+                merkle_root: orthomask_survey::merkle::merkle_root(&hashes),
                 block: WireMatrix::from_matrix(&unmasked),
             };
             let body = serde_json::to_vec(&part).map_err(|e| ApiError::internal("part", e))?;

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use orthomask_server::merkle::{InclusionProof, verify_inclusion};
+use orthomask_survey::merkle::{InclusionProof, verify_inclusion};
 use serde_json::Value;
 
 /// Basic protocol: 2 cohorts of m = 12 (the first fills and closes itself, the second is closed

@@ -23,6 +23,8 @@
 //! * [`trust`] — the collector's signatures: signed definitions, upload credentials, the
 //!   deployment a device may send to;
 //! * [`upload`] — the device's protocol messages: upload, receipt, upload hash;
+//! * [`merkle`] — RFC 6962 trees over a cohort's receipts: roots and inclusion proofs, which
+//!   the services publish and participants and auditors check;
 //! * [`client`] — the participant's client: prepare the masked uploads, check receipts;
 //! * [`manifest`] — the one manifest builder: plan + release → `manifest.json`;
 //! * [`audit`] — a manifest's promises as the audit's expectations;
@@ -41,6 +43,8 @@ pub mod draft;
 pub mod trust;
 
 pub mod upload;
+
+pub mod merkle;
 
 pub mod client;
 

@@ -20,7 +20,7 @@ mod release;
 
 use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, ApiQuery, json, require_bearer};
-use crate::merkle::sha256_hex;
+use orthomask_survey::merkle::sha256_hex;
 use crate::outbox::{PeerClient, PeerError};
 use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
 use crate::wire::{CohortResult, InvitationRequest, MaskingOutcome, Registration, SharePart};

@@ -69,7 +69,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 }
 
 /// SHA-256 of `bytes` in hexadecimal.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
@@ -101,7 +101,7 @@ pub fn merkle_root(hashes: &[String]) -> String {
 }
 
 /// An inclusion proof.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct InclusionProof {
     /// Position of the leaf among the sorted hashes.
     pub leaf_index: usize,
