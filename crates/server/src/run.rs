@@ -472,25 +472,48 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
     })
 }
 
-/// Wait for Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Ctrl-C or SIGTERM, listened for from the moment it is made.
+///
+/// Why a value and not just a future: a supervisor (a test, systemd, a shell script) may send
+/// SIGTERM as soon as it reads "listening on". If the handler were registered only when the wait
+/// starts, a signal arriving in between would take the default action and kill the process
+/// without the clean stop. So [`serve_blocking`] makes this before it announces anything.
+pub struct ShutdownSignal {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl ShutdownSignal {
+    /// Start listening for SIGTERM now (Ctrl-C is registered by tokio on first use, which
+    /// [`ShutdownSignal::wait`] does at once). Must be called inside a tokio runtime.
+    #[must_use]
+    pub fn listen() -> Self {
+        Self {
+            #[cfg(unix)]
+            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
+    }
+
+    /// Wait until Ctrl-C or SIGTERM arrives (or has arrived since [`ShutdownSignal::listen`]).
+    pub async fn wait(self) {
+        let ctrl_c = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        #[cfg(unix)]
+        let term = async move {
+            match self.term {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        #[cfg(not(unix))]
+        let term = std::future::pending::<()>();
+        tokio::select! {
+            () = ctrl_c => {}
+            () = term => {}
+        }
     }
 }
 
@@ -517,18 +540,20 @@ pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
         .build()
         .map_err(|e| ServerError::io("starting the async runtime", e))?;
     runtime.block_on(async move {
+        // Listen before announcing: see `ShutdownSignal`.
+        let shutdown = ShutdownSignal::listen();
         let announce = |r: &Running| println!("{} listening on {}", r.name(), r.url());
         match plan {
             ServePlan::Msp(cfg, address) => {
                 let running = start_msp(cfg, bind(&address).await?).await?;
                 announce(&running);
-                shutdown_signal().await;
+                shutdown.wait().await;
                 running.stop().await;
             }
             ServePlan::Right(cfg, address) => {
                 let running = start_right(cfg, bind(&address).await?).await?;
                 announce(&running);
-                shutdown_signal().await;
+                shutdown.wait().await;
                 running.stop().await;
             }
             ServePlan::Collector(cfg, address) => {
@@ -538,7 +563,7 @@ pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
                 if let Some(dir) = web {
                     println!("web app from {} at {}/", dir.display(), running.url());
                 }
-                shutdown_signal().await;
+                shutdown.wait().await;
                 running.stop().await;
             }
             ServePlan::All(cfg) => {
@@ -554,7 +579,7 @@ pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
                     dir.join("admin-token").display(),
                     dir.join("services.json").display()
                 );
-                shutdown_signal().await;
+                shutdown.wait().await;
                 all.stop().await;
             }
         }

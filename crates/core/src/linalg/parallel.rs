@@ -445,6 +445,7 @@ mod tests {
     }
 
     /// The bits of `m`'s entries, for "bit-identical" comparisons.
+    #[cfg(not(target_arch = "wasm32"))]
     fn bits(m: &DMatrix<f64>) -> Vec<u64> {
         m.iter().map(|v| v.to_bits()).collect()
     }
@@ -452,6 +453,8 @@ mod tests {
     /// Parallelism's promise: one thread and several compute the same bits — the tall QR (chunks
     /// factored on several threads), a Haar mask's blocked products on a block of records (row
     /// bands) and on one long record (reflectors generated ahead on other threads).
+    /// Native only: WebAssembly has one thread, so there is no "several" to compare against.
+    #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn one_thread_and_several_give_identical_bits() {
         use crate::key::{Key, StreamId};
