@@ -69,6 +69,9 @@ const DRAFT = (id) => ({
   ],
   cohort_size: cohortSize,
   share_mode: mode === 'shares',
+  // The basic protocol is never open to anyone (its definition carries the device key): each
+  // participant gets an invitation. Share mode may be open.
+  invitations: mode === 'basic',
 });
 
 // ── the services ──────────────────────────────────────────────────────────────────────────────
@@ -172,7 +175,16 @@ async function main() {
     const created = await api('POST', `${services.collector}/api/admin/surveys`, DRAFT(id), services.admin);
     if (created.status !== 201) throw new Error(`creating the survey: ${created.status} ${created.text}`);
     log(`survey ${id}: p1 = ${created.json.p1}, p2 = ${created.json.p2}, sigma = ${created.json.sigma.toFixed(2)}, cohorts of ${cohortSize}`);
-    const participantUrl = created.json.participant_url;
+    // One link per participant: an invitation each in the basic protocol, the open link in share
+    // mode. Either way the page loads the signed definition from its own origin.
+    let participantUrls;
+    if (mode === 'basic') {
+      const inv = await api('POST', `${services.collector}/api/admin/surveys/${id}/invitations`, { count: participants }, services.admin);
+      if (inv.status !== 201) throw new Error(`invitations: ${inv.status} ${inv.text}`);
+      participantUrls = inv.json.invitations.map((x) => x.participant_url);
+    } else {
+      participantUrls = Array.from({ length: participants }, () => created.json.participant_url);
+    }
 
     const answers = Array.from({ length: participants }, (_, i) => answersOf(i));
     const rows = answers.map((a) => [a.smoker ? 1 : 0, a.age, a.income, a.score].map(String).join(','));
@@ -186,7 +198,7 @@ async function main() {
     const receipts = [];
     const started = Date.now();
     for (let i = 0; i < participants; i += concurrency) {
-      const batch = answers.slice(i, i + concurrency).map((a) => participate(browser, participantUrl, a));
+      const batch = answers.slice(i, i + concurrency).map((a, j) => participate(browser, participantUrls[i + j], a));
       receipts.push(...(await Promise.all(batch)));
       log(`${receipts.length}/${participants} participants sent their masked answers`);
     }

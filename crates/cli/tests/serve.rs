@@ -142,7 +142,7 @@ fn serve_all_runs_every_service_apart_and_stops_cleanly() {
     let admin = std::fs::read_to_string(dir.path().join("admin-token")).unwrap();
     let draft = r#"{"id": "keys", "title": "Keys", "consent": "Test.",
         "questions": [{"id": "age", "label": "Age", "kind": "integer", "min": 18, "max": 90}],
-        "cohort_size": 20, "share_mode": false}"#;
+        "cohort_size": 20, "share_mode": false, "invitations": true}"#;
     let created = request(
         &all[0],
         "POST",

@@ -17,7 +17,7 @@
 use orthomask_core::key::Key;
 use orthomask_survey::client::{Client, verify_receipt};
 use orthomask_survey::coding::Answer;
-use orthomask_survey::definition::SurveyDefinition;
+use orthomask_survey::trust::{DefinitionOffer, Deployment};
 use orthomask_survey::plan::default_noise_columns;
 use orthomask_survey::upload::{Receipt, Upload};
 use std::time::{Duration, Instant};
@@ -80,7 +80,7 @@ async fn main() {
         .collect();
     let draft = serde_json::json!({
         "id": "load", "title": "Load test", "consent": "Load test.", "questions": questions,
-        "cohort_size": m,
+        "cohort_size": m, "invitations": true,
     });
     let created = http
         .post(format!("{collector}/api/admin/surveys"))
@@ -97,7 +97,40 @@ async fn main() {
         created.text().await.unwrap_or_default()
     );
     let created: serde_json::Value = serde_json::from_str(&created.text().await.unwrap()).unwrap();
-    let definition_url = created["definition_url"].as_str().unwrap().to_owned();
+    let invitations: serde_json::Value = serde_json::from_str(
+        &http
+            .post(format!("{collector}/api/admin/surveys/load/invitations"))
+            .bearer_auth(admin)
+            .header("content-type", "application/json")
+            .body(serde_json::json!({ "count": participants }).to_string())
+            .send()
+            .await
+            .expect("invitations")
+            .text()
+            .await
+            .unwrap(),
+    )
+    .expect("invitations are JSON");
+    let links: Vec<String> = invitations["invitations"]
+        .as_array()
+        .expect("invitations")
+        .iter()
+        .map(|i| i["definition_url"].as_str().expect("definition_url").to_owned())
+        .collect();
+    let deployment: Deployment = serde_json::from_str(
+        &http
+            .get(format!("{collector}/api/deployment"))
+            .send()
+            .await
+            .expect("deployment")
+            .text()
+            .await
+            .unwrap(),
+    )
+    .expect("a deployment");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     println!(
         "survey: p = {} (p1 = {}, p2 = {}), cohorts of m = {m}; {participants} participants",
         created["p1"].as_u64().unwrap() + created["p2"].as_u64().unwrap(),
@@ -110,10 +143,10 @@ async fn main() {
     let mut load_latency = Vec::new();
     let mut prepared: Vec<(String, Upload)> = Vec::new();
     let mut devices: std::collections::HashMap<u32, Client> = std::collections::HashMap::new();
-    for i in 0..participants {
+    for (i, link) in links.iter().enumerate() {
         let t = Instant::now();
         let text = http
-            .get(&definition_url)
+            .get(link)
             .send()
             .await
             .unwrap()
@@ -121,10 +154,14 @@ async fn main() {
             .await
             .unwrap();
         load_latency.push(t.elapsed());
-        let def = SurveyDefinition::parse(&text, "definition").expect("definition");
+        let offer: DefinitionOffer = serde_json::from_str(&text).expect("a definition offer");
+        let def = deployment
+            .accept(&offer, link, now)
+            .expect("the device accepts the collector's offer");
         let device = devices
             .entry(def.masking.cohort)
             .or_insert_with(|| Client::new(&def).expect("a usable definition"));
+        device.set_credential(offer.credential);
         let record: Vec<Answer> = (0..answers)
             .map(|j| Answer::Number(((i * 37 + j * 11) % 100) as f64 + 0.5))
             .collect();

@@ -10,6 +10,7 @@
 use crate::error::{ApiError, StoreError};
 use orthomask_survey::merkle::{InclusionProof, inclusion_proof, merkle_root};
 use crate::wire::{CohortStatus, Registration};
+use orthomask_survey::trust::CredentialError;
 use orthomask_survey::upload::{Receipt, Upload};
 use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
@@ -41,10 +42,12 @@ CREATE TABLE IF NOT EXISTS uploads (
     upload_hash TEXT NOT NULL,
     received_at TEXT NOT NULL,
     masked BLOB,
+    nonce TEXT NOT NULL,
     PRIMARY KEY (survey, token),
     FOREIGN KEY (survey, cohort) REFERENCES cohorts(survey, cohort)
 );
 CREATE INDEX IF NOT EXISTS uploads_by_cohort ON uploads(survey, cohort, seq);
+CREATE UNIQUE INDEX IF NOT EXISTS one_upload_per_credential ON uploads(survey, nonce);
 ";
 
 /// Registrations kept in memory for validation before the store is asked.
@@ -277,6 +280,27 @@ pub fn accept(
              exactly the same values, a new submission needs a new token",
         ));
     }
+    // One upload per credential: the nonce of an upload already stored (under another token)
+    // cannot bring in a second one. `authorise` has checked that a credential is present.
+    let nonce = upload
+        .credential
+        .as_ref()
+        .map(|c| c.nonce.clone())
+        .ok_or_else(|| ApiError::unauthorized(CredentialError::Missing.to_string()))?;
+    let reused: Option<i64> = conn
+        .query_row(
+            "SELECT 1 FROM uploads WHERE survey = ?1 AND nonce = ?2",
+            (&upload.survey, &nonce),
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql)?;
+    if reused.is_some() {
+        return Err(ApiError::forbidden(
+            "this upload credential was already used for another upload; each invitation or \
+             definition load allows one",
+        ));
+    }
     let (status, count): (String, usize) = conn
         .query_row(
             "SELECT status, uploads FROM cohorts WHERE survey = ?1 AND cohort = ?2",
@@ -305,8 +329,8 @@ pub fn accept(
     }
     let received_at = crate::time::now_rfc3339();
     conn.execute(
-        "INSERT INTO uploads (survey, token, cohort, seq, upload_hash, received_at, masked)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO uploads (survey, token, cohort, seq, upload_hash, received_at, masked, nonce)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         (
             &upload.survey,
             &upload.token,
@@ -315,6 +339,7 @@ pub fn accept(
             hash,
             &received_at,
             stored_values,
+            &nonce,
         ),
     )
     .map_err(sql)?;

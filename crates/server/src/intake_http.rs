@@ -16,6 +16,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post, put};
+use orthomask_survey::trust::CredentialError;
 use orthomask_survey::upload::Upload;
 use std::path::Path;
 
@@ -113,6 +114,27 @@ pub trait IntakeService: Clone + Send + Sync + 'static {
     fn require_peer(&self, headers: &HeaderMap) -> Result<(), ApiError> {
         require_bearer(headers, self.peer_token(), "peer token")
     }
+}
+
+/// Check an upload's credential against the survey's registration, before its values are used:
+/// it must be signed by the collector that registered the survey, for this survey and cohort,
+/// and not expired (`orthomask_survey::trust::UploadCredential::check`). Whether its nonce is
+/// new is decided when the upload is stored ([`intake::accept`]), in the same transaction.
+///
+/// # Errors
+/// 401 without a credential; 403 for a forged, foreign or expired one.
+pub fn authorise(registration: &Registration, upload: &Upload) -> Result<(), ApiError> {
+    let Some(credential) = &upload.credential else {
+        return Err(ApiError::unauthorized(CredentialError::Missing.to_string()));
+    };
+    credential
+        .check(
+            &registration.collector_public_key,
+            &registration.survey,
+            upload.cohort,
+            crate::time::unix_seconds(),
+        )
+        .map_err(|e| ApiError::forbidden(e.to_string()))
 }
 
 /// Store an already validated upload whose stored form is `blob`, and answer with its receipt

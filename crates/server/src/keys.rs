@@ -9,6 +9,7 @@
 
 use crate::error::ServerError;
 use orthomask_core::key::Key;
+use orthomask_survey::trust::CollectorSigningKey;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -26,6 +27,34 @@ pub fn fresh_key() -> Result<Key, ServerError> {
         ServerError::Config(format!("the operating system random source failed: {e}"))
     })?;
     Ok(Key::from_entropy(bytes))
+}
+
+/// The collector's Ed25519 signing key (`orthomask_survey::trust`), kept as 64 hex digits in its
+/// own private file: loaded when present, generated from the operating system and written
+/// atomically when not. Its public half is what the provider, the right-masking services and
+/// participants' devices verify definitions and upload credentials with.
+///
+/// # Errors
+/// [`ServerError::KeyFile`] for a file that is not 64 hex digits; [`ServerError::Config`] when
+/// the OS random source fails; I/O errors writing it.
+pub fn load_or_create_signing_key(path: &Path) -> Result<CollectorSigningKey, ServerError> {
+    let bad = |reason: String| ServerError::KeyFile {
+        path: path.display().to_string(),
+        reason,
+    };
+    match std::fs::read_to_string(path) {
+        Ok(text) => CollectorSigningKey::from_secret_hex(&text).map_err(|e| bad(e.to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut secret = [0u8; 32];
+            getrandom::fill(&mut secret).map_err(|e| {
+                ServerError::Config(format!("the operating system random source failed: {e}"))
+            })?;
+            let key = CollectorSigningKey::from_secret(secret);
+            write_private_atomically(path, format!("{}\n", key.secret_hex()).as_bytes())?;
+            Ok(key)
+        }
+        Err(e) => Err(bad(e.to_string())),
+    }
 }
 
 #[derive(Serialize, Deserialize, Default)]

@@ -527,6 +527,8 @@ async fn upload(
     ApiJson(upload): ApiJson<Upload>,
 ) -> Result<Response, ApiError> {
     let reg = msp.0.regs.get(&survey)?;
+    // Who may upload is decided before anything else about the upload.
+    intake_http::authorise(&reg, &upload)?;
     if reg.share_services > 0 {
         return Err(ApiError::bad_request(format!(
             "survey {survey:?} uses share mode: each share goes to its right-masking service \

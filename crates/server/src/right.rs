@@ -321,6 +321,8 @@ async fn upload(
     ApiJson(upload): ApiJson<Upload>,
 ) -> Result<Response, ApiError> {
     let reg = right.share_registration(&survey)?;
+    // Who may upload is decided before anything else about the upload.
+    intake_http::authorise(&reg, &upload)?;
     let p = reg.p();
     upload
         .validate(&survey, p)

@@ -9,6 +9,14 @@ pub fn unix_millis() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// Whole seconds since the Unix epoch (0 if the clock is before 1970): the clock upload
+/// credentials expire by.
+pub fn unix_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// The current time as RFC 3339 UTC with milliseconds, e.g. `2026-11-21T21:47:59.123Z`.
 pub fn now_rfc3339() -> String {
     rfc3339(unix_millis())

@@ -9,6 +9,7 @@ use orthomask_core::protocol::tm2::Tm2Design;
 use orthomask_survey::definition::valid_survey_id;
 use orthomask_survey::draft::Planned;
 use orthomask_survey::policy::{MAX_COHORT, MAX_P};
+use orthomask_survey::trust::CollectorPublicKey;
 use serde::{Deserialize, Serialize};
 
 /// What the collector tells a masking or right-masking service about a survey: the public
@@ -32,11 +33,15 @@ pub struct Registration {
     pub min_cohort_size: usize,
     /// 0 for the basic protocol, `K₁ ≥ 2` in share mode.
     pub share_services: usize,
+    /// The collector's public key: an accepting service takes an upload only with an upload
+    /// credential this key verifies (`orthomask_survey::trust`).
+    pub collector_public_key: CollectorPublicKey,
 }
 
 impl Registration {
-    /// What the provider and the right-masking services are told about a planned survey.
-    pub fn for_survey(planned: &Planned) -> Self {
+    /// What the provider and the right-masking services are told about a planned survey by the
+    /// collector whose public key is `collector_public_key`.
+    pub fn for_survey(planned: &Planned, collector_public_key: CollectorPublicKey) -> Self {
         let masking = &planned.plan.masking;
         Self {
             survey: planned.template.id.clone(),
@@ -47,6 +52,7 @@ impl Registration {
             cohort_size: planned.plan.cohort_size,
             min_cohort_size: planned.plan.min_cohort_size,
             share_services: planned.plan.share_services,
+            collector_public_key,
         }
     }
 
@@ -320,6 +326,10 @@ mod tests {
             cohort_size: 20,
             min_cohort_size: 5,
             share_services: 0,
+            collector_public_key: orthomask_survey::trust::CollectorSigningKey::from_secret(
+                [7; 32],
+            )
+            .public_key(),
         };
         assert!(r.validate().is_ok());
         assert_eq!(r.p(), 34);

@@ -27,10 +27,12 @@ async fn uploads_are_validated_and_stored_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 0, None).await;
     let http = client();
-    let created = create_survey(&http, &all, &draft("v", 12, false, false)).await;
-    let definition_url = created["definition_url"].as_str().unwrap();
-    let (def, uploads) = prepare(&http, definition_url, 1, &answers(1)).await;
+    let created = create_survey(&http, &all, &draft("v", 12, false, true)).await;
+    let invited = links(&http, &all, &created, 3).await;
+    let (def, uploads) = prepare(&http, &invited[0], 1, &answers(1)).await;
     let (url, upload) = uploads[0].clone();
+    // A second participant of cohort 0 who has not sent yet.
+    let (_, waiting) = prepare(&http, &invited[1], 3, &answers(3)).await;
 
     // Shape and content errors.
     let mut short = upload.clone();
@@ -43,11 +45,12 @@ async fn uploads_are_validated_and_stored_exactly_once() {
     let (status, body) = post_upload(&http, &url, &bad_token).await;
     assert_eq!(status, 400);
     assert!(one_line_error(&body).contains("token"));
+    // The credential names cohort 0: another cohort is refused before anything is stored.
     let mut wrong_cohort = upload.clone();
     wrong_cohort.cohort = 7;
     let (status, body) = post_upload(&http, &url, &wrong_cohort).await;
-    assert_eq!(status, 404);
-    assert!(one_line_error(&body).contains("no cohort 7"));
+    assert_eq!(status, 403);
+    assert!(one_line_error(&body).contains("cohort 0, not 7"), "{body}");
     let unknown = url.replace("/v/", "/nope/");
     let (status, body) = post_upload(&http, &unknown, &upload).await;
     assert_eq!(status, 404);
@@ -111,14 +114,12 @@ async fn uploads_are_validated_and_stored_exactly_once() {
     // Closed cohorts refuse uploads; a retry of an acknowledged upload still gets its receipt.
     let (status, _) = admin_post(&http, &all, "/api/admin/surveys/v/cohorts/0/close").await;
     assert_eq!(status, 200);
-    let (_, late) = prepare(&http, definition_url, 2, &answers(2)).await;
+    let (_, late) = prepare(&http, &invited[2], 2, &answers(2)).await;
     assert_eq!(
         late[0].1.cohort, 1,
         "the next participant joins the next cohort"
     );
-    let mut into_closed = late[0].1.clone();
-    into_closed.cohort = 0;
-    let (status, body) = post_upload(&http, &url, &into_closed).await;
+    let (status, body) = post_upload(&http, &url, &waiting[0].1).await;
     assert_eq!(status, 409);
     assert!(one_line_error(&body).contains("closed"));
     let (status, again) = post_upload(&http, &url, &upload).await;
@@ -133,7 +134,7 @@ async fn admin_and_peer_endpoints_need_their_tokens() {
     let all = start(dir.path(), 0, None).await;
     let http = client();
     let url = format!("{}/api/admin/surveys", all.collector.url());
-    let body = draft("t", 12, false, false);
+    let body = draft("t", 12, false, true);
     let (status, e) = send(&http, Method::POST, &url, Some(&body), None).await;
     assert_eq!(status, 401);
     assert!(one_line_error(&e).contains("admin token"));
@@ -181,7 +182,7 @@ async fn admin_and_peer_endpoints_need_their_tokens() {
     assert_eq!(status, 401);
 
     // Bad drafts: one line naming the field; duplicates: 409.
-    let mut bad = draft("t", 4, false, false);
+    let mut bad = draft("t", 4, false, true);
     let (status, e) = send(
         &http,
         Method::POST,
@@ -404,11 +405,27 @@ async fn the_web_app_is_served_with_a_strict_content_security_policy() {
     all.stop().await;
 }
 
+/// Issue 10 §2 and §4: a basic-protocol survey is never open to anyone; an invitation opens one
+/// cohort place, and a reload of it (a lost answer, a closed tab) gets the same cohort, key and
+/// credential nonce back — never a second place.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn invitations_gate_the_definition_once_each() {
+async fn invitations_gate_the_definition_and_survive_a_reload() {
     let dir = tempfile::tempdir().unwrap();
-    let all = start(dir.path(), 0, None).await;
+    let all = start(dir.path(), 2, None).await;
     let http = client();
+    // The attack of §2: an open basic survey would hand B_k's key to the provider itself.
+    let (status, e) = send(
+        &http,
+        Method::POST,
+        &format!("{}/api/admin/surveys", all.collector.url()),
+        Some(&draft("open-basic", 12, false, false)),
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 400, "{e}");
+    let e = one_line_error(&e);
+    assert!(e.contains("invitations") && e.contains("share mode"), "{e}");
+
     let created = create_survey(&http, &all, &draft("invited", 12, false, true)).await;
     assert!(created["participant_url"].is_null());
     let definition_url = created["definition_url"].as_str().unwrap();
@@ -428,25 +445,31 @@ async fn invitations_gate_the_definition_once_each() {
     assert_eq!(status, 201, "{list}");
     let first = list["invitations"][0]["definition_url"].as_str().unwrap();
     let second = list["invitations"][1]["definition_url"].as_str().unwrap();
+    let participant_url = list["invitations"][0]["participant_url"].as_str().unwrap();
     assert!(
-        list["invitations"][0]["participant_url"]
-            .as_str()
-            .unwrap()
-            .contains("invite%3D")
+        participant_url.ends_with(&format!(
+            "/#/participate?survey=invited&invite={}",
+            list["invitations"][0]["token"].as_str().unwrap()
+        )),
+        "{participant_url}"
     );
-    let (status, _) = get_text(&http, first).await;
-    assert_eq!(status, 200);
-    let (status, body) = get_text(&http, first).await;
-    assert_eq!(status, 403);
-    assert!(body.contains("already been used"));
+    let (opened, credential) = load(&http, first).await;
+    let (reopened, again) = load(&http, first).await;
+    assert_eq!(opened, reopened, "a reload gets the same definition and key");
+    assert_eq!(credential.nonce, again.nonce, "and the same one-upload nonce");
     let (status, _) = get_text(
         &http,
         &format!("{definition_url}?invite=0123456789abcdef0123456789abcdef"),
     )
     .await;
     assert_eq!(status, 403);
-    let (status, _) = get_text(&http, second).await;
+    let (_, other) = load(&http, second).await;
+    assert_ne!(other.nonce, credential.nonce);
+    // Once its cohort has closed, the invitation opens nothing more.
+    let (status, _) = admin_post(&http, &all, "/api/admin/surveys/invited/cohorts/0/close").await;
     assert_eq!(status, 200);
+    let (status, body) = get_text(&http, first).await;
+    assert_eq!(status, 410, "{body}");
     // Tokens are stored only as hashes.
     let db = std::fs::read(dir.path().join("collector/collector.sqlite3")).unwrap();
     let wal = std::fs::read(dir.path().join("collector/collector.sqlite3-wal")).unwrap_or_default();
@@ -454,8 +477,8 @@ async fn invitations_gate_the_definition_once_each() {
     for bytes in [&db, &wal] {
         assert!(!bytes.windows(token.len()).any(|w| w == token.as_bytes()));
     }
-    // A survey without invitations has none to hand out.
-    create_survey(&http, &all, &draft("open", 12, false, false)).await;
+    // A survey without invitations (share mode) has none to hand out.
+    create_survey(&http, &all, &draft("open", 12, true, false)).await;
     let (status, _) = send(
         &http,
         Method::POST,
@@ -475,10 +498,10 @@ async fn cohorts_too_small_to_mask_are_withheld_not_released() {
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 0, None).await;
     let http = client();
-    let created = create_survey(&http, &all, &draft("small", 12, false, false)).await;
-    let definition_url = created["definition_url"].as_str().unwrap();
-    for i in 0..3 {
-        participate(&http, definition_url, i).await;
+    let created = create_survey(&http, &all, &draft("small", 12, false, true)).await;
+    let invited = links(&http, &all, &created, 3).await;
+    for (i, link) in (0..).zip(&invited) {
+        participate(&http, link, i).await;
     }
     let (status, _) = admin_post(&http, &all, "/api/admin/surveys/small/close").await;
     assert_eq!(status, 200);

@@ -275,16 +275,16 @@ async fn a_hand_over_waits_for_a_collector_that_is_down() {
         &http,
         Method::POST,
         &format!("{collector_url}/api/admin/surveys"),
-        Some(&draft("waits", 12, false, false)),
+        Some(&draft("waits", 12, false, true)),
         Some(&collector_config.admin_token),
     )
     .await;
     assert_eq!(status, 201, "{created}");
-    let definition_url = created["definition_url"].as_str().unwrap();
+    let invited = links_at(&http, &collector_url, &collector_config.admin_token, &created, 12).await;
     let mut prepared = Vec::new();
-    for i in 0..12u64 {
+    for (i, link) in (0..12u64).zip(&invited) {
         let a = answers(i);
-        let (def, uploads) = prepare(&http, definition_url, i, &a).await;
+        let (def, uploads) = prepare(&http, link, i, &a).await;
         prepared.push((def.encode(&a).unwrap(), uploads));
     }
     collector.stop().await;

@@ -15,21 +15,16 @@ async fn basic_protocol_releases_the_raw_regression_and_publishes_receipts() {
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 0, None).await;
     let http = client();
-    let created = create_survey(&http, &all, &draft("health", 12, false, false)).await;
+    let created = create_survey(&http, &all, &draft("health", 12, false, true)).await;
     assert_eq!(created["p1"], 5);
     assert_eq!(created["p2"], 459);
-    let definition_url = created["definition_url"].as_str().unwrap().to_owned();
-    assert!(
-        created["participant_url"]
-            .as_str()
-            .unwrap()
-            .contains("#/participate?survey=http%3A%2F%2F127.0.0.1")
-    );
+    // 21 participants and one invitation never used.
+    let invited = links(&http, &all, &created, 22).await;
 
     let mut tasks = Vec::new();
-    for i in 0..21u64 {
+    for (i, link) in (0..21u64).zip(&invited) {
         let http = http.clone();
-        let url = definition_url.clone();
+        let url = link.clone();
         tasks.push(tokio::spawn(
             async move { participate(&http, &url, i).await },
         ));
@@ -96,8 +91,8 @@ async fn basic_protocol_releases_the_raw_regression_and_publishes_receipts() {
         assert_eq!(proof.root, list["merkle_root"].as_str().unwrap());
         assert!(verify_inclusion(&s.receipt.upload_hash, &proof));
     }
-    // The definition is no longer handed out.
-    let (status, body) = get_text(&http, &definition_url).await;
+    // The definition is no longer handed out, even for an unused invitation.
+    let (status, body) = get_text(&http, &invited[21]).await;
     assert_eq!(status, 410, "{body}");
     all.stop().await;
 }
@@ -161,12 +156,11 @@ async fn a_forged_hand_over_fails_qa_and_nothing_is_released() {
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 0, None).await;
     let http = client();
-    let created = create_survey(&http, &all, &draft("forged", 12, false, false)).await;
+    let created = create_survey(&http, &all, &draft("forged", 12, false, true)).await;
     let p = created["p1"].as_u64().unwrap() as usize + created["p2"].as_u64().unwrap() as usize;
-    let definition_url = created["definition_url"].as_str().unwrap().to_owned();
     // Five genuine uploads open cohort 0 without filling it, so the provider hands nothing over.
-    for i in 0..5u64 {
-        participate(&http, &definition_url, i).await;
+    for (i, link) in (0..5u64).zip(&links(&http, &all, &created, 5).await) {
+        participate(&http, link, i).await;
     }
     let mut bits = Xorshift::new(0x5eed);
     let forged = DMatrix::from_fn(12, p, |_, _| bits.uniform() * 100.0 - 50.0);

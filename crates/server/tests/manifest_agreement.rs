@@ -63,15 +63,15 @@ async fn the_services_and_the_pipeline_write_the_same_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 0, None).await;
     let http = client();
-    let created = create_survey(&http, &all, &draft("agree", 12, false, false)).await;
-    let definition_url = created["definition_url"].as_str().unwrap().to_owned();
+    let created = create_survey(&http, &all, &draft("agree", 12, false, true)).await;
+    let invited = links(&http, &all, &created, 24).await;
     // Each definition handed out takes a cohort place, so the definition the pipeline's path
     // reads is the one the participants loaded.
     let mut definition: Option<SurveyDefinition> = None;
     let mut raw_rows = Vec::new();
-    for i in 0..24u64 {
+    for (i, link) in (0..24u64).zip(&invited) {
         let a = answers(i);
-        let (def, uploads) = prepare(&http, &definition_url, i, &a).await;
+        let (def, uploads) = prepare(&http, link, i, &a).await;
         for (url, upload) in &uploads {
             let (status, body) = post_upload(&http, url, upload).await;
             assert_eq!(status, 201, "{body}");
@@ -173,10 +173,9 @@ async fn the_manifest_records_the_bound_of_a_full_cohort() {
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 0, None).await;
     let http = client();
-    let created = create_survey(&http, &all, &draft("uneven", 12, false, false)).await;
-    let definition_url = created["definition_url"].as_str().unwrap().to_owned();
-    for i in 0..21u64 {
-        participate(&http, &definition_url, i).await;
+    let created = create_survey(&http, &all, &draft("uneven", 12, false, true)).await;
+    for (i, link) in (0..21u64).zip(&links(&http, &all, &created, 21).await) {
+        participate(&http, link, i).await;
     }
     let (status, view) = admin_post(&http, &all, "/api/admin/surveys/uneven/close").await;
     assert_eq!(status, 200, "{view}");

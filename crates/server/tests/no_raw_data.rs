@@ -172,13 +172,14 @@ async fn no_store_of_any_service_holds_a_raw_answer() {
     let data = dir.path().to_owned();
     let all = start(&data, 2, None).await;
     let http = client();
-    let basic = create_survey(&http, &all, &draft("basic", 12, false, false)).await;
+    let basic = create_survey(&http, &all, &draft("basic", 12, false, true)).await;
     let shares = create_survey(&http, &all, &draft("shares", 12, true, false)).await;
+    let invited = links(&http, &all, &basic, 18).await;
     let mut raw_basic = Vec::new();
     let mut raw_shares = Vec::new();
     let mut uploaded = Vec::new();
-    for i in 0..18u64 {
-        let (record, sent) = participate(&http, basic["definition_url"].as_str().unwrap(), i).await;
+    for (i, link) in (0..18u64).zip(&invited) {
+        let (record, sent) = participate(&http, link, i).await;
         raw_basic.push((record, sent[0].receipt.cohort));
         uploaded.push(sent[0].upload.values.clone());
         let (record, _) =

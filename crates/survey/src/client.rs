@@ -133,8 +133,14 @@ impl Client {
     /// mode each right-masking service accepts its nonce once).
     #[must_use]
     pub fn with_credential(mut self, credential: UploadCredential) -> Self {
-        self.credential = Some(credential);
+        self.set_credential(credential);
         self
+    }
+
+    /// Replace the credential (a client reused for the next participant of the same cohort,
+    /// as the load benchmark does to build `B_k` once per cohort).
+    pub fn set_credential(&mut self, credential: UploadCredential) {
+        self.credential = Some(credential);
     }
 
     /// The definition this device was set up for.

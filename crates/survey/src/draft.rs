@@ -118,6 +118,14 @@ pub enum DraftError {
         "share mode needs at least two right-masking services; this collector knows {0} (--right)"
     )]
     TooFewRightServices(usize),
+    /// A basic-protocol survey anyone may load: its definition carries the cohort's device key,
+    /// so the masking service provider could load it too and remove `B_k` from every upload.
+    #[error(
+        "a basic-protocol survey cannot be open to anyone: its definition carries the device key, \
+         so the masking service provider could ask for it and unmask every upload; use \
+         invitations (\"invitations\": true) or share mode (\"share_mode\": true)"
+    )]
+    OpenBasicSurvey,
     /// Share mode and device-side DP together.
     #[error("device-side DP is not supported in share mode")]
     DpInShareMode,
@@ -181,6 +189,11 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
     } else {
         0
     };
+    // Seed 000's basic protocol hides x only from whoever lacks B_k; the definition hands B_k's
+    // key to every device it reaches, so it must reach invited devices only (issue 10 §2).
+    if share_services == 0 && !draft.invitations {
+        return Err(DraftError::OpenBasicSurvey);
+    }
     let mut template = SurveyDefinition {
         id: draft.id.clone(),
         title: draft.title.clone(),
@@ -282,9 +295,10 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
     })
 }
 
-/// Where a survey's uploads go at the service with base URL `base`.
+/// Where a survey's uploads go at the service with base URL `base` (the address devices check
+/// definitions against, [`crate::trust::Deployment::upload_url`]).
 fn upload_url(base: &str, survey: &str) -> String {
-    format!("{base}/api/surveys/{survey}/uploads")
+    crate::trust::Deployment::upload_url(base, survey)
 }
 
 /// The definition a participant of `cohort` receives: the template with the cohort index and the
@@ -339,7 +353,7 @@ mod tests {
             min_cohort_size: None,
             dp: None,
             share_mode: false,
-            invitations: false,
+            invitations: true,
         }
     }
 
@@ -401,6 +415,17 @@ mod tests {
         let mut d = draft(20);
         d.questions[1].id = "smoker".into();
         assert!(plan(&d, &[]).unwrap_err().to_string().contains("duplicate"));
+        // Issue 10 §2: the device key must not reach uninvited devices in the basic protocol;
+        // share mode has no device key, so it may be open.
+        let mut d = draft(20);
+        d.invitations = false;
+        assert!(matches!(
+            plan(&d, &[]).unwrap_err(),
+            DraftError::OpenBasicSurvey
+        ));
+        assert!(plan(&d, &[]).unwrap_err().to_string().contains("invitations"));
+        d.share_mode = true;
+        assert!(plan(&d, &["http://r0".into(), "http://r1".into()]).is_ok());
         let mut d = draft(20);
         d.id = "Not OK".into();
         assert!(matches!(plan(&d, &[]).unwrap_err(), DraftError::Id));

@@ -76,3 +76,9 @@ pub const MAX_COHORT: usize = 10_000;
 /// Largest record length `p = p₁ + p₂` a service accepts (bounds memory per upload and per
 /// cohort; the default noise columns of the largest cohort, 13 912, leave room for answers).
 pub const MAX_P: usize = 50_000;
+
+/// How long an upload credential stays valid after the collector hands it out with a definition
+/// (seconds): long enough to fill in a survey over a day with interruptions, short enough that a
+/// credential found later in a browser's history is useless. A reload of an invitation gets a
+/// fresh expiry for the same nonce (`orthomask_survey::trust::UploadCredential::reissue`).
+pub const UPLOAD_CREDENTIAL_LIFETIME_SECONDS: u64 = 24 * 60 * 60;

@@ -170,6 +170,25 @@ impl CollectorSigningKey {
         self.0.to_bytes()
     }
 
+    /// The secret as 64 lowercase hex digits (the collector's key file).
+    pub fn secret_hex(&self) -> String {
+        to_hex(&self.0.to_bytes())
+    }
+
+    /// Read a secret written by [`CollectorSigningKey::secret_hex`] (surrounding whitespace
+    /// ignored).
+    ///
+    /// # Errors
+    /// [`TrustError::Malformed`] unless it is 64 hex digits.
+    pub fn from_secret_hex(text: &str) -> Result<Self, TrustError> {
+        from_hex::<32>(text.trim())
+            .map(Self::from_secret)
+            .map_err(|reason| TrustError::Malformed {
+                what: "the collector's signing key",
+                reason,
+            })
+    }
+
     /// The public half, which the services and devices verify with.
     pub fn public_key(&self) -> CollectorPublicKey {
         CollectorPublicKey(self.0.verifying_key())

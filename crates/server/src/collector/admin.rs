@@ -16,7 +16,7 @@ pub(super) async fn create_survey(
         },
     )
     .map_err(|e| ApiError::bad_request(e.to_string()))?;
-    let registration = Registration::for_survey(&planned);
+    let registration = Registration::for_survey(&planned, col.0.signing.public_key());
     registration.validate().map_err(ApiError::bad_request)?;
     let id = draft.id.clone();
     let s = id.clone();
@@ -96,7 +96,7 @@ pub(super) async fn create_survey(
             "survey": id,
             "definition_url": definition_url,
             "participant_url": if p.invitations { serde_json::Value::Null } else {
-                serde_json::Value::String(col.participant_url(&definition_url))
+                serde_json::Value::String(col.participant_url(&id, None))
             },
             "p1": p.masking.p1,
             "p2": p.masking.p2,
@@ -294,7 +294,7 @@ pub(super) async fn invitations(
             serde_json::json!({
                 "token": t,
                 "definition_url": url,
-                "participant_url": col.participant_url(&url),
+                "participant_url": col.participant_url(&survey, Some(t)),
             })
         })
         .collect();

@@ -38,6 +38,7 @@ use orthomask_formats::manifest::{Cohorts, Method};
 use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::draft::{Endpoints, SurveyDraft, SurveyPlan, hydrate, plan_survey};
 use orthomask_survey::manifest::{Provenance, Released};
+use orthomask_survey::trust::{CollectorSigningKey, Deployment};
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -79,6 +80,8 @@ pub struct CollectorConfig {
 pub const DB_FILE: &str = "collector.sqlite3";
 /// The key file name inside the data directory.
 pub const KEY_FILE: &str = "collector-keys.json";
+/// The file of the collector's Ed25519 signing key inside the data directory.
+pub const SIGNING_KEY_FILE: &str = "collector-signing-key";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS surveys (
@@ -121,8 +124,10 @@ CREATE TABLE IF NOT EXISTS invitations (
     token_hash TEXT PRIMARY KEY,
     survey TEXT NOT NULL REFERENCES surveys(id),
     created_at TEXT NOT NULL,
+    opened_at TEXT,
     used_at TEXT,
-    cohort INTEGER
+    cohort INTEGER,
+    nonce TEXT
 );
 CREATE TABLE IF NOT EXISTS releases (
     survey TEXT PRIMARY KEY REFERENCES surveys(id),
@@ -139,6 +144,8 @@ struct Inner {
     cfg: CollectorConfig,
     store: Store,
     keys: crate::keys::KeyStore,
+    /// Signs definitions and upload credentials (`orthomask_survey::trust`).
+    signing: CollectorSigningKey,
     client: PeerClient,
 }
 
@@ -245,11 +252,13 @@ impl Collector {
         crate::run::create_private_dir(&cfg.data_dir)?;
         let (store, closed) = Store::open(&cfg.data_dir.join(DB_FILE), SCHEMA)?;
         let keys = crate::keys::KeyStore::open(&cfg.data_dir.join(KEY_FILE), "collector")?;
+        let signing = crate::keys::load_or_create_signing_key(&cfg.data_dir.join(SIGNING_KEY_FILE))?;
         let client = PeerClient::new(cfg.peer_token.clone()).map_err(ServerError::Config)?;
         let collector = Self(Arc::new(Inner {
             cfg,
             store,
             keys,
+            signing,
             client,
         }));
         let closing = collector
@@ -276,6 +285,7 @@ impl Collector {
     /// The HTTP routes: public (participants, analysts), admin and peer.
     pub fn router(&self) -> (Router, Router, Router) {
         let public = Router::new()
+            .route("/api/deployment", get(deployment))
             .route("/api/surveys/{survey}/definition", get(definition))
             .route("/api/surveys/{survey}/status", get(public_status))
             .route("/api/surveys/{survey}/release.csv", get(release_csv))
@@ -303,6 +313,16 @@ impl Collector {
             )
             .with_state(self.clone());
         (public, admin, peer)
+    }
+
+    /// The services of this deployment and the key definitions are signed with.
+    fn deployment(&self) -> Deployment {
+        Deployment {
+            collector_public_key: self.0.signing.public_key(),
+            collector: self.0.cfg.public_url.clone(),
+            msp: self.0.cfg.msp_url.clone(),
+            rights: self.0.cfg.right_urls.clone(),
+        }
     }
 
     fn admin(&self, headers: &HeaderMap) -> Result<(), ApiError> {
@@ -372,13 +392,22 @@ impl Collector {
         format!("{}/api/surveys/{survey}/definition", self.0.cfg.public_url)
     }
 
-    fn participant_url(&self, definition_url: &str) -> String {
+    /// The web app's participant page for `survey` (and an invitation): the page loads the
+    /// definition from its own origin only and checks the collector's signature.
+    fn participant_url(&self, survey: &str, invite: Option<&str>) -> String {
+        let invite = invite.map_or(String::new(), |t| format!("&invite={}", percent_encode(t)));
         format!(
-            "{}/#/participate?survey={}",
+            "{}/#/participate?survey={}{invite}",
             self.0.cfg.public_url,
-            percent_encode(definition_url)
+            percent_encode(survey)
         )
     }
+}
+
+/// `GET /api/deployment`: where devices of this deployment may send, and the collector's public
+/// key. Served from the same origin as the web app, so the page trusts only its own collector.
+async fn deployment(State(col): State<Collector>) -> Response {
+    json(StatusCode::OK, &col.deployment())
 }
 
 async fn health() -> Response {

@@ -1,6 +1,14 @@
 //! Participants: handing out survey definitions, one cohort place (and one invitation) each.
+//!
+//! Every definition leaves signed by the collector's key, with an upload credential for one
+//! upload to its cohort (`orthomask_survey::trust`): the provider and the right-masking services
+//! take uploads only with a credential, each nonce once. An invitation keeps its cohort, key and
+//! nonce: reloading it (a lost answer, a closed tab) hands out the same cohort and the same nonce
+//! with a fresh expiry, so at most one upload ever counts for it (issue 10 §4).
 
 use super::*;
+use orthomask_survey::policy::UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
+use orthomask_survey::trust::{DefinitionOffer, NONCE_BYTES, SignedDefinition, UploadCredential};
 
 /// What a definition request decided.
 enum Assignment {
@@ -22,6 +30,50 @@ pub(super) async fn definition(
         .invite
         .as_deref()
         .map(|t| sha256_hex(t.trim().as_bytes()));
+    // An invitation opened before gets its cohort and nonce again while that cohort is open.
+    if let Some(hash) = invite_hash.clone() {
+        let s = survey.clone();
+        let reopened = col
+            .0
+            .store
+            .run(move |c| -> Result<Option<(SurveyRow, u32, String)>, ApiError> {
+                let row = load_survey(c, &s)?;
+                check_participation(c, &s, &row, Some(&hash))?;
+                let held: Option<(Option<u32>, Option<String>)> = c
+                    .query_row(
+                        "SELECT cohort, nonce FROM invitations WHERE token_hash = ?1",
+                        [&hash],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()
+                    .map_err(sql)?;
+                let Some((Some(k), Some(nonce))) = held else {
+                    return Ok(None);
+                };
+                let status: String = c
+                    .query_row(
+                        "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+                        (&s, k),
+                        |r| r.get(0),
+                    )
+                    .map_err(sql)?;
+                if status != "open" {
+                    return Err(ApiError::new(
+                        StatusCode::GONE,
+                        format!(
+                            "the cohort this invitation opened has closed (it is {status}); if \
+                             you sent your answers, thank you — otherwise ask the survey team \
+                             for a new invitation"
+                        ),
+                    ));
+                }
+                Ok(Some((row, k, nonce)))
+            })
+            .await?;
+        if let Some((row, k, nonce)) = reopened {
+            return col.offer(&survey, &row, k, &nonce);
+        }
+    }
     for _ in 0..8 {
         let s = survey.clone();
         let ih = invite_hash.clone();
@@ -62,9 +114,12 @@ pub(super) async fn definition(
                 })
                 .await?;
         }
-        // 3. Take a place in it (and use up the invitation) in one transaction.
+        // 3. Take a place in it (and tie the invitation to it and to this nonce) in one
+        //    transaction.
+        let nonce = fresh_nonce()?;
         let s = survey.clone();
         let ih = invite_hash.clone();
+        let n = nonce.clone();
         let m = row.plan.cohort_size;
         let assignment = col
             .0
@@ -95,8 +150,9 @@ pub(super) async fn definition(
                 }
                 if let Some(h) = &ih {
                     c.execute(
-                        "UPDATE invitations SET used_at = ?2, cohort = ?3 WHERE token_hash = ?1",
-                        (h, crate::time::now_rfc3339(), cohort),
+                        "UPDATE invitations SET opened_at = ?2, cohort = ?3, nonce = ?4
+                         WHERE token_hash = ?1",
+                        (h, crate::time::now_rfc3339(), cohort, &n),
                     )
                     .map_err(sql)?;
                 }
@@ -104,24 +160,51 @@ pub(super) async fn definition(
             })
             .await?;
         if let Assignment::Assigned(k) = assignment {
-            let key = col
-                .0
-                .keys
-                .get(&survey)
-                .ok_or_else(|| ApiError::internal("definition", "the survey key is missing"))?;
-            let design = row
-                .template
-                .design()
-                .map_err(|e| ApiError::internal("definition", e))?;
-            let collector =
-                DataCollector::new(key, design).map_err(|e| ApiError::internal("definition", e))?;
-            let def = hydrate(&row.template, share, k, &collector.device_key(k));
-            return Ok(json(StatusCode::OK, &def));
+            return col.offer(&survey, &row, k, &nonce);
         }
     }
     Err(ApiError::unavailable(
         "the survey is very busy; try again in a moment",
     ))
+}
+
+/// 128 fresh random bits for an upload credential, from the operating system.
+fn fresh_nonce() -> Result<String, ApiError> {
+    let mut bytes = [0u8; NONCE_BYTES];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| ApiError::internal("drawing an upload credential's nonce", e))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+impl Collector {
+    /// The definition of cohort `k` signed by the collector, with a credential for one upload
+    /// with `nonce`, valid for [`UPLOAD_CREDENTIAL_LIFETIME_SECONDS`] from now.
+    fn offer(
+        &self,
+        survey: &str,
+        row: &SurveyRow,
+        k: u32,
+        nonce: &str,
+    ) -> Result<Response, ApiError> {
+        let key = self
+            .0
+            .keys
+            .get(survey)
+            .ok_or_else(|| ApiError::internal("definition", "the survey key is missing"))?;
+        let design = row
+            .template
+            .design()
+            .map_err(|e| ApiError::internal("definition", e))?;
+        let collector =
+            DataCollector::new(key, design).map_err(|e| ApiError::internal("definition", e))?;
+        let definition = hydrate(&row.template, row.plan.share_services, k, &collector.device_key(k));
+        let expires_at = crate::time::unix_seconds() + UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
+        let offer = DefinitionOffer {
+            signed: SignedDefinition::sign(&self.0.signing, &definition),
+            credential: UploadCredential::reissue(&self.0.signing, survey, k, nonce, expires_at),
+        };
+        Ok(json(StatusCode::OK, &offer))
+    }
 }
 
 /// Whether a participant may load the definition now (survey open, invitation valid).
@@ -145,6 +228,7 @@ fn check_participation(
             "this survey is by invitation only: open the link you were given",
         ));
     };
+    // `used_at` is set when the invitation's upload is known to have been handed over.
     let used: Option<Option<String>> = c
         .query_row(
             "SELECT used_at FROM invitations WHERE token_hash = ?1 AND survey = ?2",
@@ -158,7 +242,7 @@ fn check_participation(
             "this invitation is not valid for this survey",
         )),
         Some(Some(_)) => Err(ApiError::forbidden(
-            "this invitation has already been used; each invitation opens the survey once",
+            "this invitation has already been used: its answers were received",
         )),
         Some(None) => Ok(()),
     }

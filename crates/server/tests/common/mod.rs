@@ -13,6 +13,7 @@ use orthomask_stats::linear::LinearRegression;
 use orthomask_survey::client as device;
 use orthomask_survey::coding::Answer;
 use orthomask_survey::definition::SurveyDefinition;
+use orthomask_survey::trust::{Deployment, DefinitionOffer, UploadCredential};
 use orthomask_survey::upload::{Receipt, Upload};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -161,19 +162,96 @@ pub fn token(i: u64) -> String {
     format!("participant-token-{i:012}")
 }
 
+/// One participant's way in: `n` invitation links for an invitation survey (asked of the admin
+/// API), or the survey's one open definition URL `n` times.
+pub async fn links(
+    client: &reqwest::Client,
+    all: &AllRunning,
+    created: &Value,
+    n: usize,
+) -> Vec<String> {
+    links_at(client, all.collector.url(), &all.admin_token, created, n).await
+}
+
+/// [`links`] for a collector at `collector_url` with administrator token `admin_token`.
+pub async fn links_at(
+    client: &reqwest::Client,
+    collector_url: &str,
+    admin_token: &str,
+    created: &Value,
+    n: usize,
+) -> Vec<String> {
+    let survey = created["survey"].as_str().expect("survey id");
+    if created["invitations"] != Value::Bool(true) {
+        let url = created["definition_url"].as_str().expect("definition_url");
+        return vec![url.to_owned(); n];
+    }
+    let (status, body) = send(
+        client,
+        reqwest::Method::POST,
+        &format!("{collector_url}/api/admin/surveys/{survey}/invitations"),
+        Some(&json!({ "count": n })),
+        Some(admin_token),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    body["invitations"]
+        .as_array()
+        .expect("invitations")
+        .iter()
+        .map(|i| i["definition_url"].as_str().expect("definition_url").to_owned())
+        .collect()
+}
+
+/// The collector's base URL in one of its definition URLs.
+fn collector_base(definition_url: &str) -> &str {
+    definition_url
+        .split("/api/surveys/")
+        .next()
+        .expect("a definition URL")
+}
+
+/// Load a definition as the web app does: the signed offer, checked against the deployment the
+/// collector publishes (signature, upload addresses, credential) before anything is masked.
+pub async fn load(
+    client: &reqwest::Client,
+    definition_url: &str,
+) -> (SurveyDefinition, UploadCredential) {
+    let (status, text) = get_text(client, definition_url).await;
+    assert_eq!(status, 200, "{text}");
+    let offer: DefinitionOffer = serde_json::from_str(&text).expect("a definition offer");
+    let (status, text) = get_text(
+        client,
+        &format!("{}/api/deployment", collector_base(definition_url)),
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let deployment: Deployment = serde_json::from_str(&text).expect("a deployment");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let def = deployment
+        .accept(&offer, definition_url, now)
+        .expect("the device accepts the collector's offer");
+    (def, offer.credential)
+}
+
 /// Load the definition and prepare the uploads with the participant client the web app runs
-/// (`orthomask_survey::client::prepare`): encode, pad, mask with `B_k` — or split into shares.
-/// Participant `i`'s device noise is teaching key `50 000 + i`, so runs are reproducible.
+/// (`orthomask_survey::client::Client`): encode, pad, mask with `B_k` — or split into shares —
+/// and attach the upload credential. Participant `i`'s device noise is teaching key
+/// `50 000 + i`, so runs are reproducible.
 pub async fn prepare(
     client: &reqwest::Client,
     definition_url: &str,
     i: u64,
     answers: &[Answer],
 ) -> (SurveyDefinition, Vec<(String, Upload)>) {
-    let (status, text) = get_text(client, definition_url).await;
-    assert_eq!(status, 200, "{text}");
-    let def = SurveyDefinition::parse(&text, definition_url).expect("a valid definition");
-    let prepared = device::prepare(&def, answers, &token(i), &Key::teaching(50_000 + i))
+    let (def, credential) = load(client, definition_url).await;
+    let prepared = device::Client::new(&def)
+        .expect("the client accepts the definition")
+        .with_credential(credential)
+        .prepare(answers, &token(i), &Key::teaching(50_000 + i))
         .expect("the client prepares the uploads");
     let uploads = prepared
         .destinations

@@ -1,0 +1,176 @@
+//! Issue 10 §1, performed as the attacks: only a device the collector handed a definition to can
+//! upload, once. An anonymous request (no credential), a forged credential (another key), an
+//! expired one, one for another survey and a reused one are each refused through HTTP with a
+//! one-line error, nothing is stored and the cohort's count stays where it was; junk cannot fill
+//! a cohort and lock real participants out, and the survey that was attacked still releases the
+//! raw regression.
+
+mod common;
+
+use common::*;
+use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES, UploadCredential};
+use orthomask_server::run::AllRunning;
+use orthomask_survey::upload::Upload;
+use serde_json::Value;
+
+/// Far enough in the future for any test run (2100-01-01).
+const FAR_FUTURE: u64 = 4_102_444_800;
+
+/// The uploads the provider holds for cohort `k` of `survey`, as the administrator sees them.
+async fn stored_uploads(http: &reqwest::Client, all: &AllRunning, survey: &str, k: usize) -> u64 {
+    let (status, view) = send(
+        http,
+        reqwest::Method::GET,
+        &format!("{}/api/admin/surveys/{survey}", all.collector.url()),
+        None,
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 200, "{view}");
+    view["services"][0]["status"]["cohorts"][k]["uploads"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no upload count in {view}"))
+}
+
+fn error_line(body: &Value) -> &str {
+    let e = body["error"].as_str().unwrap_or_else(|| panic!("not a JSON error: {body}"));
+    assert!(!e.is_empty() && !e.contains('\n'), "{e}");
+    e
+}
+
+/// The collector's own signing key, read from its data directory: what an attacker does not
+/// have, used here only to make an otherwise perfect credential that has expired.
+fn collector_key(dir: &std::path::Path) -> CollectorSigningKey {
+    let text = std::fs::read_to_string(dir.join("collector/collector-signing-key")).unwrap();
+    CollectorSigningKey::from_secret_hex(&text).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_without_a_valid_credential_are_refused_and_store_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("cred", 12, false, true)).await;
+    let invited = links(&http, &all, &created, 13).await;
+    let (def0, uploads) = prepare(&http, &invited[0], 0, &answers(0)).await;
+    let (url, genuine) = uploads[0].clone();
+    let credential = genuine.credential.clone().expect("the client attaches the credential");
+
+    // Each attack, with values a junk sender would choose (1e300 would sink QA if stored).
+    let junk = |credential: Option<UploadCredential>, token: &str| Upload {
+        values: vec![1e300; genuine.values.len()],
+        token: token.to_owned(),
+        credential,
+        ..genuine.clone()
+    };
+    let forger = CollectorSigningKey::from_secret([9; 32]);
+    let attacks: Vec<(&str, Upload, u16, &str)> = vec![
+        ("anonymous", junk(None, "anonymous-token-0001"), 401, "no upload credential"),
+        (
+            "forged",
+            junk(
+                Some(UploadCredential::issue(&forger, "cred", 0, [1; NONCE_BYTES], FAR_FUTURE)),
+                "forged-token-000001",
+            ),
+            403,
+            "not signed by this survey's collector",
+        ),
+        (
+            "tampered",
+            junk(
+                Some(UploadCredential { expires_at: FAR_FUTURE, ..credential.clone() }),
+                "tampered-token-00001",
+            ),
+            403,
+            "not signed by this survey's collector",
+        ),
+        (
+            "expired",
+            junk(
+                Some(UploadCredential::issue(
+                    &collector_key(dir.path()),
+                    "cred",
+                    0,
+                    [2; NONCE_BYTES],
+                    1_000_000_000,
+                )),
+                "expired-token-000001",
+            ),
+            403,
+            "expired",
+        ),
+        (
+            "another survey's",
+            junk(
+                Some(UploadCredential::issue(
+                    &collector_key(dir.path()),
+                    "other",
+                    0,
+                    [3; NONCE_BYTES],
+                    FAR_FUTURE,
+                )),
+                "other-token-00000001",
+            ),
+            403,
+            "for survey \"other\"",
+        ),
+    ];
+    for (what, upload, status, message) in &attacks {
+        let (got, body) = post_upload(&http, &url, upload).await;
+        assert_eq!(got, *status, "{what}: {body}");
+        assert!(error_line(&body).contains(message), "{what}: {body}");
+    }
+    assert_eq!(stored_uploads(&http, &all, "cred", 0).await, 0, "nothing was stored");
+
+    // The genuine upload goes in; a retry is idempotent; the same credential cannot bring in a
+    // second upload under another token (ballot stuffing).
+    let (status, first) = post_upload(&http, &url, &genuine).await;
+    assert_eq!(status, 201, "{first}");
+    let (status, again) = post_upload(&http, &url, &genuine).await;
+    assert_eq!((status, &again), (200, &first));
+    let mut stuffed = genuine.clone();
+    stuffed.token = "stuffed-token-000001".into();
+    stuffed.values[0] += 1.0;
+    let (status, body) = post_upload(&http, &url, &stuffed).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(error_line(&body).contains("already used"), "{body}");
+    assert_eq!(stored_uploads(&http, &all, "cred", 0).await, 1);
+
+    // m − 1 = 11 more junk requests cannot fill the cohort: the 11 invited participants still
+    // get their places, and the survey releases exactly their regression.
+    for t in 0..11 {
+        let (status, _) = post_upload(&http, &url, &junk(None, &format!("junk-token-{t:09}"))).await;
+        assert_eq!(status, 401);
+    }
+    let mut raw = vec![def0.encode(&answers(0)).unwrap()];
+    for (i, link) in (1..).zip(&invited[1..12]) {
+        let (record, _) = participate(&http, link, i).await;
+        raw.push(record);
+    }
+    let (status, _) = admin_post(&http, &all, "/api/admin/surveys/cred/close").await;
+    assert_eq!(status, 200);
+    let (csv, _) = wait_for_release(&http, all.collector.url(), "cred", 120).await;
+    assert_same_regression(&raw, &csv);
+    all.stop().await;
+}
+
+/// Share mode needs no invitation, but still a credential: without loading the definition from
+/// the collector nothing reaches a right-masking service.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_uploads_need_a_credential_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 2, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("shared", 12, true, false)).await;
+    let link = &links(&http, &all, &created, 1).await[0];
+    let (_, uploads) = prepare(&http, link, 0, &answers(0)).await;
+    for (url, share) in &uploads {
+        let mut anonymous = share.clone();
+        anonymous.credential = None;
+        let (status, body) = post_upload(&http, url, &anonymous).await;
+        assert_eq!(status, 401, "{body}");
+        let (status, body) = post_upload(&http, url, share).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    all.stop().await;
+}
