@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use orthomask_server::run::{bind, start_collector, start_msp};
 use orthomask_server::{CollectorConfig, Limits, MspConfig};
+use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES, UploadCredential};
 use orthomask_survey::upload::{Receipt, Upload};
 use reqwest::Method;
 use serde_json::json;
@@ -68,14 +69,28 @@ fn run_provider_child(dir: &str) {
     });
 }
 
+/// The collector key this test registers the survey with and signs its uploads' credentials by.
+fn test_collector_key() -> CollectorSigningKey {
+    CollectorSigningKey::from_secret([42; 32])
+}
+
 fn upload(i: usize, p: usize) -> Upload {
     let mut g = Xorshift::new(i as u64);
+    let mut nonce = [0u8; NONCE_BYTES];
+    nonce[..8].copy_from_slice(&(i as u64).to_le_bytes());
     Upload {
         survey: "durable".into(),
         cohort: 0,
         token: format!("burst-upload-token-{i:08}"),
         values: (0..p).map(|_| 1000.0 * (g.uniform() - 0.5)).collect(),
-        credential: None,
+        // Valid until 2100-01-01.
+        credential: Some(UploadCredential::issue(
+            &test_collector_key(),
+            "durable",
+            0,
+            nonce,
+            4_102_444_800,
+        )),
     }
 }
 
@@ -95,7 +110,8 @@ fn acknowledged_uploads_survive_kill_9_of_the_provider() {
     let p = 44;
     let http = client();
     let registration = json!({"survey": "durable", "answers": 3, "qa_constant": 888.0, "p2": 40,
-        "sigma": 10.0, "cohort_size": 10000, "min_cohort_size": 5, "share_services": 0});
+        "sigma": 10.0, "cohort_size": 10000, "min_cohort_size": 5, "share_services": 0,
+        "collector_public_key": test_collector_key().public_key().to_hex()});
     runtime.block_on(async {
         let (status, body) = send(
             &http,
