@@ -466,6 +466,8 @@ pub struct CohortRows {
     pub tokens: Vec<String>,
     /// Their upload hashes.
     pub hashes: Vec<String>,
+    /// Their upload credentials' nonces.
+    pub nonces: Vec<String>,
 }
 
 /// The stored vectors of a cohort in arrival order, with their tokens and hashes.
@@ -474,11 +476,13 @@ pub struct CohortRows {
 /// Store errors; [`StoreError::Corrupt`] when a vector was already erased.
 pub fn cohort_rows(conn: &Connection, survey: &str, cohort: u32) -> Result<CohortRows, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT masked, token, upload_hash FROM uploads WHERE survey = ?1 AND cohort = ?2 ORDER BY seq",
+        "SELECT masked, token, upload_hash, nonce FROM uploads WHERE survey = ?1 AND cohort = ?2
+         ORDER BY seq",
     )?;
     let mut rows = Vec::new();
     let mut tokens = Vec::new();
     let mut hashes = Vec::new();
+    let mut nonces = Vec::new();
     let mut query = stmt.query((survey, cohort))?;
     while let Some(r) = query.next()? {
         let blob: Option<Vec<u8>> = r.get(0)?;
@@ -490,11 +494,13 @@ pub fn cohort_rows(conn: &Connection, survey: &str, cohort: u32) -> Result<Cohor
         rows.push(crate::store::blob_to_f64s(&blob)?);
         tokens.push(r.get(1)?);
         hashes.push(r.get(2)?);
+        nonces.push(r.get(3)?);
     }
     Ok(CohortRows {
         rows,
         tokens,
         hashes,
+        nonces,
     })
 }
 

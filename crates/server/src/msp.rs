@@ -243,7 +243,12 @@ impl Msp {
             .get(survey)
             .map_err(|e| StoreError::Corrupt(e.message().to_owned()))?;
         let s = survey.to_owned();
-        let intake::CohortRows { rows, hashes, .. } = self
+        let intake::CohortRows {
+            rows,
+            hashes,
+            mut nonces,
+            ..
+        } = self
             .0
             .store
             .run(move |c| intake::cohort_rows(c, &s, cohort))
@@ -283,6 +288,11 @@ impl Msp {
             cohort,
             uploads: n,
             merkle_root: orthomask_survey::merkle::merkle_root(&hashes),
+            // Sorted: the batch's rows are mixed by A₂,k, so the order would tell nothing anyway.
+            nonces: {
+                nonces.sort();
+                nonces
+            },
             outcome,
         };
         let body = serde_json::to_vec(&result).map_err(|e| StoreError::Corrupt(e.to_string()))?;
@@ -376,6 +386,7 @@ impl Msp {
                 cohort,
                 uploads: n,
                 merkle_root: String::new(),
+                nonces: Vec::new(),
                 outcome,
             };
             deliveries.push((

@@ -197,6 +197,12 @@ pub struct CohortResult {
     pub uploads: usize,
     /// Merkle root of the published receipt list (basic protocol), empty in share mode.
     pub merkle_root: String,
+    /// The upload credentials' nonces of the cohort's uploads, sorted (basic protocol; empty in
+    /// share mode). The collector checks them against the credentials it issued for the cohort
+    /// — one row per nonce, no nonce twice, none it did not issue — and marks the invitations
+    /// they belong to as used.
+    #[serde(default)]
+    pub nonces: Vec<String>,
     /// The result.
     #[serde(flatten)]
     pub outcome: MaskingOutcome,
@@ -308,6 +314,7 @@ mod tests {
                 cohort: 3,
                 uploads: 1,
                 merkle_root: "ab".into(),
+                nonces: vec!["0f".repeat(16)],
                 outcome,
             };
             let text = serde_json::to_string(&r).unwrap();

@@ -465,11 +465,35 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
     assert_eq!(status, 403);
     let (_, other) = load(&http, second).await;
     assert_ne!(other.nonce, credential.nonce);
-    // Once its cohort has closed, the invitation opens nothing more.
+    // The first participant sends; the second never does. When cohort 0 has been handed over,
+    // the first invitation is used up and the second joins a new cohort with a new nonce.
+    let (_, uploads) = prepare(&http, first, 1, &answers(1)).await;
+    let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
+    assert_eq!(status, 201, "{body}");
     let (status, _) = admin_post(&http, &all, "/api/admin/surveys/invited/cohorts/0/close").await;
     assert_eq!(status, 200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (_, view) = send(
+            &http,
+            Method::GET,
+            &format!("{}/api/surveys/invited/status", all.collector.url()),
+            None,
+            None,
+        )
+        .await;
+        if view["cohorts"][0]["status"] == "withheld" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{view}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let (status, body) = get_text(&http, first).await;
-    assert_eq!(status, 410, "{body}");
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("already been used"), "{body}");
+    let (moved, again) = load(&http, second).await;
+    assert_eq!(moved.masking.cohort, 1, "the no-show joins the next cohort");
+    assert_ne!(again.nonce, other.nonce);
     // Tokens are stored only as hashes.
     let db = std::fs::read(dir.path().join("collector/collector.sqlite3")).unwrap();
     let wal = std::fs::read(dir.path().join("collector/collector.sqlite3-wal")).unwrap_or_default();

@@ -158,16 +158,22 @@ async fn a_forged_hand_over_fails_qa_and_nothing_is_released() {
     let http = client();
     let created = create_survey(&http, &all, &draft("forged", 12, false, true)).await;
     let p = created["p1"].as_u64().unwrap() as usize + created["p2"].as_u64().unwrap() as usize;
-    // Five genuine uploads open cohort 0 without filling it, so the provider hands nothing over.
-    for (i, link) in (0..5u64).zip(&links(&http, &all, &created, 5).await) {
-        participate(&http, link, i).await;
+    // Six genuine uploads open cohort 0 without filling it, so the provider hands nothing over;
+    // the forger knows their credentials' nonces (it is the provider), so the hand-over passes
+    // the nonce check and only QA can catch the made-up values.
+    let mut nonces = Vec::new();
+    for (i, link) in (0..6u64).zip(&links(&http, &all, &created, 6).await) {
+        let (_, sent) = participate(&http, link, i).await;
+        nonces.push(sent[0].upload.credential.clone().unwrap().nonce);
     }
+    nonces.sort();
     let mut bits = Xorshift::new(0x5eed);
-    let forged = DMatrix::from_fn(12, p, |_, _| bits.uniform() * 100.0 - 50.0);
+    let forged = DMatrix::from_fn(6, p, |_, _| bits.uniform() * 100.0 - 50.0);
     let result = CohortResult {
         survey: "forged".into(),
         cohort: 0,
-        uploads: 12,
+        uploads: 6,
+        nonces,
         merkle_root: String::new(),
         outcome: MaskingOutcome::Masked {
             batch: WireMatrix::from_matrix(&forged),
@@ -211,6 +217,73 @@ async fn a_forged_hand_over_fails_qa_and_nothing_is_released() {
         )
         .await;
         assert_ne!(status, 200, "{file}: {body}");
+    }
+    all.stop().await;
+}
+
+/// Issue 10 §5: the collector checks a hand-over against the upload credentials it issued. A
+/// provider that duplicates an honest record, or adds records of its own, cannot name a
+/// credential for them: the hand-over is refused (422, recorded) before anything is unmasked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hand_overs_with_duplicated_or_made_up_records_are_refused() {
+    use nalgebra::DMatrix;
+    use orthomask_server::wire::{CohortResult, MaskingOutcome, WireMatrix};
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
+    for (survey, tamper, expected) in [
+        ("duplicated", 0, "twice"),
+        ("made-up", 1, "made up"),
+        ("dropped-credential", 2, "names 6 upload credentials"),
+    ] {
+        let created = create_survey(&http, &all, &draft(survey, 12, false, true)).await;
+        let p = created["p1"].as_u64().unwrap() as usize + created["p2"].as_u64().unwrap() as usize;
+        let mut nonces = Vec::new();
+        for (i, link) in (0..6u64).zip(&links(&http, &all, &created, 6).await) {
+            let (_, sent) = participate(&http, link, i).await;
+            nonces.push(sent[0].upload.credential.clone().unwrap().nonce);
+        }
+        match tamper {
+            0 => nonces.push(nonces[0].clone()),
+            1 => nonces.push("0123456789abcdef0123456789abcdef".to_owned()),
+            _ => {}
+        }
+        let rows = if tamper == 2 { 7 } else { nonces.len() };
+        let mut bits = Xorshift::new(0xbad);
+        let batch = DMatrix::from_fn(rows, p, |_, _| bits.uniform());
+        let result = CohortResult {
+            survey: survey.into(),
+            cohort: 0,
+            uploads: rows,
+            nonces,
+            merkle_root: String::new(),
+            outcome: MaskingOutcome::Masked {
+                batch: WireMatrix::from_matrix(&batch),
+            },
+        };
+        let (status, body) = send(
+            &http,
+            reqwest::Method::PUT,
+            &format!(
+                "{}/api/peer/surveys/{survey}/cohorts/0/result",
+                all.collector.url()
+            ),
+            Some(&serde_json::to_value(&result).unwrap()),
+            Some(peer_token.trim()),
+        )
+        .await;
+        assert_eq!(status, 422, "{survey}: {body}");
+        assert!(body["error"].as_str().unwrap().contains(expected), "{survey}: {body}");
+        let (_, view) = send(
+            &http,
+            reqwest::Method::GET,
+            &format!("{}/api/surveys/{survey}/status", all.collector.url()),
+            None,
+            None,
+        )
+        .await;
+        assert_eq!(view["cohorts"][0]["status"], "failed", "{survey}: {view}");
     }
     all.stop().await;
 }

@@ -57,6 +57,69 @@ fn record_outcome(c: &Connection, survey: &str, cohort: u32, o: Outcome) -> Resu
     Ok(())
 }
 
+/// Check a basic-protocol hand-over's nonces against the credentials the collector issued for
+/// the cohort: one nonce per record, none twice, each issued for this cohort. A provider that
+/// duplicates an honest row or adds rows of its own cannot name a credential for them (issue 10
+/// §5); `None` when the hand-over is consistent, else why not.
+fn check_nonces(
+    c: &Connection,
+    survey: &str,
+    cohort: u32,
+    records: usize,
+    nonces: &[String],
+) -> Result<Option<String>, ApiError> {
+    if nonces.len() != records {
+        return Ok(Some(format!(
+            "the hand-over has {records} records but names {} upload credentials",
+            nonces.len()
+        )));
+    }
+    let distinct: std::collections::BTreeSet<&String> = nonces.iter().collect();
+    if distinct.len() != nonces.len() {
+        return Ok(Some(
+            "the hand-over names an upload credential twice (a duplicated record)".to_owned(),
+        ));
+    }
+    let mut stmt = c
+        .prepare_cached("SELECT 1 FROM credentials WHERE survey = ?1 AND cohort = ?2 AND nonce = ?3")
+        .map_err(sql)?;
+    let unknown = nonces
+        .iter()
+        .filter(|n| !stmt.exists((survey, cohort, n.as_str())).unwrap_or(false))
+        .count();
+    Ok((unknown > 0).then(|| {
+        format!(
+            "{unknown} of the hand-over's records carry no upload credential the collector issued \
+             for cohort {cohort} (records the provider made up)"
+        )
+    }))
+}
+
+/// After cohort `k`'s hand-over: the invitations whose nonces arrived are used up; those of the
+/// cohort whose upload never came may join a later cohort (issue 10 §4).
+fn settle_invitations(
+    c: &Connection,
+    survey: &str,
+    cohort: u32,
+    nonces: &[String],
+) -> Result<(), ApiError> {
+    let now = crate::time::now_rfc3339();
+    for nonce in nonces {
+        c.execute(
+            "UPDATE invitations SET used_at = ?3 WHERE survey = ?1 AND nonce = ?2",
+            (survey, nonce, &now),
+        )
+        .map_err(sql)?;
+    }
+    c.execute(
+        "UPDATE invitations SET cohort = NULL, nonce = NULL
+         WHERE survey = ?1 AND cohort = ?2 AND used_at IS NULL",
+        (survey, cohort),
+    )
+    .map_err(sql)?;
+    Ok(())
+}
+
 pub(super) async fn cohort_result(
     State(col): State<Collector>,
     headers: HeaderMap,
@@ -104,7 +167,24 @@ pub(super) async fn cohort_result(
         }
         None => {}
     }
-    let (new_status, records, data, qa, note, refusal) = match result.outcome {
+    let s = survey.clone();
+    let nonces = result.nonces.clone();
+    let rows = match &result.outcome {
+        MaskingOutcome::Empty => 0,
+        MaskingOutcome::Withheld { .. } => result.uploads,
+        MaskingOutcome::Masked { batch } => batch.rows,
+    };
+    let mismatch = if row.plan.share_services == 0 {
+        col.0
+            .store
+            .run(move |c| check_nonces(c, &s, cohort, rows, &nonces))
+            .await?
+    } else {
+        None
+    };
+    let (new_status, records, data, qa, note, refusal) = match (mismatch, result.outcome) {
+        (Some(why), _) => ("failed", rows, None, None, Some(why.clone()), Some(why)),
+        (None, outcome) => match outcome {
         MaskingOutcome::Empty => ("empty", 0, None, None, None, None),
         MaskingOutcome::Withheld { reason } => {
             ("withheld", result.uploads, None, None, Some(reason), None)
@@ -160,9 +240,11 @@ pub(super) async fn cohort_result(
                 }
             }
         }
+        },
     };
     let s = survey.clone();
     let root = result.merkle_root.clone();
+    let nonces = result.nonces;
     col.0
         .store
         .run(move |c| {
@@ -179,7 +261,11 @@ pub(super) async fn cohort_result(
                     result_hash: hash,
                     note,
                 },
-            )
+            )?;
+            if new_status != "failed" {
+                settle_invitations(c, &s, cohort, &nonces)?;
+            }
+            Ok::<(), ApiError>(())
         })
         .await?;
     col.maybe_release(&survey).await?;

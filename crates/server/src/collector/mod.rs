@@ -129,6 +129,12 @@ CREATE TABLE IF NOT EXISTS invitations (
     cohort INTEGER,
     nonce TEXT
 );
+CREATE TABLE IF NOT EXISTS credentials (
+    survey TEXT NOT NULL REFERENCES surveys(id),
+    cohort INTEGER NOT NULL,
+    nonce TEXT NOT NULL,
+    PRIMARY KEY (survey, nonce)
+);
 CREATE TABLE IF NOT EXISTS releases (
     survey TEXT PRIMARY KEY REFERENCES surveys(id),
     csv TEXT NOT NULL,

@@ -4,7 +4,9 @@
 //! upload to its cohort (`orthomask_survey::trust`): the provider and the right-masking services
 //! take uploads only with a credential, each nonce once. An invitation keeps its cohort, key and
 //! nonce: reloading it (a lost answer, a closed tab) hands out the same cohort and the same nonce
-//! with a fresh expiry, so at most one upload ever counts for it (issue 10 §4).
+//! with a fresh expiry, so at most one upload ever counts for it (issue 10 §4). It is used up
+//! when its nonce arrives in the cohort's hand-over; if the cohort closed without its upload,
+//! the next load gives it a place in a new cohort.
 
 use super::*;
 use orthomask_survey::policy::UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
@@ -58,13 +60,12 @@ pub(super) async fn definition(
                     )
                     .map_err(sql)?;
                 if status != "open" {
+                    // Closed, its hand-over not yet in: whether this invitation's upload is in
+                    // it is known when the hand-over arrives (see `handover::settle_invitations`).
                     return Err(ApiError::new(
-                        StatusCode::GONE,
-                        format!(
-                            "the cohort this invitation opened has closed (it is {status}); if \
-                             you sent your answers, thank you — otherwise ask the survey team \
-                             for a new invitation"
-                        ),
+                        StatusCode::CONFLICT,
+                        "the group this invitation joined has just closed and is being \
+                         processed; open the link again in a few minutes",
                     ));
                 }
                 Ok(Some((row, k, nonce)))
@@ -148,6 +149,13 @@ pub(super) async fn definition(
                 if assigned + 1 >= m {
                     advance(c, &s, cohort)?;
                 }
+                // Every credential issued is remembered, so that a hand-over can be checked
+                // against them (`handover::check_nonces`).
+                c.execute(
+                    "INSERT INTO credentials (survey, cohort, nonce) VALUES (?1, ?2, ?3)",
+                    (&s, cohort, &n),
+                )
+                .map_err(sql)?;
                 if let Some(h) = &ih {
                     c.execute(
                         "UPDATE invitations SET opened_at = ?2, cohort = ?3, nonce = ?4
