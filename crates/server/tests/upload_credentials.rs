@@ -174,3 +174,47 @@ async fn share_uploads_need_a_credential_too() {
     }
     all.stop().await;
 }
+
+/// Garbage that does carry a valid credential (an invited participant who sends made-up numbers)
+/// cannot sink the survey: its cohort fails QA after unmasking and is left out, named in the
+/// manifest, and the other cohorts are released with exactly their raw regression.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cohort_spoilt_by_an_invited_participant_is_left_out_and_the_rest_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("spoilt", 12, false, true)).await;
+    let invited = links(&http, &all, &created, 19).await;
+    // Cohort 0: twelve honest participants (it fills and closes itself).
+    let mut raw = Vec::new();
+    for (i, link) in (0..12u64).zip(&invited) {
+        let (record, sent) = participate(&http, link, i).await;
+        assert_eq!(sent[0].receipt.cohort, 0);
+        raw.push(record);
+    }
+    // Cohort 1: six honest participants and one whose "masked record" is made up.
+    for (i, link) in (12..18u64).zip(&invited[12..18]) {
+        participate(&http, link, i).await;
+    }
+    let (_, uploads) = prepare(&http, &invited[18], 18, &answers(18)).await;
+    let (url, mut spoilt) = uploads[0].clone();
+    assert_eq!(spoilt.cohort, 1);
+    for (j, v) in spoilt.values.iter_mut().enumerate() {
+        *v = 1e6 * (j % 7) as f64;
+    }
+    let (status, body) = post_upload(&http, &url, &spoilt).await;
+    assert_eq!(status, 201, "a valid credential: the service cannot tell garbage: {body}");
+
+    let (status, _) = admin_post(&http, &all, "/api/admin/surveys/spoilt/close").await;
+    assert_eq!(status, 200);
+    let (csv, manifest) = wait_for_release(&http, all.collector.url(), "spoilt", 120).await;
+    assert_same_regression(&raw, &csv);
+    let manifest: Value = serde_json::from_str(&manifest).unwrap();
+    assert_eq!(manifest["cohorts"]["sizes"], serde_json::json!([12]));
+    let warnings = manifest["warnings"].to_string();
+    assert!(
+        warnings.contains("cohort 1 was left out") && warnings.contains("quality-assurance"),
+        "{manifest}"
+    );
+    all.stop().await;
+}

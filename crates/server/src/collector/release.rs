@@ -59,18 +59,24 @@ impl Collector {
                         .map_err(sql)?;
                         Ok(())
                     };
-                    if let Some(failed) = rows.iter().find(|r| r.1 == "failed") {
-                        fail(
-                            c,
-                            format!(
-                                "cohort {} failed: {}; nothing is released",
-                                failed.0,
-                                failed.5.clone().unwrap_or_default()
-                            ),
-                        )?;
-                        return Ok(None);
-                    }
+                    // A cohort that failed its checks (QA after unmasking: a participant with a
+                    // valid credential who sent garbage, or a provider that tampered; or a
+                    // hand-over that does not match the credentials) is left out and named in
+                    // the manifest; the others are released. Their statistics are exactly those
+                    // of the records released — which cohorts those are is in the manifest, so
+                    // an analyst can judge whether leaving one out matters (issue 10 §1).
                     let mut notes = Vec::new();
+                    let failures: Vec<String> = rows
+                        .iter()
+                        .filter(|r| r.1 == "failed")
+                        .map(|r| {
+                            format!(
+                                "cohort {} was left out: {}",
+                                r.0,
+                                r.5.clone().unwrap_or_default()
+                            )
+                        })
+                        .collect();
                     let mut received = Vec::new();
                     for (cohort, status, records, data, qa, note) in rows {
                         match status.as_str() {
@@ -86,12 +92,15 @@ impl Collector {
                         }
                     }
                     if received.is_empty() {
-                        fail(
-                            c,
-                            "no cohort had enough participants to be released".to_owned(),
-                        )?;
+                        let why = if failures.is_empty() {
+                            "no cohort had enough participants to be released".to_owned()
+                        } else {
+                            format!("{}; nothing is released", failures.join("; "))
+                        };
+                        fail(c, why)?;
                         return Ok(None);
                     }
+                    notes.extend(failures);
                     Ok(Some((row, received, notes)))
                 },
             )
