@@ -16,6 +16,9 @@ pub enum StoreError {
     /// A stored value could not be decoded (a bug or a corrupted file).
     #[error("corrupt stored value: {0}")]
     Corrupt(String),
+    /// A job panicked (a bug); its changes were rolled back and the store goes on.
+    #[error("an internal error interrupted this change; nothing of it was stored")]
+    JobPanicked,
 }
 
 /// A failure starting or running a service.

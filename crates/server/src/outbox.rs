@@ -278,7 +278,7 @@ pub async fn run(
             let item = item.clone();
             let hook = hook.clone();
             let recorded = store
-                .run(move |c| -> Result<(), StoreError> {
+                .run(move |c| -> Result<bool, StoreError> {
                     let now = crate::time::now_rfc3339();
                     match result {
                         Ok(_) => {
@@ -288,6 +288,7 @@ pub async fn run(
                                 (item.id, now),
                             )?;
                             hook(c, &item)?;
+                            return Ok(true);
                         }
                         Err(PeerError::Rejected(message)) => {
                             eprintln!(
@@ -317,11 +318,18 @@ pub async fn run(
                             )?;
                         }
                     }
-                    Ok(())
+                    Ok(false)
                 })
                 .await;
-            if let Err(e) = recorded {
-                eprintln!("orthomask-server: outbox: recording a delivery: {e}");
+            match recorded {
+                // The hook may have erased data: make the erasure reach the files now.
+                Ok(true) => {
+                    if let Err(e) = store.checkpoint().await {
+                        eprintln!("orthomask-server: outbox: checkpoint after erasing: {e}");
+                    }
+                }
+                Ok(false) => {}
+                Err(e) => eprintln!("orthomask-server: outbox: recording a delivery: {e}"),
             }
         }
         if due.len() == ROUND {

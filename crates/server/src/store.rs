@@ -19,6 +19,11 @@ const MAX_BATCH: usize = 256;
 trait Job: Send {
     /// Run inside the open transaction; `true` when the closure succeeded.
     fn run(&mut self, conn: &Connection) -> bool;
+    /// Whether the write-ahead log is to be checkpointed and truncated once the transaction has
+    /// committed (after erasing data: until then the erased values still sit in old WAL frames).
+    fn checkpoint_after(&self) -> bool {
+        false
+    }
     /// Answer the caller once the transaction's fate is known.
     fn finish(self: Box<Self>, commit: Result<(), String>);
 }
@@ -27,6 +32,7 @@ struct TypedJob<T, E, F> {
     work: Option<F>,
     result: Option<Result<T, E>>,
     reply: tokio::sync::oneshot::Sender<Result<T, E>>,
+    checkpoint: bool,
 }
 
 impl<T, E, F> Job for TypedJob<T, E, F>
@@ -37,12 +43,19 @@ where
 {
     fn run(&mut self, conn: &Connection) -> bool {
         let result = match self.work.take() {
-            Some(work) => work(conn),
+            // A panicking closure (a bug reachable from some request) must not take the writer
+            // thread, and with it every later request, down: it fails alone and is rolled back.
+            Some(work) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(conn)))
+                .unwrap_or_else(|_| Err(E::from(StoreError::JobPanicked))),
             None => Err(E::from(StoreError::Closed)),
         };
         let ok = result.is_ok();
         self.result = Some(result);
         ok
+    }
+
+    fn checkpoint_after(&self) -> bool {
+        self.checkpoint
     }
 
     fn finish(self: Box<Self>, commit: Result<(), String>) {
@@ -132,11 +145,32 @@ impl Store {
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
     {
+        self.submit(work, false).await
+    }
+
+    /// Checkpoint the write-ahead log into the database and truncate it, so that values erased
+    /// by earlier transactions are gone from the files (`secure_delete` zeroes them in the
+    /// database pages; the WAL still holds the pages as they were until this runs).
+    ///
+    /// # Errors
+    /// [`StoreError`] when the checkpoint cannot complete (a reader holds an old snapshot for
+    /// longer than the busy timeout).
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        self.submit(|_| Ok(()), true).await
+    }
+
+    async fn submit<T, E, F>(&self, work: F, checkpoint: bool) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
+    {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let job = TypedJob {
             work: Some(work),
             result: None,
             reply,
+            checkpoint,
         };
         self.sender
             .send(Box::new(job))
@@ -197,11 +231,27 @@ fn writer(conn: Connection, receiver: mpsc::Receiver<Box<dyn Job>>) {
                 Err(_) => break,
             }
         }
-        let outcome = run_batch(&conn, &mut batch);
+        let mut outcome = run_batch(&conn, &mut batch);
+        if outcome.is_ok() && batch.iter().any(|job| job.checkpoint_after()) {
+            outcome = checkpoint(&conn);
+        }
         for job in batch {
             job.finish(outcome.clone());
         }
     }
+}
+
+/// `PRAGMA wal_checkpoint(TRUNCATE)`, failing unless every frame was written back.
+fn checkpoint(conn: &Connection) -> Result<(), String> {
+    let (busy, _frames, _written): (i64, i64, i64) = conn
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .map_err(|e| e.to_string())?;
+    if busy != 0 {
+        return Err("the write-ahead log could not be checkpointed (a reader is busy)".to_owned());
+    }
+    Ok(())
 }
 
 fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), String> {
@@ -313,6 +363,67 @@ mod tests {
         drop(store);
         assert!(closed.wait(std::time::Duration::from_secs(10)));
         assert!(!dir.path().join("s.sqlite3-wal").exists(), "closed cleanly");
+    }
+
+    /// A job that panics fails alone: it is rolled back, its caller gets an error, and the
+    /// writer thread goes on serving the next jobs.
+    #[tokio::test]
+    async fn the_writer_survives_a_panicking_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _closed) = Store::open(&dir.path().join("s.sqlite3"), SCHEMA).unwrap();
+        let panicked = store
+            .run(|c| -> Result<(), TestError> {
+                c.execute("INSERT INTO t VALUES ('lost', 1)", [])?;
+                panic!("a bug in a request handler");
+            })
+            .await;
+        assert!(matches!(panicked, Err(TestError::Store(StoreError::JobPanicked))));
+        let count: i64 = store
+            .run(|c| -> Result<i64, TestError> {
+                c.execute("INSERT INTO t VALUES ('kept', 2)", [])?;
+                Ok(c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))?)
+            })
+            .await
+            .unwrap();
+        assert_eq!(count, 1, "the panicking job's insert was rolled back");
+    }
+
+    /// After a checkpoint the write-ahead log is empty: an erased value is in neither file.
+    #[tokio::test]
+    async fn a_checkpoint_leaves_no_erased_value_in_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite3");
+        let (store, _closed) = Store::open(
+            &path,
+            "CREATE TABLE IF NOT EXISTS b (k INTEGER PRIMARY KEY, v BLOB);",
+        )
+        .unwrap();
+        let secret = f64s_to_blob(&[123.456_789_012_345_6, -9.876_543_210_987_6]);
+        let planted = secret.clone();
+        store
+            .run(move |c| -> Result<(), TestError> {
+                c.execute("INSERT INTO b VALUES (1, ?1)", [planted])?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        store
+            .run(|c| -> Result<(), TestError> {
+                c.execute("UPDATE b SET v = NULL WHERE k = 1", [])?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        let contains = |file: &std::path::Path| {
+            std::fs::read(file)
+                .unwrap_or_default()
+                .windows(secret.len())
+                .any(|w| w == secret.as_slice())
+        };
+        let wal = dir.path().join("s.sqlite3-wal");
+        assert!(contains(&wal), "control: before the checkpoint the WAL still holds it");
+        store.checkpoint().await.unwrap();
+        assert!(!contains(&wal) && !contains(&path));
     }
 
     #[test]

@@ -248,6 +248,31 @@ async fn no_store_of_any_service_holds_a_raw_answer() {
 
     // After the release (and after the provider erased the uploads it handed on).
     assert_no_raw_value(&data, &all_raw);
+    // Erased means erased in the files too, while the services run: neither the provider's
+    // database nor its write-ahead log holds the bytes of a handed-over x·B (issue 10 §7). The
+    // provider erases and checkpoints once it has recorded the collector's acknowledgement,
+    // which may come just after the release is published: wait for that step, not for a time.
+    let handed_over = f64s_bytes(&uploaded[0]);
+    let holding = || -> Vec<&str> {
+        ["msp/msp.sqlite3", "msp/msp.sqlite3-wal"]
+            .into_iter()
+            .filter(|file| {
+                std::fs::read(data.join(file))
+                    .unwrap_or_default()
+                    .windows(handed_over.len())
+                    .any(|w| w == handed_over.as_slice())
+            })
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !holding().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?} still hold an erased x·B",
+            holding()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let erased: i64 = Connection::open_with_flags(
         data.join("msp/msp.sqlite3"),
         OpenFlags::SQLITE_OPEN_READ_ONLY,
@@ -267,6 +292,11 @@ async fn no_store_of_any_service_holds_a_raw_answer() {
     // Once more with every write-ahead log checkpointed into its database.
     wait_for_clean_close(&data).await;
     assert_no_raw_value(&data, &all_raw);
+}
+
+/// Little-endian bytes of a vector, as the services store it.
+fn f64s_bytes(values: &[f64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
 /// The scanner is not blind: an answer planted in a store in any of the forms the services could

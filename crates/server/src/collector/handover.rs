@@ -457,5 +457,7 @@ async fn combine(
             .map_err(sql)?;
             Ok(())
         })
-        .await
+        .await?;
+    // Each part alone is `A Xⁱ`: out of the files now, not at the next automatic checkpoint.
+    col.0.store.checkpoint().await.map_err(ApiError::from)
 }
