@@ -122,16 +122,38 @@ pub fn register(conn: &Connection, reg: &Registration) -> Result<(), ApiError> {
     match existing {
         Some(old) if old == text => Ok(()),
         Some(_) => {
-            let uploads: i64 = conn
+            // Data already held for the survey was shaped by the old design: uploads here, or
+            // (at the provider, in share mode) the right-masking services' blocks.
+            let has_share_blocks: bool = conn
                 .query_row(
-                    "SELECT COUNT(*) FROM uploads WHERE survey = ?1",
+                    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'share_blocks'",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(sql)?
+                > 0;
+            let blocks: i64 = if has_share_blocks {
+                conn.query_row(
+                    "SELECT COUNT(*) FROM share_blocks WHERE survey = ?1",
                     [&reg.survey],
                     |r| r.get(0),
                 )
-                .map_err(sql)?;
+                .map_err(sql)?
+            } else {
+                0
+            };
+            let uploads = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM uploads WHERE survey = ?1",
+                    [&reg.survey],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(sql)?
+                + blocks;
             if uploads > 0 {
                 return Err(ApiError::conflict(format!(
-                    "survey {:?} is already registered with a different design and has uploads",
+                    "survey {:?} is already registered with a different design and holds data \
+                     shaped by it (uploads or share blocks)",
                     reg.survey
                 )));
             }

@@ -51,7 +51,7 @@ pub(super) async fn create_survey(
         )
         .await?;
     }
-    for (name, url) in col.upload_services(share) {
+    for (name, url) in col.upload_services(share)? {
         col.call_peer(
             &name,
             reqwest::Method::PUT,
@@ -217,7 +217,7 @@ pub(super) async fn admin_status(
     let mut view = survey_view(&col, &survey).await?;
     let share = view["share_services"].as_u64().unwrap_or(0) as usize;
     let mut services = Vec::new();
-    let mut targets = col.upload_services(share);
+    let mut targets = col.upload_services(share)?;
     if share > 0 {
         targets.push((
             "the masking service provider".to_owned(),

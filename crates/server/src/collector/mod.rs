@@ -340,19 +340,29 @@ impl Collector {
     }
 
     /// The services that hold a survey's uploads: the provider, or the right-masking services.
-    fn upload_services(&self, share_services: usize) -> Vec<(String, String)> {
+    ///
+    /// # Errors
+    /// 503 when this collector was restarted with fewer right-masking services (`--right`) than
+    /// the survey was planned with: it cannot reach them all.
+    fn upload_services(&self, share_services: usize) -> Result<Vec<(String, String)>, ApiError> {
         if share_services == 0 {
-            vec![(
+            return Ok(vec![(
                 "the masking service provider".to_owned(),
                 self.0.cfg.msp_url.clone(),
-            )]
-        } else {
-            self.0.cfg.right_urls[..share_services]
-                .iter()
-                .enumerate()
-                .map(|(i, u)| (format!("right-masking service {i}"), u.clone()))
-                .collect()
+            )]);
         }
+        let known = self.0.cfg.right_urls.len();
+        let urls = self.0.cfg.right_urls.get(..share_services).ok_or_else(|| {
+            ApiError::unavailable(format!(
+                "this survey uses {share_services} right-masking services but this collector \
+                 is configured with {known}; restart it with every --right service"
+            ))
+        })?;
+        Ok(urls
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (format!("right-masking service {i}"), u.clone()))
+            .collect())
     }
 
     async fn call_peer(
@@ -382,7 +392,7 @@ impl Collector {
         share_services: usize,
         action: &str,
     ) -> Result<(), ApiError> {
-        for (name, url) in self.upload_services(share_services) {
+        for (name, url) in self.upload_services(share_services)? {
             self.call_peer(
                 &name,
                 reqwest::Method::POST,
