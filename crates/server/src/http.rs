@@ -184,15 +184,27 @@ pub struct RateLimit {
     pub peer_secret: String,
 }
 
+/// The client address a trusted reverse proxy saw: the **last** entry of `X-Forwarded-For`
+/// over every header line, in order. A client can write anything into the header; only the
+/// entry the proxy appended — the address of the connection it accepted — is not the client's
+/// own word. So the rightmost entry counts, even when the client sent a header line of its own
+/// and the proxy added another. `None` when there is no entry or the last one is not an address
+/// (then the connection's address is used).
+fn forwarded_client(headers: &HeaderMap) -> Option<IpAddr> {
+    let last = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|line| line.split(','))
+        .map(str::trim)
+        .rfind(|entry| !entry.is_empty())?;
+    last.parse::<IpAddr>()
+        .ok()
+        .or_else(|| last.parse::<SocketAddr>().ok().map(|a| a.ip()))
+}
+
 fn client_ip(request: &Request, trust_forwarded: bool) -> Option<IpAddr> {
-    if trust_forwarded
-        && let Some(ip) = request
-            .headers()
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.rsplit(',').next())
-            .and_then(|v| v.trim().parse().ok())
-    {
+    if trust_forwarded && let Some(ip) = forwarded_client(request.headers()) {
         return Some(ip);
     }
     request
@@ -293,6 +305,30 @@ mod tests {
         assert!(!has_bearer(&h, "secret-secret-secreT"));
         assert!(!has_bearer(&h, "secret-secret-secret2"));
         assert!(require_bearer(&h, "other-other-other", "admin token").is_err());
+    }
+
+    /// The attack: a client sends its own `X-Forwarded-For` to pose as another address; the
+    /// trusted proxy appends the real one (on the same line or a line of its own).
+    #[test]
+    fn the_forwarded_client_is_the_entry_the_proxy_added() {
+        let headers = |lines: &[&str]| {
+            let mut h = HeaderMap::new();
+            for line in lines {
+                h.append("x-forwarded-for", HeaderValue::from_str(line).unwrap());
+            }
+            h
+        };
+        let real: IpAddr = "203.0.113.7".parse().unwrap();
+        assert_eq!(forwarded_client(&headers(&["203.0.113.7"])), Some(real));
+        assert_eq!(forwarded_client(&headers(&["10.9.9.9, 203.0.113.7"])), Some(real));
+        assert_eq!(forwarded_client(&headers(&["10.9.9.9", "203.0.113.7"])), Some(real));
+        assert_eq!(forwarded_client(&headers(&["10.9.9.9, 1.1.1.1", "203.0.113.7 "])), Some(real));
+        assert_eq!(
+            forwarded_client(&headers(&["2001:db8::1", "[2001:db8::2]:443"])),
+            Some("2001:db8::2".parse().unwrap())
+        );
+        assert_eq!(forwarded_client(&headers(&["10.9.9.9", "not-an-address"])), None);
+        assert_eq!(forwarded_client(&headers(&[])), None);
     }
 
     #[test]
