@@ -171,7 +171,7 @@ impl Default for Limits {
 }
 
 /// Largest peer hand-over (a whole cohort's matrix, base64).
-pub const MAX_PEER_BODY: usize = 512 * 1024 * 1024;
+pub const MAX_PEER_BODY: usize = orthomask_survey::policy::MAX_HANDOVER_BYTES as usize;
 
 /// State of the rate-limit middleware.
 #[derive(Clone)]

@@ -4,7 +4,7 @@
 //! Each service implements [`IntakeService`], opens its state with [`open_intake`] and adds its
 //! own routes to [`public_routes`] and [`peer_routes`].
 
-use crate::error::{ApiError, ServerError};
+use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, json, require_bearer};
 use crate::intake::{self, Registrations};
 use crate::keys::KeyStore;
@@ -87,6 +87,10 @@ pub fn peer_routes<S: IntakeService>() -> Router<S> {
             "/api/peer/surveys/{survey}/cohorts/{cohort}/close",
             post(close_cohort::<S>),
         )
+        .route(
+            "/api/peer/surveys/{survey}/outbox/requeue",
+            post(requeue::<S>),
+        )
 }
 
 /// What the shared handlers need from a service.
@@ -101,6 +105,8 @@ pub trait IntakeService: Clone + Send + Sync + 'static {
     fn peer_token(&self) -> &str;
     /// Wake the worker that masks and hands over closed cohorts.
     fn wake_worker(&self);
+    /// Wake the outbox's delivery loop.
+    fn wake_outbox(&self);
     /// Refuse a registration this service cannot serve (role-specific checks).
     ///
     /// # Errors
@@ -245,6 +251,29 @@ pub async fn open_cohort<S: IntakeService>(
     Ok(json(
         StatusCode::OK,
         &serde_json::json!({"cohort": cohort, "open": true}),
+    ))
+}
+
+/// `POST /api/peer/surveys/{survey}/outbox/requeue` (peer token): send the survey's rejected
+/// hand-overs again (the collector's administrator asks, after fixing what made them fail).
+///
+/// # Errors
+/// 401 without the peer token; store errors.
+pub async fn requeue<S: IntakeService>(
+    State(service): State<S>,
+    headers: HeaderMap,
+    ApiPath(survey): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    service.require_peer(&headers)?;
+    let s = survey.clone();
+    let requeued = service
+        .store()
+        .run(move |c| outbox::requeue(c, &s).map_err(StoreError::from))
+        .await?;
+    service.wake_outbox();
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"survey": survey, "requeued": requeued}),
     ))
 }
 

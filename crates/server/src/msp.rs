@@ -496,6 +496,9 @@ impl IntakeService for Msp {
     fn wake_worker(&self) {
         self.0.work.notify_one();
     }
+    fn wake_outbox(&self) {
+        self.0.outbox.notify_one();
+    }
     fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
         if registration.share_services > self.0.cfg.right_urls.len() {
             return Err(ApiError::bad_request(format!(

@@ -7,8 +7,12 @@
 //! (0.25 s doubling up to 30 s) for as long as the peer is down or answers 5xx, 408 or 429; a
 //! service restarted after a crash resumes its pending items. Peers treat a repeated `PUT` of
 //! the same body as a success, so a hand-over that was received but whose answer was lost is
-//! simply sent again. A 4xx answer is final: the item is marked `rejected` with the peer's
-//! message (for instance a failed QA check) and shown in the status endpoints.
+//! simply sent again. Only an answer that judges the content — 400, 409, 422: the peer read the
+//! hand-over and refused it (for instance a failed QA check) — is final: the item is marked
+//! `rejected` with the peer's message and shown in the status endpoints, and the administrator can
+//! put it back in the queue ([`requeue`]). Every other refusal (401 after a token change, 403,
+//! 404 or 413 from a proxy in between, …) says nothing about the hand-over itself and is retried
+//! with back-off until an operator fixes the deployment.
 
 use crate::error::StoreError;
 use crate::store::Store;
@@ -129,10 +133,30 @@ pub fn summary(conn: &Connection, survey: &str) -> rusqlite::Result<Vec<OutboxSu
 /// Why a request to a peer failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PeerError {
-    /// Worth retrying: unreachable, timed out, 5xx, 408, 429.
+    /// Worth retrying: unreachable, timed out, or an answer that does not judge the content.
     Retry(String),
-    /// Final: the peer refused the request (4xx), with its message.
+    /// Final: the peer read the request and refused its content (400, 409, 422), with its
+    /// message.
     Rejected(String),
+}
+
+/// Whether an error status is the peer's verdict on the content of what was sent, so that
+/// sending the same body again cannot succeed.
+fn judges_the_content(status: reqwest::StatusCode) -> bool {
+    matches!(status.as_u16(), 400 | 409 | 422)
+}
+
+/// Put a survey's rejected hand-overs back in the queue (the administrator fixed what made the
+/// peer refuse them); returns how many.
+///
+/// # Errors
+/// SQLite errors.
+pub fn requeue(conn: &Connection, survey: &str) -> rusqlite::Result<usize> {
+    conn.execute(
+        "UPDATE outbox SET state = 'pending', next_attempt_ms = 0, attempts = 0, done_at = NULL
+         WHERE survey = ?1 AND state = 'rejected'",
+        [survey],
+    )
 }
 
 impl std::fmt::Display for PeerError {
@@ -205,13 +229,10 @@ impl PeerClient {
             .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
             .unwrap_or_else(|| String::from_utf8_lossy(&bytes).chars().take(200).collect());
         let line = format!("{url}: {} {message}", status.as_u16());
-        if status.is_server_error()
-            || status == reqwest::StatusCode::REQUEST_TIMEOUT
-            || status == reqwest::StatusCode::TOO_MANY_REQUESTS
-        {
-            Err(PeerError::Retry(line))
-        } else {
+        if judges_the_content(status) {
             Err(PeerError::Rejected(line))
+        } else {
+            Err(PeerError::Retry(line))
         }
     }
 }
@@ -364,6 +385,19 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_verdict_on_the_content_is_final() {
+        for code in [400, 409, 422] {
+            assert!(judges_the_content(reqwest::StatusCode::from_u16(code).unwrap()));
+        }
+        for code in [401, 403, 404, 405, 408, 413, 429, 500, 502, 503] {
+            assert!(
+                !judges_the_content(reqwest::StatusCode::from_u16(code).unwrap()),
+                "{code}"
+            );
+        }
+    }
 
     #[test]
     fn backoff_doubles_and_caps() {

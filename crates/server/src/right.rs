@@ -289,6 +289,9 @@ impl IntakeService for Right {
     fn wake_worker(&self) {
         self.0.work.notify_one();
     }
+    fn wake_outbox(&self) {
+        self.0.outbox.notify_one();
+    }
     fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
         if (self.0.cfg.index as usize) >= registration.share_services {
             return Err(ApiError::bad_request(format!(

@@ -126,6 +126,21 @@ pub enum DraftError {
          invitations (\"invitations\": true) or share mode (\"share_mode\": true)"
     )]
     OpenBasicSurvey,
+    /// A cohort whose hand-over between the services would exceed their body limit.
+    #[error(
+        "cohorts of {cohort_size} records of length p = {p} make hand-overs of {} MB, over the \
+         services' limit of {} MB: use smaller cohorts",
+        bytes / 1_000_000,
+        crate::policy::MAX_HANDOVER_BYTES / 1_000_000
+    )]
+    HandOverTooLarge {
+        /// The requested `m`.
+        cohort_size: usize,
+        /// The planned record length `p = p₁ + p₂`.
+        p: usize,
+        /// The largest hand-over's size.
+        bytes: u64,
+    },
     /// Share mode and device-side DP together.
     #[error("device-side DP is not supported in share mode")]
     DpInShareMode,
@@ -258,6 +273,16 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
     });
     let plan = Plan::new(&request)?;
     plan.check(cohorts, Strictness::Refuse)?;
+    // Refused now rather than when the first cohort closes and its hand-over cannot be sent.
+    let p = p1 + plan.p2;
+    let bytes = crate::policy::handover_bytes(m, p);
+    if bytes > crate::policy::MAX_HANDOVER_BYTES {
+        return Err(DraftError::HandOverTooLarge {
+            cohort_size: m,
+            p,
+            bytes,
+        });
+    }
     template.masking.p2 = plan.p2;
     template.masking.sigma = plan.sigma;
     template.masking.dp = plan.dp.as_ref().map(|d| DpParameters {
@@ -433,6 +458,11 @@ mod tests {
             plan(&draft(MAX_COHORT + 1), &[]).unwrap_err(),
             DraftError::CohortSize(_)
         ));
+        // Issue 10 §6: m = 10 000 needs p₂ ≈ 13 900 noise columns, a 1.1 GB hand-over.
+        let e = plan(&draft(MAX_COHORT), &[]).unwrap_err();
+        assert!(matches!(e, DraftError::HandOverTooLarge { .. }), "{e}");
+        assert!(e.to_string().contains("smaller cohorts"));
+        assert!(plan(&draft(2000), &[]).is_ok());
     }
 
     #[test]

@@ -82,3 +82,28 @@ pub const MAX_P: usize = 50_000;
 /// credential found later in a browser's history is useless. A reload of an invitation gets a
 /// fresh expiry for the same nonce (`orthomask_survey::trust::UploadCredential::reissue`).
 pub const UPLOAD_CREDENTIAL_LIFETIME_SECONDS: u64 = 24 * 60 * 60;
+
+/// Largest hand-over between two services, in bytes: the services' body limit for peer calls,
+/// well inside SQLite's 1 GB limit on the outbox row that holds it until delivered.
+pub const MAX_HANDOVER_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The size of the largest hand-over of a survey with cohorts of `m` records of length `p`: a
+/// whole cohort's `m × p` matrix as base64 of little-endian doubles (`4·⌈8mp/3⌉` bytes), plus
+/// a row identifier of at most 70 bytes per record (share mode) and 64 KiB of JSON around it.
+pub fn handover_bytes(m: usize, p: usize) -> u64 {
+    let doubles = 8 * (m as u64) * (p as u64);
+    4 * doubles.div_ceil(3) + 70 * m as u64 + 64 * 1024
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 3 records of 2 doubles: 48 bytes → 64 base64 characters, 3 × 70 row ids, 64 KiB.
+    #[test]
+    fn handover_size_by_hand() {
+        assert_eq!(handover_bytes(3, 2), 64 + 210 + 65_536);
+        // 8 bytes pad to 3 base64 quads of 4 characters.
+        assert_eq!(handover_bytes(1, 1) - 70 - 65_536, 12);
+    }
+}

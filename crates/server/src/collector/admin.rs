@@ -208,6 +208,45 @@ pub(super) async fn public_status(
     Ok(json(StatusCode::OK, &survey_view(&col, &survey).await?))
 }
 
+/// `POST /api/admin/surveys/{survey}/requeue`: every service that holds the survey's hand-overs
+/// sends the ones its peer refused again (after the administrator fixed the cause, e.g. a proxy's
+/// body limit or a peer token). Answers how many each service put back in its queue.
+pub(super) async fn requeue(
+    State(col): State<Collector>,
+    headers: HeaderMap,
+    ApiPath(survey): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    col.admin(&headers)?;
+    let s = survey.clone();
+    let row = col.0.store.run(move |c| load_survey(c, &s)).await?;
+    let share = row.plan.share_services;
+    let mut targets = col.upload_services(share)?;
+    if share > 0 {
+        targets.push((
+            "the masking service provider".to_owned(),
+            col.0.cfg.msp_url.clone(),
+        ));
+    }
+    let mut services = Vec::new();
+    for (name, url) in targets {
+        let answer = col
+            .call_peer(
+                &name,
+                reqwest::Method::POST,
+                format!("{url}/api/peer/surveys/{survey}/outbox/requeue"),
+                None,
+            )
+            .await?;
+        let answer: serde_json::Value =
+            serde_json::from_slice(&answer).map_err(|e| ApiError::bad_gateway(format!("{name}: {e}")))?;
+        services.push(serde_json::json!({"service": name, "requeued": answer["requeued"]}));
+    }
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"survey": survey, "services": services}),
+    ))
+}
+
 pub(super) async fn admin_status(
     State(col): State<Collector>,
     headers: HeaderMap,

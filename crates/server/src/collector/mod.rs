@@ -47,7 +47,7 @@ use tokio::sync::watch;
 
 use admin::{
     admin_status, close_one_cohort, close_survey, create_survey, invitations, list_surveys,
-    public_status, survey_view,
+    public_status, requeue, survey_view,
 };
 use handover::{cohort_result, share_part};
 use participants::{advance, definition};
@@ -303,6 +303,7 @@ impl Collector {
             .route("/api/admin/surveys/{survey}", get(admin_status))
             .route("/api/admin/surveys/{survey}/invitations", post(invitations))
             .route("/api/admin/surveys/{survey}/close", post(close_survey))
+            .route("/api/admin/surveys/{survey}/requeue", post(requeue))
             .route(
                 "/api/admin/surveys/{survey}/cohorts/{cohort}/close",
                 post(close_one_cohort),

@@ -1,0 +1,181 @@
+//! Issue 10 §6: hand-overs always finish. The provider's outbox retries with back-off whatever
+//! does not judge the hand-over itself (a 401 after a token change, a proxy's 404 or 413), gives
+//! up only on a verdict on the content (409, 422), and the administrator can put a refused
+//! hand-over back in the queue. The collector here is a scripted mock that answers what a broken
+//! deployment would.
+
+mod common;
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::put;
+use common::*;
+use orthomask_server::run::{bind, start_msp};
+use orthomask_server::MspConfig;
+use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES, UploadCredential};
+use orthomask_survey::upload::Upload;
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+const PEER_TOKEN: &str = "peer-token-for-the-outbox-test-0123456789";
+const FAR_FUTURE: u64 = 4_102_444_800;
+
+/// The answers the mock collector gives, in order; after the script, 200.
+#[derive(Clone, Default)]
+struct Script(Arc<Mutex<(Vec<u16>, Vec<u16>)>>);
+
+impl Script {
+    fn set(&self, answers: &[u16]) {
+        self.0.lock().unwrap().0 = answers.iter().rev().copied().collect();
+    }
+    fn next(&self) -> u16 {
+        let mut s = self.0.lock().unwrap();
+        let code = s.0.pop().unwrap_or(200);
+        s.1.push(code);
+        code
+    }
+    fn answered(&self) -> Vec<u16> {
+        self.0.lock().unwrap().1.clone()
+    }
+}
+
+async fn mock_collector(script: Script) -> String {
+    let app = Router::new().route(
+        "/api/peer/surveys/{survey}/cohorts/{cohort}/result",
+        put(move || {
+            let script = script.clone();
+            async move {
+                let code = StatusCode::from_u16(script.next()).unwrap();
+                (code, json!({"error": format!("scripted {code}")}).to_string())
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+fn key() -> CollectorSigningKey {
+    CollectorSigningKey::from_secret([5; 32])
+}
+
+/// Register `survey` (p = 4 + 40, cohorts of 6) and fill cohort 0, which makes the provider
+/// mask it and queue the hand-over.
+async fn fill_a_cohort(http: &reqwest::Client, msp: &str, survey: &str) {
+    let registration = json!({"survey": survey, "answers": 3, "qa_constant": 888.0, "p2": 40,
+        "sigma": 10.0, "cohort_size": 6, "min_cohort_size": 5, "share_services": 0,
+        "collector_public_key": key().public_key().to_hex()});
+    let bearer = Some(PEER_TOKEN);
+    let url = format!("{msp}/api/peer/surveys/{survey}");
+    let (status, body) = send(http, Method::PUT, &url, Some(&registration), bearer).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = send(http, Method::POST, &format!("{url}/cohorts/0/open"), None, bearer).await;
+    assert_eq!(status, 200);
+    for i in 0..6u8 {
+        let mut g = Xorshift::new(u64::from(i) + 1);
+        let upload = Upload {
+            survey: survey.into(),
+            cohort: 0,
+            token: format!("outbox-test-token-{i:04}"),
+            values: (0..44).map(|_| g.uniform() * 100.0).collect(),
+            credential: Some(UploadCredential::issue(&key(), survey, 0, [i; NONCE_BYTES], FAR_FUTURE)),
+        };
+        let (status, body) =
+            post_upload(http, &format!("{msp}/api/surveys/{survey}/uploads"), &upload).await;
+        assert_eq!(status, 201, "{body}");
+    }
+}
+
+/// The provider's outbox entry for cohort 0 once it reaches `state` (waiting for the step,
+/// with a generous deadline, never asserting a duration).
+async fn outbox_reaches(http: &reqwest::Client, msp: &str, survey: &str, state: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, view) = send(
+            http,
+            Method::GET,
+            &format!("{msp}/api/peer/surveys/{survey}/status"),
+            None,
+            Some(PEER_TOKEN),
+        )
+        .await;
+        let item = view["outbox"][0].clone();
+        if item["state"] == state {
+            return item;
+        }
+        assert!(std::time::Instant::now() < deadline, "never {state}: {view}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transient_refusals_are_retried_and_a_verdict_can_be_requeued() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Script::default();
+    let collector = mock_collector(script.clone()).await;
+    let msp = start_msp(
+        MspConfig {
+            data_dir: Path::new(dir.path()).join("msp"),
+            public_url: "http://127.0.0.1".into(),
+            collector_url: collector,
+            right_urls: Vec::new(),
+            peer_token: PEER_TOKEN.into(),
+            limits: loose_limits(),
+            allowed_origins: Vec::new(),
+        },
+        bind("127.0.0.1:0").await.unwrap(),
+    )
+    .await
+    .unwrap();
+    let http = client();
+    let url = msp.url().to_owned();
+
+    // A token change, a proxy that lost the route, a proxy body limit: retried, then delivered.
+    script.set(&[401, 404, 413]);
+    fill_a_cohort(&http, &url, "transient").await;
+    let item = outbox_reaches(&http, &url, "transient", "delivered").await;
+    assert_eq!(script.answered(), [401, 404, 413, 200], "{item}");
+
+    // A verdict on the content is final …
+    script.set(&[422]);
+    fill_a_cohort(&http, &url, "refused").await;
+    let item = outbox_reaches(&http, &url, "refused", "rejected").await;
+    assert!(item["last_error"].as_str().unwrap().contains("422"), "{item}");
+    // … until the administrator puts it back in the queue.
+    let (status, body) = send(
+        &http,
+        Method::POST,
+        &format!("{url}/api/peer/surveys/refused/outbox/requeue"),
+        None,
+        Some(PEER_TOKEN),
+    )
+    .await;
+    assert_eq!((status, body["requeued"].as_u64()), (200, Some(1)), "{body}");
+    outbox_reaches(&http, &url, "refused", "delivered").await;
+    let (status, _) = send(
+        &http,
+        Method::POST,
+        &format!("{url}/api/peer/surveys/refused/outbox/requeue"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, 401, "requeue is a peer call");
+    msp.stop().await;
+}
+
+/// The collector's administrator reaches every service's requeue through one call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_administrator_requeues_through_the_collector() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 2, None).await;
+    let http = client();
+    create_survey(&http, &all, &draft("requeue", 12, true, false)).await;
+    let (status, body) = admin_post(&http, &all, "/api/admin/surveys/requeue/requeue").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["services"].as_array().unwrap().len(), 3, "two right-masking services and the provider: {body}");
+    all.stop().await;
+}
