@@ -17,8 +17,8 @@
 use orthomask_core::key::Key;
 use orthomask_survey::client::{Client, verify_receipt};
 use orthomask_survey::coding::Answer;
-use orthomask_survey::trust::{DefinitionOffer, Deployment};
 use orthomask_survey::plan::default_noise_columns;
+use orthomask_survey::trust::{DefinitionOffer, Deployment};
 use orthomask_survey::upload::{Receipt, Upload};
 use std::time::{Duration, Instant};
 
@@ -115,7 +115,12 @@ async fn main() {
         .as_array()
         .expect("invitations")
         .iter()
-        .map(|i| i["definition_url"].as_str().expect("definition_url").to_owned())
+        .map(|i| {
+            i["definition_url"]
+                .as_str()
+                .expect("definition_url")
+                .to_owned()
+        })
         .collect();
     let deployment: Deployment = serde_json::from_str(
         &http
@@ -145,14 +150,7 @@ async fn main() {
     let mut devices: std::collections::HashMap<u32, Client> = std::collections::HashMap::new();
     for (i, link) in links.iter().enumerate() {
         let t = Instant::now();
-        let text = http
-            .get(link)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = http.get(link).send().await.unwrap().text().await.unwrap();
         load_latency.push(t.elapsed());
         let offer: DefinitionOffer = serde_json::from_str(&text).expect("a definition offer");
         let def = deployment

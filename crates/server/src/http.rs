@@ -320,14 +320,26 @@ mod tests {
         };
         let real: IpAddr = "203.0.113.7".parse().unwrap();
         assert_eq!(forwarded_client(&headers(&["203.0.113.7"])), Some(real));
-        assert_eq!(forwarded_client(&headers(&["10.9.9.9, 203.0.113.7"])), Some(real));
-        assert_eq!(forwarded_client(&headers(&["10.9.9.9", "203.0.113.7"])), Some(real));
-        assert_eq!(forwarded_client(&headers(&["10.9.9.9, 1.1.1.1", "203.0.113.7 "])), Some(real));
+        assert_eq!(
+            forwarded_client(&headers(&["10.9.9.9, 203.0.113.7"])),
+            Some(real)
+        );
+        assert_eq!(
+            forwarded_client(&headers(&["10.9.9.9", "203.0.113.7"])),
+            Some(real)
+        );
+        assert_eq!(
+            forwarded_client(&headers(&["10.9.9.9, 1.1.1.1", "203.0.113.7 "])),
+            Some(real)
+        );
         assert_eq!(
             forwarded_client(&headers(&["2001:db8::1", "[2001:db8::2]:443"])),
             Some("2001:db8::2".parse().unwrap())
         );
-        assert_eq!(forwarded_client(&headers(&["10.9.9.9", "not-an-address"])), None);
+        assert_eq!(
+            forwarded_client(&headers(&["10.9.9.9", "not-an-address"])),
+            None
+        );
         assert_eq!(forwarded_client(&headers(&[])), None);
     }
 

@@ -8,8 +8,8 @@
 //! their sorted list of upload hashes and its Merkle root.
 
 use crate::error::{ApiError, StoreError};
-use orthomask_survey::merkle::{InclusionProof, inclusion_proof, merkle_root};
 use crate::wire::{CohortStatus, Registration};
+use orthomask_survey::merkle::{InclusionProof, inclusion_proof, merkle_root};
 use orthomask_survey::trust::CredentialError;
 use orthomask_survey::upload::{Receipt, Upload};
 use rusqlite::{Connection, OptionalExtension};

@@ -19,8 +19,8 @@
 pub mod error;
 pub mod time;
 
-pub mod store;
 pub mod compute;
+pub mod store;
 
 pub mod keys;
 

@@ -389,7 +389,9 @@ mod tests {
     #[test]
     fn only_a_verdict_on_the_content_is_final() {
         for code in [400, 409, 422] {
-            assert!(judges_the_content(reqwest::StatusCode::from_u16(code).unwrap()));
+            assert!(judges_the_content(
+                reqwest::StatusCode::from_u16(code).unwrap()
+            ));
         }
         for code in [401, 403, 404, 405, 408, 413, 429, 500, 502, 503] {
             assert!(

@@ -187,7 +187,10 @@ mod tests {
         // starting again with a full burst of 4.
         let t2 = t0 + Duration::from_millis(2000);
         assert!(limiter.check_at(busy, t2).is_ok());
-        assert!(limiter.check_at(busy, t2).is_err(), "carried over, not reset");
+        assert!(
+            limiter.check_at(busy, t2).is_err(),
+            "carried over, not reset"
+        );
         // Two refill times later every idle client is gone.
         let t3 = t0 + Duration::from_secs(6);
         assert!(limiter.check_at(busy, t3).is_ok());

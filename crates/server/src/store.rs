@@ -377,7 +377,10 @@ mod tests {
                 panic!("a bug in a request handler");
             })
             .await;
-        assert!(matches!(panicked, Err(TestError::Store(StoreError::JobPanicked))));
+        assert!(matches!(
+            panicked,
+            Err(TestError::Store(StoreError::JobPanicked))
+        ));
         let count: i64 = store
             .run(|c| -> Result<i64, TestError> {
                 c.execute("INSERT INTO t VALUES ('kept', 2)", [])?;
@@ -421,7 +424,10 @@ mod tests {
                 .any(|w| w == secret.as_slice())
         };
         let wal = dir.path().join("s.sqlite3-wal");
-        assert!(contains(&wal), "control: before the checkpoint the WAL still holds it");
+        assert!(
+            contains(&wal),
+            "control: before the checkpoint the WAL still holds it"
+        );
         store.checkpoint().await.unwrap();
         assert!(!contains(&wal) && !contains(&path));
     }

@@ -455,8 +455,14 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
     );
     let (opened, credential) = load(&http, first).await;
     let (reopened, again) = load(&http, first).await;
-    assert_eq!(opened, reopened, "a reload gets the same definition and key");
-    assert_eq!(credential.nonce, again.nonce, "and the same one-upload nonce");
+    assert_eq!(
+        opened, reopened,
+        "a reload gets the same definition and key"
+    );
+    assert_eq!(
+        credential.nonce, again.nonce,
+        "and the same one-upload nonce"
+    );
     let (status, _) = get_text(
         &http,
         &format!("{definition_url}?invite=0123456789abcdef0123456789abcdef"),

@@ -296,7 +296,14 @@ async fn a_hand_over_waits_for_a_collector_that_is_down() {
     )
     .await;
     assert_eq!(status, 201, "{created}");
-    let invited = links_at(&http, &collector_url, &collector_config.admin_token, &created, 12).await;
+    let invited = links_at(
+        &http,
+        &collector_url,
+        &collector_config.admin_token,
+        &created,
+        12,
+    )
+    .await;
     let mut prepared = Vec::new();
     for (i, link) in (0..12u64).zip(&invited) {
         let a = answers(i);

@@ -274,7 +274,10 @@ async fn hand_overs_with_duplicated_or_made_up_records_are_refused() {
         )
         .await;
         assert_eq!(status, 422, "{survey}: {body}");
-        assert!(body["error"].as_str().unwrap().contains(expected), "{survey}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains(expected),
+            "{survey}: {body}"
+        );
         let (_, view) = send(
             &http,
             reqwest::Method::GET,

@@ -10,8 +10,8 @@ use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::put;
 use common::*;
-use orthomask_server::run::{bind, start_msp};
 use orthomask_server::MspConfig;
+use orthomask_server::run::{bind, start_msp};
 use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES, UploadCredential};
 use orthomask_survey::upload::Upload;
 use reqwest::Method;
@@ -48,7 +48,10 @@ async fn mock_collector(script: Script) -> String {
             let script = script.clone();
             async move {
                 let code = StatusCode::from_u16(script.next()).unwrap();
-                (code, json!({"error": format!("scripted {code}")}).to_string())
+                (
+                    code,
+                    json!({"error": format!("scripted {code}")}).to_string(),
+                )
             }
         }),
     );
@@ -72,7 +75,14 @@ async fn fill_a_cohort(http: &reqwest::Client, msp: &str, survey: &str) {
     let url = format!("{msp}/api/peer/surveys/{survey}");
     let (status, body) = send(http, Method::PUT, &url, Some(&registration), bearer).await;
     assert_eq!(status, 200, "{body}");
-    let (status, _) = send(http, Method::POST, &format!("{url}/cohorts/0/open"), None, bearer).await;
+    let (status, _) = send(
+        http,
+        Method::POST,
+        &format!("{url}/cohorts/0/open"),
+        None,
+        bearer,
+    )
+    .await;
     assert_eq!(status, 200);
     for i in 0..6u8 {
         let mut g = Xorshift::new(u64::from(i) + 1);
@@ -81,10 +91,20 @@ async fn fill_a_cohort(http: &reqwest::Client, msp: &str, survey: &str) {
             cohort: 0,
             token: format!("outbox-test-token-{i:04}"),
             values: (0..44).map(|_| g.uniform() * 100.0).collect(),
-            credential: Some(UploadCredential::issue(&key(), survey, 0, [i; NONCE_BYTES], FAR_FUTURE)),
+            credential: Some(UploadCredential::issue(
+                &key(),
+                survey,
+                0,
+                [i; NONCE_BYTES],
+                FAR_FUTURE,
+            )),
         };
-        let (status, body) =
-            post_upload(http, &format!("{msp}/api/surveys/{survey}/uploads"), &upload).await;
+        let (status, body) = post_upload(
+            http,
+            &format!("{msp}/api/surveys/{survey}/uploads"),
+            &upload,
+        )
+        .await;
         assert_eq!(status, 201, "{body}");
     }
 }
@@ -106,7 +126,10 @@ async fn outbox_reaches(http: &reqwest::Client, msp: &str, survey: &str, state: 
         if item["state"] == state {
             return item;
         }
-        assert!(std::time::Instant::now() < deadline, "never {state}: {view}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never {state}: {view}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
@@ -143,7 +166,10 @@ async fn transient_refusals_are_retried_and_a_verdict_can_be_requeued() {
     script.set(&[422]);
     fill_a_cohort(&http, &url, "refused").await;
     let item = outbox_reaches(&http, &url, "refused", "rejected").await;
-    assert!(item["last_error"].as_str().unwrap().contains("422"), "{item}");
+    assert!(
+        item["last_error"].as_str().unwrap().contains("422"),
+        "{item}"
+    );
     // … until the administrator puts it back in the queue.
     let (status, body) = send(
         &http,
@@ -153,7 +179,11 @@ async fn transient_refusals_are_retried_and_a_verdict_can_be_requeued() {
         Some(PEER_TOKEN),
     )
     .await;
-    assert_eq!((status, body["requeued"].as_u64()), (200, Some(1)), "{body}");
+    assert_eq!(
+        (status, body["requeued"].as_u64()),
+        (200, Some(1)),
+        "{body}"
+    );
     outbox_reaches(&http, &url, "refused", "delivered").await;
     let (status, _) = send(
         &http,
@@ -176,6 +206,10 @@ async fn the_administrator_requeues_through_the_collector() {
     create_survey(&http, &all, &draft("requeue", 12, true, false)).await;
     let (status, body) = admin_post(&http, &all, "/api/admin/surveys/requeue/requeue").await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body["services"].as_array().unwrap().len(), 3, "two right-masking services and the provider: {body}");
+    assert_eq!(
+        body["services"].as_array().unwrap().len(),
+        3,
+        "two right-masking services and the provider: {body}"
+    );
     all.stop().await;
 }

@@ -8,8 +8,8 @@
 mod common;
 
 use common::*;
-use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES, UploadCredential};
 use orthomask_server::run::AllRunning;
+use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES, UploadCredential};
 use orthomask_survey::upload::Upload;
 use serde_json::Value;
 
@@ -33,7 +33,9 @@ async fn stored_uploads(http: &reqwest::Client, all: &AllRunning, survey: &str, 
 }
 
 fn error_line(body: &Value) -> &str {
-    let e = body["error"].as_str().unwrap_or_else(|| panic!("not a JSON error: {body}"));
+    let e = body["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not a JSON error: {body}"));
     assert!(!e.is_empty() && !e.contains('\n'), "{e}");
     e
 }
@@ -54,7 +56,10 @@ async fn uploads_without_a_valid_credential_are_refused_and_store_nothing() {
     let invited = links(&http, &all, &created, 13).await;
     let (def0, uploads) = prepare(&http, &invited[0], 0, &answers(0)).await;
     let (url, genuine) = uploads[0].clone();
-    let credential = genuine.credential.clone().expect("the client attaches the credential");
+    let credential = genuine
+        .credential
+        .clone()
+        .expect("the client attaches the credential");
 
     // Each attack, with values a junk sender would choose (1e300 would sink QA if stored).
     let junk = |credential: Option<UploadCredential>, token: &str| Upload {
@@ -65,11 +70,22 @@ async fn uploads_without_a_valid_credential_are_refused_and_store_nothing() {
     };
     let forger = CollectorSigningKey::from_secret([9; 32]);
     let attacks: Vec<(&str, Upload, u16, &str)> = vec![
-        ("anonymous", junk(None, "anonymous-token-0001"), 401, "no upload credential"),
+        (
+            "anonymous",
+            junk(None, "anonymous-token-0001"),
+            401,
+            "no upload credential",
+        ),
         (
             "forged",
             junk(
-                Some(UploadCredential::issue(&forger, "cred", 0, [1; NONCE_BYTES], FAR_FUTURE)),
+                Some(UploadCredential::issue(
+                    &forger,
+                    "cred",
+                    0,
+                    [1; NONCE_BYTES],
+                    FAR_FUTURE,
+                )),
                 "forged-token-000001",
             ),
             403,
@@ -78,7 +94,10 @@ async fn uploads_without_a_valid_credential_are_refused_and_store_nothing() {
         (
             "tampered",
             junk(
-                Some(UploadCredential { expires_at: FAR_FUTURE, ..credential.clone() }),
+                Some(UploadCredential {
+                    expires_at: FAR_FUTURE,
+                    ..credential.clone()
+                }),
                 "tampered-token-00001",
             ),
             403,
@@ -120,7 +139,11 @@ async fn uploads_without_a_valid_credential_are_refused_and_store_nothing() {
         assert_eq!(got, *status, "{what}: {body}");
         assert!(error_line(&body).contains(message), "{what}: {body}");
     }
-    assert_eq!(stored_uploads(&http, &all, "cred", 0).await, 0, "nothing was stored");
+    assert_eq!(
+        stored_uploads(&http, &all, "cred", 0).await,
+        0,
+        "nothing was stored"
+    );
 
     // The genuine upload goes in; a retry is idempotent; the same credential cannot bring in a
     // second upload under another token (ballot stuffing).
@@ -139,7 +162,8 @@ async fn uploads_without_a_valid_credential_are_refused_and_store_nothing() {
     // m − 1 = 11 more junk requests cannot fill the cohort: the 11 invited participants still
     // get their places, and the survey releases exactly their regression.
     for t in 0..11 {
-        let (status, _) = post_upload(&http, &url, &junk(None, &format!("junk-token-{t:09}"))).await;
+        let (status, _) =
+            post_upload(&http, &url, &junk(None, &format!("junk-token-{t:09}"))).await;
         assert_eq!(status, 401);
     }
     let mut raw = vec![def0.encode(&answers(0)).unwrap()];
@@ -203,7 +227,10 @@ async fn a_cohort_spoilt_by_an_invited_participant_is_left_out_and_the_rest_rele
         *v = 1e6 * (j % 7) as f64;
     }
     let (status, body) = post_upload(&http, &url, &spoilt).await;
-    assert_eq!(status, 201, "a valid credential: the service cannot tell garbage: {body}");
+    assert_eq!(
+        status, 201,
+        "a valid credential: the service cannot tell garbage: {body}"
+    );
 
     let (status, _) = admin_post(&http, &all, "/api/admin/surveys/spoilt/close").await;
     assert_eq!(status, 200);

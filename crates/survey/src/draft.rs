@@ -448,7 +448,12 @@ mod tests {
             plan(&d, &[]).unwrap_err(),
             DraftError::OpenBasicSurvey
         ));
-        assert!(plan(&d, &[]).unwrap_err().to_string().contains("invitations"));
+        assert!(
+            plan(&d, &[])
+                .unwrap_err()
+                .to_string()
+                .contains("invitations")
+        );
         d.share_mode = true;
         assert!(plan(&d, &["http://r0".into(), "http://r1".into()]).is_ok());
         let mut d = draft(20);

@@ -237,8 +237,8 @@ pub(super) async fn requeue(
                 None,
             )
             .await?;
-        let answer: serde_json::Value =
-            serde_json::from_slice(&answer).map_err(|e| ApiError::bad_gateway(format!("{name}: {e}")))?;
+        let answer: serde_json::Value = serde_json::from_slice(&answer)
+            .map_err(|e| ApiError::bad_gateway(format!("{name}: {e}")))?;
         services.push(serde_json::json!({"service": name, "requeued": answer["requeued"]}));
     }
     Ok(json(

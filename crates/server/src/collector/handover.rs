@@ -81,7 +81,9 @@ fn check_nonces(
         ));
     }
     let mut stmt = c
-        .prepare_cached("SELECT 1 FROM credentials WHERE survey = ?1 AND cohort = ?2 AND nonce = ?3")
+        .prepare_cached(
+            "SELECT 1 FROM credentials WHERE survey = ?1 AND cohort = ?2 AND nonce = ?3",
+        )
         .map_err(sql)?;
     let unknown = nonces
         .iter()
@@ -185,61 +187,60 @@ pub(super) async fn cohort_result(
     let (new_status, records, data, qa, note, refusal) = match (mismatch, result.outcome) {
         (Some(why), _) => ("failed", rows, None, None, Some(why.clone()), Some(why)),
         (None, outcome) => match outcome {
-        MaskingOutcome::Empty => ("empty", 0, None, None, None, None),
-        MaskingOutcome::Withheld { reason } => {
-            ("withheld", result.uploads, None, None, Some(reason), None)
-        }
-        MaskingOutcome::Masked { batch } => {
-            if row.plan.share_services > 0 {
-                return Err(ApiError::bad_request(
-                    "a share-mode survey's cohorts arrive as parts from the right-masking services",
-                ));
+            MaskingOutcome::Empty => ("empty", 0, None, None, None, None),
+            MaskingOutcome::Withheld { reason } => {
+                ("withheld", result.uploads, None, None, Some(reason), None)
             }
-            let batch = batch.to_matrix().map_err(ApiError::bad_request)?;
-            let n = batch.nrows();
-            if n < row.plan.min_cohort_size {
-                let why = format!(
-                    "the batch has {n} records, fewer than the minimum cohort size {}",
-                    row.plan.min_cohort_size
-                );
-                ("failed", n, None, None, Some(why.clone()), Some(why))
-            } else {
-                let key =
-                    col.0.keys.get(&survey).ok_or_else(|| {
+            MaskingOutcome::Masked { batch } => {
+                if row.plan.share_services > 0 {
+                    return Err(ApiError::bad_request(
+                        "a share-mode survey's cohorts arrive as parts from the right-masking services",
+                    ));
+                }
+                let batch = batch.to_matrix().map_err(ApiError::bad_request)?;
+                let n = batch.nrows();
+                if n < row.plan.min_cohort_size {
+                    let why = format!(
+                        "the batch has {n} records, fewer than the minimum cohort size {}",
+                        row.plan.min_cohort_size
+                    );
+                    ("failed", n, None, None, Some(why.clone()), Some(why))
+                } else {
+                    let key = col.0.keys.get(&survey).ok_or_else(|| {
                         ApiError::internal("unmasking", "the survey key is missing")
                     })?;
-                let design = row
-                    .template
-                    .design()
+                    let design = row
+                        .template
+                        .design()
+                        .map_err(|e| ApiError::internal("unmasking", e))?;
+                    let unmasked = crate::compute::core_task(move || {
+                        DataCollector::new(key, design)?.unmask_cohort(cohort, &batch)
+                    })
+                    .await
                     .map_err(|e| ApiError::internal("unmasking", e))?;
-                let unmasked = crate::compute::core_task(move || {
-                    DataCollector::new(key, design)?.unmask_cohort(cohort, &batch)
-                })
-                .await
-                .map_err(|e| ApiError::internal("unmasking", e))?;
-                match unmasked {
-                    Ok(u) => {
-                        let values: Vec<f64> = (0..u.data.nrows())
-                            .flat_map(|i| u.data.row(i).iter().copied().collect::<Vec<_>>())
-                            .collect();
-                        let qa =
-                            u.qa.as_ref()
-                                .map(|q| serde_json::to_string(&StoredQa::from(q)))
-                                .transpose()
-                                .map_err(|e| ApiError::internal("QA", e))?;
-                        ("received", n, Some(f64s_to_blob(&values)), qa, None, None)
+                    match unmasked {
+                        Ok(u) => {
+                            let values: Vec<f64> = (0..u.data.nrows())
+                                .flat_map(|i| u.data.row(i).iter().copied().collect::<Vec<_>>())
+                                .collect();
+                            let qa =
+                                u.qa.as_ref()
+                                    .map(|q| serde_json::to_string(&StoredQa::from(q)))
+                                    .transpose()
+                                    .map_err(|e| ApiError::internal("QA", e))?;
+                            ("received", n, Some(f64s_to_blob(&values)), qa, None, None)
+                        }
+                        Err(e) => (
+                            "failed",
+                            n,
+                            None,
+                            None,
+                            Some(e.to_string()),
+                            Some(e.to_string()),
+                        ),
                     }
-                    Err(e) => (
-                        "failed",
-                        n,
-                        None,
-                        None,
-                        Some(e.to_string()),
-                        Some(e.to_string()),
-                    ),
                 }
             }
-        }
         },
     };
     let s = survey.clone();
@@ -323,8 +324,25 @@ pub(super) async fn share_part(
                 )
                 .optional()
                 .map_err(sql)?;
+            // A retry of a part already stored may be the only chance to combine the cohort: the
+            // last part may have been stored by a request that failed (crash, store error)
+            // before combining. So a retry combines whenever every part is in and the cohort is
+            // not resolved yet (issue 10 §6).
+            let all_parts_in = |c: &Connection| -> Result<bool, ApiError> {
+                let count: usize = c
+                    .query_row(
+                        "SELECT COUNT(*) FROM share_parts WHERE survey = ?1 AND cohort = ?2",
+                        (&s, cohort),
+                        |r| r.get(0),
+                    )
+                    .map_err(sql)?;
+                Ok(count == k)
+            };
             match existing {
-                Some(h) if h == hash => return Ok((row, false)),
+                Some(h) if h == hash => {
+                    let again = all_parts_in(c)? && !resolved(&status);
+                    return Ok((row, again));
+                }
                 Some(_) => {
                     return Err(ApiError::conflict(format!(
                         "right-masking service {index} already sent a different part for cohort {cohort}"
@@ -341,14 +359,7 @@ pub(super) async fn share_part(
                 (&s, cohort, index, &hash, nrows, ncols, &blob, &root),
             )
             .map_err(sql)?;
-            let count: usize = c
-                .query_row(
-                    "SELECT COUNT(*) FROM share_parts WHERE survey = ?1 AND cohort = ?2",
-                    (&s, cohort),
-                    |r| r.get(0),
-                )
-                .map_err(sql)?;
-            Ok((row, count == k))
+            Ok((row, all_parts_in(c)?))
         })
         .await?;
     if complete {
@@ -359,6 +370,56 @@ pub(super) async fn share_part(
         StatusCode::OK,
         &serde_json::json!({"cohort": cohort, "index": index, "received": true}),
     ))
+}
+
+/// Combine every cohort whose parts are all stored but which was never resolved (the collector
+/// stopped between storing the last part and combining): run at start-up.
+///
+/// # Errors
+/// Store errors; combining errors of a cohort.
+pub(super) async fn resume_combining(col: &Collector) -> Result<(), ApiError> {
+    let pending = col
+        .0
+        .store
+        .run(|c| -> Result<Vec<(String, u32)>, ApiError> {
+            let mut stmt = c
+                .prepare(
+                    "SELECT p.survey, p.cohort FROM share_parts p
+                     JOIN cohorts k ON k.survey = p.survey AND k.cohort = p.cohort
+                     WHERE k.status NOT IN ('received', 'empty', 'withheld', 'failed')
+                     GROUP BY p.survey, p.cohort",
+                )
+                .map_err(sql)?;
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(sql)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(sql)
+        })
+        .await?;
+    for (survey, cohort) in pending {
+        let s = survey.clone();
+        let (row, complete) = col
+            .0
+            .store
+            .run(move |c| -> Result<(SurveyRow, bool), ApiError> {
+                let row = load_survey(c, &s)?;
+                let count: usize = c
+                    .query_row(
+                        "SELECT COUNT(*) FROM share_parts WHERE survey = ?1 AND cohort = ?2",
+                        (&s, cohort),
+                        |r| r.get(0),
+                    )
+                    .map_err(sql)?;
+                let complete = row.plan.share_services > 0 && count == row.plan.share_services;
+                Ok((row, complete))
+            })
+            .await?;
+        if complete {
+            combine(col, &survey, cohort, row).await?;
+            col.maybe_release(&survey).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Sum the `K₁` parts `A Xⁱ` of a cohort, keep the `p₁` data columns and check QA.

@@ -20,7 +20,6 @@ mod release;
 
 use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, ApiQuery, json, require_bearer};
-use orthomask_survey::merkle::sha256_hex;
 use crate::outbox::{PeerClient, PeerError};
 use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
 use crate::wire::{CohortResult, InvitationRequest, MaskingOutcome, Registration, SharePart};
@@ -38,6 +37,7 @@ use orthomask_formats::manifest::{Cohorts, Method};
 use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::draft::{Endpoints, SurveyDraft, SurveyPlan, hydrate, plan_survey};
 use orthomask_survey::manifest::{Provenance, Released};
+use orthomask_survey::merkle::sha256_hex;
 use orthomask_survey::trust::{CollectorSigningKey, Deployment};
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -258,7 +258,8 @@ impl Collector {
         crate::run::create_private_dir(&cfg.data_dir)?;
         let (store, closed) = Store::open(&cfg.data_dir.join(DB_FILE), SCHEMA)?;
         let keys = crate::keys::KeyStore::open(&cfg.data_dir.join(KEY_FILE), "collector")?;
-        let signing = crate::keys::load_or_create_signing_key(&cfg.data_dir.join(SIGNING_KEY_FILE))?;
+        let signing =
+            crate::keys::load_or_create_signing_key(&cfg.data_dir.join(SIGNING_KEY_FILE))?;
         let client = PeerClient::new(cfg.peer_token.clone()).map_err(ServerError::Config)?;
         let collector = Self(Arc::new(Inner {
             cfg,
@@ -279,6 +280,9 @@ impl Collector {
             .await?;
         let sweeper = collector.clone();
         let tasks = vec![tokio::spawn(async move {
+            if let Err(e) = handover::resume_combining(&sweeper).await {
+                eprintln!("orthomask-server: collector: resuming interrupted combining: {e}");
+            }
             for survey in closing {
                 if let Err(e) = sweeper.maybe_release(&survey).await {
                     eprintln!("orthomask-server: collector: releasing {survey}: {e}");

@@ -38,38 +38,40 @@ pub(super) async fn definition(
         let reopened = col
             .0
             .store
-            .run(move |c| -> Result<Option<(SurveyRow, u32, String)>, ApiError> {
-                let row = load_survey(c, &s)?;
-                check_participation(c, &s, &row, Some(&hash))?;
-                let held: Option<(Option<u32>, Option<String>)> = c
-                    .query_row(
-                        "SELECT cohort, nonce FROM invitations WHERE token_hash = ?1",
-                        [&hash],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .optional()
-                    .map_err(sql)?;
-                let Some((Some(k), Some(nonce))) = held else {
-                    return Ok(None);
-                };
-                let status: String = c
-                    .query_row(
-                        "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
-                        (&s, k),
-                        |r| r.get(0),
-                    )
-                    .map_err(sql)?;
-                if status != "open" {
-                    // Closed, its hand-over not yet in: whether this invitation's upload is in
-                    // it is known when the hand-over arrives (see `handover::settle_invitations`).
-                    return Err(ApiError::new(
-                        StatusCode::CONFLICT,
-                        "the group this invitation joined has just closed and is being \
+            .run(
+                move |c| -> Result<Option<(SurveyRow, u32, String)>, ApiError> {
+                    let row = load_survey(c, &s)?;
+                    check_participation(c, &s, &row, Some(&hash))?;
+                    let held: Option<(Option<u32>, Option<String>)> = c
+                        .query_row(
+                            "SELECT cohort, nonce FROM invitations WHERE token_hash = ?1",
+                            [&hash],
+                            |r| Ok((r.get(0)?, r.get(1)?)),
+                        )
+                        .optional()
+                        .map_err(sql)?;
+                    let Some((Some(k), Some(nonce))) = held else {
+                        return Ok(None);
+                    };
+                    let status: String = c
+                        .query_row(
+                            "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+                            (&s, k),
+                            |r| r.get(0),
+                        )
+                        .map_err(sql)?;
+                    if status != "open" {
+                        // Closed, its hand-over not yet in: whether this invitation's upload is in
+                        // it is known when the hand-over arrives (see `handover::settle_invitations`).
+                        return Err(ApiError::new(
+                            StatusCode::CONFLICT,
+                            "the group this invitation joined has just closed and is being \
                          processed; open the link again in a few minutes",
-                    ));
-                }
-                Ok(Some((row, k, nonce)))
-            })
+                        ));
+                    }
+                    Ok(Some((row, k, nonce)))
+                },
+            )
             .await?;
         if let Some((row, k, nonce)) = reopened {
             return col.offer(&survey, &row, k, &nonce);
@@ -205,7 +207,12 @@ impl Collector {
             .map_err(|e| ApiError::internal("definition", e))?;
         let collector =
             DataCollector::new(key, design).map_err(|e| ApiError::internal("definition", e))?;
-        let definition = hydrate(&row.template, row.plan.share_services, k, &collector.device_key(k));
+        let definition = hydrate(
+            &row.template,
+            row.plan.share_services,
+            k,
+            &collector.device_key(k),
+        );
         let expires_at = crate::time::unix_seconds() + UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
         let offer = DefinitionOffer {
             signed: SignedDefinition::sign(&self.0.signing, &definition),

@@ -13,7 +13,7 @@ use orthomask_stats::linear::LinearRegression;
 use orthomask_survey::client as device;
 use orthomask_survey::coding::Answer;
 use orthomask_survey::definition::SurveyDefinition;
-use orthomask_survey::trust::{Deployment, DefinitionOffer, UploadCredential};
+use orthomask_survey::trust::{DefinitionOffer, Deployment, UploadCredential};
 use orthomask_survey::upload::{Receipt, Upload};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -199,7 +199,12 @@ pub async fn links_at(
         .as_array()
         .expect("invitations")
         .iter()
-        .map(|i| i["definition_url"].as_str().expect("definition_url").to_owned())
+        .map(|i| {
+            i["definition_url"]
+                .as_str()
+                .expect("definition_url")
+                .to_owned()
+        })
         .collect()
 }
 
