@@ -434,6 +434,7 @@ test('a demonstration is labelled as such, shows what would leave the device, an
     await panel.waitFor();
     await s.page.getByTestId('masked-vector').waitFor();
     assert.match(await panel.textContent(), /512 numbers would go to/);
+    assert.match(await panel.textContent(), /the key is published, so anyone could undo the masking/);
     await s.page.getByTestId('practice').waitFor();
     assert.match(await s.page.getByTestId('practice').textContent(), /sends nothing/);
     assert.equal(await s.page.getByRole('button', { name: /^(Send|Try again)$/ }).count(), 0, 'no Send button');

@@ -416,6 +416,9 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>)
             <section class="leaves-device" aria-labelledby="leaves-title">
                 <h2 id="leaves-title">{ "What leaves your device" }</h2>
                 <p>{ why }</p>
+                if practice {
+                    <p class="badge teaching">{ "In this demonstration the key is published, so anyone could undo the masking: never enter real answers here." }</p>
+                }
                 { for prepared.destinations.iter().enumerate().map(|(k, dest)| html! {
                     <details open={k == 0}>
                         <summary>{ format!("{} numbers {} {}", dest.upload.values.len(), if practice { "would go to" } else { "to" }, dest.url) }</summary>
