@@ -1,15 +1,27 @@
-// A static server for dist/ and fixtures, plus a mock of the masking service provider's upload
-// API (the real services replace it later). Loopback only; the tests start and stop it.
+// A static server for dist/ and fixtures, plus a mock deployment (issue 10 §3): the collector
+// that serves the app, its masking service provider and its right-masking services, all on one
+// loopback origin. The tests start and stop it; its Ed25519 key is made afresh for every run.
 //
-// API mocked (the contract of src/services/http.rs):
-//   POST /api/surveys/:id/uploads, POST /api/right/:i/uploads
-//     body Upload {survey, cohort, token, values} -> 201 Receipt {survey, cohort, upload_hash, received_at}
-//     a retry with the same token returns the same receipt; errors are {"error": "one line"}.
+// API mocked (the contract of src/services/http.rs and src/services/participation.rs):
+//   GET  /api/deployment -> {collector_public_key, collector, msp, rights}: collector = msp = base,
+//        rights = [base/right/0, base/right/1, base/right/2]
+//   GET  /api/surveys/:id/definition[?invite=T] -> DefinitionOffer {signed: {definition, signature},
+//        credential}: the bundled surveys/:id.json pointed at this server, signed, with a fresh
+//        credential (one nonce per offer)
+//   POST /api/surveys/:id/uploads (provider), POST /right/:i/api/surveys/:id/uploads (share i)
+//     body Upload {survey, cohort, token, values, credential} -> 201 Receipt {survey, cohort,
+//     upload_hash, received_at}; 401 without a credential this deployment signed for this survey
+//     and cohort, unexpired; a nonce counts once per service (a retry with the same token returns
+//     the same receipt); errors are {"error": "one line"}.
 // Test controls:
-//   POST /__mock/mode {"fail_next": N} -> the next N uploads answer 503; {"down": true|false}
+//   POST /__mock/mode {"fail_next": N} -> the next N uploads answer 503; {"down": true|false};
+//        {"offer": "genuine" | "other_key" | "foreign_upload" | "foreign_share"} -> the offers
+//        served from now on: signed by another key, or signed by this deployment's key but
+//        uploading (or sending one share) to http://evil.example
 //   GET  /__mock/uploads -> every upload request received (bodies as parsed JSON)
+//   GET  /__mock/offers -> every definition request received ({survey, invite})
 import { createServer } from 'node:http';
-import { createHash } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
 
@@ -32,18 +44,80 @@ export function uploadHash(u) {
   return h.digest('hex');
 }
 
+const DEFINITION_CONTEXT = Buffer.from('orthomask/signed-definition/v1\0', 'utf8');
+const CREDENTIAL_CONTEXT = Buffer.from('orthomask/upload-credential/v1\0', 'utf8');
+export const EVIL = 'http://evil.example';
+
+/** A collector's Ed25519 key pair: sign(bytes) as 128 hex digits, the public key as 64. */
+export function collectorKey() {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  return {
+    publicHex: Buffer.from(publicKey.export({ format: 'jwk' }).x, 'base64url').toString('hex'),
+    sign: (context, bytes) => sign(null, Buffer.concat([context, bytes]), privateKey).toString('hex'),
+    verify: (context, bytes, hex) => /^[0-9a-f]{128}$/.test(hex) && verify(null, Buffer.concat([context, bytes]), publicKey, Buffer.from(hex, 'hex')),
+  };
+}
+
+/** The canonical bytes of a credential (crates/survey/src/trust.rs, UploadCredential). */
+function credentialBytes({ survey, cohort, nonce, expires_at: expires }) {
+  const u64 = (n) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(n)); return b; };
+  const s = Buffer.from(survey, 'utf8'); const n = Buffer.from(nonce, 'utf8');
+  const c = Buffer.alloc(4); c.writeUInt32LE(cohort);
+  return Buffer.concat([u64(s.length), s, c, u64(n.length), n, u64(expires)]);
+}
+
+export function issueCredential(key, survey, cohort, expiresAt) {
+  const c = { survey, cohort, nonce: randomBytes(16).toString('hex'), expires_at: expiresAt };
+  return { ...c, signature: key.sign(CREDENTIAL_CONTEXT, credentialBytes(c)) };
+}
+
+/** Why a credential does not admit an upload to survey/cohort, or null. */
+function credentialProblem(key, c, survey, cohort) {
+  if (typeof c !== 'object' || c === null) return 'this upload carries no upload credential';
+  const keys = Object.keys(c).sort().join(',');
+  if (keys !== 'cohort,expires_at,nonce,signature,survey') return `credential fields: ${keys}`;
+  if (!/^[0-9a-f]{32}$/.test(c.nonce)) return 'credential nonce malformed';
+  if (!key.verify(CREDENTIAL_CONTEXT, credentialBytes(c), c.signature)) return 'the upload credential is not signed by this survey\'s collector';
+  if (c.survey !== survey || c.cohort !== cohort) return 'the upload credential is for another survey or cohort';
+  if (Date.now() / 1000 >= c.expires_at) return 'the upload credential expired';
+  return null;
+}
+
 function validUpload(u) {
   if (typeof u !== 'object' || u === null) return 'body is not an upload';
   if (typeof u.survey !== 'string' || !Number.isInteger(u.cohort)) return 'survey or cohort missing';
   if (typeof u.token !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(u.token)) return 'bad idempotency token';
   if (!Array.isArray(u.values) || u.values.some((v) => typeof v !== 'number' || !Number.isFinite(v))) return 'values must be finite numbers';
-  const keys = Object.keys(u).sort().join(',');
+  const keys = Object.keys(u).filter((k) => k !== 'credential').sort().join(',');
   if (keys !== 'cohort,survey,token,values') return `unexpected fields: ${keys}`;
   return null;
 }
 
+/** The offer for bundled survey `id`, pointed at `base` (or, forged, elsewhere). */
+async function offer(dist, base, id, key, forger, mode) {
+  const def = JSON.parse(await readFile(join(dist, 'surveys', `${id}.json`), 'utf8'));
+  def.upload_url = `${base}/api/surveys/${id}/uploads`;
+  if (def.masking.share_mode) {
+    def.masking.share_mode.providers = def.masking.share_mode.providers.map((_, i) => `${base}/right/${i}/api/surveys/${id}/uploads`);
+  }
+  if (mode === 'foreign_upload') def.upload_url = `${EVIL}/api/surveys/${id}/uploads`;
+  if (mode === 'foreign_share') {
+    if (!def.masking.share_mode) throw new Error('foreign_share needs a share-mode survey');
+    def.masking.share_mode.providers[1] = `${EVIL}/right/1/api/surveys/${id}/uploads`;
+  }
+  const text = JSON.stringify(def, null, 2);
+  const signer = mode === 'other_key' ? forger : key;
+  return {
+    signed: { definition: text, signature: signer.sign(DEFINITION_CONTEXT, Buffer.from(text, 'utf8')) },
+    credential: issueCredential(signer, id, def.masking.cohort, Math.floor(Date.now() / 1000) + 3600),
+  };
+}
+
 export async function startServer({ dist, fixtures }) {
-  const state = { failNext: 0, down: false, uploads: [], receipts: new Map(), requests: 0 };
+  const state = { failNext: 0, down: false, offer: 'genuine', uploads: [], offers: [], receipts: new Map(), nonces: new Map() };
+  const key = collectorKey();
+  const forger = collectorKey();
+  let base = '';
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     const send = (status, body, type = 'application/json') => {
@@ -56,24 +130,46 @@ export async function startServer({ dist, fixtures }) {
         const m = JSON.parse(await readBody());
         if ('fail_next' in m) state.failNext = m.fail_next;
         if ('down' in m) state.down = m.down;
+        if ('offer' in m) state.offer = m.offer;
         return send(200, { ok: true });
       }
       if (url.pathname === '/__mock/uploads') return send(200, state.uploads);
-      const api = url.pathname.match(/^\/api\/(surveys\/[a-z0-9_-]+|right\/[0-9]+)\/uploads$/);
+      if (url.pathname === '/__mock/offers') return send(200, state.offers);
+      if (url.pathname === '/api/deployment' && req.method === 'GET') {
+        return send(200, { collector_public_key: key.publicHex, collector: base, msp: base, rights: [0, 1, 2].map((i) => `${base}/right/${i}`) });
+      }
+      const definition = url.pathname.match(/^\/api\/surveys\/([a-z0-9_-]+)\/definition$/);
+      if (definition && req.method === 'GET') {
+        const id = definition[1];
+        state.offers.push({ survey: id, invite: url.searchParams.get('invite') });
+        const bundled = await stat(join(dist, 'surveys', `${id}.json`)).catch(() => null);
+        if (!bundled) return send(404, { error: `no survey ${id} at this collector` });
+        return send(200, await offer(dist, base, id, key, forger, state.offer));
+      }
+      // Provider: /api/surveys/:id/uploads; right-masking service i: /right/:i/api/surveys/:id/uploads.
+      const api = url.pathname.match(/^(?:\/(right\/[0-9]+))?\/api\/surveys\/([a-z0-9_-]+)\/uploads$/);
       if (api && req.method === 'POST') {
         const text = await readBody();
         let body;
         try { body = JSON.parse(text); } catch { return send(400, { error: 'body is not JSON' }); }
-        state.uploads.push({ endpoint: api[1], body });
+        const endpoint = api[1] ?? 'provider';
+        state.uploads.push({ endpoint, body });
         if (state.down) return send(503, { error: 'the service is down for maintenance' });
         if (state.failNext > 0) { state.failNext -= 1; return send(503, { error: 'temporarily overloaded' }); }
         const problem = validUpload(body);
         if (problem) return send(422, { error: problem });
-        const key = `${api[1]}/${body.token}`;
-        if (!state.receipts.has(key)) {
-          state.receipts.set(key, { survey: body.survey, cohort: body.cohort, upload_hash: uploadHash(body), received_at: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
+        if (body.survey !== api[2]) return send(422, { error: `upload for survey ${body.survey} sent to survey ${api[2]}` });
+        const refused = credentialProblem(key, body.credential, body.survey, body.cohort);
+        if (refused) return send(401, { error: refused });
+        // Each service takes a nonce once; the same token (a retry) gets the same receipt.
+        const nonce = `${endpoint}/${body.credential.nonce}`;
+        if (state.nonces.has(nonce) && state.nonces.get(nonce) !== body.token) return send(409, { error: 'this upload credential was used already' });
+        state.nonces.set(nonce, body.token);
+        const id = `${endpoint}/${body.token}`;
+        if (!state.receipts.has(id)) {
+          state.receipts.set(id, { survey: body.survey, cohort: body.cohort, upload_hash: uploadHash(body), received_at: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
         }
-        return send(201, state.receipts.get(key));
+        return send(201, state.receipts.get(id));
       }
       // Static files: /fixtures/* from the fixtures directory, everything else from dist/.
       const [root, rel] = url.pathname.startsWith('/fixtures/') ? [fixtures, url.pathname.slice('/fixtures/'.length)] : [dist, url.pathname.slice(1) || 'index.html'];
@@ -87,7 +183,7 @@ export async function startServer({ dist, fixtures }) {
     }
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${server.address().port}`;
+  base = `http://127.0.0.1:${server.address().port}`;
   return {
     base, state,
     close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),

@@ -1,4 +1,5 @@
-//! The hash routes: `#/`, `#/participate?survey=URL`, `#/analyze?data=URL&y=COL&x=COL,COL`,
+//! The hash routes: `#/`, `#/participate?survey=ID[&invite=TOKEN]` (or `?demo=NAME`),
+//! `#/analyze?data=URL&y=COL&x=COL,COL`,
 //! `#/classroom`, `#/audit?data=URL&manifest=URL`, `#/bench`. Hash routes let the built `dist/`
 //! work from any static host. Query parameters are read with
 //! [`services::query`](crate::services::query).

@@ -16,6 +16,7 @@ use yew::Reducible;
 use crate::model::audit::NamedText;
 use crate::model::classroom::{ClassroomMethod, ClassroomParams, KeyChoice};
 use crate::model::dp::DpParams;
+use crate::model::participation::Access;
 
 // ── Participant ─────────────────────────────────────────────────────────────────────────────
 
@@ -45,6 +46,8 @@ pub enum Phase {
 pub struct ParticipantState {
     /// The survey.
     pub survey: Option<Rc<SurveyDefinition>>,
+    /// What the page may do with it: send with the collector's credential, or only practise.
+    pub access: Option<Access>,
     /// Where the participant is.
     pub phase: Phase,
     /// Whether consent was given.
@@ -71,6 +74,7 @@ impl Default for ParticipantState {
     fn default() -> Self {
         Self {
             survey: None,
+            access: None,
             phase: Phase::Loading,
             consent: false,
             inputs: Vec::new(),
@@ -87,8 +91,10 @@ impl Default for ParticipantState {
 /// What can happen to the form.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParticipantAction {
-    /// The definition arrived (or failed).
-    Loaded(Result<Rc<SurveyDefinition>, String>),
+    /// The page opens another survey (its route changed): forget the one before, show loading.
+    Open,
+    /// The definition arrived, checked (or failed: nothing is shown, masked or sent).
+    Loaded(Result<(Rc<SurveyDefinition>, Access), String>),
     /// The consent box changed.
     Consent(bool),
     /// Begin answering (needs consent).
@@ -139,7 +145,12 @@ impl Reducible for ParticipantState {
     fn reduce(self: Rc<Self>, action: Self::Action) -> Rc<Self> {
         let mut s = (*self).clone();
         match action {
-            ParticipantAction::Loaded(Ok(survey)) => {
+            ParticipantAction::Open => s = ParticipantState::default(),
+            // A newly opened survey starts from nothing: no answer, upload or receipt of the
+            // survey the page showed before can carry over.
+            ParticipantAction::Loaded(Ok((survey, access))) => {
+                s = ParticipantState::default();
+                s.access = Some(access);
                 s.inputs = vec![String::new(); survey.questions.len()];
                 s.errors = vec![None; survey.questions.len()];
                 s.survey = Some(survey);
@@ -147,6 +158,7 @@ impl Reducible for ParticipantState {
                 s.announcement = "Survey loaded. Please read the consent text.".into();
             }
             ParticipantAction::Loaded(Err(e)) => {
+                s = ParticipantState::default();
                 s.announcement = e.clone();
                 s.phase = Phase::Broken(e);
             }
@@ -419,7 +431,38 @@ mod tests {
 
     fn loaded() -> Rc<ParticipantState> {
         let survey = SurveyDefinition::parse(DEMO, "demo").unwrap();
-        Rc::new(ParticipantState::default()).reduce(ParticipantAction::Loaded(Ok(Rc::new(survey))))
+        Rc::new(ParticipantState::default()).reduce(ParticipantAction::Loaded(Ok((
+            Rc::new(survey),
+            Access::Demonstration,
+        ))))
+    }
+
+    #[test]
+    fn a_refused_or_newly_opened_survey_keeps_nothing_of_the_one_before() {
+        let s = loaded()
+            .reduce(ParticipantAction::Consent(true))
+            .reduce(ParticipantAction::Begin)
+            .reduce(ParticipantAction::Input {
+                index: 0,
+                value: "yes".into(),
+            });
+        let opening = s.clone().reduce(ParticipantAction::Open);
+        assert_eq!(opening.phase, Phase::Loading);
+        assert!(opening.survey.is_none() && opening.inputs.is_empty());
+        let refused = s
+            .clone()
+            .reduce(ParticipantAction::Loaded(Err("forged".into())));
+        assert_eq!(refused.phase, Phase::Broken("forged".into()));
+        assert!(refused.survey.is_none() && refused.access.is_none());
+        assert!(refused.inputs.is_empty() && !refused.consent);
+        let survey = SurveyDefinition::parse(DEMO, "demo").unwrap();
+        let again = s.reduce(ParticipantAction::Loaded(Ok((
+            Rc::new(survey),
+            Access::Demonstration,
+        ))));
+        assert_eq!(again.phase, Phase::Consent);
+        assert!(!again.consent);
+        assert_eq!(again.inputs, vec![String::new(); 8]);
     }
 
     #[test]

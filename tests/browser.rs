@@ -88,6 +88,7 @@ async fn an_unreachable_service_is_retried_then_reported_with_nothing_lost() {
         cohort: 0,
         token: random::token().unwrap(),
         values: vec![1.0, 2.0],
+        credential: None,
     };
     let attempts = Rc::new(RefCell::new(Vec::new()));
     let seen = attempts.clone();

@@ -35,7 +35,7 @@ test('every view fits a phone screen without horizontal scrolling, with its cont
     // Each view with what shows that its content (tables, plots) has rendered, not just its title.
     const views = [
       ['#/', 'nav.cards a'],
-      ['#/participate?survey=surveys/leaps-demo.json', 'text=I have read this and agree to take part.'],
+      ['#/participate?demo=leaps-demo', 'text=I have read this and agree to take part.'],
       ['#/classroom', '[data-testid="condition"]'],
       ['#/analyze?data=fixtures/release.csv&y=ADL&x=BBS,Age&original=fixtures/leaps_table2.csv&manifest=fixtures/manifest.json', '[data-testid="linear-coefficients"]'],
       ['#/audit?data=fixtures/release.csv&manifest=fixtures/manifest.json', '[data-testid="overall"]'],

@@ -1,7 +1,10 @@
-// The participant form end to end against the mock provider: consent first, validation
-// announced, the "what leaves your device" panel, retry with one idempotency token, a verified
-// receipt — and no raw answer anywhere outside the page: not in any request (URL, header or
-// body), not in storage, not in the console.
+// The participant form end to end against the mock deployment (e2e/server.mjs): consent first,
+// validation announced, the "what leaves your device" panel, retry with one idempotency token and
+// one credential, a verified receipt — and no raw answer anywhere outside the page: not in any
+// request (URL, header or body), not in storage, not in the console. And the trust checks of
+// issue 10 §3 (docs/threat-model.md, "forged survey definition"): a definition signed by another
+// key, one that sends to a foreign origin, or a link naming an address instead of a survey id is
+// refused before the form shows, and a demonstration sends nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, screenshot, storageSnapshot, numbersIn } from '../lib.mjs';
@@ -21,18 +24,14 @@ async function uploads(s) {
   return (await fetch(`${s.server.base}/__mock/uploads`)).json();
 }
 
-/** A copy of the LEAPS demo survey whose upload URL is the mock server. */
-async function surveyUrl(s, file = 'leaps-demo.json') {
-  // The sample points at 127.0.0.1:8081; the test serves a copy pointing at itself.
-  const text = await (await fetch(`${s.server.base}/surveys/${file}`)).text();
-  const def = JSON.parse(text);
-  def.upload_url = `${s.server.base}/api/surveys/${def.id}/uploads`;
-  if (def.masking.share_mode) {
-    def.masking.share_mode.providers = def.masking.share_mode.providers.map((_, i) => `${s.server.base}/api/right/${i}/uploads`);
-  }
-  const url = `data:application/json,${encodeURIComponent(JSON.stringify(def))}`;
-  return url;
+/** The collector's link to bundled survey `id` (the mock deployment signs it for itself). */
+function surveyLink(s, id = 'leaps-demo', invite = null) {
+  const query = invite === null ? '' : `&invite=${encodeURIComponent(invite)}`;
+  return `${s.server.base}/#/participate?survey=${id}${query}`;
 }
+
+/** The body fields of every upload: the credential travels with the masked values. */
+const UPLOAD_FIELDS = ['cohort', 'credential', 'survey', 'token', 'values'];
 
 /// Pointer answering: check the radio or fill the field, then click Next/Review.
 function byPointer(page) {
@@ -59,16 +58,16 @@ function assertNoRawData(s, label) {
   for (const r of s.record.requests) {
     let parsed = null;
     try { parsed = JSON.parse(r.body); } catch { /* not JSON */ }
-    // The survey definition itself (a data: URL here) is not participant data.
-    const url = r.url.startsWith('data:') ? '' : r.url;
+    const { url } = r;
     for (const t of RAW_TEXT) {
       assert.ok(!t.test(url), `${label}: ${t} in the URL ${r.url}`);
       // JSON bodies are checked number by number below (their random token may hold any digits).
       if (!parsed) assert.ok(!t.test(r.body), `${label}: ${t} in a request body to ${r.url}`);
     }
     if (parsed) {
-      // Only the four fields of an Upload: no answer can hide in another field.
-      assert.deepEqual(Object.keys(parsed).sort(), ['cohort', 'survey', 'token', 'values'], `${label}: body fields`);
+      // Only the fields of an Upload: no answer can hide in another field.
+      assert.deepEqual(Object.keys(parsed).sort(), UPLOAD_FIELDS, `${label}: body fields`);
+      assert.deepEqual(Object.keys(parsed.credential).sort(), ['cohort', 'expires_at', 'nonce', 'signature', 'survey'], `${label}: credential fields`);
       for (const v of numbersIn(parsed)) {
         for (const raw of RAW_NUMBERS) assert.ok(Math.abs(v - raw) > 1e-9, `${label}: raw answer ${raw} sent to ${r.url}`);
       }
@@ -82,8 +81,10 @@ function assertNoRawData(s, label) {
 test('a participant submits through transient failures and gets a verified receipt; no raw answer leaves the page', async () => {
   const s = await setup();
   try {
-    const survey = await surveyUrl(s);
-    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(survey)}`);
+    // An invitation token with characters that must be percent-encoded (and no digits, which the
+    // raw-answer checks look for in URLs).
+    const invite = 'inv tok&en=/é';
+    await s.page.goto(surveyLink(s, 'leaps-demo', invite));
     // Consent first: the start button is disabled until the box is ticked.
     const start = s.page.getByRole('button', { name: 'Start the survey' });
     await start.waitFor();
@@ -133,9 +134,18 @@ test('a participant submits through transient failures and gets a verified recei
     assert.equal(received.length, 3, 'two failed attempts and one success');
     assert.equal(new Set(received.map((u) => u.body.token)).size, 1, 'one idempotency token for every retry');
     assert.equal(new Set(received.map((u) => JSON.stringify(u.body.values))).size, 1, 'retries resend the same vector');
+    assert.equal(new Set(received.map((u) => JSON.stringify(u.body.credential))).size, 1, 'one credential for every retry');
     const body = received[0].body;
     assert.equal(body.values.length, 512);
-    assert.deepEqual(Object.keys(body).sort(), ['cohort', 'survey', 'token', 'values']);
+    assert.deepEqual(Object.keys(body).sort(), UPLOAD_FIELDS);
+    // The credential is the one the collector issued with this survey's offer (the mock refuses
+    // anything else with 401, so the receipt proves it was accepted).
+    assert.equal(body.credential.survey, 'leaps-demo');
+    assert.equal(body.credential.cohort, 0);
+    // The page asked this origin for the survey by id, with the invitation intact.
+    const offers = await (await fetch(`${s.server.base}/__mock/offers`)).json();
+    assert.deepEqual(offers, [{ survey: 'leaps-demo', invite }]);
+    assert.ok(s.record.requests.some((r) => r.url === `${s.server.base}/api/surveys/leaps-demo/definition?invite=inv%20tok%26en%3D%2F%C3%A9`), 'invite percent-encoded');
     // The receipt's hash was verified by the page against Upload::hash; the mock computed it independently.
     const { uploadHash } = await import('../server.mjs');
     assert.equal(await hash.textContent(), uploadHash(body));
@@ -159,7 +169,7 @@ test('when the service stays down the participant sees why, keeps every answer, 
   const s = await setup();
   try {
     await mode(s, { down: true });
-    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(await surveyUrl(s))}`);
+    await s.page.goto(surveyLink(s));
     await s.page.getByLabel('I have read this and agree to take part.').check();
     await s.page.getByRole('button', { name: 'Start the survey' }).click();
     await answerLeaps(s.page);
@@ -184,6 +194,7 @@ test('when the service stays down the participant sees why, keeps every answer, 
     const all = await uploads(s);
     assert.equal(all.length, 5);
     assert.equal(new Set(all.map((u) => u.body.token)).size, 1);
+    assert.equal(new Set(all.map((u) => JSON.stringify(u.body.credential))).size, 1, 'the same credential on every try');
     assert.deepEqual(new Set(all.map((u) => JSON.stringify(u.body.values))).size, 1);
     assertNoRawData(s, 'failure path');
     assert.deepEqual((await storageSnapshot(s.page)).local, {});
@@ -196,7 +207,7 @@ test('"Try again" after a failure resends the same upload with the same token', 
   const s = await setup();
   try {
     await mode(s, { down: true });
-    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(await surveyUrl(s))}`);
+    await s.page.goto(surveyLink(s));
     await s.page.getByLabel('I have read this and agree to take part.').check();
     await s.page.getByRole('button', { name: 'Start the survey' }).click();
     await answerLeaps(s.page);
@@ -217,7 +228,7 @@ test('"Try again" after a failure resends the same upload with the same token', 
 test('optional questions can be skipped, and share mode sends one additive share to each service', async () => {
   const s = await setup();
   try {
-    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(await surveyUrl(s, 'wellbeing-optional.json'))}`);
+    await s.page.goto(surveyLink(s, 'wellbeing-optional'));
     await s.page.getByLabel('I have read this and agree to take part.').check();
     await s.page.getByRole('button', { name: 'Start the survey' }).click();
     await s.page.getByRole('radio', { name: 'No', exact: true }).check();
@@ -235,7 +246,7 @@ test('optional questions can be skipped, and share mode sends one additive share
     // 1 + (1 + 1) + 1 + (1 + 1) + (3 + 1) answer columns, the QA column, 400 noise columns.
     assert.equal(one.body.values.length, 10 + 1 + 400);
 
-    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(await surveyUrl(s, 'shares-demo.json'))}`);
+    await s.page.goto(surveyLink(s, 'shares-demo'));
     await s.page.getByLabel('I have read this and agree to take part.').check();
     await s.page.getByRole('button', { name: 'Start the survey' }).click();
     await s.page.getByRole('radio', { name: 'Yes', exact: true }).check();
@@ -248,9 +259,11 @@ test('optional questions can be skipped, and share mode sends one additive share
     assert.equal(await s.page.getByTestId('receipt-hash').count(), 3);
     // Each receipt links to the list its own service publishes for the cohort.
     const lists = await s.page.getByTestId('receipt-list').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
-    assert.deepEqual(lists, [0, 1, 2].map((i) => `${s.server.base}/api/right/${i}/cohorts/0/receipts`));
+    assert.deepEqual(lists, [0, 1, 2].map((i) => `${s.server.base}/right/${i}/api/surveys/shares-demo/cohorts/0/receipts`));
     const shares = (await uploads(s)).slice(1);
     assert.deepEqual(shares.map((u) => u.endpoint), ['right/0', 'right/1', 'right/2']);
+    // One credential, accepted once by each right-masking service.
+    assert.equal(new Set(shares.map((u) => JSON.stringify(u.body.credential))).size, 1);
     // The shares add up to the padded record: age 73 at index 1, the QA constant 888 at index 2.
     const sum = shares[0].body.values.map((_, j) => shares.reduce((a, u) => a + u.body.values[j], 0));
     assert.ok(Math.abs(sum[1] - 73) < 1e-6 && Math.abs(sum[2] - 888) < 1e-6);
@@ -276,7 +289,7 @@ async function tabTo(page, describe, matches) {
 test('the whole form works from the keyboard alone', async () => {
   const s = await setup();
   try {
-    await s.page.goto(`${s.server.base}/#/participate?survey=${encodeURIComponent(await surveyUrl(s))}`);
+    await s.page.goto(surveyLink(s));
     await s.page.getByLabel('I have read this and agree to take part.').waitFor();
     const page = s.page;
     await tabTo(page, 'the consent box', () => document.activeElement?.type === 'checkbox');
@@ -308,6 +321,129 @@ test('the whole form works from the keyboard alone', async () => {
     await page.getByTestId('receipt-hash').waitFor();
     const [upload] = await uploads(s);
     assert.equal(upload.body.values.length, 512);
+    assert.deepEqual(s.record.errors, []);
+  } finally {
+    await s.close();
+  }
+});
+
+// ── Trust (issue 10 §3; docs/threat-model.md, "forged survey definition") ───────────────────────
+
+/** Open `link`, wait for the refusal, and check that the form never showed. */
+async function assertRefused(s, link, message) {
+  await s.page.goto(link);
+  const alert = s.page.getByRole('alert').filter({ hasText: message });
+  await alert.waitFor();
+  const text = await alert.textContent();
+  assert.ok(!text.includes('\n'), `one line: ${text}`);
+  assert.equal(await s.page.getByLabel('I have read this and agree to take part.').count(), 0, 'the consent form never shows');
+  assert.equal(await s.page.getByRole('button', { name: 'Start the survey' }).count(), 0);
+  return text;
+}
+
+/** No upload reached any service and the page sent no request with a body. */
+async function assertNothingSent(s, label) {
+  assert.deepEqual(await uploads(s), [], `${label}: no upload`);
+  const sent = s.record.requests.filter((r) => r.method !== 'GET' || r.body !== '');
+  assert.deepEqual(sent.map((r) => `${r.method} ${r.url}`), [], `${label}: no request carried anything`);
+}
+
+test('the mock services refuse an upload without a valid credential (so a receipt proves the page sent one)', async () => {
+  const s = await setup();
+  try {
+    const offer = await (await fetch(`${s.server.base}/api/surveys/leaps-demo/definition`)).json();
+    const upload = { survey: 'leaps-demo', cohort: 0, token: 'A'.repeat(32), values: [1, 2, 3] };
+    const post = (body, path = '/api/surveys/leaps-demo/uploads') => fetch(`${s.server.base}${path}`, { method: 'POST', body: JSON.stringify(body) });
+    assert.equal((await post(upload)).status, 401, 'no credential');
+    const tampered = { ...offer.credential, expires_at: offer.credential.expires_at + 1 };
+    assert.equal((await post({ ...upload, credential: tampered })).status, 401, 'a credential changed after signing');
+    assert.equal((await post({ ...upload, credential: offer.credential })).status, 201, 'the issued credential');
+    assert.equal((await post({ ...upload, token: 'B'.repeat(32), credential: offer.credential })).status, 409, 'its nonce counts once');
+  } finally {
+    await s.close();
+  }
+});
+
+test('a definition signed by another key is refused: the form never shows and nothing is sent', async () => {
+  const s = await setup();
+  try {
+    await mode(s, { offer: 'other_key' });
+    const text = await assertRefused(s, surveyLink(s), "not signed by this deployment's collector");
+    assert.match(text, /This survey cannot be opened: .*\/api\/surveys\/leaps-demo\/definition.*nothing was sent/);
+    await screenshot(s.page, 'participate-forged');
+    await assertNothingSent(s, 'other key');
+    assert.deepEqual(s.record.errors, []);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a correctly signed definition sending to a foreign origin is refused: upload address or one share', async () => {
+  const s = await setup();
+  try {
+    await mode(s, { offer: 'foreign_upload' });
+    let text = await assertRefused(s, surveyLink(s), "not one of this deployment's services");
+    assert.match(text, /http:\/\/evil\.example\/api\/surveys\/leaps-demo\/uploads/);
+    await mode(s, { offer: 'foreign_share' });
+    // Filtered by the share's address: the first refusal's alert is replaced, not kept.
+    text = await assertRefused(s, surveyLink(s, 'shares-demo'), 'http://evil.example/right/1/');
+    assert.match(text, /not one of this deployment's services/);
+    await assertNothingSent(s, 'foreign destination');
+    assert.ok(!s.record.requests.some((r) => r.url.includes('evil.example')), 'nothing went to the foreign origin');
+  } finally {
+    await s.close();
+  }
+});
+
+test('a link naming an address instead of a survey id is refused without fetching anything', async () => {
+  const s = await setup();
+  try {
+    for (const given of ['http://evil.example/def.json', 'surveys/leaps-demo.json']) {
+      s.record.requests.length = 0;
+      const text = await assertRefused(s, `${s.server.base}/#/participate?survey=${encodeURIComponent(given)}`, `${JSON.stringify(given)} is not a survey id`);
+      assert.match(text, /nothing was fetched/);
+      assert.ok(text.includes(given), text);
+      // No request for the address, and none for any definition or the deployment either.
+      const fetched = s.record.requests.map((r) => r.url).filter((u) => u.includes('evil.example') || u.includes('/api/') || u.includes('/surveys/'));
+      assert.deepEqual(fetched, [], given);
+    }
+    const text = await assertRefused(s, `${s.server.base}/#/participate?demo=${encodeURIComponent('../fixtures/x')}`, 'is not one of the demonstration surveys');
+    assert.match(text, /leaps-demo, wellbeing-optional, shares-demo/);
+    assert.deepEqual(await (await fetch(`${s.server.base}/__mock/offers`)).json(), []);
+    await assertNothingSent(s, 'address in the link');
+  } finally {
+    await s.close();
+  }
+});
+
+test('a demonstration is labelled as such, shows what would leave the device, and sends nothing', async () => {
+  const s = await setup();
+  try {
+    // The landing list links to the demonstrations.
+    await s.page.goto(`${s.server.base}/#/participate`);
+    const links = await s.page.locator('main a[href^="#/participate"]').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    assert.deepEqual(links, ['#/participate?demo=leaps-demo', '#/participate?demo=wellbeing-optional', '#/participate?demo=shares-demo']);
+    await s.page.getByRole('link', { name: /Walking after a stroke/ }).click();
+    const banner = s.page.getByTestId('demonstration');
+    await banner.waitFor();
+    assert.match(await banner.textContent(), /published teaching key, so answers are not private/);
+    await s.page.getByLabel('I have read this and agree to take part.').check();
+    await s.page.getByRole('button', { name: 'Start the survey' }).click();
+    await answerLeaps(s.page);
+    const panel = s.page.getByRole('region', { name: 'What leaves your device' });
+    await panel.waitFor();
+    await s.page.getByTestId('masked-vector').waitFor();
+    assert.match(await panel.textContent(), /512 numbers would go to/);
+    assert.match(await panel.textContent(), /the key is published, so anyone could undo the masking/);
+    await s.page.getByTestId('practice').waitFor();
+    assert.match(await s.page.getByTestId('practice').textContent(), /sends nothing/);
+    assert.equal(await s.page.getByRole('button', { name: /^(Send|Try again)$/ }).count(), 0, 'no Send button');
+    await screenshot(s.page, 'participate-demonstration');
+    // It was loaded from the app's own files, never from the collector, and nothing left.
+    assert.ok(s.record.requests.some((r) => r.url === `${s.server.base}/surveys/leaps-demo.json`));
+    assert.ok(!s.record.requests.some((r) => r.url.includes('/api/')), 'no service was asked anything');
+    await assertNothingSent(s, 'demonstration');
+    assertNoRawData(s, 'demonstration');
     assert.deepEqual(s.record.errors, []);
   } finally {
     await s.close();

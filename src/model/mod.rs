@@ -3,10 +3,12 @@
 //! Each module turns the workspace crates' results into the data-transfer types the views show
 //! (serde lives here, at the edge, never in the core). Errors are typed enums per module; they
 //! become text only in the data-transfer types the page shows (which cross the worker boundary
-//! as JSON). The participant's side — answer coding, masking, receipts — is not here: it is
-//! `orthomask_survey` (`coding`, `client`), which the services' tests run too.
+//! as JSON). The participant's side — answer coding, masking, receipts, signature checks — is not
+//! here: it is `orthomask_survey` (`coding`, `client`, `trust`), which the services' tests run
+//! too; [`participation`] only decides which of its checks a route gets.
 //!
 //! * [`format`] — numbers as the pages print them;
+//! * [`participation`] — which survey the participant page may open, and whether to trust it;
 //! * [`analysis`] — regression, contingency tables, logistic regression, diagnostics, exports;
 //! * [`audit`] — the audit checks of `orthomask_stats::audit` on a release and its manifest;
 //! * [`classroom`] — the LEAPS walk-through: every party's view, the attack, collusion, Table 6;
@@ -15,6 +17,8 @@
 //! * [`jobs`] — the job protocol between the page and the Web Worker.
 
 pub mod format;
+
+pub mod participation;
 
 pub mod analysis;
 pub mod audit;

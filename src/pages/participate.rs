@@ -1,6 +1,11 @@
-//! The participant's survey form (`#/participate?survey=URL`): consent first, one question per
-//! screen with a progress bar, validation announced to screen readers, a "what leaves your
-//! device" panel, submission with retry and an idempotency token, and a receipt to save.
+//! The participant's survey form (`#/participate?survey=ID[&invite=TOKEN]`, or
+//! `#/participate?demo=NAME`): consent first, one question per screen with a progress bar,
+//! validation announced to screen readers, a "what leaves your device" panel, submission with
+//! retry and an idempotency token, and a receipt to save.
+//!
+//! The form appears only once the survey is trusted ([`model::participation`]): a collector's
+//! survey after its signature, upload addresses and credential were checked, a demonstration
+//! only as practice that sends nothing. A refused survey shows why and nothing else.
 //!
 //! The answers stay in this page's memory (the [`ParticipantState`] reducer): nothing is written
 //! to storage or the console, and only [`Prepared`](orthomask_survey::client::Prepared) — masked
@@ -8,7 +13,7 @@
 
 use std::rc::Rc;
 
-use orthomask_survey::client::{prepare, receipt_file, receipts_list_url};
+use orthomask_survey::client::{Client, receipt_file, receipts_list_url};
 use orthomask_survey::definition::{Question, QuestionKind, SurveyDefinition};
 use yew::prelude::*;
 
@@ -16,46 +21,43 @@ use super::target_value;
 use crate::components::save_button::SaveButton;
 use crate::context::use_query;
 use crate::model::format::sig;
-use crate::services::http::{RetryPolicy, get_text, send_upload};
-use crate::services::{query, random};
+use crate::model::participation::{
+    self as participation, Access, DEMONSTRATIONS, demonstration_link,
+};
+use crate::services::http::{RetryPolicy, send_upload};
+use crate::services::{participation as open_survey, random};
 use crate::state::{ParticipantAction, ParticipantState, Phase};
-
-/// Sample surveys served with the app.
-pub const SAMPLES: [(&str, &str); 3] = [
-    (
-        "surveys/leaps-demo.json",
-        "Walking after a stroke (the paper's LEAPS questions)",
-    ),
-    (
-        "surveys/wellbeing-optional.json",
-        "Health and wellbeing (every question type, optional items)",
-    ),
-    (
-        "surveys/shares-demo.json",
-        "Share mode (collusion-resistant: three services)",
-    ),
-];
 
 /// The participant page.
 #[function_component(Participate)]
 pub fn participate() -> Html {
     let params = use_query();
-    let survey_url = query::get(&params, "survey");
+    let source = participation::source_from_query(&params);
     let state = use_reducer(ParticipantState::default);
 
+    // Which opening is current: a slow answer for a link the page has since left is dropped.
+    let opening = use_mut_ref(|| 0_u64);
     {
         let dispatch = state.dispatcher();
-        use_effect_with(survey_url.clone(), move |url| {
-            if let Some(url) = url.clone() {
-                wasm_bindgen_futures::spawn_local(async move {
-                    let loaded = get_text(&url)
+        use_effect_with(source.clone(), move |source| {
+            // Nothing of the survey shown before stays on the page while this one loads.
+            dispatch.dispatch(ParticipantAction::Open);
+            *opening.borrow_mut() += 1;
+            let this = *opening.borrow();
+            match source.clone() {
+                // Nothing is fetched for a route that names no trusted source.
+                Err(refused) => {
+                    dispatch.dispatch(ParticipantAction::Loaded(Err(refused.to_string())))
+                }
+                Ok(None) => {}
+                Ok(Some(source)) => wasm_bindgen_futures::spawn_local(async move {
+                    let loaded = open_survey::open(&source)
                         .await
-                        .and_then(|text| {
-                            SurveyDefinition::parse(&text, &url).map_err(|e| e.to_string())
-                        })
-                        .map(Rc::new);
-                    dispatch.dispatch(ParticipantAction::Loaded(loaded));
-                });
+                        .map(|(survey, access)| (Rc::new(survey), access));
+                    if *opening.borrow() == this {
+                        dispatch.dispatch(ParticipantAction::Loaded(loaded));
+                    }
+                }),
             }
         });
     }
@@ -65,9 +67,13 @@ pub fn participate() -> Html {
         let needs = state.phase == Phase::Review
             && state.prepared.is_none()
             && state.prepare_error.is_none();
-        let (survey, inputs) = (state.survey.clone(), state.inputs.clone());
+        let (survey, inputs, access) = (
+            state.survey.clone(),
+            state.inputs.clone(),
+            state.access.clone(),
+        );
         use_effect_with(needs, move |needs| {
-            if let (true, Some(survey)) = (*needs, survey) {
+            if let (true, Some(survey), Some(access)) = (*needs, survey, access) {
                 // Errors become the text the page shows here.
                 let result = survey
                     .answers_from_inputs(&inputs)
@@ -75,7 +81,13 @@ pub fn participate() -> Html {
                     .and_then(|a| {
                         let token = random::token()?;
                         let key = random::key()?;
-                        prepare(&survey, &a, &token, &key).map_err(|e| e.to_string())
+                        let client = Client::new(&survey).map_err(|e| e.to_string())?;
+                        // Every upload of a collector's survey carries its credential.
+                        let client = match access {
+                            Access::Collector(credential) => client.with_credential(credential),
+                            Access::Demonstration => client,
+                        };
+                        client.prepare(&a, &token, &key).map_err(|e| e.to_string())
                     })
                     .map(Rc::new);
                 dispatch.dispatch(ParticipantAction::Prepared(result));
@@ -83,19 +95,20 @@ pub fn participate() -> Html {
         });
     }
 
-    let Some(_) = survey_url else {
+    if matches!(source, Ok(None)) {
         return html! {
             <section>
                 <h1>{ "Take a survey" }</h1>
-                <p>{ "Open the link your survey team sent you, or try one of the demonstration surveys:" }</p>
+                <p>{ "Open the link your survey team sent you, or practise with one of the demonstration surveys (they send nothing):" }</p>
                 <ul>
-                    { for SAMPLES.iter().map(|(url, title)| html! {
-                        <li><a href={format!("#/participate?survey={url}")}>{ *title }</a></li>
+                    { for DEMONSTRATIONS.iter().map(|(name, title)| html! {
+                        <li><a href={demonstration_link(name)}>{ *title }</a></li>
                     }) }
                 </ul>
             </section>
         };
-    };
+    }
+    let demonstration = matches!(state.access, Some(Access::Demonstration));
 
     let live = html! {
         <p class="visually-hidden" aria-live="assertive" role="status" data-testid="announcer">{ &state.announcement }</p>
@@ -120,7 +133,9 @@ pub fn participate() -> Html {
     html! {
         <section class="participate">
             <h1>{ title }</h1>
-            if state.survey.as_ref().is_some_and(|s| s.masking.teaching) {
+            if demonstration && state.survey.is_some() {
+                <p class="badge teaching" data-testid="demonstration">{ "Demonstration: this survey uses a published teaching key, so answers are not private. Practise freely — nothing you enter is sent anywhere." }</p>
+            } else if state.survey.as_ref().is_some_and(|s| s.masking.teaching) {
                 <p class="badge teaching">{ "Demonstration survey: it uses a published teaching key, so do not enter real personal data." }</p>
             }
             if matches!(state.phase, Phase::Question(_) | Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done) {
@@ -344,6 +359,14 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>)
         let d = state.dispatcher();
         let prepared = prepared.clone();
         Callback::from(move |_| {
+            // Only a collector's survey sends, and every upload carries its credential.
+            if prepared
+                .destinations
+                .iter()
+                .any(|dest| dest.upload.credential.is_none())
+            {
+                return;
+            }
             let (d, prepared) = (d.clone(), prepared.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let mut receipts = Vec::new();
@@ -386,14 +409,19 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>)
         )
     };
     let sending = matches!(state.phase, Phase::Sending(_));
+    // A demonstration has no credential and a published key: it never sends.
+    let practice = !matches!(state.access, Some(Access::Collector(_)));
     html! {
         <div class="review">
             <section class="leaves-device" aria-labelledby="leaves-title">
                 <h2 id="leaves-title">{ "What leaves your device" }</h2>
                 <p>{ why }</p>
+                if practice {
+                    <p class="badge teaching">{ "In this demonstration the key is published, so anyone could undo the masking: never enter real answers here." }</p>
+                }
                 { for prepared.destinations.iter().enumerate().map(|(k, dest)| html! {
                     <details open={k == 0}>
-                        <summary>{ format!("{} numbers to {}", dest.upload.values.len(), dest.url) }</summary>
+                        <summary>{ format!("{} numbers {} {}", dest.upload.values.len(), if practice { "would go to" } else { "to" }, dest.url) }</summary>
                         <p class="masked-vector" data-testid="masked-vector">
                             { dest.upload.values.iter().map(|v| sig(*v, 6)).collect::<Vec<_>>().join(", ") }
                         </p>
@@ -404,11 +432,16 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>)
             if let Phase::Failed(e) = &state.phase {
                 <p class="error" role="alert">{ e }</p>
             }
+            if practice {
+                <p class="practice" role="status" data-testid="practice">{ "This was practice: a demonstration survey sends nothing. In a real survey, the link your survey team sends you opens its own collector's survey, and only these masked numbers would be sent." }</p>
+            }
             <div class="buttons">
                 <button type="button" onclick={on_back} disabled={sending}>{ "Change my answers" }</button>
-                <button type="button" class="primary" onclick={on_send} disabled={sending}>
-                    { match state.phase { Phase::Sending(n) => format!("Sending (attempt {n})…"), Phase::Failed(_) => "Try again".to_owned(), _ => "Send".to_owned() } }
-                </button>
+                if !practice {
+                    <button type="button" class="primary" onclick={on_send} disabled={sending}>
+                        { match state.phase { Phase::Sending(n) => format!("Sending (attempt {n})…"), Phase::Failed(_) => "Try again".to_owned(), _ => "Send".to_owned() } }
+                    </button>
+                }
             </div>
         </div>
     }

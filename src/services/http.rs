@@ -1,7 +1,8 @@
 //! HTTP: fetch text (survey definitions, releases, manifests) and send uploads.
 //!
 //! The upload contract (the masking service provider's API): `POST upload_url` with the JSON
-//! `Upload {survey, cohort, token, values}`; `200`/`201` with a JSON `Receipt` whose
+//! `Upload {survey, cohort, token, values, credential}` (the collector's upload credential, the same
+//! on every retry); `200`/`201` with a JSON `Receipt` whose
 //! `upload_hash` equals `Upload::hash()`; `4xx`/`5xx` with `{"error": "one line"}`. A retry with
 //! the same token returns the same receipt, so retrying after a lost response is safe.
 
@@ -44,8 +45,11 @@ pub async fn get_text(url: &str) -> Result<String, String> {
         web_sys::Request::new_with_str(url).map_err(|_| format!("{url}: not a valid URL"))?;
     let response = fetch(&request, url).await?;
     if !response.ok() {
+        // A service's refusal names its reason in `{"error": "…"}`: show it.
+        let body = body_text(&response, url).await.unwrap_or_default();
+        let reason = error_reason(&body).map_or_else(String::new, |m| format!(": {m}"));
         return Err(format!(
-            "{url}: HTTP {} {}",
+            "{url}: HTTP {} {}{reason}",
             response.status(),
             response.status_text()
         ));
@@ -71,15 +75,20 @@ impl Default for RetryPolicy {
     }
 }
 
-/// The one-line message of an error body `{"error": "…"}`, or the status.
-fn error_message(status: u16, body: &str) -> String {
+/// The message of an error body `{"error": "…"}`, on one line.
+fn error_reason(body: &str) -> Option<String> {
     serde_json::from_str::<serde_json::Value>(body)
         .ok()
         .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
-        .map_or_else(
-            || format!("HTTP {status}"),
-            |m| format!("HTTP {status}: {m}"),
-        )
+        .map(|m| m.lines().collect::<Vec<_>>().join(" "))
+}
+
+/// The one-line message of an error body `{"error": "…"}`, or the status.
+fn error_message(status: u16, body: &str) -> String {
+    error_reason(body).map_or_else(
+        || format!("HTTP {status}"),
+        |m| format!("HTTP {status}: {m}"),
+    )
 }
 
 /// POST `upload` to `url`, retrying network errors, `5xx` answers and `429 Too Many Requests`

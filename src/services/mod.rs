@@ -3,6 +3,7 @@
 //! here, at the boundary.
 //!
 //! * [`http`] — GET text, POST an upload with retry, backoff and receipt verification;
+//! * [`participation`] — the survey a participant link names, fetched from this origin and checked;
 //! * [`files`] — read a picked or dropped file;
 //! * [`download`] — save text as a file;
 //! * [`jobs`] — the Web Worker (with an inline fallback) and its progress;
@@ -15,5 +16,6 @@ pub mod download;
 pub mod files;
 pub mod http;
 pub mod jobs;
+pub mod participation;
 pub mod query;
 pub mod random;
