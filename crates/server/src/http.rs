@@ -157,6 +157,8 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// Take the client address from the last `X-Forwarded-For` entry (behind a reverse proxy).
     pub trust_forwarded: bool,
+    /// The listener's connection cap and timeouts.
+    pub connections: crate::listener::ConnectionLimits,
 }
 
 impl Default for Limits {
@@ -166,6 +168,7 @@ impl Default for Limits {
             rate_burst: 200,
             max_body_bytes: 2 * 1024 * 1024,
             trust_forwarded: false,
+            connections: crate::listener::ConnectionLimits::default(),
         }
     }
 }

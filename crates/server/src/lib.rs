@@ -41,6 +41,7 @@ pub mod collector;
 
 pub mod web;
 
+pub mod listener;
 pub mod run;
 
 pub use collector::CollectorConfig;

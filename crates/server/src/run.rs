@@ -190,6 +190,7 @@ fn launch(
     name: &str,
     listener: TcpListener,
     app: Router,
+    limits: &Limits,
     shutdown: watch::Sender<bool>,
     mut tasks: Vec<JoinHandle<()>>,
     closed: ClosedSignal,
@@ -197,20 +198,14 @@ fn launch(
     let addr = listener
         .local_addr()
         .map_err(|e| ServerError::io("reading the listening address", e))?;
-    let mut stop = shutdown.subscribe();
-    tasks.push(tokio::spawn(async move {
-        let served = axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
-            let _ = stop.wait_for(|v| *v).await;
-        })
-        .await;
-        if let Err(e) = served {
-            eprintln!("orthomask-server: the HTTP server stopped: {e}");
-        }
-    }));
+    let stop = shutdown.subscribe();
+    let connections = limits.connections;
+    tasks.push(tokio::spawn(crate::listener::serve(
+        listener,
+        app,
+        connections,
+        stop,
+    )));
     Ok(Running {
         name: name.to_owned(),
         url: format!("http://{addr}"),
@@ -254,7 +249,15 @@ pub async fn start_msp(cfg: MspConfig, listener: TcpListener) -> Result<Running,
         &cfg.peer_token,
         &cfg.allowed_origins,
     )?;
-    launch("masking service provider", listener, app, tx, tasks, closed)
+    launch(
+        "masking service provider",
+        listener,
+        app,
+        &cfg.limits,
+        tx,
+        tasks,
+        closed,
+    )
 }
 
 /// Start right-masking service `cfg.index` on `listener`.
@@ -274,6 +277,7 @@ pub async fn start_right(cfg: RightConfig, listener: TcpListener) -> Result<Runn
         &format!("right-masking service {}", cfg.index),
         listener,
         app,
+        &cfg.limits,
         tx,
         tasks,
         closed,
@@ -308,7 +312,15 @@ pub async fn start_collector(
         &cfg.peer_token,
         &cfg.allowed_origins,
     )?;
-    launch("data collector", listener, app, tx, tasks, closed)
+    launch(
+        "data collector",
+        listener,
+        app,
+        &cfg.limits,
+        tx,
+        tasks,
+        closed,
+    )
 }
 
 /// Everything in one process (`orthomask serve all`).
