@@ -586,3 +586,40 @@ async fn cohorts_too_small_to_mask_are_withheld_not_released() {
     );
     all.stop().await;
 }
+
+/// Share mode with invitations: the parts do not say which credentials they hold, so once a
+/// cohort is combined every invitation that joined it is used up — nobody can answer twice —
+/// and an invitation never opened still gets a place in the next cohort.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_mode_invitations_are_used_up_when_their_cohort_is_combined() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 2, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("invited-shares", 12, true, true)).await;
+    let invited = links(&http, &all, &created, 13).await;
+    for (i, link) in (0..12u64).zip(&invited) {
+        participate(&http, link, i).await;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, view) = send(
+            &http,
+            Method::GET,
+            &format!("{}/api/surveys/invited-shares/status", all.collector.url()),
+            None,
+            None,
+        )
+        .await;
+        if view["cohorts"][0]["status"] == "received" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{view}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (status, body) = get_text(&http, &invited[0]).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("already been used"), "{body}");
+    let (def, _) = load(&http, &invited[12]).await;
+    assert_eq!(def.masking.cohort, 1);
+    all.stop().await;
+}

@@ -98,14 +98,26 @@ fn check_nonces(
 }
 
 /// After cohort `k`'s hand-over: the invitations whose nonces arrived are used up; those of the
-/// cohort whose upload never came may join a later cohort (issue 10 §4).
+/// cohort whose upload never came may join a later cohort (issue 10 §4). In share mode the
+/// parts do not say which credentials they hold (`nonces` is `None`), so every invitation that
+/// joined the cohort is used up: a no-show then needs a new invitation, but nobody can answer
+/// twice.
 fn settle_invitations(
     c: &Connection,
     survey: &str,
     cohort: u32,
-    nonces: &[String],
+    nonces: Option<&[String]>,
 ) -> Result<(), ApiError> {
     let now = crate::time::now_rfc3339();
+    let Some(nonces) = nonces else {
+        c.execute(
+            "UPDATE invitations SET used_at = ?3
+             WHERE survey = ?1 AND cohort = ?2 AND used_at IS NULL",
+            (survey, cohort, &now),
+        )
+        .map_err(sql)?;
+        return Ok(());
+    };
     for nonce in nonces {
         c.execute(
             "UPDATE invitations SET used_at = ?3 WHERE survey = ?1 AND nonce = ?2",
@@ -246,6 +258,7 @@ pub(super) async fn cohort_result(
     let s = survey.clone();
     let root = result.merkle_root.clone();
     let nonces = result.nonces;
+    let share_services = row.plan.share_services;
     col.0
         .store
         .run(move |c| {
@@ -264,7 +277,8 @@ pub(super) async fn cohort_result(
                 },
             )?;
             if new_status != "failed" {
-                settle_invitations(c, &s, cohort, &nonces)?;
+                let known = (share_services == 0).then_some(nonces.as_slice());
+                settle_invitations(c, &s, cohort, known)?;
             }
             Ok::<(), ApiError>(())
         })
@@ -516,6 +530,7 @@ async fn combine(
                 (&s, cohort),
             )
             .map_err(sql)?;
+            settle_invitations(c, &s, cohort, None)?;
             Ok(())
         })
         .await?;

@@ -257,7 +257,8 @@ fn check_participation(
             "this invitation is not valid for this survey",
         )),
         Some(Some(_)) => Err(ApiError::forbidden(
-            "this invitation has already been used: its answers were received",
+            "this invitation has already been used: the group it joined has been handed over \
+             with its answers; ask the survey team for a new invitation if you sent none",
         )),
         Some(None) => Ok(()),
     }
