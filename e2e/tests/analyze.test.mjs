@@ -44,6 +44,15 @@ test('a deep-linked analysis shows the CLI\'s coefficients as text, both Figure 
     // Binary columns of the release give integer contingency tables (Group × MIF of Table 6).
     const groupMif = s.page.locator('table.counts[data-rows="Group"][data-columns="MIF"]');
     assert.deepEqual((await groupMif.locator('tbody tr').first().locator('td').allTextContents()).slice(0, 2), ['6', '6']);
+    // Counts print as integers (never -0 or 6.0000001), and with an expected count of 3.6 the
+    // table gives Fisher's exact test — R's fisher.test(matrix(c(6, 3, 6, 5), 2)): p = 0.670,
+    // odds ratio 1.624 (95 % CI 0.1969 to 15.65; the exact roots, which R's uniroot approximates).
+    for (const text of await s.page.locator('table.counts td').allTextContents()) {
+      assert.match(text, /^(0|[1-9][0-9]*)$/, `a count printed as ${text}`);
+    }
+    const caption = await groupMif.locator('caption').textContent();
+    assert.match(caption, /Fisher's exact test p = 0\.670, odds ratio 1\.624 \(95 % CI 0\.1969 to 15\.65\)/);
+    assert.match(caption, /expected count is 3\.60 \(below 5\)/);
     assert.match(await s.page.locator('.audit-summary').textContent(), /passed/);
     await screenshot(s.page, 'analyze-deep-link');
     // Exports: the coefficient CSV and the R and Python snippets.

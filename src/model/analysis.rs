@@ -163,10 +163,32 @@ pub struct TableSummary {
     pub rounding_residual: Option<f64>,
     /// Pearson χ² and its p-value, when defined.
     pub chi_square: Option<(f64, f64)>,
+    /// The counts as integers (a release of 0/1 columns gives them to within rounding): what
+    /// the page prints, so no cell shows `6.0000000001` or `-0`.
+    pub integer_counts: Option<Vec<Vec<u64>>>,
+    /// Smallest expected count under independence (χ² is unreliable below 5).
+    pub smallest_expected: Option<f64>,
+    /// Fisher's exact test of a 2×2 table of integer counts, as R's `fisher.test` reports it.
+    pub fisher: Option<FisherSummary>,
+}
+
+/// Fisher's exact test: two-sided p-value, conditional maximum-likelihood odds ratio and its
+/// 95 % interval (`orthomask_stats::fisher`, the numbers of R's `fisher.test`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FisherSummary {
+    /// Two-sided p-value.
+    pub p_value: f64,
+    /// Conditional MLE of the odds ratio.
+    pub odds_ratio: f64,
+    /// Lower end of the 95 % interval.
+    pub ci_low: f64,
+    /// Upper end of the 95 % interval.
+    pub ci_high: f64,
 }
 
 impl TableSummary {
     fn from_table(t: &ContingencyTable) -> Self {
+        let association = t.association().ok();
         Self {
             rows: t.row_factor().to_owned(),
             columns: t.column_factor().to_owned(),
@@ -175,7 +197,18 @@ impl TableSummary {
             counts: t.rows(),
             n: t.n(),
             rounding_residual: t.rounding_residual(),
-            chi_square: t.association().ok().map(|a| (a.chi_square(), a.p_value())),
+            chi_square: association.as_ref().map(|a| (a.chi_square(), a.p_value())),
+            integer_counts: t.integer_counts(),
+            smallest_expected: association.as_ref().map(|a| a.smallest_expected()),
+            fisher: association
+                .as_ref()
+                .and_then(|a| a.fisher())
+                .map(|f| FisherSummary {
+                    p_value: f.p_value(),
+                    odds_ratio: f.odds_ratio(),
+                    ci_low: f.ci_low(),
+                    ci_high: f.ci_high(),
+                }),
         }
     }
 }
@@ -724,6 +757,42 @@ mod tests {
             .find(|t| t.rows == "Group" && t.columns == "MIF")
             .expect("Group × MIF table");
         assert_eq!(t.counts, vec![vec![6.0, 6.0], vec![3.0, 5.0]]);
+        assert_eq!(t.integer_counts, Some(vec![vec![6, 6], vec![3, 5]]));
+        // Expected count 8 · 9 / 20 = 3.6 < 5: Fisher's exact test. R 4.2's
+        // fisher.test(matrix(c(6, 3, 6, 5), 2)) gives p = 0.66992140985949, a sum of exact
+        // hypergeometric terms (agreement 1e-9). Its odds ratio 1.62446 and interval
+        // 0.196931 … 15.6493 are `uniroot` roots, off by up to ~2e-4 relative; the exact roots
+        // (E_ψ[X] = 6, P_ψ(X ≥ 6) = 0.025, P_ψ(X ≤ 6) = 0.025 over x = 1…9 with weights
+        // C(12, x)·C(8, 9 − x)·ψˣ, solved by 300 bisections in double precision) are
+        // 1.6244939520382213, 0.19693210097124803 and 15.651369843930054.
+        assert!((t.smallest_expected.unwrap() - 3.6).abs() < 1e-12);
+        let f = t
+            .fisher
+            .as_ref()
+            .expect("Fisher's test of a 2×2 table of counts");
+        let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * b.abs();
+        assert!(
+            close(f.p_value, 0.669_921_409_859_49, 1e-9),
+            "{}",
+            f.p_value
+        );
+        assert!(
+            close(f.odds_ratio, 1.624_493_952_038_221_3, 1e-9),
+            "{}",
+            f.odds_ratio
+        );
+        assert!(
+            close(f.ci_low, 0.196_932_100_971_248_03, 1e-9),
+            "{}",
+            f.ci_low
+        );
+        assert!(
+            close(f.ci_high, 15.651_369_843_930_054, 1e-9),
+            "{}",
+            f.ci_high
+        );
+        // And within R's own precision of R's printed estimates.
+        assert!(close(f.odds_ratio, 1.624_460_235_901_17, 2e-4));
         let s = r.linear.as_ref().unwrap();
         assert_eq!(s.coefficients.len(), 3);
         assert_eq!(r.diagnostics.as_ref().unwrap().qq.len(), 20);

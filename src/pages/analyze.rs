@@ -262,25 +262,73 @@ fn diagnostics(r: &AnalysisResult) -> Html {
     }
 }
 
-/// A 2×2 table with totals.
+/// Six significant digits without trailing zeros (`6`, not `6.00000`).
+fn cell(value: f64) -> String {
+    let text = sig(value, 6);
+    if text.contains('.') && !text.contains('e') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
+/// The cells of a table as the page prints them: integers when the release holds 0/1 columns
+/// (it does to within rounding, so no `6.0000001` or `-0`), else six significant digits.
+fn printed_cells(t: &TableSummary) -> Vec<Vec<String>> {
+    match &t.integer_counts {
+        Some(rows) => rows
+            .iter()
+            .map(|r| r.iter().map(u64::to_string).collect())
+            .collect(),
+        None => t
+            .counts
+            .iter()
+            .map(|r| r.iter().map(|c| cell(*c)).collect())
+            .collect(),
+    }
+}
+
+/// A 2×2 table with totals, χ² and, for tables of counts, Fisher's exact test.
 pub fn counts_table(t: &TableSummary) -> Html {
-    let row_totals: Vec<f64> = t.counts.iter().map(|r| r.iter().sum()).collect();
-    let col_totals: Vec<f64> = (0..t.column_levels.len())
-        .map(|j| t.counts.iter().map(|r| r[j]).sum())
+    let cells = printed_cells(t);
+    let total = |values: Vec<f64>| -> String {
+        let sum: f64 = values.iter().sum();
+        if t.integer_counts.is_some() {
+            format!("{}", sum.round().abs())
+        } else {
+            cell(sum)
+        }
+    };
+    let row_totals: Vec<String> = t.counts.iter().map(|r| total(r.clone())).collect();
+    let col_totals: Vec<String> = (0..t.column_levels.len())
+        .map(|j| total(t.counts.iter().map(|r| r[j]).collect()))
         .collect();
+    let sparse = t.smallest_expected.is_some_and(|e| e < 5.0);
     html! {
         <div class="table-scroll"><table class="counts" data-rows={t.rows.clone()} data-columns={t.columns.clone()}>
             <caption>{ format!("{} × {}", t.rows, t.columns) }
                 if let Some((chi, p)) = t.chi_square { { format!(" — χ² = {}, p = {}", sig(chi, 4), p_value(p)) } }
+                if let Some(f) = &t.fisher {
+                    <span class="fisher">{ format!(
+                        "; Fisher's exact test p = {}, odds ratio {} (95 % CI {} to {})",
+                        p_value(f.p_value), sig(f.odds_ratio, 4), sig(f.ci_low, 4), sig(f.ci_high, 4)
+                    ) }</span>
+                }
+                if sparse {
+                    <span class="warning">{ format!(
+                        " — an expected count is {} (below 5): read Fisher's exact test, not χ²",
+                        sig(t.smallest_expected.unwrap_or_default(), 3)
+                    ) }</span>
+                }
             </caption>
             <thead><tr><th></th>
                 { for t.column_levels.iter().map(|l| html! { <th scope="col">{ format!("{} = {l}", t.columns) }</th> }) }
                 <th scope="col">{ "total" }</th></tr></thead>
             <tbody>
-                { for t.counts.iter().enumerate().map(|(i, row)| html! {
+                { for cells.iter().enumerate().map(|(i, row)| html! {
                     <tr><th scope="row">{ format!("{} = {}", t.rows, t.row_levels[i]) }</th>
                         { for row.iter().map(|c| html! { <td>{ c }</td> }) }
-                        <td>{ row_totals[i] }</td></tr>
+                        <td>{ row_totals[i].clone() }</td></tr>
                 }) }
                 <tr><th scope="row">{ "total" }</th>{ for col_totals.iter().map(|c| html! { <td>{ c }</td> }) }<td>{ t.n }</td></tr>
             </tbody>

@@ -337,6 +337,9 @@ fn table6(r: &ClassroomResult) -> Html {
                 n: t.vector[3] as usize,
                 rounding_residual: None,
                 chi_square: None,
+                integer_counts: None,
+                smallest_expected: None,
+                fisher: None,
             };
             html! {
                 <section class="table6" data-testid="table6">
