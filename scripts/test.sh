@@ -23,6 +23,9 @@ venv=target/py-test-venv
 "$venv/bin/python" -c "import jsonschema" 2>/dev/null || "$venv/bin/pip" install -q jsonschema
 "$venv/bin/python" scripts/check_schemas.py
 
+log "the HTTP contract: docs/openapi.yaml validates and agrees with the running services (schemathesis)"
+bash scripts/contract.sh
+
 log "web app: trunk release build, browser tests in headless Chromium, Playwright end to end"
 bash scripts/test-web.sh
 

@@ -24,8 +24,19 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(req, state).await {
-            Ok(axum::Json(value)) => Ok(Self(value)),
+        // Read as a JSON value first: JSON has one number type, and a schema's `integer`
+        // admits `3.0`, which serde's integer types refuse (see `crate::json_numbers`).
+        match axum::Json::<serde_json::Value>::from_request(req, state).await {
+            Ok(axum::Json(mut value)) => {
+                crate::json_numbers::integral_floats_as_integers(&mut value);
+                serde_path_to_error::deserialize(value)
+                    .map(Self)
+                    .map_err(|e| {
+                        ApiError::unprocessable(format!(
+                            "Failed to deserialize the JSON body into the target type: {e}"
+                        ))
+                    })
+            }
             Err(rejection) => {
                 let status = rejection.status();
                 let message = if status == StatusCode::PAYLOAD_TOO_LARGE {

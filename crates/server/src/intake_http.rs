@@ -258,13 +258,14 @@ pub async fn open_cohort<S: IntakeService>(
 /// hand-overs again (the collector's administrator asks, after fixing what made them fail).
 ///
 /// # Errors
-/// 401 without the peer token; store errors.
+/// 401 without the peer token; 404 for a survey not registered here; store errors.
 pub async fn requeue<S: IntakeService>(
     State(service): State<S>,
     headers: HeaderMap,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     service.require_peer(&headers)?;
+    service.registrations().get(&survey)?;
     let s = survey.clone();
     let requeued = service
         .store()

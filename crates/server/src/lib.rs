@@ -25,6 +25,7 @@ pub mod store;
 pub mod keys;
 
 pub mod wire;
+pub mod json_numbers;
 
 pub mod http;
 pub mod ratelimit;
