@@ -82,6 +82,13 @@ impl Registration {
         if !valid_survey_id(&self.survey) {
             return Err("survey: use 1-64 characters from a-z, 0-9, - and _".into());
         }
+        // Each part first, so that `p()` below cannot overflow on hostile numbers.
+        if self.answers > MAX_P || self.p2 > MAX_P {
+            return Err(format!(
+                "answers = {} and p2 = {} must each be at most {MAX_P}",
+                self.answers, self.p2
+            ));
+        }
         if self.p() > MAX_P {
             return Err(format!("p = {} exceeds the limit of {MAX_P}", self.p()));
         }
@@ -346,6 +353,13 @@ mod tests {
         r.share_services = 1;
         assert!(r.validate().is_err());
         r.share_services = 0;
+        // Found by the contract tester: p₂ = 2⁶⁴ − 1 overflowed p = p₁ + p₂ (a panic).
+        r.p2 = usize::MAX;
+        assert!(r.validate().unwrap_err().contains("at most"));
+        r.p2 = 30;
+        r.answers = usize::MAX;
+        assert!(r.validate().is_err());
+        r.answers = 3;
         r.survey = "Bad Id".into();
         assert!(r.validate().is_err());
     }

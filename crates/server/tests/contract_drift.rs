@@ -62,3 +62,30 @@ async fn peer_requeue_of_an_unknown_survey_is_not_found() {
     assert!(body["error"].is_string(), "{body}");
     all.stop().await;
 }
+
+/// Found by the contract tester: a registration with `p2 = 2⁶⁴ − 1` overflowed `p = p₁ + p₂`
+/// and the handler panicked (the connection dropped without an answer). It is a 400 now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registration_with_huge_dimensions_is_refused_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
+    let key = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+    for (answers, p2) in [(3u64, u64::MAX), (u64::MAX, 30)] {
+        let registration = json!({"survey": "huge", "answers": answers, "qa_constant": 888.0,
+            "p2": p2, "sigma": 10.0, "cohort_size": 10, "min_cohort_size": 5,
+            "share_services": 0, "collector_public_key": key});
+        let (status, body) = send(
+            &http,
+            Method::PUT,
+            &format!("{}/api/peer/surveys/huge", all.msp.url()),
+            Some(&registration),
+            Some(peer_token.trim()),
+        )
+        .await;
+        assert_eq!(status, 400, "{body}");
+        assert!(body["error"].as_str().unwrap().contains("at most"), "{body}");
+    }
+    all.stop().await;
+}
