@@ -8,6 +8,7 @@
 #   bash scripts/bench.sh --reps 5         # more repetitions of the small workloads
 #   bash scripts/bench.sh --rounds 5       # more alternating rounds (each side keeps its fastest)
 #   bash scripts/bench.sh --peer-threads 1 # pin the peer's BLAS threads
+#   bash scripts/bench.sh --only 5.        # only the rows whose label starts with "5."
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +33,8 @@ if ! "$venv/bin/python" -c "import numpy" 2>/dev/null; then
     "$venv/bin/pip" install -q numpy
 fi
 
-log "cargo build --release -p orthomask-bench"
+log "cargo build --release -p orthomask-bench --bin orthomask (row 5 runs the command-line tool)"
 cargo build --release --locked -p orthomask-bench
+cargo build --release --locked --bin orthomask
 log "running (each workload in its own process; progress on stderr, the table on stdout)"
 "$target/release/orthomask-bench" --python "$venv/bin/python" --data "$target/bench-data" "$@"

@@ -13,6 +13,7 @@
 //! only ever add time, and they hit both sides alike. Performance claims live here, not in tests.
 
 mod alloc;
+mod cli_pipeline;
 mod report;
 mod workloads;
 
@@ -35,6 +36,8 @@ struct Options {
     rounds: usize,
     quick: bool,
     peer_threads: Option<usize>,
+    /// Run only the rows whose label starts with this (e.g. `5.`).
+    only: Option<String>,
 }
 
 fn usage() -> &'static str {
@@ -47,7 +50,8 @@ fn usage() -> &'static str {
      rounds over all workloads, interleaving both sides; each keeps its fastest round \
      (default 3)\n  --quick            skip the peer's p = 10 000 record (a 10 000 × 10 000 QR \
      takes minutes; it runs in the first round only)\n  --peer-threads N   set \
-     OPENBLAS_NUM_THREADS / OMP_NUM_THREADS for the peer (default: numpy's own choice)"
+     OPENBLAS_NUM_THREADS / OMP_NUM_THREADS for the peer (default: numpy's own choice)\n  \
+     --only PREFIX      run only the rows whose label starts with PREFIX (e.g. 5.)"
 }
 
 fn parse_options(args: &[String]) -> Result<Options> {
@@ -58,6 +62,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
         rounds: 3,
         quick: false,
         peer_threads: None,
+        only: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -67,6 +72,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
             "--data" => options.data = PathBuf::from(value()?),
             "--reps" => options.reps = value()?.parse().context("--reps must be a number")?,
             "--quick" => options.quick = true,
+            "--only" => options.only = Some(value()?.clone()),
             "--rounds" => {
                 options.rounds = value()?.parse().context("--rounds must be a number")?;
                 if options.rounds == 0 {
@@ -92,7 +98,11 @@ fn write_inputs(dir: &Path, plan: &[Planned]) -> Result<()> {
     for planned in plan {
         let (rows, cols) = planned.workload.input_shape();
         let name = planned.workload.input_name();
-        workloads::write_matrix(dir, &name, &workloads::survey(rows, cols))?;
+        let input = workloads::survey(rows, cols);
+        workloads::write_matrix(dir, &name, &input)?;
+        if matches!(planned.workload, Workload::Cli { .. }) {
+            cli_pipeline::write_csv(&cli_pipeline::csv_path(dir, &planned.workload), &input)?;
+        }
     }
     Ok(())
 }
@@ -254,6 +264,41 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
         targets: vec![Target::SpeedupVsMonolithicPeerAtLeast(50.0)],
         note: None,
     });
+    // Issue 9: the command-line pipeline with its default flags, as a user runs it, against the
+    // numpy monolithic pipeline of the same n (its p₂ and σ as orthomask chooses them), both
+    // timed as whole processes.
+    for (cohort, target) in [(None, 2.0), (Some(250), 10.0)] {
+        let n = 1_500;
+        plan.push(Planned {
+            label: match cohort {
+                None => format!(
+                    "5. `orthomask pipeline` (default flags), n = {}, 10 answers, whole process",
+                    grouped(n)
+                ),
+                Some(m) => format!(
+                    "5. `orthomask pipeline --cohort-size {m}`, same data, vs the peer's monolithic pipeline"
+                ),
+            },
+            workload: Workload::Cli {
+                n,
+                answers: 10,
+                cohort,
+            },
+            reps: 1,
+            peer_reps: 1,
+            peer_every_round: true,
+            compare: Compare::OwnPeer,
+            reference: false,
+            targets: vec![Target::SpeedupAtLeast(target)],
+            note: (cohort.is_none()).then(|| {
+                "whole processes timed from spawn to exit: orthomask reads the CSV, draws fresh \
+                 keys, chooses p₂ and σ, computes the condition (3.7) margin and writes \
+                 release.csv and manifest.json; the peer (python + numpy import included) reads \
+                 the same numbers from a binary file, with the p₂ and σ orthomask chose"
+                    .to_string()
+            }),
+        });
+    }
     let p2_scale = default_noise_columns(500)?;
     plan.push(Planned {
         label: format!(
@@ -301,6 +346,15 @@ fn run_child(mut command: Command, what: &str) -> Result<Measurement> {
 }
 
 fn rust_child(planned: &Planned, data: &Path) -> Result<Measurement> {
+    if matches!(planned.workload, Workload::Cli { .. }) {
+        let (rows, cols) = planned.workload.input_shape();
+        return cli_pipeline::run_ours(
+            &planned.workload,
+            &workloads::survey(rows, cols),
+            data,
+            planned.reps,
+        );
+    }
     let mut command = Command::new(std::env::current_exe()?);
     command
         .arg("--child")
@@ -321,12 +375,18 @@ fn peer_child(planned: &Planned, data: &Path, options: &Options) -> Result<Optio
     if planned.peer_reps == 0 {
         return Ok(None);
     }
+    let whole_process = matches!(planned.workload, Workload::Cli { .. });
+    let args = if whole_process {
+        cli_pipeline::peer_args(&planned.workload)?
+    } else {
+        planned.workload.to_args()
+    };
     let run = |threads: Option<usize>| {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/peer.py");
         let mut command = Command::new(python);
         command
             .arg(script)
-            .args(planned.workload.to_args())
+            .args(&args)
             .arg(format!("--data={}", data.display()))
             .arg(format!("--reps={}", planned.peer_reps));
         if let Some(threads) = threads {
@@ -334,7 +394,18 @@ fn peer_child(planned: &Planned, data: &Path, options: &Options) -> Result<Optio
                 command.env(var, threads.to_string());
             }
         }
-        run_child(command, "numpy")
+        // The command-line rows time the whole process, as a user experiences a script.
+        let start = std::time::Instant::now();
+        let measured = run_child(command, "numpy")?;
+        Ok::<_, anyhow::Error>(if whole_process {
+            Measurement {
+                seconds: start.elapsed().as_secs_f64(),
+                heap_bytes: f64::NAN,
+                ..measured
+            }
+        } else {
+            measured
+        })
     };
     let measured = run(options.peer_threads)?;
     if options.peer_threads.is_none() && planned.peer_every_round {
@@ -370,7 +441,13 @@ fn main() -> Result<()> {
         return child(&args[1..]);
     }
     let options = parse_options(&args)?;
-    let plan = plan(&options)?;
+    let mut plan = plan(&options)?;
+    if let Some(prefix) = &options.only {
+        plan.retain(|p| p.label.starts_with(prefix.as_str()));
+        if plan.is_empty() {
+            bail!("no workload's label starts with {prefix:?}");
+        }
+    }
     write_inputs(&options.data, &plan)?;
     let environment = report::Environment::detect(options.python.as_deref(), &options)?;
     eprintln!("{}", environment.describe());

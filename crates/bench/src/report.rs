@@ -168,7 +168,10 @@ pub fn seconds(s: f64) -> String {
 
 /// `0.17 MB`, `1.25 GB` (decimal units).
 pub fn bytes(b: f64) -> String {
-    if b >= 1e9 {
+    if !b.is_finite() {
+        // Not measured (a whole process timed from outside).
+        "—".into()
+    } else if b >= 1e9 {
         format!("{:.2} GB", b / 1e9)
     } else {
         format!("{:.2} MB", b / 1e6)
@@ -177,7 +180,7 @@ pub fn bytes(b: f64) -> String {
 
 /// `peer / ours` as `12.3×`.
 pub fn ratio(peer: f64, ours: f64) -> String {
-    if ours <= 0.0 {
+    if !(ours > 0.0 && peer.is_finite()) {
         return "—".into();
     }
     let r = peer / ours;

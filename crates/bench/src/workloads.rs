@@ -40,6 +40,16 @@ pub enum Workload {
         /// Run an unsafe design with warnings (the monolithic `p₂ = n` case).
         teaching: bool,
     },
+    /// `orthomask pipeline` as a user runs it: the whole process with its default flags, on a
+    /// CSV file ([`crate::cli_pipeline`]).
+    Cli {
+        /// Participants.
+        n: usize,
+        /// Answer columns.
+        answers: usize,
+        /// `--cohort-size` (`None`: the default, one cohort).
+        cohort: Option<usize>,
+    },
 }
 
 impl Workload {
@@ -47,7 +57,9 @@ impl Workload {
     pub fn input_name(&self) -> String {
         match self {
             Self::Record { answers, .. } => format!("record-{answers}"),
-            Self::Pipeline { n, answers, .. } => format!("survey-{n}x{answers}"),
+            Self::Pipeline { n, answers, .. } | Self::Cli { n, answers, .. } => {
+                format!("survey-{n}x{answers}")
+            }
         }
     }
 
@@ -55,7 +67,7 @@ impl Workload {
     pub fn input_shape(&self) -> (usize, usize) {
         match self {
             Self::Record { answers, .. } => (1, *answers),
-            Self::Pipeline { n, answers, .. } => (*n, *answers),
+            Self::Pipeline { n, answers, .. } | Self::Cli { n, answers, .. } => (*n, *answers),
         }
     }
 
@@ -87,6 +99,17 @@ impl Workload {
                 }
                 if *teaching {
                     args.push("--teaching".into());
+                }
+                args
+            }
+            Self::Cli { n, answers, cohort } => {
+                let mut args = vec![
+                    "cli".into(),
+                    format!("--n={n}"),
+                    format!("--answers={answers}"),
+                ];
+                if let Some(m) = cohort {
+                    args.push(format!("--cohort={m}"));
                 }
                 args
             }
@@ -122,6 +145,11 @@ impl Workload {
                 cohort: get("cohort").map(str::parse).transpose()?,
                 sigma: get("sigma").context("missing --sigma")?.parse()?,
                 teaching: options.iter().any(|a| a == "--teaching"),
+            }),
+            "cli" => Ok(Self::Cli {
+                n: number("n")?,
+                answers: number("answers")?,
+                cohort: get("cohort").map(str::parse).transpose()?,
             }),
             other => bail!("unknown workload {other:?}"),
         }
@@ -329,6 +357,9 @@ pub fn run_rust(workload: &Workload, dir: &Path, reps: usize) -> Result<Measurem
                 let released = &summary.release.data;
                 let error = (released.tr_mul(released) - &gram).amax() / gram.amax();
                 (elapsed.as_secs_f64(), bytes, error)
+            }
+            Workload::Cli { .. } => {
+                bail!("the command-line pipeline is timed as a whole process by the parent")
             }
         };
         times.push(seconds);
