@@ -538,6 +538,7 @@ mod tests {
             p2: 503,
             share_mode: false,
             share_noise_ratio: None,
+            one_service_view: None,
             teaching: true,
         });
         let failed = s

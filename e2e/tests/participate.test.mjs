@@ -253,7 +253,10 @@ test('optional questions can be skipped, and share mode sends one additive share
     await s.page.getByRole('button', { name: 'Next' }).click();
     await s.page.locator('input[type=number]').fill('73');
     await s.page.getByRole('button', { name: 'Review' }).click();
-    await s.page.getByRole('region', { name: 'What leaves your device' }).filter({ hasText: '3 random parts' }).waitFor();
+    const panel = s.page.getByRole('region', { name: 'What leaves your device' }).filter({ hasText: '3 random parts' });
+    await panel.waitFor();
+    // Issue 11 §4: what one service alone learns, as orthomask_survey::share_view computes it.
+    assert.match(await panel.textContent(), /one part shows your answers at a signal-to-noise ratio below [0-9.e-]+ — as private as a Gaussian mechanism with ε = [0-9.e-]+ at δ = 1e-6/);
     await s.page.getByRole('button', { name: 'Send' }).click();
     await s.page.getByTestId('receipt-hash').first().waitFor();
     assert.equal(await s.page.getByTestId('receipt-hash').count(), 3);

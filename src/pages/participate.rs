@@ -395,8 +395,18 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>)
     let first = &prepared.destinations[0].upload;
     let p = first.values.len();
     let why = if prepared.share_mode {
+        // What one service alone learns (orthomask_survey::share_view): its share shows the
+        // answers at this signal-to-noise ratio, a Gaussian mechanism with this (ε, δ).
+        let view = prepared.one_service_view.map_or_else(String::new, |v| {
+            format!(
+                " On its own, one part shows your answers at a signal-to-noise ratio below {} — as private as a Gaussian mechanism with ε = {} at δ = {}.",
+                sig(v.signal_to_noise, 2),
+                sig(v.epsilon, 2),
+                sig(v.delta, 1)
+            )
+        });
         format!(
-            "Your {} answers were padded with {} random numbers and split into {} random parts that add up to them; each part goes to a different service, and on its own each part shows your answers only under random noise {:.0} times larger than any answer this survey allows. The survey team only ever receives everyone's rows mixed together by every service, so nobody — not one service, not the survey team — can read or link your answers.",
+            "Your {} answers were padded with {} random numbers and split into {} random parts that add up to them; each part goes to a different service, and each part hides your answers under random noise {:.0} times larger than any answer this survey allows.{view} The survey team only ever receives everyone's rows mixed together by every service, so nobody — not one service, not the survey team — can read or link your answers.",
             survey.questions.len(),
             prepared.p2,
             prepared.destinations.len(),

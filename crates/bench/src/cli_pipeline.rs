@@ -27,7 +27,8 @@ pub fn csv_path(data: &Path, workload: &Workload) -> PathBuf {
 /// # Errors
 /// File errors.
 pub fn write_csv(path: &Path, input: &DMatrix<f64>) -> Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
     let mut out = std::io::BufWriter::new(file);
     let header: Vec<String> = (0..input.ncols()).map(|j| format!("x{j}")).collect();
     writeln!(out, "{}", header.join(","))?;
@@ -58,7 +59,12 @@ pub fn orthomask_binary() -> Result<PathBuf> {
 ///
 /// # Errors
 /// When the command fails or its release does not preserve `XᵀX`.
-pub fn run_ours(workload: &Workload, input: &DMatrix<f64>, data: &Path, reps: usize) -> Result<Measurement> {
+pub fn run_ours(
+    workload: &Workload,
+    input: &DMatrix<f64>,
+    data: &Path,
+    reps: usize,
+) -> Result<Measurement> {
     let Workload::Cli { cohort, .. } = workload else {
         bail!("not a command-line workload");
     };
@@ -145,7 +151,11 @@ fn gram_error(input: &DMatrix<f64>, release_csv: &Path) -> Result<f64> {
         .clone()
         .insert_column(input.ncols(), DEFAULT_QA_CONSTANT);
     if released.shape() != raw.shape() {
-        bail!("the release is {:?}, the input {:?}", released.shape(), raw.shape());
+        bail!(
+            "the release is {:?}, the input {:?}",
+            released.shape(),
+            raw.shape()
+        );
     }
     let gram = raw.tr_mul(&raw);
     Ok((released.tr_mul(&released) - &gram).amax() / gram.amax())

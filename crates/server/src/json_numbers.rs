@@ -23,7 +23,11 @@ pub fn integral_floats_as_integers(value: &mut Value) {
 }
 
 /// `f` as an integer number when it is one exactly.
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
 fn as_integer(f: f64) -> Option<Number> {
     if !f.is_finite() || f.fract() != 0.0 || (f == 0.0 && f.is_sign_negative()) {
         return None;
@@ -54,7 +58,10 @@ mod tests {
         assert_eq!(v["n"][0], json!(2));
         assert_eq!(v["n"][1], json!(-3));
         assert!(v["n"][2].is_f64());
-        assert!(v["n"][3].as_f64().unwrap().is_sign_negative(), "-0.0 keeps its sign");
+        assert!(
+            v["n"][3].as_f64().unwrap().is_sign_negative(),
+            "-0.0 keeps its sign"
+        );
         assert!(v["n"][4].is_f64(), "beyond u64: left as it is");
         assert_eq!(v["s"], json!("7.0"));
     }

@@ -24,8 +24,8 @@ pub mod store;
 
 pub mod keys;
 
-pub mod wire;
 pub mod json_numbers;
+pub mod wire;
 
 pub mod http;
 pub mod ratelimit;

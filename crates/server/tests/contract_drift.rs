@@ -21,7 +21,10 @@ async fn integers_written_as_floats_are_accepted() {
     let (status, body) = send(
         &http,
         Method::POST,
-        &format!("{}/api/admin/surveys/floats/invitations", all.collector.url()),
+        &format!(
+            "{}/api/admin/surveys/floats/invitations",
+            all.collector.url()
+        ),
         Some(&json!({"count": 2.0})),
         Some(&all.admin_token),
     )
@@ -32,7 +35,10 @@ async fn integers_written_as_floats_are_accepted() {
     let (status, body) = send(
         &http,
         Method::POST,
-        &format!("{}/api/admin/surveys/floats/invitations", all.collector.url()),
+        &format!(
+            "{}/api/admin/surveys/floats/invitations",
+            all.collector.url()
+        ),
         Some(&json!({"count": 2.5})),
         Some(&all.admin_token),
     )
@@ -85,7 +91,10 @@ async fn a_registration_with_huge_dimensions_is_refused_not_a_panic() {
         )
         .await;
         assert_eq!(status, 400, "{body}");
-        assert!(body["error"].as_str().unwrap().contains("at most"), "{body}");
+        assert!(
+            body["error"].as_str().unwrap().contains("at most"),
+            "{body}"
+        );
     }
     all.stop().await;
 }

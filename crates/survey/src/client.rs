@@ -30,6 +30,9 @@ pub enum ClientError {
     /// Padding, masking or splitting failed.
     #[error("masking on this device: {0}")]
     Masking(#[from] ProtocolError),
+    /// The share-mode privacy figure cannot be computed.
+    #[error(transparent)]
+    ShareView(#[from] crate::share_view::ShareViewError),
 }
 
 /// Why a receipt does not acknowledge an upload.
@@ -84,6 +87,8 @@ pub struct Prepared {
     /// Share mode: the shares' standard deviation over the largest answer the survey allows (at
     /// least `SHARE_SCALE`, which validation enforces).
     pub share_noise_ratio: Option<f64>,
+    /// Share mode: what one right-masking service alone learns (`crate::share_view`).
+    pub one_service_view: Option<crate::share_view::OneServiceView>,
     /// Whether the survey uses guessable teaching keys.
     pub teaching: bool,
 }
@@ -218,6 +223,7 @@ impl Client {
                 .share_mode
                 .as_ref()
                 .map(|share| share.share_sigma / definition.answers_max()),
+            one_service_view: crate::share_view::one_service_view(definition)?,
             teaching: masking.teaching,
         })
     }

@@ -46,6 +46,8 @@ pub mod upload;
 
 pub mod merkle;
 
+pub mod share_view;
+
 pub mod client;
 
 pub mod manifest;
