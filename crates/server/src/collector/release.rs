@@ -5,6 +5,7 @@
 //! the manifest `orthomask pipeline` writes for the same design.
 
 use super::*;
+use orthomask_formats::manifest::ReceiptRoot;
 
 impl Collector {
     /// Release the survey if it is closed and every cohort is in.
@@ -15,7 +16,10 @@ impl Collector {
             .0
             .store
             .run(
-                move |c| -> Result<Option<(SurveyRow, Received, Vec<String>)>, ApiError> {
+                move |c| -> Result<
+                    Option<(SurveyRow, Received, Vec<String>, Vec<ReceiptRoot>)>,
+                    ApiError,
+                > {
                     let row = load_survey(c, &s)?;
                     if row.status != "closing" {
                         return Ok(None);
@@ -101,11 +105,27 @@ impl Collector {
                         return Ok(None);
                     }
                     notes.extend(failures);
-                    Ok(Some((row, received, notes)))
+                    // The receipt list of every released cohort at every accepting service, as
+                    // the hand-over was checked against it (issue 10 §5).
+                    let mut roots = Vec::new();
+                    for (cohort, records, _, _) in &received {
+                        for (_, root) in super::handover::receipt_roots(c, &s, *cohort)? {
+                            if root.count > *records {
+                                notes.push(format!(
+                                    "cohort {cohort}: {records} records were released of the {} \
+                                     uploads {} took (participants whose shares did not reach \
+                                     every right-masking service are left out)",
+                                    root.count, root.service
+                                ));
+                            }
+                            roots.push(root);
+                        }
+                    }
+                    Ok(Some((row, received, notes, roots)))
                 },
             )
             .await?;
-        let Some((row, received, notes)) = ready else {
+        let Some((row, received, notes, roots)) = ready else {
             return Ok(());
         };
         let key = self
@@ -114,7 +134,7 @@ impl Collector {
             .get(survey)
             .ok_or_else(|| ApiError::internal("releasing", "the survey's key is missing"))?;
         let (csv, manifest) =
-            crate::compute::core_task(move || build_release(&row, key, received, notes))
+            crate::compute::core_task(move || build_release(&row, key, received, notes, roots))
                 .await
                 .map_err(|e| ApiError::internal("releasing", e))??;
         let s = survey.to_owned();
@@ -145,6 +165,7 @@ fn build_release(
     key: orthomask_core::key::Key,
     received: Vec<(u32, usize, Vec<f64>, Option<String>)>,
     notes: Vec<String>,
+    receipt_roots: Vec<ReceiptRoot>,
 ) -> Result<(String, String), ApiError> {
     let design = row
         .template
@@ -196,6 +217,7 @@ fn build_release(
                 Method::Modified
             },
             warnings: notes,
+            receipt_roots,
             ..Provenance::modified(
                 Cohorts {
                     size: Some(row.plan.cohort_size),
