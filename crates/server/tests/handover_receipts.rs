@@ -64,6 +64,33 @@ async fn mock_provider(published: Published) -> String {
     url
 }
 
+/// A collector whose provider (and right-masking services) are the given mocks.
+async fn start_with(
+    dir: &std::path::Path,
+    msp: String,
+    right_urls: Vec<String>,
+) -> (orthomask_server::Running, String) {
+    let listener = bind("127.0.0.1:0").await.unwrap();
+    let collector_url = url_of(&listener).unwrap();
+    let collector = start_collector(
+        CollectorConfig {
+            data_dir: dir.join("collector"),
+            public_url: collector_url.clone(),
+            msp_url: msp,
+            right_urls,
+            admin_token: ADMIN_TOKEN.into(),
+            peer_token: PEER_TOKEN.into(),
+            web_dir: None,
+            limits: loose_limits(),
+            allowed_origins: Vec::new(),
+        },
+        listener,
+    )
+    .await
+    .unwrap();
+    (collector, collector_url)
+}
+
 /// The list a provider publishes for `uploads`, with its root over `rooted` (an honest provider
 /// roots the list's own hashes).
 fn list(survey: &str, hashes: &[String], root: &str) -> Value {
@@ -171,24 +198,7 @@ async fn hand_overs_that_differ_from_the_published_receipts_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let published = Published::default();
     let msp = mock_provider(published.clone()).await;
-    let listener = bind("127.0.0.1:0").await.unwrap();
-    let collector_url = url_of(&listener).unwrap();
-    let collector = start_collector(
-        CollectorConfig {
-            data_dir: dir.path().join("collector"),
-            public_url: collector_url.clone(),
-            msp_url: msp,
-            right_urls: Vec::new(),
-            admin_token: ADMIN_TOKEN.into(),
-            peer_token: PEER_TOKEN.into(),
-            web_dir: None,
-            limits: loose_limits(),
-            allowed_origins: Vec::new(),
-        },
-        listener,
-    )
-    .await
-    .unwrap();
+    let (collector, collector_url) = start_with(dir.path(), msp, Vec::new()).await;
     let http = client();
     let c = collector_url.as_str();
     for (survey, expected) in [
@@ -253,24 +263,7 @@ async fn an_unreachable_list_defers_the_hand_over_and_the_checked_root_is_publis
     let dir = tempfile::tempdir().unwrap();
     let published = Published::default();
     let msp = mock_provider(published.clone()).await;
-    let listener = bind("127.0.0.1:0").await.unwrap();
-    let collector_url = url_of(&listener).unwrap();
-    let collector = start_collector(
-        CollectorConfig {
-            data_dir: dir.path().join("collector"),
-            public_url: collector_url.clone(),
-            msp_url: msp,
-            right_urls: Vec::new(),
-            admin_token: ADMIN_TOKEN.into(),
-            peer_token: PEER_TOKEN.into(),
-            web_dir: None,
-            limits: loose_limits(),
-            allowed_origins: Vec::new(),
-        },
-        listener,
-    )
-    .await
-    .unwrap();
+    let (collector, collector_url) = start_with(dir.path(), msp, Vec::new()).await;
     let http = client();
     let c = collector_url.as_str();
     let survey = "honest";
@@ -326,6 +319,138 @@ async fn an_unreachable_list_defers_the_hand_over_and_the_checked_root_is_publis
             received_at: None,
         };
         check_receipt(&manifest, &receipt, &evidence).unwrap();
+    }
+    collector.stop().await;
+}
+
+/// Share mode: right-masking service `i`'s hashes of `n` uploads.
+fn share_hashes(survey: &str, i: usize, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|j| orthomask_survey::merkle::sha256_hex(format!("{survey} {i} {j}").as_bytes()))
+        .collect()
+}
+
+/// Share mode, threat-model row "The provider tampers" (and a right-masking service that
+/// tampers): each part is checked against the list its own service published. A part under
+/// another root, or with more rows than its service took uploads, is refused (422, the cohort
+/// failed); fewer rows than uploads are accepted — the provider keeps only participants whose
+/// shares reached every service — and the manifest records each service's count and says how
+/// many records were released of it. The parts here are genuine additive shares with `A = I`,
+/// so they pass QA and only the receipt check decides.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_parts_are_checked_against_each_services_published_receipts() {
+    use orthomask_server::wire::SharePart;
+    let dir = tempfile::tempdir().unwrap();
+    let msp = mock_provider(Published::default()).await;
+    let lists = [Published::default(), Published::default()];
+    let rights = vec![
+        mock_provider(lists[0].clone()).await,
+        mock_provider(lists[1].clone()).await,
+    ];
+    let (collector, collector_url) = start_with(dir.path(), msp, rights.clone()).await;
+    let http = client();
+    let c = collector_url.as_str();
+    for (survey, counts, expected) in [
+        ("share-other-root", [8, 8], Some("Merkle root")),
+        ("share-more-rows", [7, 7], Some("has 8 rows but")),
+        ("share-fewer-rows", [9, 8], None),
+    ] {
+        let (status, created) = send(
+            &http,
+            Method::POST,
+            &format!("{c}/api/admin/surveys"),
+            Some(&draft(survey, 12, true, false)),
+            Some(ADMIN_TOKEN),
+        )
+        .await;
+        assert_eq!(status, 201, "{created}");
+        let p = (created["p1"].as_u64().unwrap() + created["p2"].as_u64().unwrap()) as usize;
+        let answers = created["p1"].as_u64().unwrap() as usize - 1;
+        // Eight records (QA column = 888) split into two additive shares.
+        let mut g = Xorshift::new(0x5a5a);
+        let x = DMatrix::from_fn(8, p, |_, j| {
+            if j == answers {
+                888.0
+            } else {
+                g.uniform() * 10.0
+            }
+        });
+        let x0 = DMatrix::from_fn(8, p, |_, _| g.uniform() * 100.0 - 50.0);
+        let shares = [x0.clone(), &x - &x0];
+        let mut status = 0;
+        let mut body = Value::Null;
+        for (i, share) in shares.iter().enumerate() {
+            let hashes = share_hashes(survey, i, counts[i]);
+            let root = merkle_root(&hashes);
+            let mut listed = list(survey, &hashes, &root);
+            listed["cohort"] = json!(0);
+            lists[i].set(Some(listed));
+            let claimed = if survey == "share-other-root" && i == 1 {
+                merkle_root(&hashes[..7])
+            } else {
+                root
+            };
+            let part = SharePart {
+                survey: survey.into(),
+                cohort: 0,
+                index: i as u32,
+                merkle_root: claimed,
+                uploads: counts[i],
+                block: WireMatrix::from_matrix(share),
+            };
+            (status, body) = send(
+                &http,
+                Method::PUT,
+                &format!("{c}/api/peer/surveys/{survey}/cohorts/0/parts/{i}"),
+                Some(&serde_json::to_value(&part).unwrap()),
+                Some(PEER_TOKEN),
+            )
+            .await;
+            if i == 0 {
+                assert_eq!(status, 200, "{survey}: {body}");
+            }
+        }
+        let view = cohort_0(&http, c, survey).await;
+        match expected {
+            Some(why) => {
+                assert_eq!(status, 422, "{survey}: {body}");
+                assert!(
+                    body["error"].as_str().unwrap().contains(why),
+                    "{survey}: {body}"
+                );
+                assert_eq!(view["status"], "failed", "{survey}: {view}");
+            }
+            None => {
+                assert_eq!(status, 200, "{survey}: {body}");
+                assert_eq!(view["status"], "received", "{survey}: {view}");
+                let (status, view) = send(
+                    &http,
+                    Method::POST,
+                    &format!("{c}/api/admin/surveys/{survey}/close"),
+                    None,
+                    Some(ADMIN_TOKEN),
+                )
+                .await;
+                assert_eq!(status, 200, "{view}");
+                let (_, manifest) = wait_for_release(&http, c, survey, 60).await;
+                let manifest = Manifest::parse(&manifest, "manifest.json").unwrap();
+                let entries: Vec<(String, usize)> = manifest
+                    .receipt_roots
+                    .iter()
+                    .map(|r| (r.service.clone(), r.count))
+                    .collect();
+                let upload = |base: &str| format!("{base}/api/surveys/{survey}/uploads");
+                assert_eq!(entries, [(upload(&rights[0]), 9), (upload(&rights[1]), 8)]);
+                assert!(
+                    manifest
+                        .warnings
+                        .iter()
+                        .any(|w| w.contains("8 records were released of the 9 uploads")),
+                    "{:?}",
+                    manifest.warnings
+                );
+            }
+        }
     }
     collector.stop().await;
 }
