@@ -341,6 +341,28 @@ pub fn check_receipt(
     })
 }
 
+/// Check every receipt of a receipt file with whichever of `evidence` speaks of it
+/// ([`Evidence::mentions`]), else with the first (whose failure then says why): what the
+/// command line and the web app's audit view both show, one verdict per receipt.
+pub fn check_receipts(
+    manifest: &Manifest,
+    receipts: &[SavedReceipt],
+    evidence: &[Evidence],
+) -> Vec<Result<Included, InclusionError>> {
+    receipts
+        .iter()
+        .map(
+            |r| match evidence.iter().find(|e| e.mentions(r)).or(evidence.first()) {
+                Some(e) => check_receipt(manifest, r, e),
+                None => Err(InclusionError::Evidence {
+                    source_name: "the evidence".to_owned(),
+                    reason: "none was given".to_owned(),
+                }),
+            },
+        )
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,6 +552,30 @@ mod tests {
             check_receipt(&manifest(), &receipt(0, &h(0)), &Evidence::List(other)),
             Err(InclusionError::OtherList { cohort: 3, .. })
         ));
+    }
+
+    /// A receipt file of two services (share mode) is checked with each service's list.
+    #[test]
+    fn each_receipt_is_checked_with_the_evidence_that_speaks_of_it() {
+        let other = "http://r1.test/api/surveys/s/uploads";
+        let theirs: Vec<String> = (10..14).map(h).collect();
+        let mut m = manifest();
+        m.receipt_roots.push(ReceiptRoot {
+            cohort: 0,
+            service: other.into(),
+            count: 4,
+            merkle_root: merkle_root(&theirs),
+        });
+        let mut second = receipt(0, &h(11));
+        second.service = other.into();
+        let receipts = [receipt(0, &h(2)), second, receipt(0, &h(99))];
+        let verdicts = check_receipts(&m, &receipts, &[list(hashes()), list(theirs)]);
+        assert!(verdicts[0].is_ok() && verdicts[1].is_ok(), "{verdicts:?}");
+        assert!(matches!(
+            verdicts[2],
+            Err(InclusionError::HashAbsent { .. })
+        ));
+        assert!(check_receipts(&m, &receipts[..1], &[])[0].is_err());
     }
 
     #[test]

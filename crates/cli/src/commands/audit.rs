@@ -9,7 +9,7 @@ use orthomask_formats::csv::{parse_table, printed_decimals};
 use orthomask_formats::manifest::Manifest;
 use orthomask_stats::audit::{ReleaseUnderAudit, Status, audit};
 use orthomask_survey::audit::expectations;
-use orthomask_survey::inclusion::{Evidence, check_receipt, parse_receipt_file};
+use orthomask_survey::inclusion::{Evidence, check_receipts, parse_receipt_file};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -110,15 +110,16 @@ fn receipts(args: &AuditArgs, receipt_path: &Path) -> Result<()> {
             )?)
         })
         .collect::<Result<Vec<_>>>()?;
-    let Some(first) = evidence.first() else {
+    if evidence.is_empty() {
         bail!("--receipt needs --evidence (a published receipt list or an inclusion proof)");
-    };
+    }
     let mut failed = 0;
     let mut entries = Vec::new();
-    for r in &saved {
-        // The evidence that speaks of this receipt, else the first (whose failure is named).
-        let e = evidence.iter().find(|e| e.mentions(r)).unwrap_or(first);
-        let (status, detail) = match check_receipt(&manifest, r, e) {
+    for (r, verdict) in saved
+        .iter()
+        .zip(check_receipts(&manifest, &saved, &evidence))
+    {
+        let (status, detail) = match verdict {
             Ok(ok) => (
                 "pass",
                 format!(
