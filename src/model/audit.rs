@@ -256,13 +256,19 @@ mod tests {
             "p.json",
             &serde_json::to_string(&inclusion_proof(&hashes, &hashes[1]).unwrap()).unwrap(),
         );
-        let rows = run_receipt_check(&manifest, &receipt(&hashes[1]), &[proof.clone()]).unwrap();
+        let rows = run_receipt_check(
+            &manifest,
+            &receipt(&hashes[1]),
+            std::slice::from_ref(&proof),
+        )
+        .unwrap();
         assert_eq!(rows[0].status, "pass", "{rows:?}");
         let absent = sha256_hex(b"absent");
-        let rows = run_receipt_check(&manifest, &receipt(&absent), &[proof.clone()]).unwrap();
+        let rows =
+            run_receipt_check(&manifest, &receipt(&absent), std::slice::from_ref(&proof)).unwrap();
         assert_eq!(rows[0].status, "fail");
         assert!(rows[0].detail.contains("does not prove"), "{rows:?}");
-        let e = run_receipt_check(&manifest, &proof, &[proof.clone()]).unwrap_err();
+        let e = run_receipt_check(&manifest, &proof, std::slice::from_ref(&proof)).unwrap_err();
         assert!(
             e.to_string().starts_with("p.json: not a receipt file"),
             "{e}"
