@@ -49,3 +49,47 @@ test('a tampered release fails the audit with the numbers behind it', async () =
     await s.close();
   }
 });
+
+// Issue 10 §5: a participant's saved receipt checked against the release's manifest with the
+// receipt list the service published. The list, its RFC 6962 root and the manifest's
+// `receipt_roots` entry are built here the way the services build them.
+test('a saved receipt is checked against the release: in the list passes, absent fails with the reason', async () => {
+  const { createHash } = await import('node:crypto');
+  const sha = (...parts) => createHash('sha256').update(Buffer.concat(parts)).digest();
+  const leaf = (hex) => sha(Buffer.from([0]), Buffer.from(hex, 'hex'));
+  const node = (l, r) => sha(Buffer.from([1]), l, r);
+  const hashes = ['a', 'b', 'c'].map((x) => createHash('sha256').update(x).digest('hex')).sort();
+  // RFC 6962 over three leaves: MTH = node(node(l0, l1), l2).
+  const root = node(node(leaf(hashes[0]), leaf(hashes[1])), leaf(hashes[2])).toString('hex');
+  const service = 'http://msp.test/api/surveys/leaps/uploads';
+  const manifest = JSON.parse(await readFile(join(fixtures, 'manifest.json'), 'utf8'));
+  manifest.receipt_roots = [{ cohort: 0, service, count: 3, merkle_root: root }];
+  const list = { survey: 'leaps', cohort: 0, closed_at: null, count: 3, merkle_root: root, upload_hashes: hashes };
+  const receiptFile = (hash) => JSON.stringify({ orthomask_receipt: [{ service, survey: 'leaps', cohort: 0, upload_hash: hash, received_at: '2026-01-01T00:00:00Z' }] });
+  const json = (name, value) => ({ name, mimeType: 'application/json', buffer: Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)) });
+  const s = await setup();
+  try {
+    await s.page.goto(`${s.server.base}/#/audit`);
+    await s.page.locator('#audit-manifest-file').setInputFiles(json('manifest.json', manifest));
+    await s.page.locator('#audit-evidence-file').setInputFiles(json('list.json', list));
+    await s.page.locator('#audit-receipt-file').setInputFiles(json('receipt.json', receiptFile(hashes[1])));
+    const overall = s.page.getByTestId('receipt-overall');
+    await overall.waitFor();
+    assert.match(await overall.textContent(), /^Receipts: PASS — 1 of 1 in the release/);
+    assert.match(await s.page.locator(`tr[data-receipt="${hashes[1]}"]`).textContent(), /among its 3 uploads/);
+    await screenshot(s.page, 'audit-receipt');
+
+    const absent = createHash('sha256').update('never uploaded').digest('hex');
+    await s.page.locator('#audit-receipt-file').setInputFiles(json('other.json', receiptFile(absent)));
+    await s.page.locator(`tr.fail[data-receipt="${absent}"]`).waitFor();
+    assert.match(await overall.textContent(), /^Receipts: FAIL — 0 of 1/);
+    assert.match(await s.page.locator('tr.fail').textContent(), /is not among the 3 uploads/);
+
+    // A list of another root (the provider published more than it handed over) is named.
+    const longer = [...hashes, absent].sort();
+    await s.page.locator('#audit-evidence-file').setInputFiles(json('list.json', { ...list, count: 4, upload_hashes: longer, merkle_root: 'f'.repeat(64) }));
+    await s.page.locator('tr.fail').filter({ hasText: 'inconsistent' }).waitFor();
+  } finally {
+    await s.close();
+  }
+});

@@ -1,9 +1,12 @@
-//! The audit view's model: `orthomask_stats::audit` on a release and, when given, its manifest.
+//! The audit view's model: `orthomask_stats::audit` on a release and, when given, its manifest;
+//! and a participant's saved receipts checked against the manifest with a service's published
+//! list or inclusion proof (`orthomask_survey::inclusion`, issue 10 §5).
 
 use orthomask_formats::csv::{CsvError, Table, parse_table, printed_decimals};
 use orthomask_formats::manifest::{Manifest, ManifestError};
 use orthomask_stats::audit::{AuditReport, ReleaseUnderAudit, Status, audit};
 use orthomask_survey::audit::{ExpectationError, expectations};
+use orthomask_survey::inclusion::{Evidence, InclusionError, check_receipts, parse_receipt_file};
 use serde::{Deserialize, Serialize};
 
 /// Why an audit cannot run.
@@ -18,6 +21,9 @@ pub enum AuditError {
     /// The manifest's statistics do not fit its columns.
     #[error(transparent)]
     Expectations(#[from] ExpectationError),
+    /// The receipt file or the evidence is not one.
+    #[error(transparent)]
+    Inclusion(#[from] InclusionError),
 }
 
 /// A named text (a file's contents, or a fetched URL's body).
@@ -129,6 +135,63 @@ pub fn run_audit(
     audit_table(&table, printed_decimals(release.text.as_bytes()), manifest)
 }
 
+/// One saved receipt checked against a release, ready to show.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReceiptRow {
+    /// The upload URL the receipt came from.
+    pub service: String,
+    /// Cohort.
+    pub cohort: u32,
+    /// The upload hash.
+    pub upload_hash: String,
+    /// `pass` (in the release) or `fail`.
+    pub status: String,
+    /// One line: where it was found, or what failed.
+    pub detail: String,
+}
+
+/// Check every receipt of a saved receipt file against the release's manifest with the given
+/// published lists or inclusion proofs (each receipt with the evidence that speaks of it).
+///
+/// # Errors
+/// [`AuditError`] when the manifest, the receipt file or a piece of evidence cannot be read; a
+/// receipt that is not in the release is a `fail` row, not an error.
+pub fn run_receipt_check(
+    manifest: &NamedText,
+    receipts: &NamedText,
+    evidence: &[NamedText],
+) -> Result<Vec<ReceiptRow>, AuditError> {
+    let manifest = Manifest::parse(&manifest.text, &manifest.name)?;
+    let saved = parse_receipt_file(&receipts.text, &receipts.name)?;
+    let evidence = evidence
+        .iter()
+        .map(|e| Evidence::parse(&e.text, &e.name))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(saved
+        .iter()
+        .zip(check_receipts(&manifest, &saved, &evidence))
+        .map(|(r, verdict)| {
+            let (status, detail) = match verdict {
+                Ok(ok) => (
+                    "pass",
+                    format!(
+                        "in released cohort {}: among its {} uploads under root {}",
+                        ok.root.cohort, ok.root.count, ok.root.merkle_root
+                    ),
+                ),
+                Err(why) => ("fail", why.to_string()),
+            };
+            ReceiptRow {
+                service: r.service.clone(),
+                cohort: r.cohort,
+                upload_hash: r.upload_hash.clone(),
+                status: status.to_owned(),
+                detail,
+            }
+        })
+        .collect())
+}
+
 /// `pass`, `warn`, `fail` as the audit crate names them (for tests and the page's legend).
 pub fn status_names() -> [&'static str; 3] {
     [
@@ -167,6 +230,62 @@ mod tests {
             "{:?}",
             raw.checks
         );
+    }
+
+    /// A receipt in the release passes, one that is not fails with the reason, and files that
+    /// are not receipts or evidence are one-line errors.
+    #[test]
+    fn receipts_are_checked_against_the_manifests_roots() {
+        use orthomask_survey::merkle::{inclusion_proof, merkle_root, sha256_hex};
+        let service = "http://m.test/api/surveys/s/uploads";
+        let hashes: Vec<String> = (0..3u8).map(|i| sha256_hex(&[i])).collect();
+        let root = merkle_root(&hashes);
+        let mut manifest: serde_json::Value = serde_json::from_str(&run_manifest_text()).unwrap();
+        manifest["receipt_roots"] =
+            serde_json::json!([{"cohort": 0, "service": service, "count": 3, "merkle_root": root}]);
+        let manifest = named("m.json", &manifest.to_string());
+        let receipt = |hash: &str| {
+            named(
+                "r.json",
+                &serde_json::json!({"orthomask_receipt": [{"service": service, "survey": "s",
+                    "cohort": 0, "upload_hash": hash, "received_at": "x"}]})
+                .to_string(),
+            )
+        };
+        let proof = named(
+            "p.json",
+            &serde_json::to_string(&inclusion_proof(&hashes, &hashes[1]).unwrap()).unwrap(),
+        );
+        let rows = run_receipt_check(
+            &manifest,
+            &receipt(&hashes[1]),
+            std::slice::from_ref(&proof),
+        )
+        .unwrap();
+        assert_eq!(rows[0].status, "pass", "{rows:?}");
+        let absent = sha256_hex(b"absent");
+        let rows =
+            run_receipt_check(&manifest, &receipt(&absent), std::slice::from_ref(&proof)).unwrap();
+        assert_eq!(rows[0].status, "fail");
+        assert!(rows[0].detail.contains("does not prove"), "{rows:?}");
+        let e = run_receipt_check(&manifest, &proof, std::slice::from_ref(&proof)).unwrap_err();
+        assert!(
+            e.to_string().starts_with("p.json: not a receipt file"),
+            "{e}"
+        );
+    }
+
+    /// A minimal valid manifest without receipt roots.
+    fn run_manifest_text() -> String {
+        serde_json::json!({
+            "orthomask_version": "0", "method": "modified", "n": 3, "p1": 2, "p2": 4,
+            "columns": ["a", "QA"], "sigma": 1.0, "x_max": null, "x_max_source": null,
+            "appendix_c": null, "condition_3_7_margin": null,
+            "cohorts": {"size": null, "sizes": [3]}, "right_mask": "haar", "generator": "chacha",
+            "kept_columns": [], "qa": null, "column_means": [], "cross_products": [],
+            "decimals": null, "dp": null, "teaching_keys": false, "warnings": []
+        })
+        .to_string()
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The audit view (`#/audit?data=URL&manifest=URL`): `orthomask_stats::audit` in the browser,
-//! pass / warn / fail with the numbers behind each check, printable.
+//! pass / warn / fail with the numbers behind each check, printable; and "is my upload in the
+//! release?": a saved receipt file checked against the manifest with a service's published list
+//! or inclusion proof (`model::audit::run_receipt_check`, issue 10 §5).
 
 use std::rc::Rc;
 
@@ -8,7 +10,7 @@ use yew::prelude::*;
 use crate::components::file_picker::FilePicker;
 use crate::components::progress::JobProgress;
 use crate::context::{JobStatus, use_job, use_query};
-use crate::model::audit::NamedText;
+use crate::model::audit::{NamedText, run_receipt_check};
 use crate::model::format::sig;
 use crate::model::jobs::{Job, Output};
 use crate::services::{http, query};
@@ -20,6 +22,8 @@ pub fn audit() -> Html {
     let release = use_state(|| None::<Rc<NamedText>>);
     let manifest = use_state(|| None::<Rc<NamedText>>);
     let error = use_state(|| None::<String>);
+    let receipt = use_state(|| None::<Rc<NamedText>>);
+    let evidence = use_state(Vec::<NamedText>::new);
     let job = use_job();
     {
         let (release, manifest, error) = (release.setter(), manifest.setter(), error.setter());
@@ -60,6 +64,31 @@ pub fn audit() -> Html {
         Output::Audit(a) => Some((**a).clone()),
         _ => None,
     });
+    // Cheap (a few hashes): computed here, not in the worker.
+    let receipt_check = match (&*manifest, &*receipt) {
+        (Some(m), Some(r)) if !evidence.is_empty() => {
+            Some(run_receipt_check(m, r, &evidence).map_err(|e| e.to_string()))
+        }
+        _ => None,
+    };
+    let add_evidence = {
+        let evidence = evidence.clone();
+        Callback::from(move |t: NamedText| {
+            let mut all: Vec<NamedText> = (*evidence).clone();
+            all.retain(|e| e.name != t.name);
+            all.push(t);
+            evidence.set(all);
+        })
+    };
+    let evidence_names = (!evidence.is_empty()).then(|| {
+        AttrValue::from(
+            evidence
+                .iter()
+                .map(|e| e.name.clone())
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
+    });
     let on_print = Callback::from(|_| {
         if let Some(w) = web_sys::window() {
             let _ = w.print();
@@ -72,9 +101,47 @@ pub fn audit() -> Html {
             <div class="pickers no-print">
                 <FilePicker id="audit-data" label="Released data (CSV)" on_load={set(release.clone())} on_error={on_error.clone()}
                     loaded={release.as_ref().map(|d| AttrValue::from(d.name.clone()))} />
-                <FilePicker id="audit-manifest" label="Manifest (JSON, optional)" accept=".json,application/json" on_load={set(manifest.clone())} on_error={on_error}
+                <FilePicker id="audit-manifest" label="Manifest (JSON, optional)" accept=".json,application/json" on_load={set(manifest.clone())} on_error={on_error.clone()}
                     loaded={manifest.as_ref().map(|d| AttrValue::from(d.name.clone()))} />
             </div>
+            <h2 class="no-print">{ "Is my upload in the release?" }</h2>
+            <p class="no-print">{ "Give the manifest above, the receipt file the participant page saved, and the receipt list (or inclusion proof) the service published for your cohort: the list must lead to the root the release records for that cohort and service, and hold your upload." }</p>
+            <div class="pickers no-print">
+                <FilePicker id="audit-receipt" label="Receipt file (JSON)" accept=".json,application/json" on_load={set(receipt.clone())} on_error={on_error.clone()}
+                    loaded={receipt.as_ref().map(|d| AttrValue::from(d.name.clone()))} />
+                <FilePicker id="audit-evidence" label="Published receipt list or inclusion proof (JSON; add one per service)" accept=".json,application/json" on_load={add_evidence} on_error={on_error.clone()}
+                    loaded={evidence_names} />
+            </div>
+            if let Some(check) = receipt_check {
+                {{
+                    match check {
+                        Err(e) => html! { <p class="error" role="alert" data-testid="receipt-error">{ e }</p> },
+                        Ok(rows) => {
+                            let passed = rows.iter().filter(|r| r.status == "pass").count();
+                            let overall = if passed == rows.len() { "pass" } else { "fail" };
+                            html! {
+                                <div class="report" data-testid="receipt-report">
+                                    <p class={classes!("status", overall)} data-testid="receipt-overall">
+                                        { format!("Receipts: {} — {passed} of {} in the release", overall.to_uppercase(), rows.len()) }
+                                    </p>
+                                    <div class="table-scroll"><table class="checks">
+                                        <thead><tr><th scope="col">{ "result" }</th><th scope="col">{ "receipt" }</th><th scope="col">{ "details" }</th></tr></thead>
+                                        <tbody>
+                                            { for rows.iter().map(|r| html! {
+                                                <tr class={r.status.clone()} data-receipt={r.upload_hash.clone()}>
+                                                    <td class="result"><span class={classes!("status", r.status.clone())}>{ if r.status == "pass" { "✓ pass" } else { "✗ fail" } }</span></td>
+                                                    <th scope="row">{ format!("cohort {} at {}: {}", r.cohort, r.service, r.upload_hash) }</th>
+                                                    <td>{ &r.detail }</td>
+                                                </tr>
+                                            }) }
+                                        </tbody>
+                                    </table></div>
+                                </div>
+                            }
+                        }
+                    }
+                }}
+            }
             if let Some(e) = &*error { <p class="error" role="alert">{ e }</p> }
             <JobProgress status={job.status().clone()} label="Auditing" />
             if let Some(a) = result {

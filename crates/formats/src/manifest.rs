@@ -57,6 +57,28 @@ pub struct Manifest {
     pub teaching_keys: bool,
     /// Warnings (unsafe designs run in teaching mode, combined releases, …).
     pub warnings: Vec<String>,
+    /// For every released cohort and every service that accepted its uploads, the receipt list
+    /// that service published and the collector checked the hand-over against (issue 10 §5): a
+    /// participant checks a saved receipt against the release itself. Empty (and not written)
+    /// for releases without services (`orthomask pipeline`) and in manifests older than it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub receipt_roots: Vec<ReceiptRoot>,
+}
+
+/// One accepting service's published receipt list of one released cohort, as the collector
+/// checked it: `count` upload hashes whose RFC 6962 root is `merkle_root`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiptRoot {
+    /// Cohort index.
+    pub cohort: u32,
+    /// The service's upload URL, exactly as the survey definition names it — the `service` of
+    /// the participant's saved receipt.
+    pub service: String,
+    /// Uploads in the service's published list.
+    pub count: usize,
+    /// RFC 6962 Merkle root (hex) over the sorted upload hashes.
+    pub merkle_root: String,
 }
 
 /// The protocol that produced a release (`"modified"`, `"first"`, `"second"`, `"collusion"`).
@@ -282,6 +304,12 @@ mod tests {
             dp: None,
             teaching_keys: true,
             warnings: vec![],
+            receipt_roots: vec![ReceiptRoot {
+                cohort: 0,
+                service: "http://m/api/surveys/s/uploads".into(),
+                count: 3,
+                merkle_root: "ab".repeat(32),
+            }],
         }
     }
 
@@ -289,6 +317,17 @@ mod tests {
     fn round_trip() {
         let m = sample();
         assert_eq!(Manifest::parse(&m.to_json(), "m.json").unwrap(), m);
+    }
+
+    /// Manifests written before issue 10 §5 have no `receipt_roots`; they still parse, and a
+    /// release without services does not write the field.
+    #[test]
+    fn receipt_roots_are_optional() {
+        let mut m = sample();
+        m.receipt_roots.clear();
+        let text = m.to_json();
+        assert!(!text.contains("receipt_roots"));
+        assert_eq!(Manifest::parse(&text, "m.json").unwrap(), m);
     }
 
     #[test]

@@ -444,6 +444,7 @@ async fn left_masked(
                 cohort,
                 index,
                 merkle_root: orthomask_survey::merkle::merkle_root(&hashes),
+                uploads: hashes.len(),
                 block: WireMatrix::from_matrix(&unmasked),
             };
             let body = serde_json::to_vec(&part).map_err(|e| ApiError::internal("part", e))?;

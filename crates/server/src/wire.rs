@@ -258,6 +258,9 @@ pub struct SharePart {
     pub index: u32,
     /// Merkle root of this service's receipt list for the cohort.
     pub merkle_root: String,
+    /// Uploads in this service's receipt list for the cohort. The block may have fewer rows: the
+    /// provider keeps only the participants whose shares reached every right-masking service.
+    pub uploads: usize,
     /// `A Xⁱ`.
     pub block: WireMatrix,
 }

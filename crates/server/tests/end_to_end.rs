@@ -5,8 +5,21 @@
 mod common;
 
 use common::*;
+use orthomask_formats::manifest::Manifest;
+use orthomask_survey::inclusion::{Evidence, SavedReceipt, check_receipt};
 use orthomask_survey::merkle::{InclusionProof, verify_inclusion};
 use serde_json::Value;
+
+/// A participant's saved receipt of `s` (what `orthomask_survey::client::receipt_file` writes).
+fn saved(s: &Sent) -> SavedReceipt {
+    SavedReceipt {
+        service: s.url.clone(),
+        survey: s.receipt.survey.clone(),
+        cohort: s.receipt.cohort,
+        upload_hash: s.receipt.upload_hash.clone(),
+        received_at: Some(s.receipt.received_at.clone()),
+    }
+}
 
 /// Basic protocol: 2 cohorts of m = 12 (the first fills and closes itself, the second is closed
 /// by the administrator with 9 records), released once both are in.
@@ -55,6 +68,7 @@ async fn basic_protocol_releases_the_raw_regression_and_publishes_receipts() {
     assert_eq!(status, 200, "{view}");
     let (csv, manifest) = wait_for_release(&http, all.collector.url(), "health", 60).await;
     assert_same_regression(&raw, &csv);
+    let released = Manifest::parse(&manifest, "manifest.json").unwrap();
     let manifest: Value = serde_json::from_str(&manifest).unwrap();
     assert_eq!(manifest["n"], 21);
     assert_eq!(manifest["cohorts"]["sizes"], serde_json::json!([12, 9]));
@@ -90,6 +104,12 @@ async fn basic_protocol_releases_the_raw_regression_and_publishes_receipts() {
         };
         assert_eq!(proof.root, list["merkle_root"].as_str().unwrap());
         assert!(verify_inclusion(&s.receipt.upload_hash, &proof));
+        // Issue 10 §5: and the release itself pins that list — the receipt checks against the
+        // manifest's root of its cohort at the provider, by proof and by list.
+        let saved = saved(s);
+        check_receipt(&released, &saved, &Evidence::Proof(proof)).unwrap();
+        let list = Evidence::parse(&list.to_string(), "list").unwrap();
+        check_receipt(&released, &saved, &list).unwrap();
     }
     // The definition is no longer handed out, even for an unused invitation.
     let (status, body) = get_text(&http, &invited[21]).await;
@@ -116,6 +136,7 @@ async fn share_mode_with_two_right_masking_services_releases_the_raw_regression(
             async move { participate(&http, &url, i).await },
         ));
     }
+    let mut all_sent = Vec::new();
     for t in tasks {
         let (record, sent) = t.await.unwrap();
         assert_eq!(sent.len(), 2, "one share per right-masking service");
@@ -123,6 +144,7 @@ async fn share_mode_with_two_right_masking_services_releases_the_raw_regression(
         assert!(sent[1].url.starts_with(all.rights[1].url()));
         assert_eq!(sent[0].receipt.cohort, sent[1].receipt.cohort);
         raw.push(record);
+        all_sent.extend(sent);
     }
     // A share-mode definition carries no right-mask key, and the provider refuses whole
     // records for the survey.
@@ -139,10 +161,31 @@ async fn share_mode_with_two_right_masking_services_releases_the_raw_regression(
     assert_eq!(status, 200, "{view}");
     let (csv, manifest) = wait_for_release(&http, all.collector.url(), "shares", 60).await;
     assert_same_regression(&raw, &csv);
+    let released = Manifest::parse(&manifest, "manifest.json").unwrap();
     let manifest: Value = serde_json::from_str(&manifest).unwrap();
     assert_eq!(manifest["method"], "collusion");
     assert_eq!(manifest["qa"]["passed"], true);
     assert_eq!(manifest["cohorts"]["sizes"], serde_json::json!([12, 8]));
+    // Issue 10 §5: each part was checked against its service's published list (every share
+    // reached both services, so the rows equal the counts), and the manifest records every
+    // cohort's root at every right-masking service; each receipt checks against it.
+    let counts: Vec<(u32, usize)> = released
+        .receipt_roots
+        .iter()
+        .map(|r| (r.cohort, r.count))
+        .collect();
+    assert_eq!(counts, [(0, 12), (0, 12), (1, 8), (1, 8)]);
+    for s in &all_sent {
+        let list_url = format!(
+            "{}/cohorts/{}/receipts",
+            s.url.trim_end_matches("/uploads"),
+            s.receipt.cohort
+        );
+        let (status, list) = send(&http, reqwest::Method::GET, &list_url, None, None).await;
+        assert_eq!(status, 200, "{list}");
+        let list = Evidence::parse(&list.to_string(), "list").unwrap();
+        check_receipt(&released, &saved(s), &list).unwrap();
+    }
     all.stop().await;
 }
 

@@ -142,6 +142,16 @@ async fn the_services_and_the_pipeline_write_the_same_manifest() {
     // What legitimately differs, checked for what it must be.
     assert!(pipeline.condition_3_7_margin.is_some_and(|m| m > 1.0));
     assert_eq!(served.condition_3_7_margin, None);
+    // Only the services issued receipts: the served manifest records each cohort's checked
+    // receipt list at the provider, under the upload URL the definitions name (issue 10 §5).
+    assert!(pipeline.receipt_roots.is_empty());
+    let entries: Vec<(u32, &str, usize)> = served
+        .receipt_roots
+        .iter()
+        .map(|r| (r.cohort, r.service.as_str(), r.count))
+        .collect();
+    let service = definition.upload_url.as_str();
+    assert_eq!(entries, [(0, service, 12), (1, service, 12)]);
     let (raw_means, raw_gram) = raw_statistics(&raw);
     for m in [&served, &pipeline] {
         let means: Vec<f64> = m.column_means.iter().map(|c| c.mean).collect();
@@ -152,6 +162,7 @@ async fn the_services_and_the_pipeline_write_the_same_manifest() {
     // Everything else is the same, field by field.
     let mut expected = pipeline.clone();
     expected.condition_3_7_margin = served.condition_3_7_margin;
+    expected.receipt_roots = served.receipt_roots.clone();
     expected.column_means = served.column_means.clone();
     expected.cross_products = served.cross_products.clone();
     if let (Some(e), Some(s)) = (expected.qa.as_mut(), served.qa.as_ref()) {

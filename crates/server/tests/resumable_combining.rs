@@ -24,6 +24,7 @@ fn part(survey: &str, index: u32, p: usize) -> SharePart {
         cohort: 0,
         index,
         merkle_root: format!("root-{index}"),
+        uploads: 6,
         block: WireMatrix::from_matrix(&DMatrix::from_fn(6, p, |_, _| g.uniform())),
     }
 }

@@ -28,6 +28,8 @@
 //! * [`client`] — the participant's client: prepare the masked uploads, check receipts;
 //! * [`manifest`] — the one manifest builder: plan + release → `manifest.json`;
 //! * [`audit`] — a manifest's promises as the audit's expectations;
+//! * [`inclusion`] — a participant's saved receipt checked against the release's manifest and a
+//!   service's published list or inclusion proof;
 //! * [`tolerance`] — the tolerances of this crate's tests.
 
 pub mod policy;
@@ -53,5 +55,7 @@ pub mod client;
 pub mod manifest;
 
 pub mod audit;
+
+pub mod inclusion;
 
 pub mod tolerance;

@@ -12,7 +12,7 @@ use crate::plan::Plan;
 use nalgebra::DMatrix;
 use orthomask_core::protocol::QaReport;
 use orthomask_formats::manifest::{
-    Cohorts, ColumnMean, Generator, Manifest, Method, Qa, RightMask, XMaxSource,
+    Cohorts, ColumnMean, Generator, Manifest, Method, Qa, ReceiptRoot, RightMask, XMaxSource,
 };
 
 /// What the collector released.
@@ -51,6 +51,9 @@ pub struct Provenance {
     pub teaching_keys: bool,
     /// Warnings (unsafe designs run in teaching mode, withheld cohorts, …).
     pub warnings: Vec<String>,
+    /// Each released cohort's checked receipt list at each accepting service (the data
+    /// collector's; empty where there are no services, as in `orthomask pipeline`).
+    pub receipt_roots: Vec<ReceiptRoot>,
 }
 
 impl Provenance {
@@ -69,6 +72,7 @@ impl Provenance {
             condition_3_7_margin: None,
             teaching_keys: false,
             warnings: Vec::new(),
+            receipt_roots: Vec::new(),
         }
     }
 }
@@ -100,6 +104,7 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
         dp: plan.dp.clone(),
         teaching_keys: provenance.teaching_keys,
         warnings: provenance.warnings,
+        receipt_roots: provenance.receipt_roots,
     }
 }
 

@@ -1,4 +1,6 @@
-//! `orthomask audit`: check a release (and its manifest) for consistency and disclosure risks.
+//! `orthomask audit`: check a release (and its manifest) for consistency and disclosure risks,
+//! or check a participant's saved receipts against the release's manifest
+//! (`orthomask_survey::inclusion`, issue 10 §5).
 
 use crate::io::{print_json, read_bytes, read_text};
 use anyhow::{Result, bail};
@@ -7,18 +9,28 @@ use orthomask_formats::csv::{parse_table, printed_decimals};
 use orthomask_formats::manifest::Manifest;
 use orthomask_stats::audit::{ReleaseUnderAudit, Status, audit};
 use orthomask_survey::audit::expectations;
+use orthomask_survey::inclusion::{Evidence, check_receipts, parse_receipt_file};
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `audit`.
 #[derive(Args)]
 pub struct AuditArgs {
     /// The released CSV.
-    #[arg(long)]
-    input: PathBuf,
+    #[arg(long, required_unless_present = "receipt", conflicts_with = "receipt")]
+    input: Option<PathBuf>,
     /// Its manifest.json.
     #[arg(long)]
     manifest: Option<PathBuf>,
+    /// A participant's saved receipt file ({"orthomask_receipt": [...]}): check that each
+    /// receipt is in the release --manifest describes, with --evidence.
+    #[arg(long, requires_all = ["manifest", "evidence"])]
+    receipt: Option<PathBuf>,
+    /// A service's published receipt list of the receipt's cohort (`…/cohorts/{k}/receipts`) or
+    /// an inclusion proof (`…/receipts/{hash}`); told apart by their fields. Repeat for receipts
+    /// of several services.
+    #[arg(long, requires = "receipt")]
+    evidence: Vec<PathBuf>,
     /// Exit with status 1 when any check fails.
     #[arg(long)]
     strict: bool,
@@ -29,8 +41,14 @@ pub struct AuditArgs {
 
 /// Run `audit`.
 pub fn run(args: AuditArgs) -> Result<()> {
-    let bytes = read_bytes(&args.input)?;
-    let table = parse_table(&bytes, &args.input.display().to_string())?;
+    if let Some(receipt) = &args.receipt {
+        return receipts(&args, receipt);
+    }
+    let Some(input) = &args.input else {
+        bail!("give --input (a release) or --receipt (a participant's receipt file)");
+    };
+    let bytes = read_bytes(input)?;
+    let table = parse_table(&bytes, &input.display().to_string())?;
     let expected = match &args.manifest {
         Some(path) => {
             let name = path.display().to_string();
@@ -49,7 +67,7 @@ pub fn run(args: AuditArgs) -> Result<()> {
     let report = audit(&release, expected.as_ref());
     if args.json {
         print_json(&json!({
-            "input": args.input.display().to_string(),
+            "input": input.display().to_string(),
             "overall": report.overall().as_str(),
             "checks": report.checks.iter().map(|c| json!({
                 "id": c.id,
@@ -65,7 +83,87 @@ pub fn run(args: AuditArgs) -> Result<()> {
         println!("overall: {}", report.overall().as_str());
     }
     if args.strict && report.overall() == Status::Fail {
-        bail!("audit of {} failed", args.input.display());
+        bail!("audit of {} failed", input.display());
+    }
+    Ok(())
+}
+
+/// `--receipt`: one line (or JSON entry) per receipt; fails when any receipt is not shown to be
+/// in the release.
+fn receipts(args: &AuditArgs, receipt_path: &Path) -> Result<()> {
+    let Some(manifest_path) = &args.manifest else {
+        bail!("--receipt needs --manifest (the release's manifest.json)");
+    };
+    let name = manifest_path.display().to_string();
+    let manifest = Manifest::parse(&read_text(manifest_path)?, &name)?;
+    let saved = parse_receipt_file(
+        &read_text(receipt_path)?,
+        &receipt_path.display().to_string(),
+    )?;
+    let evidence = args
+        .evidence
+        .iter()
+        .map(|path| {
+            Ok(Evidence::parse(
+                &read_text(path)?,
+                &path.display().to_string(),
+            )?)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if evidence.is_empty() {
+        bail!("--receipt needs --evidence (a published receipt list or an inclusion proof)");
+    }
+    let mut failed = 0;
+    let mut entries = Vec::new();
+    for (r, verdict) in saved
+        .iter()
+        .zip(check_receipts(&manifest, &saved, &evidence))
+    {
+        let (status, detail) = match verdict {
+            Ok(ok) => (
+                "pass",
+                format!(
+                    "upload {} is in released cohort {} of {}: among its {} uploads under root {}",
+                    r.upload_hash,
+                    ok.root.cohort,
+                    ok.root.service,
+                    ok.root.count,
+                    ok.root.merkle_root
+                ),
+            ),
+            Err(why) => {
+                failed += 1;
+                ("fail", why.to_string())
+            }
+        };
+        if !args.json {
+            println!("{status:4}  {detail}");
+        }
+        entries.push(json!({
+            "service": r.service,
+            "survey": r.survey,
+            "cohort": r.cohort,
+            "upload_hash": r.upload_hash,
+            "status": status,
+            "detail": detail,
+        }));
+    }
+    let overall = if failed == 0 { "pass" } else { "fail" };
+    if args.json {
+        print_json(&json!({
+            "receipt": receipt_path.display().to_string(),
+            "manifest": name,
+            "overall": overall,
+            "receipts": entries,
+        }))?;
+    } else {
+        println!("overall: {overall}");
+    }
+    if failed > 0 {
+        bail!(
+            "{failed} of {} receipts are not shown to be in the release",
+            saved.len()
+        );
     }
     Ok(())
 }

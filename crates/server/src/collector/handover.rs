@@ -2,6 +2,8 @@
 //! (`A Xⁱ`): unmasking, QA, summing the parts.
 
 use super::*;
+use orthomask_formats::manifest::ReceiptRoot;
+use orthomask_survey::inclusion::PublishedList;
 
 /// The state of cohort `k` before a hand-over is recorded: `Some(hash)` if one was.
 fn before_hand_over(
@@ -134,6 +136,151 @@ fn settle_invitations(
     Ok(())
 }
 
+/// Record service `idx`'s receipt list of a cohort (`count` uploads under `merkle_root`): in
+/// share mode what a part claims when it arrives, checked against the published list when the
+/// cohort is combined; in the basic protocol the provider's list once checked. The release
+/// copies the entries of its cohorts into the manifest.
+fn store_receipt_root(
+    c: &Connection,
+    survey: &str,
+    idx: u32,
+    root: &ReceiptRoot,
+) -> Result<(), ApiError> {
+    c.execute(
+        "INSERT OR REPLACE INTO receipt_roots (survey, cohort, idx, service, count, merkle_root)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        (
+            survey,
+            root.cohort,
+            idx,
+            &root.service,
+            root.count,
+            &root.merkle_root,
+        ),
+    )
+    .map_err(sql)?;
+    Ok(())
+}
+
+/// The receipt roots recorded for a cohort, by service index.
+pub(super) fn receipt_roots(
+    c: &Connection,
+    survey: &str,
+    cohort: u32,
+) -> Result<Vec<(u32, ReceiptRoot)>, ApiError> {
+    let mut stmt = c
+        .prepare_cached(
+            "SELECT idx, service, count, merkle_root FROM receipt_roots
+             WHERE survey = ?1 AND cohort = ?2 ORDER BY idx",
+        )
+        .map_err(sql)?;
+    stmt.query_map((survey, cohort), |r| {
+        Ok((
+            r.get(0)?,
+            ReceiptRoot {
+                cohort,
+                service: r.get(1)?,
+                count: r.get(2)?,
+                merkle_root: r.get(3)?,
+            },
+        ))
+    })
+    .map_err(sql)?
+    .collect::<Result<Vec<_>, _>>()
+    .map_err(sql)
+}
+
+/// The receipt list that `name` (at base URL `base`) published for `cohort`, fetched for the
+/// check of a hand-over (issue 10 §5).
+///
+/// # Errors
+/// 503 whenever the list cannot be had — the service is down, answers an error, or sends
+/// something that is not a list: the hand-over is then neither accepted (never unchecked) nor
+/// refused, and the sender's outbox tries again.
+async fn published_list(
+    col: &Collector,
+    name: &str,
+    base: &str,
+    survey: &str,
+    cohort: u32,
+) -> Result<PublishedList, ApiError> {
+    let url = format!("{base}/api/surveys/{survey}/cohorts/{cohort}/receipts");
+    let unavailable = |why: String| {
+        ApiError::unavailable(format!(
+            "the receipt list {name} published for cohort {cohort} could not be fetched \
+             ({why}); a hand-over is accepted only once it is checked against it, try again"
+        ))
+    };
+    let body = col
+        .call_peer(name, reqwest::Method::GET, url, None)
+        .await
+        .map_err(|e| unavailable(e.message().to_owned()))?;
+    serde_json::from_slice(&body).map_err(|e| unavailable(format!("not a receipt list: {e}")))
+}
+
+/// What a hand-over claims about one service's uploads of a cohort.
+struct Claim<'a> {
+    /// Who published the list (for the message).
+    name: &'a str,
+    /// The Merkle root the hand-over names.
+    merkle_root: &'a str,
+    /// The uploads the hand-over counts.
+    uploads: usize,
+    /// Rows handed over.
+    rows: usize,
+    /// Whether the rows may be fewer than the uploads (share mode: the provider keeps only the
+    /// participants whose shares reached every right-masking service).
+    rows_may_be_fewer: bool,
+}
+
+/// Issue 10 §5: `None` when the hand-over matches the list the service published, else why
+/// not. What must match: the list is the one of this survey and cohort; its root is the RFC 6962
+/// root of its hashes, recomputed here, and its count their number (no hash twice); the
+/// hand-over's root is the list's; the hand-over's upload count is the list's; and the rows are
+/// exactly the list's count (basic protocol: one row per upload, so dropped or duplicated rows
+/// are refused) or at most it (share mode).
+fn list_mismatch(list: &PublishedList, survey: &str, cohort: u32, claim: &Claim) -> Option<String> {
+    let name = claim.name;
+    if list.survey != survey || list.cohort != cohort {
+        return Some(format!(
+            "{name} published the receipt list of survey {:?} cohort {} for cohort {cohort}",
+            list.survey, list.cohort
+        ));
+    }
+    if !list.consistent() {
+        return Some(format!(
+            "the receipt list {name} published for cohort {cohort} is inconsistent: its root or \
+             count is not that of its {} upload hashes",
+            list.upload_hashes.len()
+        ));
+    }
+    if claim.merkle_root != list.merkle_root {
+        return Some(format!(
+            "the hand-over's Merkle root {} is not the root {} of the {} receipts {name} \
+             published for cohort {cohort}",
+            claim.merkle_root, list.merkle_root, list.count
+        ));
+    }
+    if claim.uploads != list.count {
+        return Some(format!(
+            "the hand-over counts {} uploads but {name} published {} receipts for cohort {cohort}",
+            claim.uploads, list.count
+        ));
+    }
+    let rows_fit = if claim.rows_may_be_fewer {
+        claim.rows <= list.count
+    } else {
+        claim.rows == list.count
+    };
+    (!rows_fit).then(|| {
+        format!(
+            "the hand-over has {} rows but {name} published {} receipts for cohort {cohort} \
+             (dropped or duplicated records)",
+            claim.rows, list.count
+        )
+    })
+}
+
 pub(super) async fn cohort_result(
     State(col): State<Collector>,
     headers: HeaderMap,
@@ -255,6 +402,52 @@ pub(super) async fn cohort_result(
             }
         },
     };
+    // A refusal needs no evidence; an acceptance needs the provider's published receipt list
+    // (basic protocol; in share mode the provider only reports empty or withheld cohorts, which
+    // release nothing, and the parts are checked against the right-masking services' lists).
+    let (new_status, records, data, qa, note, refusal, accepted_root) =
+        if refusal.is_none() && row.plan.share_services == 0 {
+            let (name, base) = col
+                .upload_services(0)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| ApiError::internal("checking", "no provider URL"))?;
+            let list = published_list(&col, &name, &base, &survey, cohort).await?;
+            let claim = Claim {
+                name: &name,
+                merkle_root: &result.merkle_root,
+                uploads: result.uploads,
+                rows,
+                rows_may_be_fewer: false,
+            };
+            match list_mismatch(&list, &survey, cohort, &claim) {
+                Some(why) => (
+                    "failed",
+                    records,
+                    None,
+                    None,
+                    Some(why.clone()),
+                    Some(why),
+                    None,
+                ),
+                None => (
+                    new_status,
+                    records,
+                    data,
+                    qa,
+                    note,
+                    None,
+                    Some(ReceiptRoot {
+                        cohort,
+                        service: row.template.upload_url.clone(),
+                        count: list.count,
+                        merkle_root: list.merkle_root,
+                    }),
+                ),
+            }
+        } else {
+            (new_status, records, data, qa, note, refusal, None)
+        };
     let s = survey.clone();
     let root = result.merkle_root.clone();
     let nonces = result.nonces;
@@ -262,6 +455,9 @@ pub(super) async fn cohort_result(
     col.0
         .store
         .run(move |c| {
+            if let Some(r) = &accepted_root {
+                store_receipt_root(c, &s, 0, r)?;
+            }
             record_outcome(
                 c,
                 &s,
@@ -312,6 +508,7 @@ pub(super) async fn share_part(
     let (nrows, ncols) = block.shape();
     let blob = f64s_to_blob(&values);
     let root = part.merkle_root.clone();
+    let uploads = part.uploads;
     let (row, complete) = col
         .0
         .store
@@ -373,12 +570,35 @@ pub(super) async fn share_part(
                 (&s, cohort, index, &hash, nrows, ncols, &blob, &root),
             )
             .map_err(sql)?;
+            // What the part claims of its service's receipts; checked when the cohort combines.
+            let service = row
+                .template
+                .masking
+                .share_mode
+                .as_ref()
+                .and_then(|m| m.providers.get(index as usize))
+                .cloned()
+                .unwrap_or_default();
+            store_receipt_root(
+                c,
+                &s,
+                index,
+                &ReceiptRoot {
+                    cohort,
+                    service,
+                    count: uploads,
+                    merkle_root: root.clone(),
+                },
+            )?;
             Ok((row, all_parts_in(c)?))
         })
         .await?;
     if complete {
-        combine(&col, &survey, cohort, row).await?;
+        let refused = combine(&col, &survey, cohort, row).await?;
         col.maybe_release(&survey).await?;
+        if let Some(why) = refused {
+            return Err(ApiError::unprocessable(why));
+        }
     }
     Ok(json(
         StatusCode::OK,
@@ -436,13 +656,19 @@ pub(super) async fn resume_combining(col: &Collector) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Sum the `K₁` parts `A Xⁱ` of a cohort, keep the `p₁` data columns and check QA.
+/// Sum the `K₁` parts `A Xⁱ` of a cohort, keep the `p₁` data columns and check QA; a cohort
+/// that passes is accepted only if every part matches the receipt list its right-masking service
+/// published (issue 10 §5). `Some(why)` when that check refused the cohort.
+///
+/// # Errors
+/// Store errors; 503 when a published list cannot be fetched (nothing is recorded, a retry of
+/// the part combines again).
 async fn combine(
     col: &Collector,
     survey: &str,
     cohort: u32,
     row: SurveyRow,
-) -> Result<(), ApiError> {
+) -> Result<Option<String>, ApiError> {
     let s = survey.to_owned();
     let parts = col
         .0
@@ -469,6 +695,14 @@ async fn combine(
         })
         .await?;
     let roots: Vec<String> = parts.iter().map(|p| p.3.clone()).collect();
+    let rows: Vec<usize> = parts.iter().map(|p| p.0).collect();
+    let services = col.upload_services(row.plan.share_services)?;
+    let s = survey.to_owned();
+    let claims = col
+        .0
+        .store
+        .run(move |c| receipt_roots(c, &s, cohort))
+        .await?;
     let design = row
         .template
         .design()
@@ -492,6 +726,38 @@ async fn combine(
     let hash = sha256_hex(roots.join(",").as_bytes());
     let s = survey.to_owned();
     let root = roots.join(",");
+    // A refusal needs no evidence; an acceptance needs every service's published list.
+    let mut refused = None;
+    if combined.is_ok() {
+        for (i, ((name, base), rows)) in services.iter().zip(&rows).enumerate() {
+            let list = published_list(col, name, base, survey, cohort).await?;
+            let why = match claims.iter().find(|(idx, _)| *idx as usize == i) {
+                Some((_, claim)) => list_mismatch(
+                    &list,
+                    survey,
+                    cohort,
+                    &Claim {
+                        name,
+                        merkle_root: &roots[i],
+                        uploads: claim.count,
+                        rows: *rows,
+                        rows_may_be_fewer: true,
+                    },
+                ),
+                None => Some(format!(
+                    "the part of {name} for cohort {cohort} names no upload count"
+                )),
+            };
+            if why.is_some() {
+                refused = why;
+                break;
+            }
+        }
+    }
+    let combined = match (&refused, combined) {
+        (Some(why), _) => Err(why.clone()),
+        (None, c) => c,
+    };
     let outcome = match combined {
         Ok((data, qa)) => {
             let n = data.nrows();
@@ -535,5 +801,6 @@ async fn combine(
         })
         .await?;
     // Each part alone is `A Xⁱ`: out of the files now, not at the next automatic checkpoint.
-    col.0.store.checkpoint().await.map_err(ApiError::from)
+    col.0.store.checkpoint().await.map_err(ApiError::from)?;
+    Ok(refused)
 }

@@ -120,6 +120,15 @@ CREATE TABLE IF NOT EXISTS share_parts (
     merkle_root TEXT NOT NULL,
     PRIMARY KEY (survey, cohort, idx)
 );
+CREATE TABLE IF NOT EXISTS receipt_roots (
+    survey TEXT NOT NULL,
+    cohort INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    service TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    merkle_root TEXT NOT NULL,
+    PRIMARY KEY (survey, cohort, idx)
+);
 CREATE TABLE IF NOT EXISTS invitations (
     token_hash TEXT PRIMARY KEY,
     survey TEXT NOT NULL REFERENCES surveys(id),

@@ -5,107 +5,124 @@
 //! the manifest `orthomask pipeline` writes for the same design.
 
 use super::*;
+use orthomask_formats::manifest::ReceiptRoot;
 
 impl Collector {
     /// Release the survey if it is closed and every cohort is in.
     pub(super) async fn maybe_release(&self, survey: &str) -> Result<(), ApiError> {
         type Received = Vec<(u32, usize, Vec<f64>, Option<String>)>;
+        /// The survey, its received cohorts, the manifest's warnings and receipt roots.
+        type Ready = (SurveyRow, Received, Vec<String>, Vec<ReceiptRoot>);
         let s = survey.to_owned();
         let ready = self
             .0
             .store
-            .run(
-                move |c| -> Result<Option<(SurveyRow, Received, Vec<String>)>, ApiError> {
-                    let row = load_survey(c, &s)?;
-                    if row.status != "closing" {
-                        return Ok(None);
-                    }
-                    let mut stmt = c
-                        .prepare(
-                            "SELECT cohort, status, records, data, qa, note FROM cohorts
+            .run(move |c| -> Result<Option<Ready>, ApiError> {
+                let row = load_survey(c, &s)?;
+                if row.status != "closing" {
+                    return Ok(None);
+                }
+                let mut stmt = c
+                    .prepare(
+                        "SELECT cohort, status, records, data, qa, note FROM cohorts
                          WHERE survey = ?1 ORDER BY cohort",
+                    )
+                    .map_err(sql)?;
+                type Row = (
+                    u32,
+                    String,
+                    Option<usize>,
+                    Option<Vec<u8>>,
+                    Option<String>,
+                    Option<String>,
+                );
+                let rows: Vec<Row> = stmt
+                    .query_map([&s], |r| {
+                        Ok((
+                            r.get(0)?,
+                            r.get(1)?,
+                            r.get(2)?,
+                            r.get(3)?,
+                            r.get(4)?,
+                            r.get(5)?,
+                        ))
+                    })
+                    .map_err(sql)?
+                    .collect::<Result<_, _>>()
+                    .map_err(sql)?;
+                if rows.iter().any(|r| !resolved(&r.1)) {
+                    return Ok(None);
+                }
+                let fail = |c: &Connection, why: String| -> Result<(), ApiError> {
+                    c.execute(
+                        "UPDATE surveys SET status = 'failed', error = ?2 WHERE id = ?1",
+                        (&s, why),
+                    )
+                    .map_err(sql)?;
+                    Ok(())
+                };
+                // A cohort that failed its checks (QA after unmasking: a participant with a
+                // valid credential who sent garbage, or a provider that tampered; or a
+                // hand-over that does not match the credentials) is left out and named in
+                // the manifest; the others are released. Their statistics are exactly those
+                // of the records released — which cohorts those are is in the manifest, so
+                // an analyst can judge whether leaving one out matters (issue 10 §1).
+                let mut notes = Vec::new();
+                let failures: Vec<String> = rows
+                    .iter()
+                    .filter(|r| r.1 == "failed")
+                    .map(|r| {
+                        format!(
+                            "cohort {} was left out: {}",
+                            r.0,
+                            r.5.clone().unwrap_or_default()
                         )
-                        .map_err(sql)?;
-                    type Row = (
-                        u32,
-                        String,
-                        Option<usize>,
-                        Option<Vec<u8>>,
-                        Option<String>,
-                        Option<String>,
-                    );
-                    let rows: Vec<Row> = stmt
-                        .query_map([&s], |r| {
-                            Ok((
-                                r.get(0)?,
-                                r.get(1)?,
-                                r.get(2)?,
-                                r.get(3)?,
-                                r.get(4)?,
-                                r.get(5)?,
-                            ))
-                        })
-                        .map_err(sql)?
-                        .collect::<Result<_, _>>()
-                        .map_err(sql)?;
-                    if rows.iter().any(|r| !resolved(&r.1)) {
-                        return Ok(None);
-                    }
-                    let fail = |c: &Connection, why: String| -> Result<(), ApiError> {
-                        c.execute(
-                            "UPDATE surveys SET status = 'failed', error = ?2 WHERE id = ?1",
-                            (&s, why),
-                        )
-                        .map_err(sql)?;
-                        Ok(())
-                    };
-                    // A cohort that failed its checks (QA after unmasking: a participant with a
-                    // valid credential who sent garbage, or a provider that tampered; or a
-                    // hand-over that does not match the credentials) is left out and named in
-                    // the manifest; the others are released. Their statistics are exactly those
-                    // of the records released — which cohorts those are is in the manifest, so
-                    // an analyst can judge whether leaving one out matters (issue 10 §1).
-                    let mut notes = Vec::new();
-                    let failures: Vec<String> = rows
-                        .iter()
-                        .filter(|r| r.1 == "failed")
-                        .map(|r| {
-                            format!(
-                                "cohort {} was left out: {}",
-                                r.0,
-                                r.5.clone().unwrap_or_default()
-                            )
-                        })
-                        .collect();
-                    let mut received = Vec::new();
-                    for (cohort, status, records, data, qa, note) in rows {
-                        match status.as_str() {
-                            "received" => {
-                                let values = blob_to_f64s(&data.unwrap_or_default())?;
-                                received.push((cohort, records.unwrap_or(0), values, qa));
-                            }
-                            "withheld" => notes.push(format!(
-                                "cohort {cohort} was withheld: {}",
-                                note.unwrap_or_default()
-                            )),
-                            _ => {}
+                    })
+                    .collect();
+                let mut received = Vec::new();
+                for (cohort, status, records, data, qa, note) in rows {
+                    match status.as_str() {
+                        "received" => {
+                            let values = blob_to_f64s(&data.unwrap_or_default())?;
+                            received.push((cohort, records.unwrap_or(0), values, qa));
                         }
+                        "withheld" => notes.push(format!(
+                            "cohort {cohort} was withheld: {}",
+                            note.unwrap_or_default()
+                        )),
+                        _ => {}
                     }
-                    if received.is_empty() {
-                        let why = if failures.is_empty() {
-                            "no cohort had enough participants to be released".to_owned()
-                        } else {
-                            format!("{}; nothing is released", failures.join("; "))
-                        };
-                        fail(c, why)?;
-                        return Ok(None);
+                }
+                if received.is_empty() {
+                    let why = if failures.is_empty() {
+                        "no cohort had enough participants to be released".to_owned()
+                    } else {
+                        format!("{}; nothing is released", failures.join("; "))
+                    };
+                    fail(c, why)?;
+                    return Ok(None);
+                }
+                notes.extend(failures);
+                // The receipt list of every released cohort at every accepting service, as
+                // the hand-over was checked against it (issue 10 §5).
+                let mut roots = Vec::new();
+                for (cohort, records, _, _) in &received {
+                    for (_, root) in super::handover::receipt_roots(c, &s, *cohort)? {
+                        if root.count > *records {
+                            notes.push(format!(
+                                "cohort {cohort}: {records} records were released of the {} \
+                                     uploads {} took (participants whose shares did not reach \
+                                     every right-masking service are left out)",
+                                root.count, root.service
+                            ));
+                        }
+                        roots.push(root);
                     }
-                    notes.extend(failures);
-                    Ok(Some((row, received, notes)))
-                },
-            )
+                }
+                Ok(Some((row, received, notes, roots)))
+            })
             .await?;
-        let Some((row, received, notes)) = ready else {
+        let Some((row, received, notes, roots)) = ready else {
             return Ok(());
         };
         let key = self
@@ -114,7 +131,7 @@ impl Collector {
             .get(survey)
             .ok_or_else(|| ApiError::internal("releasing", "the survey's key is missing"))?;
         let (csv, manifest) =
-            crate::compute::core_task(move || build_release(&row, key, received, notes))
+            crate::compute::core_task(move || build_release(&row, key, received, notes, roots))
                 .await
                 .map_err(|e| ApiError::internal("releasing", e))??;
         let s = survey.to_owned();
@@ -145,6 +162,7 @@ fn build_release(
     key: orthomask_core::key::Key,
     received: Vec<(u32, usize, Vec<f64>, Option<String>)>,
     notes: Vec<String>,
+    receipt_roots: Vec<ReceiptRoot>,
 ) -> Result<(String, String), ApiError> {
     let design = row
         .template
@@ -196,6 +214,7 @@ fn build_release(
                 Method::Modified
             },
             warnings: notes,
+            receipt_roots,
             ..Provenance::modified(
                 Cohorts {
                     size: Some(row.plan.cohort_size),
