@@ -33,6 +33,10 @@ target_dir=${CARGO_TARGET_DIR:-$root/target}
 # Pinned: a new tester release may add checks; upgrade on purpose.
 venv=$target_dir/py-contract-venv
 pins=(schemathesis==4.32.5 openapi-spec-validator==0.9.0 hypothesis==6.170.15)
+# A venv moved or copied from another path keeps entry points that name the old one: rebuild it.
+if [ -x "$venv/bin/python" ] && ! head -n1 "$venv/bin/pip" | grep -qF "$venv/bin/python"; then
+    rm -rf "$venv"
+fi
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 if ! "$venv/bin/python" - "${pins[@]}" <<'EOF'
 import sys
