@@ -178,12 +178,13 @@ pub struct TableSummary {
 pub struct FisherSummary {
     /// Two-sided p-value.
     pub p_value: f64,
-    /// Conditional MLE of the odds ratio.
-    pub odds_ratio: f64,
+    /// Conditional MLE of the odds ratio (`None`: +∞, which JSON cannot carry between the
+    /// worker and the page).
+    pub odds_ratio: Option<f64>,
     /// Lower end of the 95 % interval.
     pub ci_low: f64,
-    /// Upper end of the 95 % interval.
-    pub ci_high: f64,
+    /// Upper end of the 95 % interval (`None`: +∞).
+    pub ci_high: Option<f64>,
 }
 
 impl TableSummary {
@@ -205,9 +206,9 @@ impl TableSummary {
                 .and_then(|a| a.fisher())
                 .map(|f| FisherSummary {
                     p_value: f.p_value(),
-                    odds_ratio: f.odds_ratio(),
+                    odds_ratio: Some(f.odds_ratio()).filter(|v| v.is_finite()),
                     ci_low: f.ci_low(),
-                    ci_high: f.ci_high(),
+                    ci_high: Some(f.ci_high()).filter(|v| v.is_finite()),
                 }),
         }
     }
@@ -776,23 +777,24 @@ mod tests {
             "{}",
             f.p_value
         );
+        let (odds_ratio, ci_high) = (f.odds_ratio.unwrap(), f.ci_high.unwrap());
         assert!(
-            close(f.odds_ratio, 1.624_493_952_038_221_3, 1e-9),
-            "{}",
-            f.odds_ratio
+            close(odds_ratio, 1.624_493_952_038_221_3, 1e-9),
+            "{odds_ratio}"
         );
         assert!(
             close(f.ci_low, 0.196_932_100_971_248_03, 1e-9),
             "{}",
             f.ci_low
         );
-        assert!(
-            close(f.ci_high, 15.651_369_843_930_054, 1e-9),
-            "{}",
-            f.ci_high
-        );
+        assert!(close(ci_high, 15.651_369_843_930_054, 1e-9), "{ci_high}");
         // And within R's own precision of R's printed estimates.
-        assert!(close(f.odds_ratio, 1.624_460_235_901_17, 2e-4));
+        assert!(close(odds_ratio, 1.624_460_235_901_17, 2e-4));
+        // Every table of the analysis goes through the worker as JSON and back unchanged
+        // (an infinite estimate would not: JSON has no infinity).
+        let text = serde_json::to_string(&r.tables).unwrap();
+        let back: Vec<Result<TableSummary, String>> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r.tables);
         let s = r.linear.as_ref().unwrap();
         assert_eq!(s.coefficients.len(), 3);
         assert_eq!(r.diagnostics.as_ref().unwrap().qq.len(), 20);

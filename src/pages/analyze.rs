@@ -311,7 +311,10 @@ pub fn counts_table(t: &TableSummary) -> Html {
                 if let Some(f) = &t.fisher {
                     <span class="fisher">{ format!(
                         "; Fisher's exact test p = {}, odds ratio {} (95 % CI {} to {})",
-                        p_value(f.p_value), sig(f.odds_ratio, 4), sig(f.ci_low, 4), sig(f.ci_high, 4)
+                        p_value(f.p_value),
+                        f.odds_ratio.map_or_else(|| "∞".to_owned(), |v| sig(v, 4)),
+                        sig(f.ci_low, 4),
+                        f.ci_high.map_or_else(|| "∞".to_owned(), |v| sig(v, 4))
                     ) }</span>
                 }
                 if sparse {
