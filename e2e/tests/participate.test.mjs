@@ -424,6 +424,8 @@ test('a demonstration is labelled as such, shows what would leave the device, an
   try {
     // The landing list links to the demonstrations.
     await s.page.goto(`${s.server.base}/#/participate`);
+    // Wait for the app to render the list (the page is WebAssembly: it is not there at load).
+    await s.page.locator('main a[href^="#/participate"]').first().waitFor();
     const links = await s.page.locator('main a[href^="#/participate"]').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
     assert.deepEqual(links, ['#/participate?demo=leaps-demo', '#/participate?demo=wellbeing-optional', '#/participate?demo=shares-demo']);
     await s.page.getByRole('link', { name: /Walking after a stroke/ }).click();
