@@ -220,13 +220,7 @@ pub(super) async fn requeue(
     let s = survey.clone();
     let row = col.0.store.run(move |c| load_survey(c, &s)).await?;
     let share = row.plan.share_services;
-    let mut targets = col.upload_services(share)?;
-    if share > 0 {
-        targets.push((
-            "the masking service provider".to_owned(),
-            col.0.cfg.msp_url.clone(),
-        ));
-    }
+    let targets = col.handover_services(share)?;
     let mut services = Vec::new();
     for (name, url) in targets {
         let answer = col
@@ -256,13 +250,7 @@ pub(super) async fn admin_status(
     let mut view = survey_view(&col, &survey).await?;
     let share = view["share_services"].as_u64().unwrap_or(0) as usize;
     let mut services = Vec::new();
-    let mut targets = col.upload_services(share)?;
-    if share > 0 {
-        targets.push((
-            "the masking service provider".to_owned(),
-            col.0.cfg.msp_url.clone(),
-        ));
-    }
+    let targets = col.handover_services(share)?;
     for (name, url) in targets {
         let answer = col
             .call_peer(

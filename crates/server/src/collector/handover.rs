@@ -539,16 +539,7 @@ pub(super) async fn share_part(
             // last part may have been stored by a request that failed (crash, store error)
             // before combining. So a retry combines whenever every part is in and the cohort is
             // not resolved yet (issue 10 §6).
-            let all_parts_in = |c: &Connection| -> Result<bool, ApiError> {
-                let count: usize = c
-                    .query_row(
-                        "SELECT COUNT(*) FROM share_parts WHERE survey = ?1 AND cohort = ?2",
-                        (&s, cohort),
-                        |r| r.get(0),
-                    )
-                    .map_err(sql)?;
-                Ok(count == k)
-            };
+            let all_parts_in = |c: &Connection| Ok::<_, ApiError>(parts_stored(c, &s, cohort)? == k);
             match existing {
                 Some(h) if h == hash => {
                     let again = all_parts_in(c)? && !resolved(&status);
@@ -606,6 +597,16 @@ pub(super) async fn share_part(
     ))
 }
 
+/// How many right-masking services' parts of cohort `cohort` are stored.
+fn parts_stored(c: &Connection, survey: &str, cohort: u32) -> Result<usize, ApiError> {
+    c.query_row(
+        "SELECT COUNT(*) FROM share_parts WHERE survey = ?1 AND cohort = ?2",
+        (survey, cohort),
+        |r| r.get(0),
+    )
+    .map_err(sql)
+}
+
 /// Combine every cohort whose parts are all stored but which was never resolved (the collector
 /// stopped between storing the last part and combining): run at start-up.
 ///
@@ -637,14 +638,8 @@ pub(super) async fn resume_combining(col: &Collector) -> Result<(), ApiError> {
             .store
             .run(move |c| -> Result<(SurveyRow, bool), ApiError> {
                 let row = load_survey(c, &s)?;
-                let count: usize = c
-                    .query_row(
-                        "SELECT COUNT(*) FROM share_parts WHERE survey = ?1 AND cohort = ?2",
-                        (&s, cohort),
-                        |r| r.get(0),
-                    )
-                    .map_err(sql)?;
-                let complete = row.plan.share_services > 0 && count == row.plan.share_services;
+                let k = row.plan.share_services;
+                let complete = k > 0 && parts_stored(c, &s, cohort)? == k;
                 Ok((row, complete))
             })
             .await?;

@@ -379,6 +379,22 @@ impl Collector {
             .collect())
     }
 
+    /// Every service that holds a survey's data and hand-overs: the services taking its uploads
+    /// and, in share mode, the provider that lines the shares up too.
+    ///
+    /// # Errors
+    /// As [`Collector::upload_services`].
+    fn handover_services(&self, share_services: usize) -> Result<Vec<(String, String)>, ApiError> {
+        let mut services = self.upload_services(share_services)?;
+        if share_services > 0 {
+            services.push((
+                "the masking service provider".to_owned(),
+                self.0.cfg.msp_url.clone(),
+            ));
+        }
+        Ok(services)
+    }
+
     async fn call_peer(
         &self,
         name: &str,
