@@ -333,6 +333,48 @@ async fn clients_over_their_rate_get_429_with_retry_after() {
     all.stop().await;
 }
 
+/// Issue 10 §7, the attack: behind a trusted proxy a client sends `X-Forwarded-For` lines of its
+/// own, a new address each time, to get a fresh rate-limit bucket per request. The proxy appends
+/// the address it saw (here as a header line of its own); the services count that one, so the
+/// client is limited all the same, while another real client keeps its own bucket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_forwarded_addresses_do_not_escape_the_rate_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start_all(AllConfig {
+        data_dir: dir.path().to_owned(),
+        host: "127.0.0.1".into(),
+        port: 0,
+        right_services: 0,
+        web_dir: None,
+        limits: Limits {
+            rate_per_second: 0.001,
+            rate_burst: 3,
+            trust_forwarded: true,
+            ..Limits::default()
+        },
+        admin_token: None,
+    })
+    .await
+    .unwrap();
+    let http = client();
+    let url = format!("{}/api/health", all.msp.url());
+    let request = |forged: String, seen_by_proxy: &'static str| {
+        http.get(&url)
+            .header("x-forwarded-for", forged)
+            .header("x-forwarded-for", seen_by_proxy)
+            .send()
+    };
+    for i in 0..3 {
+        let r = request(format!("10.0.0.{i}"), "203.0.113.7").await.unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+    }
+    let r = request("10.0.0.99".into(), "203.0.113.7").await.unwrap();
+    assert_eq!(r.status().as_u16(), 429, "a forged first entry escaped the limit");
+    let r = request("10.0.0.99".into(), "203.0.113.8").await.unwrap();
+    assert_eq!(r.status().as_u16(), 200, "another real client has its own bucket");
+    all.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_web_app_is_served_with_a_strict_content_security_policy() {
     let dir = tempfile::tempdir().unwrap();
