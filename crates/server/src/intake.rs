@@ -105,11 +105,17 @@ fn sql(e: rusqlite::Error) -> ApiError {
 }
 
 /// Store a registration. The same registration again is a no-op; a different one replaces it
-/// only while the survey has no uploads.
+/// only while none of `data_tables` (each with a `survey` column: the service's tables of data
+/// shaped by the design, [`crate::intake_http::IntakeService::data_tables`]) holds a row of the
+/// survey.
 ///
 /// # Errors
-/// 409 when a survey with uploads would change.
-pub fn register(conn: &Connection, reg: &Registration) -> Result<(), ApiError> {
+/// 409 when a survey holding data would change.
+pub fn register(
+    conn: &Connection,
+    reg: &Registration,
+    data_tables: &[&str],
+) -> Result<(), ApiError> {
     let text = serde_json::to_string(reg).map_err(|e| ApiError::internal("registration", e))?;
     let existing: Option<String> = conn
         .query_row(
@@ -122,35 +128,18 @@ pub fn register(conn: &Connection, reg: &Registration) -> Result<(), ApiError> {
     match existing {
         Some(old) if old == text => Ok(()),
         Some(_) => {
-            // Data already held for the survey was shaped by the old design: uploads here, or
-            // (at the provider, in share mode) the right-masking services' blocks.
-            let has_share_blocks: bool = conn
-                .query_row(
-                    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'share_blocks'",
-                    [],
-                    |r| r.get::<_, i64>(0),
-                )
-                .map_err(sql)?
-                > 0;
-            let blocks: i64 = if has_share_blocks {
-                conn.query_row(
-                    "SELECT COUNT(*) FROM share_blocks WHERE survey = ?1",
-                    [&reg.survey],
-                    |r| r.get(0),
-                )
-                .map_err(sql)?
-            } else {
-                0
-            };
-            let uploads = conn
-                .query_row(
-                    "SELECT COUNT(*) FROM uploads WHERE survey = ?1",
-                    [&reg.survey],
-                    |r| r.get::<_, i64>(0),
-                )
-                .map_err(sql)?
-                + blocks;
-            if uploads > 0 {
+            // Data already held for the survey was shaped by the old design.
+            let mut held = 0i64;
+            for table in data_tables {
+                held += conn
+                    .query_row(
+                        &format!("SELECT COUNT(*) FROM {table} WHERE survey = ?1"),
+                        [&reg.survey],
+                        |r| r.get::<_, i64>(0),
+                    )
+                    .map_err(sql)?;
+            }
+            if held > 0 {
                 return Err(ApiError::conflict(format!(
                     "survey {:?} is already registered with a different design and holds data \
                      shaped by it (uploads or share blocks)",

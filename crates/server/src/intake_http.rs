@@ -107,6 +107,9 @@ pub trait IntakeService: Clone + Send + Sync + 'static {
     fn wake_worker(&self);
     /// Wake the outbox's delivery loop.
     fn wake_outbox(&self);
+    /// The service's tables (each with a `survey` column) of data shaped by a survey's design:
+    /// while one holds a row of the survey, a different registration is refused.
+    const DATA_TABLES: &'static [&'static str];
     /// Refuse a registration this service cannot serve (role-specific checks).
     ///
     /// # Errors
@@ -225,7 +228,7 @@ pub async fn register<S: IntakeService>(
     let stored = registration.clone();
     service
         .store()
-        .run(move |c| intake::register(c, &stored))
+        .run(move |c| intake::register(c, &stored, S::DATA_TABLES))
         .await?;
     service.registrations().insert(registration);
     Ok(json(

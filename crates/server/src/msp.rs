@@ -499,6 +499,7 @@ impl IntakeService for Msp {
     fn wake_outbox(&self) {
         self.0.outbox.notify_one();
     }
+    const DATA_TABLES: &'static [&'static str] = &["uploads", "share_blocks"];
     fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
         if registration.share_services > self.0.cfg.right_urls.len() {
             return Err(ApiError::bad_request(format!(

@@ -292,6 +292,7 @@ impl IntakeService for Right {
     fn wake_outbox(&self) {
         self.0.outbox.notify_one();
     }
+    const DATA_TABLES: &'static [&'static str] = &["uploads"];
     fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
         if (self.0.cfg.index as usize) >= registration.share_services {
             return Err(ApiError::bad_request(format!(
