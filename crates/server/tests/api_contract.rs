@@ -369,9 +369,17 @@ async fn forged_forwarded_addresses_do_not_escape_the_rate_limit() {
         assert_eq!(r.status().as_u16(), 200);
     }
     let r = request("10.0.0.99".into(), "203.0.113.7").await.unwrap();
-    assert_eq!(r.status().as_u16(), 429, "a forged first entry escaped the limit");
+    assert_eq!(
+        r.status().as_u16(),
+        429,
+        "a forged first entry escaped the limit"
+    );
     let r = request("10.0.0.99".into(), "203.0.113.8").await.unwrap();
-    assert_eq!(r.status().as_u16(), 200, "another real client has its own bucket");
+    assert_eq!(
+        r.status().as_u16(),
+        200,
+        "another real client has its own bucket"
+    );
     all.stop().await;
 }
 

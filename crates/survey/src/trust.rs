@@ -128,6 +128,11 @@ pub enum CredentialError {
     },
 }
 
+/// A credential nonce as it travels and is stored: 32 lowercase hex digits.
+pub fn nonce_text(nonce: [u8; NONCE_BYTES]) -> String {
+    to_hex(&nonce)
+}
+
 fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -336,7 +341,7 @@ impl UploadCredential {
         nonce: [u8; NONCE_BYTES],
         expires_at: u64,
     ) -> Self {
-        Self::reissue(key, survey, cohort, &to_hex(&nonce), expires_at)
+        Self::reissue(key, survey, cohort, &nonce_text(nonce), expires_at)
     }
 
     /// Sign a credential for a nonce issued before (an invitation reopened after a reload keeps

@@ -10,7 +10,9 @@
 
 use super::*;
 use orthomask_survey::policy::UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
-use orthomask_survey::trust::{DefinitionOffer, NONCE_BYTES, SignedDefinition, UploadCredential};
+use orthomask_survey::trust::{
+    DefinitionOffer, NONCE_BYTES, SignedDefinition, UploadCredential, nonce_text,
+};
 
 /// What a definition request decided.
 enum Assignment {
@@ -183,7 +185,7 @@ fn fresh_nonce() -> Result<String, ApiError> {
     let mut bytes = [0u8; NONCE_BYTES];
     getrandom::fill(&mut bytes)
         .map_err(|e| ApiError::internal("drawing an upload credential's nonce", e))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(nonce_text(bytes))
 }
 
 impl Collector {
