@@ -24,30 +24,67 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        // Read as a JSON value first: JSON has one number type, and a schema's `integer`
-        // admits `3.0`, which serde's integer types refuse (see `crate::json_numbers`).
-        match axum::Json::<serde_json::Value>::from_request(req, state).await {
-            Ok(axum::Json(mut value)) => {
-                crate::json_numbers::integral_floats_as_integers(&mut value);
-                serde_path_to_error::deserialize(value)
-                    .map(Self)
-                    .map_err(|e| {
-                        ApiError::unprocessable(format!(
-                            "Failed to deserialize the JSON body into the target type: {e}"
-                        ))
-                    })
-            }
-            Err(rejection) => {
+        if !is_json(req.headers()) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Expected request with `Content-Type: application/json`",
+            ));
+        }
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|rejection| {
                 let status = rejection.status();
                 let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
                     "the request body is larger than this service accepts".to_owned()
                 } else {
                     rejection.body_text()
                 };
-                Err(ApiError::new(status, message))
+                ApiError::new(status, message)
+            })?;
+        let refused = |e: &dyn std::fmt::Display| {
+            ApiError::unprocessable(format!(
+                "Failed to deserialize the JSON body into the target type: {e}"
+            ))
+        };
+        // Straight into the type: one pass over the body (uploads are long), and serde refuses
+        // duplicate and unknown fields.
+        let mut direct = serde_json::Deserializer::from_slice(&bytes);
+        let first = match serde_path_to_error::deserialize(&mut direct) {
+            Ok(value) => return direct.end().map(|()| Self(value)).map_err(|e| syntax(&e)),
+            Err(e) if e.inner().is_syntax() || e.inner().is_eof() => {
+                return Err(syntax(e.inner()));
             }
+            Err(e) => e,
+        };
+        // A data error may only be an integer written as `3.0`, which a schema's `integer`
+        // admits and serde's integer types refuse (`crate::json_numbers`): try once more with
+        // such numbers rewritten; otherwise report the first error.
+        let mut value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| syntax(&e))?;
+        if !crate::json_numbers::integral_floats_as_integers(&mut value) {
+            return Err(refused(&first));
         }
+        serde_path_to_error::deserialize(value)
+            .map(Self)
+            .map_err(|e| refused(&e))
     }
+}
+
+/// Whether the request says its body is JSON (`application/json` or a `+json` type).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|essence| essence.trim().to_ascii_lowercase())
+        .is_some_and(|m| {
+            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+        })
+}
+
+/// A body that is not JSON: 400, as axum's `Json` answered.
+fn syntax(e: &serde_json::Error) -> ApiError {
+    ApiError::bad_request(format!("Failed to parse the request body as JSON: {e}"))
 }
 
 /// Path parameters; unparsable ones become JSON errors.

@@ -4,21 +4,29 @@
 
 use serde_json::{Number, Value};
 
-/// Rewrite every number with a zero fractional part that fits `i64` or `u64` as that integer.
+/// Rewrite every number with a zero fractional part that fits `i64` or `u64` as that integer;
+/// `true` when anything changed.
 ///
 /// Exact: such a float converts to the integer and back without change, so a field typed `f64`
 /// reads the same value either way. `-0.0` stays a float (as an integer it would lose its sign,
 /// and an upload's hash covers each value's IEEE 754 bits).
-pub fn integral_floats_as_integers(value: &mut Value) {
+pub fn integral_floats_as_integers(value: &mut Value) -> bool {
     match value {
-        Value::Number(n) => {
-            if let Some(i) = n.as_f64().filter(|_| n.is_f64()).and_then(as_integer) {
+        Value::Number(n) => match n.as_f64().filter(|_| n.is_f64()).and_then(as_integer) {
+            Some(i) => {
                 *n = i;
+                true
             }
-        }
-        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
-        Value::Object(map) => map.values_mut().for_each(integral_floats_as_integers),
-        Value::Null | Value::Bool(_) | Value::String(_) => {}
+            None => false,
+        },
+        // Every element is visited (no short-circuit).
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, v| integral_floats_as_integers(v) | changed),
+        Value::Object(map) => map
+            .values_mut()
+            .fold(false, |changed, v| integral_floats_as_integers(v) | changed),
+        Value::Null | Value::Bool(_) | Value::String(_) => false,
     }
 }
 
@@ -52,7 +60,7 @@ mod tests {
     #[test]
     fn integral_floats_become_integers_and_nothing_else_changes() {
         let mut v = json!({"count": 412.0, "n": [2.0, -3.0, 0.5, -0.0, 1e300], "s": "7.0"});
-        integral_floats_as_integers(&mut v);
+        assert!(integral_floats_as_integers(&mut v));
         assert_eq!(v["count"], json!(412));
         assert!(v["count"].is_u64() || v["count"].is_i64());
         assert_eq!(v["n"][0], json!(2));
