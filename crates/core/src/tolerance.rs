@@ -112,3 +112,8 @@ pub fn ks_two_sample(a: &[f64], b: &[f64]) -> f64 {
     }
     d
 }
+
+/// The measured rms rounding error of released entries lies within this factor of the expected
+/// error (E2) of `protocol::accuracy`, both ways: the model's constant is right to an order of
+/// magnitude, and a test of it fails if the error grows (or the model overstates it) tenfold.
+pub const ERROR_MODEL_FACTOR: f64 = 10.0;

@@ -386,7 +386,10 @@ mod tests {
             sigma: 0.2,
         });
         s.validate().unwrap();
-        let sds = s.design().unwrap().dp().unwrap().column_sigmas();
+        // The record carries the answers scaled to [−1, 1] plus N(0, σ²) on that scale.
+        let design = s.design().unwrap();
+        let sds = vec![design.dp().unwrap().sigma(); 8];
+        let scaled = design.scaler().unwrap().scale_row(&DEMO_RECORD[..8]).unwrap();
         let a = demo_answers(&s);
         let masked = |device: u64| {
             let prepared =
@@ -394,7 +397,7 @@ mod tests {
             unmasked(&s, &prepared.destinations[0].upload.values)
         };
         let (first, second) = (masked(21), masked(22));
-        for (j, (&x, sd)) in DEMO_RECORD[..8].iter().zip(&sds).enumerate() {
+        for (j, (&x, sd)) in scaled.iter().zip(&sds).enumerate() {
             let noise = first[(0, j)] - x;
             // Six standard deviations: exceeded with probability 2e-9 per entry.
             assert!(
@@ -406,7 +409,9 @@ mod tests {
                 "column {j}: the same noise twice"
             );
         }
-        assert!((first[(0, 8)] - 888.0).abs() < RECORD_ROUND_TRIP);
+        // The QA entry is carried as 888/|888| = 1 on the scaled record; the collector multiplies
+        // it back (Tm2Design::unscale_unmasked).
+        assert!((first[(0, 8)] - 1.0).abs() < RECORD_ROUND_TRIP);
     }
 
     #[test]

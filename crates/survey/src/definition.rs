@@ -13,6 +13,7 @@ use crate::policy::SHARE_SCALE;
 use orthomask_core::key::Key;
 use orthomask_core::protocol::ProtocolError;
 use orthomask_core::protocol::tm2::{DeviceDp, Tm2Design};
+use orthomask_core::scaling::RangeScaler;
 use serde::{Deserialize, Serialize};
 
 /// A survey definition.
@@ -117,6 +118,29 @@ pub struct Masking {
     /// Share mode of seed 000 §3.5: no device holds a right mask.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share_mode: Option<ShareMode>,
+    /// Whether the device scales every answer by its question's declared range before padding
+    /// (absent: not scaled, as in definitions made before scaling existed).
+    #[serde(default, skip_serializing_if = "RecordScaling::is_unscaled")]
+    pub scaling: RecordScaling,
+}
+
+/// How a device puts its answers on one scale before padding (issue 11 §1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordScaling {
+    /// Answers are padded in their own units (the papers' worked examples).
+    #[default]
+    Unscaled,
+    /// Each answer `x` is mapped to `2(x − lo)/(hi − lo) − 1 ∈ [−1, 1]` by its question's declared
+    /// range; the collector maps the release back (`orthomask_core::scaling`).
+    DeclaredRanges,
+}
+
+impl RecordScaling {
+    /// Whether answers are padded in their own units.
+    pub fn is_unscaled(&self) -> bool {
+        *self == Self::Unscaled
+    }
 }
 
 /// Device-side DP parameters (σ on the `[−1, 1]` scale; see seed 004).
@@ -333,15 +357,15 @@ impl SurveyDefinition {
                 }
                 // A device must not trust a definition that would send its answers thinly
                 // veiled: every share has to hide them under noise SHARE_SCALE times their size.
-                let floor = SHARE_SCALE * self.answers_max();
+                let floor = SHARE_SCALE * self.design()?.record_answer_bound(self.answers_max());
                 if share.share_sigma < floor {
                     return Err(invalid(
                         "masking.share_mode.share_sigma",
                         format!(
-                            "{} is below {SHARE_SCALE} × the largest declared answer ({}), so a \
-                             single share would show the answers",
+                            "{} is below {SHARE_SCALE} × the largest answer the record carries \
+                             ({}), so a single share would show the answers",
                             share.share_sigma,
-                            self.answers_max()
+                            floor / SHARE_SCALE
                         ),
                     ));
                 }
@@ -386,13 +410,20 @@ impl SurveyDefinition {
             }
             None => None,
         };
-        Ok(crate::plan::modified_design(
+        let design = crate::plan::modified_design(
             columns.len(),
             m.qa_constant,
             m.p2,
             m.sigma,
             dp,
-        )?)
+        )?;
+        match (m.scaling, design.scaler()) {
+            (RecordScaling::DeclaredRanges, None) => {
+                let ranges: Vec<(f64, f64)> = columns.iter().map(|c| c.range).collect();
+                Ok(design.with_scaling(RangeScaler::new(&ranges).map_err(ProtocolError::from)?)?)
+            }
+            _ => Ok(design),
+        }
     }
 
     /// The device key for the right mask, when not in share mode.
@@ -462,7 +493,7 @@ mod tests {
         s.masking.share_mode.as_mut().unwrap().share_sigma = floor * 0.99;
         let e = refusal(&s);
         assert!(
-            e.contains("masking.share_mode.share_sigma") && e.contains("largest declared answer"),
+            e.contains("masking.share_mode.share_sigma") && e.contains("largest answer the record carries"),
             "{e}"
         );
         let e = SurveyDefinition::parse("{\"id\": 1}", "s.json")

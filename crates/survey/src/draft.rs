@@ -16,6 +16,7 @@
 //! key ([`hydrate`]).
 
 use crate::definition::{
+    RecordScaling,
     DpParameters, Masking, Question, ShareMode, SurveyDefinition, SurveyError, valid_survey_id,
 };
 use crate::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanError, PlanRequest};
@@ -225,6 +226,9 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
             teaching: false,
             dp: None,
             share_mode: None,
+            // Every survey the collector plans scales each answer by its question's declared
+            // range on the device: the release keeps the answers' digits (issue 11 §1).
+            scaling: RecordScaling::DeclaredRanges,
         },
         upload_url: upload_url(endpoints.provider, &draft.id),
     };
@@ -259,17 +263,19 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
         cohorts,
         template.x_max(),
     );
+    let ranges: Vec<DeclaredRange> = columns
+        .iter()
+        .map(|c| DeclaredRange {
+            name: c.name.clone(),
+            lo: c.range.0,
+            hi: c.range.1,
+        })
+        .collect();
+    request.ranges = Some(ranges.clone());
     request.dp = draft.dp.as_ref().map(|d| DpRequest {
         epsilon: d.epsilon,
         delta: d.delta,
-        ranges: columns
-            .iter()
-            .map(|c| DeclaredRange {
-                name: c.name.clone(),
-                lo: c.range.0,
-                hi: c.range.1,
-            })
-            .collect(),
+        ranges,
     });
     let plan = Plan::new(&request)?;
     plan.check(cohorts, Strictness::Refuse)?;
@@ -400,8 +406,11 @@ mod tests {
         let p = &planned.plan;
         assert_eq!((p.masking.p1, p.masking.p2), (5, 503));
         assert_eq!(p.min_cohort_size, 6);
-        assert!((p.masking.x_max - 888.0).abs() < HAND_COMPUTED);
-        let bound = appendix_c_bound(20, 5, 503, 888.0, 0.5).unwrap();
+        // The devices scale every answer to [−1, 1] (x_max = 1) and only the 4 answer columns
+        // enter condition (3.5): the QA column cancels (orthomask_core::protocol::design).
+        assert!((p.masking.x_max - 1.0).abs() < HAND_COMPUTED);
+        assert_eq!(p.masking.masked_columns, Some(4));
+        let bound = appendix_c_bound(20, 4, 503, 1.0, 0.5).unwrap();
         assert!(
             p.masking.sigma > bound.sigma_min && p.masking.sigma < bound.sigma_min * (1.0 + 1e-8)
         );
@@ -506,7 +515,7 @@ mod tests {
         assert!((dp.sigma - expected).abs() <= HAND_COMPUTED * expected);
         // age has range [18, 100]: σ_age = σ·82/2.
         assert!((dp.columns[1].sigma - expected * 41.0).abs() < HAND_COMPUTED * expected * 41.0);
-        assert!(planned.plan.masking.x_max > 888.0);
+        assert!(planned.plan.masking.x_max > 1.0);
         assert!(planned.template.design().unwrap().dp().is_some());
     }
 

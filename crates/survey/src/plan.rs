@@ -36,7 +36,9 @@ use orthomask_core::protocol::design::{
     DesignError, DesignParameters, DesignReport, NoiseBound, Strictness, appendix_c_bound,
     check_design, noise_columns_for,
 };
+use orthomask_core::protocol::accuracy::UnmaskingAccuracy;
 use orthomask_core::protocol::tm2::{DeviceDp, Tm2Design};
+use orthomask_core::scaling::RangeScaler;
 use orthomask_dp::calibration::{Calibration, CalibrationError, CalibrationInput};
 use orthomask_formats::manifest::{AppendixC, DpColumn, DpNoise};
 use serde::{Deserialize, Serialize};
@@ -74,8 +76,11 @@ pub enum PlanError {
         required: f64,
     },
     /// A declared range the device cannot scale (empty, reversed or not finite).
-    #[error("DP ranges: {0}")]
+    #[error("declared ranges: {0}")]
     Ranges(ProtocolError),
+    /// Scaling and DP were given different ranges (DP noise is calibrated on the scaled record).
+    #[error("the ranges to scale by differ from the DP ranges; declare each answer's range once")]
+    ScalingRangesDiffer,
 }
 
 /// The largest and smallest cohort of a survey (equal without cohorts).
@@ -87,8 +92,8 @@ pub struct CohortBounds {
     pub largest: usize,
 }
 
-/// One answer column's declared range, for device-side DP.
-#[derive(Clone, Debug, PartialEq)]
+/// One answer column's declared range (range scaling on the device, device-side DP).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeclaredRange {
     /// Column name.
     pub name: String,
@@ -118,8 +123,16 @@ pub struct PlanRequest {
     pub qa_constant: Option<f64>,
     /// Cohort sizes.
     pub cohorts: CohortBounds,
-    /// Declared largest absolute value of any entry, QA constant included (before DP noise).
+    /// Declared largest absolute answer (before DP noise). Used only when the device does not
+    /// scale: a scaled record's answers lie in `[−1, 1]`.
     pub x_max: f64,
+    /// The declared range of every answer column when the device scales each answer by it
+    /// before padding (`orthomask_core::protocol::tm2::Tm2Design::with_scaling`); `None`: the
+    /// record is masked in the answers' own units (the papers' worked examples).
+    pub ranges: Option<Vec<DeclaredRange>>,
+    /// Answer columns kept unmasked (partial masking): like the QA column they cancel from
+    /// condition (3.5) (module documentation).
+    pub kept_columns: usize,
     /// The δ of Appendix C (policy: [`APPENDIX_C_DELTA`]).
     pub delta: f64,
     /// Target failure probability of condition (3.5) (policy: [`FAILURE_TARGET`]).
@@ -148,6 +161,8 @@ impl PlanRequest {
             qa_constant,
             cohorts,
             x_max,
+            ranges: None,
+            kept_columns: 0,
             delta: APPENDIX_C_DELTA,
             failure_target: FAILURE_TARGET,
             noise_columns: None,
@@ -173,9 +188,18 @@ pub struct Plan {
     pub p2: usize,
     /// Noise standard deviation σ (0 without noise columns).
     pub sigma: f64,
-    /// The `x_max` the Appendix C bound assumes: the declared largest absolute entry plus the DP
-    /// allowance.
+    /// The `x_max` the Appendix C bound assumes, on the padded record's scale: the largest
+    /// absolute masked answer (1 when the device scales by declared ranges, the declared `x_max`
+    /// otherwise) plus the DP allowance.
     pub x_max: f64,
+    /// The columns the left masks move, which condition (3.5) counts (module documentation):
+    /// the answers not kept unmasked. Absent in plans stored before it, which counted all `p₁`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub masked_columns: Option<usize>,
+    /// The declared ranges the devices scale every answer by (`None`: no scaling; plans stored
+    /// before scaling existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<Vec<DeclaredRange>>,
     /// The δ of Appendix C.
     #[serde(default = "default_delta")]
     pub delta: f64,
@@ -212,11 +236,26 @@ impl Plan {
             Some(d) => Some(plan_dp(d, smallest)?),
             None => None,
         };
-        let x_max = request.x_max + dp.as_ref().map_or(0.0, dp_allowance);
+        // DP noise is added on the [−1, 1] scale, so DP implies scaling by its ranges.
+        let scaling = match (&request.ranges, &request.dp) {
+            (Some(ranges), Some(d)) if ranges != &d.ranges => {
+                return Err(PlanError::ScalingRangesDiffer);
+            }
+            (Some(ranges), _) => Some(ranges.clone()),
+            (None, Some(d)) => Some(d.ranges.clone()),
+            (None, None) => None,
+        };
+        let masked_columns = request.answers.saturating_sub(request.kept_columns);
+        let declared = if scaling.is_some() {
+            1.0
+        } else {
+            request.x_max
+        };
+        let x_max = declared + dp.as_ref().map_or(0.0, dp_allowance);
         let bound = if p2 == 0 {
             None
         } else {
-            match appendix_c_bound(largest, p1, p2, x_max, request.delta) {
+            match appendix_c_bound(largest, masked_columns.max(1), p2, x_max, request.delta) {
                 Ok(bound) => Some(bound),
                 Err(DesignError::NoiseColumnsNotAboveParticipants { .. }) => None,
                 Err(other) => return Err(other.into()),
@@ -233,6 +272,8 @@ impl Plan {
             p2,
             sigma,
             x_max,
+            masked_columns: Some(masked_columns),
+            scaling,
             delta: request.delta,
             appendix_c: bound
                 .filter(|_| request.orthogonal_right_mask)
@@ -260,13 +301,28 @@ impl Plan {
     /// # Errors
     /// [`PlanError`] when the parameters do not form a design.
     pub fn design(&self) -> Result<Tm2Design, PlanError> {
-        Ok(modified_design(
+        let design = modified_design(
             self.answers(),
             self.qa_constant,
             self.p2,
             self.sigma,
             self.device_dp()?,
-        )?)
+        )?;
+        match (&self.scaling, design.scaler()) {
+            (Some(ranges), None) => Ok(design
+                .with_scaling(scaler_of(ranges).map_err(PlanError::Ranges)?)
+                .map_err(PlanError::Ranges)?),
+            _ => Ok(design),
+        }
+    }
+
+    /// The expected rounding error of the released values under this plan
+    /// (`orthomask_core::protocol::accuracy`, (E1)–(E2)).
+    ///
+    /// # Errors
+    /// As [`design`](Self::design).
+    pub fn unmasking_accuracy(&self) -> Result<UnmaskingAccuracy, PlanError> {
+        Ok(UnmaskingAccuracy::of(&self.design()?, self.x_max))
     }
 
     /// Check the plan against seed 000's conditions for these cohorts (orthogonal right mask).
@@ -283,6 +339,7 @@ impl Plan {
                 smallest_cohort: cohorts.smallest,
                 largest_cohort: cohorts.largest,
                 p1: self.p1,
+                masked_columns: self.masked_columns.unwrap_or(self.p1),
                 p2: self.p2,
                 sigma: self.sigma,
                 x_max: self.x_max,
@@ -387,10 +444,16 @@ pub fn plan_dp(request: &DpRequest, smallest_cohort: usize) -> Result<DpNoise, P
     })
 }
 
-/// How far DP noise may carry an entry past its declared range: [`DP_ALLOWANCE_SDS`] standard
-/// deviations of the widest column.
+/// How far DP noise may carry a scaled answer past `[−1, 1]`: [`DP_ALLOWANCE_SDS`] standard
+/// deviations of the noise on that scale (DP implies scaling).
 pub fn dp_allowance(dp: &DpNoise) -> f64 {
-    DP_ALLOWANCE_SDS * dp.columns.iter().map(|c| c.sigma).fold(0.0, f64::max)
+    DP_ALLOWANCE_SDS * dp.sigma
+}
+
+/// The core's scaler for declared ranges.
+fn scaler_of(ranges: &[DeclaredRange]) -> Result<RangeScaler, ProtocolError> {
+    let pairs: Vec<(f64, f64)> = ranges.iter().map(|r| (r.lo, r.hi)).collect();
+    Ok(RangeScaler::new(&pairs)?)
 }
 
 /// The core's DP settings for a recorded DP plan.
@@ -439,19 +502,57 @@ mod tests {
     fn policy_defaults_by_hand() {
         let plan = Plan::new(&PlanRequest::new(8, Some(888.0), cohorts(20, 20), 888.0)).unwrap();
         assert_eq!((plan.p1, plan.p2), (9, 503));
-        let bound = appendix_c_bound(20, 9, 503, 888.0, 0.5).unwrap();
+        // The 8 answers enter condition (3.5); the QA column cancels (core's design.rs).
+        assert_eq!(plan.masked_columns, Some(8));
+        let bound = appendix_c_bound(20, 8, 503, 888.0, 0.5).unwrap();
         assert!(plan.sigma > bound.sigma_min);
         assert!(plan.sigma < bound.sigma_min * (1.0 + 10.0 * SIGMA_HEADROOM));
-        // σ²_min = p₁ x_max² / ((√γ − 1)²(1 − δ)), γ = 503/20.
+        // σ²_min = p_m x_max² / ((√γ − 1)²(1 − δ)), γ = 503/20.
         let gamma: f64 = 503.0 / 20.0;
-        let by_hand = (9.0 * 888.0f64.powi(2) / ((gamma.sqrt() - 1.0).powi(2) * 0.5)).sqrt();
+        let by_hand = (8.0 * 888.0f64.powi(2) / ((gamma.sqrt() - 1.0).powi(2) * 0.5)).sqrt();
         assert!((bound.sigma_min - by_hand).abs() < HAND_COMPUTED * by_hand);
         let recorded = plan.appendix_c.as_ref().unwrap();
         assert!(recorded.failure_probability <= FAILURE_TARGET);
         assert_eq!(default_noise_columns(20).unwrap(), 503);
-        assert!((default_sigma(20, 9, 503, 888.0).unwrap() - plan.sigma).abs() < HAND_COMPUTED);
+        assert!((default_sigma(20, 8, 503, 888.0).unwrap() - plan.sigma).abs() < HAND_COMPUTED);
         assert!(plan.check(cohorts(20, 20), Strictness::Refuse).is_ok());
         assert_eq!(plan.design().unwrap().p(), 512);
+        assert!(plan.scaling.is_none() && plan.design().unwrap().scaler().is_none());
+    }
+
+    /// Scaled by declared ranges, the record's answers lie in [−1, 1]: x_max = 1, whatever the
+    /// ranges, so σ²_min = 8 / ((√γ − 1)²(1 − δ)) — 888 times smaller than unscaled above.
+    #[test]
+    fn scaled_records_take_sigma_for_unit_answers() {
+        let mut request = PlanRequest::new(8, Some(888.0), cohorts(20, 20), 888.0);
+        request.ranges = Some(
+            (0..8)
+                .map(|j| DeclaredRange {
+                    name: format!("c{j}"),
+                    lo: -(10f64.powi(j)),
+                    hi: 10f64.powi(j + 1),
+                })
+                .collect(),
+        );
+        let plan = Plan::new(&request).unwrap();
+        assert_eq!(plan.x_max, 1.0);
+        let gamma: f64 = 503.0 / 20.0;
+        let by_hand = (8.0 / ((gamma.sqrt() - 1.0).powi(2) * 0.5)).sqrt();
+        assert!((plan.appendix_c.as_ref().unwrap().sigma_min - by_hand).abs() < HAND_COMPUTED);
+        let design = plan.design().unwrap();
+        assert_eq!(design.scaler().unwrap().len(), 8);
+        // The stored plan carries the ranges, so the collector unscales what devices scaled.
+        let again: Plan = serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
+        assert_eq!(again, plan);
+        // Kept columns cancel like the QA column.
+        request.kept_columns = 3;
+        assert_eq!(Plan::new(&request).unwrap().masked_columns, Some(5));
+        // DP with other ranges than the scaling's is refused in one line.
+        request.dp = Some(dp_request(8));
+        assert!(matches!(
+            Plan::new(&request),
+            Err(PlanError::ScalingRangesDiffer)
+        ));
     }
 
     /// The bound binds on the largest cohort: cohorts of 30 and 20 get the noise columns and σ
@@ -463,7 +564,7 @@ mod tests {
         assert_eq!(mixed.p2, large.p2);
         assert!((mixed.sigma - large.sigma).abs() < HAND_COMPUTED * large.sigma);
         assert!(mixed.check(cohorts(20, 30), Strictness::Refuse).is_ok());
-        let small_bound = appendix_c_bound(20, 5, mixed.p2, 888.0, 0.5).unwrap();
+        let small_bound = appendix_c_bound(20, 4, mixed.p2, 888.0, 0.5).unwrap();
         assert!(small_bound.sigma_min < mixed.appendix_c.as_ref().unwrap().sigma_min);
     }
 
@@ -526,8 +627,10 @@ mod tests {
         .setting_b_sufficient();
         assert!((dp.sigma - expected).abs() <= HAND_COMPUTED * expected);
         assert!((dp.columns[2].sigma - expected * 15.0).abs() <= HAND_COMPUTED * expected * 15.0);
-        let allowance = DP_ALLOWANCE_SDS * expected * 15.0;
-        assert!((plan.x_max - (888.0 + allowance)).abs() < HAND_COMPUTED * plan.x_max);
+        // DP scales the record: x_max is 1 plus six DP standard deviations on that scale.
+        let allowance = DP_ALLOWANCE_SDS * expected;
+        assert!((plan.x_max - (1.0 + allowance)).abs() < HAND_COMPUTED * plan.x_max);
+        assert_eq!(plan.scaling.as_ref().unwrap().len(), 3);
         assert!(plan.design().unwrap().dp().is_some());
         // Too small a cohort for the budget: one line naming the cohort.
         request.cohorts = cohorts(4, 200);

@@ -66,8 +66,8 @@
 //! magnitude is below `x_max + 4σ_dp` unless DP noise exceeds four standard deviations) at a
 //! signal-to-noise ratio below `1/(100·√(K₁(K₁ − 1)))` ([`ShareView::signal_to_noise`]).
 
-use super::qa::{QaReport, check_constant, max_row_norm};
-use super::tm2::Tm2Design;
+use super::qa::{QaReport, max_row_norm};
+use super::tm2::{DeviceDp, Tm2Design};
 use super::{ProtocolError, require_finite};
 use crate::key::{Key, StreamId};
 use crate::mask::{FixedSubspaceHaar, HaarOrthogonal, Mask};
@@ -81,13 +81,14 @@ pub const SHARE_SCALE: f64 = 100.0;
 /// probability 6·10⁻⁵ per entry).
 const DP_NOISE_SPAN: f64 = 4.0;
 
-/// The shares' standard deviation `τ = SHARE_SCALE · (x_max + 4σ_dp)` for answers at most `x_max`
-/// in absolute value, where `σ_dp` is the largest per-variable DP noise of `design` (0 without DP).
-pub fn share_sigma(design: &Tm2Design, x_max: f64) -> f64 {
-    let dp = design
-        .dp()
-        .map_or(0.0, |dp| dp.column_sigmas().into_iter().fold(0.0, f64::max));
-    SHARE_SCALE * (x_max.abs() + DP_NOISE_SPAN * dp).max(f64::MIN_POSITIVE)
+/// The shares' standard deviation `τ = SHARE_SCALE · (x_max + 4σ_dp)` on the padded record's
+/// scale: `x_max` is the largest absolute answer as the record carries it
+/// ([`Tm2Design::record_answer_bound`]: 1 when the device scales by declared ranges) and `σ_dp`
+/// the device-side DP noise on that scale (0 without DP).
+pub fn share_sigma(design: &Tm2Design, declared_x_max: f64) -> f64 {
+    let dp = design.dp().map_or(0.0, DeviceDp::sigma);
+    SHARE_SCALE
+        * (design.record_answer_bound(declared_x_max) + DP_NOISE_SPAN * dp).max(f64::MIN_POSITIVE)
 }
 
 /// What a coalition of right-masking services learns about one answer from its shares (module
@@ -302,12 +303,7 @@ pub fn combine_shares(
             found: sum.ncols(),
         });
     }
-    let data = sum.columns(0, design.p1()).into_owned();
-    let qa = match (design.qa_constant(), design.qa_column()) {
-        (Some(c), Some(j)) => Some(check_constant(data.column(j).iter(), c, scale).require_pass()?),
-        _ => None,
-    };
-    Ok((data, qa))
+    design.unscale_unmasked(sum.columns(0, design.p1()).into_owned(), scale)
 }
 
 /// Check that a design and provider counts suit the extension.
@@ -415,10 +411,11 @@ mod tests {
         assert_eq!(share_sigma(&plain, 250.0), 25_000.0);
         assert_eq!(share_sigma(&plain, -3.0), 300.0);
         let ranges = [(0.0, 10.0), (0.0, 100.0)];
-        // σ = 0.5 on the [−1, 1] scale is 0.5·(100 − 0)/2 = 25 in the second variable's units.
+        // DP scales the record to [−1, 1], where the DP noise is σ = 0.5: τ = 100·(1 + 4·0.5),
+        // whatever the declared x_max in the answers' units.
         let dp = DeviceDp::new(&ranges, 0.5, 1.0, 1e-5).unwrap();
         let with_dp = plain.with_dp(dp).unwrap();
-        assert_eq!(share_sigma(&with_dp, 100.0), 100.0 * (100.0 + 4.0 * 25.0));
+        assert_eq!(share_sigma(&with_dp, 100.0), 100.0 * (1.0 + 4.0 * 0.5));
     }
 
     #[test]

@@ -25,6 +25,21 @@
 //! the same event as the paper's, with the same σ bound, but with a number attached. With
 //! `σ² ≥ σ²_min = p₁ x_max² / [(√γ − 1)² (1 − δ)]` condition (3.5) then fails with at most that
 //! probability.
+//!
+//! # Masks that keep columns fixed: the QA column and kept columns cancel
+//! Seed 000's Theorem 3.7 takes `A` Haar on all of `O(n)`. Our left masks keep `F = [1ₙ, q1ₙ,
+//! X_keep]` fixed (the QA column and any kept answers), so the alternatives to `X₁` an attacker
+//! cannot rule out are `P·X₁` with `P` in the stabiliser of `F` (the release itself already shows
+//! `F`). Appendix B's proof needs `X₁X₁ᵀ + X₂X₂ᵀ − P X₁X₁ᵀPᵀ ≻ 0` for those `P`. Write
+//! `X₁ = [X_m, F]` with `X_m` the masked answers: `P F Fᵀ Pᵀ = F Fᵀ`, so the `F` terms cancel and
+//!
+//! `X₁X₁ᵀ + X₂X₂ᵀ − P X₁X₁ᵀPᵀ = X_mX_mᵀ + X₂X₂ᵀ − P X_mX_mᵀPᵀ ⪰ λ_min(X₂X₂ᵀ) − λ_max(X_mX_mᵀ)`
+//!
+//! (Weyl, as in Appendix B). Condition (3.5) therefore only needs
+//! `λ_min(X₂X₂ᵀ) > λ_max(X_mX_mᵀ)`, and Appendix C's constant becomes `C_n = n·p_m·x_max²` with
+//! `p_m` the masked answer columns and `x_max` their largest absolute value on the padded
+//! record's scale (1 when the device scales by declared ranges): the QA constant 888 no longer
+//! inflates σ. [`DesignParameters::masked_columns`] is that `p_m`.
 
 use crate::linalg::lanczos::smallest_gram_eigenvalue;
 use nalgebra::DMatrix;
@@ -213,13 +228,16 @@ pub struct DesignParameters {
     /// Participants in the largest cohort: it binds `p ≥ n` and the Appendix C bound, whose
     /// `σ_min` grows as `γ = p₂/n` shrinks.
     pub largest_cohort: usize,
-    /// Data columns `p₁`, including the QA column.
+    /// Data columns `p₁`, including the QA column: it binds `p₁ < n` and `p ≥ n`.
     pub p1: usize,
+    /// The data columns the left masks move (the answers not kept unmasked): only these enter
+    /// condition (3.5) and the Appendix C bound (see "Masks that keep columns fixed" above).
+    pub masked_columns: usize,
     /// Noise columns `p₂`.
     pub p2: usize,
     /// Noise standard deviation σ.
     pub sigma: f64,
-    /// Declared largest absolute value of any data entry (QA constant included).
+    /// Largest absolute value of a masked entry on the padded record's scale.
     pub x_max: f64,
     /// The δ of Appendix C.
     pub delta: f64,
@@ -238,6 +256,7 @@ fn violations(
         smallest_cohort,
         largest_cohort: n,
         p1,
+        masked_columns,
         p2,
         sigma,
         x_max,
@@ -265,14 +284,14 @@ fn violations(
     }
     let mut noise_bound = None;
     if p2 > 0 && orthogonal_right_mask {
-        match appendix_c_bound(n, p1, p2, x_max, delta) {
+        match appendix_c_bound(n, masked_columns.max(1), p2, x_max, delta) {
             Ok(bound) => {
                 if sigma < bound.sigma_min {
                     found.push(DesignError::SigmaBelowBound {
                         sigma,
                         bound: bound.sigma_min,
                         x_max,
-                        p1,
+                        p1: masked_columns,
                         gamma: bound.gamma,
                         delta,
                     });
@@ -376,6 +395,7 @@ mod tests {
             smallest_cohort: n,
             largest_cohort: n,
             p1,
+            masked_columns: p1,
             p2,
             sigma,
             x_max: 1.0,

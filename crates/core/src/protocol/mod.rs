@@ -13,6 +13,7 @@
 //!   condition (3.5) margin; [`qa`] — the collectors' quality-assurance checks.
 //! * [`simulation`] — every party in one process, for the command line and the classroom.
 
+pub mod accuracy;
 pub mod design;
 pub mod qa;
 

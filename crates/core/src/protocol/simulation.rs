@@ -85,7 +85,8 @@ pub fn cohort_sizes(n: usize, m: usize) -> Result<Vec<usize>, ProtocolError> {
 /// The safety inputs of a run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Safety {
-    /// Declared largest absolute value of any data entry (QA constant included).
+    /// Largest absolute value of a masked answer on the padded record's scale (1 when the design
+    /// scales by declared ranges; DP allowance included): the `x_max` of condition (3.5).
     pub x_max: f64,
     /// The δ of Appendix C.
     pub delta: f64,
@@ -227,6 +228,7 @@ pub fn run_tm2_streaming(
             smallest_cohort: sizes.iter().copied().min().unwrap_or(0),
             largest_cohort: sizes.iter().copied().max().unwrap_or(0),
             p1: design.p1(),
+            masked_columns: design.masked_columns(),
             p2: design.p2(),
             sigma: design.sigma(),
             x_max: safety.x_max,
@@ -497,6 +499,7 @@ pub fn run_collusion(
             smallest_cohort: n,
             largest_cohort: n,
             p1: design.p1(),
+            masked_columns: design.masked_columns(),
             p2: design.p2(),
             sigma: design.sigma(),
             x_max: safety.x_max,
@@ -783,7 +786,8 @@ mod tests {
     #[test]
     fn collusion_run_preserves_statistics_and_checks_the_design() {
         let raw = test_block(15, 2);
-        let bound = super::super::design::appendix_c_bound(15, 3, 40, 888.0, 0.5).unwrap();
+        // Two masked answers: the QA column cancels from condition (3.5) (design.rs).
+        let bound = super::super::design::appendix_c_bound(15, 2, 40, 888.0, 0.5).unwrap();
         let design = Tm2Design::modified(2, 40, bound.sigma_min * 1.01).unwrap();
         let keys = collusion_keys(2, 2);
         let tau = crate::protocol::collusion::share_sigma(&design, raw.amax());

@@ -139,6 +139,7 @@ impl DeviceDp {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tm2Design {
     answers: usize,
+    scaler: Option<RangeScaler>,
     dp: Option<DeviceDp>,
     qa_constant: Option<f64>,
     noise_columns: usize,
@@ -165,6 +166,7 @@ impl Tm2Design {
     ) -> Result<Self, ProtocolError> {
         Self {
             answers,
+            scaler: None,
             dp: None,
             qa_constant: Some(DEFAULT_QA_CONSTANT),
             noise_columns,
@@ -183,6 +185,7 @@ impl Tm2Design {
     pub fn first_method(answers: usize) -> Result<Self, ProtocolError> {
         Self {
             answers,
+            scaler: None,
             dp: None,
             qa_constant: Some(DEFAULT_QA_CONSTANT),
             noise_columns: 0,
@@ -226,18 +229,123 @@ impl Tm2Design {
     ///
     /// # Errors
     /// [`ProtocolError::InvalidParameter`] when the number of ranges differs from the answers.
+    /// DP noise is added on the `[−1, 1]` scale, so it implies range scaling by the same ranges
+    /// (set here when the design has none yet).
+    ///
+    /// # Errors
+    /// [`ProtocolError::InvalidParameter`] when the number of ranges differs from the answers or
+    /// the design already scales by other ranges.
     pub fn with_dp(mut self, dp: DeviceDp) -> Result<Self, ProtocolError> {
-        if dp.scaler.len() != self.answers {
+        match &self.scaler {
+            Some(scaler) if scaler != &dp.scaler => {
+                return Err(ProtocolError::InvalidParameter {
+                    what: "DP ranges differ from the ranges the design scales by".into(),
+                });
+            }
+            Some(_) => {}
+            None => self = self.with_scaling(dp.scaler.clone())?,
+        }
+        self.dp = Some(dp);
+        Ok(self)
+    }
+
+    /// Scale every answer on the device by its declared range before padding (see
+    /// [`unscale_unmasked`](Self::unscale_unmasked) for why the release is unchanged and why the
+    /// collector gains digits).
+    ///
+    /// # Errors
+    /// [`ProtocolError::InvalidParameter`] when the number of ranges differs from the answers.
+    pub fn with_scaling(mut self, scaler: RangeScaler) -> Result<Self, ProtocolError> {
+        if scaler.len() != self.answers {
             return Err(ProtocolError::InvalidParameter {
                 what: format!(
-                    "DP needs one declared range per answer: {} ranges for {} answers",
-                    dp.scaler.len(),
+                    "range scaling needs one declared range per answer: {} ranges for {} answers",
+                    scaler.len(),
                     self.answers
                 ),
             });
         }
-        self.dp = Some(dp);
+        self.scaler = Some(scaler);
         Ok(self)
+    }
+
+    /// The declared ranges the devices scale by, if any.
+    pub fn scaler(&self) -> Option<&RangeScaler> {
+        self.scaler.as_ref()
+    }
+
+    /// The largest absolute answer as the padded record carries it: 1 when the device scales by
+    /// declared ranges (every scaled answer lies in `[−1, 1]`), the declared `x_max` otherwise.
+    pub fn record_answer_bound(&self, declared_x_max: f64) -> f64 {
+        if self.scaler.is_some() {
+            1.0
+        } else {
+            declared_x_max.abs()
+        }
+    }
+
+    /// The unit of the QA column in the padded record: `|c|` when the record is scaled (so the
+    /// column reads ±1 like the scaled answers instead of dominating the record's norm), 1
+    /// otherwise.
+    fn qa_unit(&self) -> f64 {
+        match (self.qa_constant, &self.scaler) {
+            (Some(c), Some(_)) if c != 0.0 => c.abs(),
+            _ => 1.0,
+        }
+    }
+
+    /// The QA entry as the padded record carries it: `c/|c|` when scaled, `c` otherwise.
+    pub fn record_qa_entry(&self) -> Option<f64> {
+        self.qa_constant.map(|c| c / self.qa_unit())
+    }
+
+    /// Map the `p₁` data columns the collector recovered (`A₂X̃₁`, on the device's scale) back to
+    /// the answers' units, and run the QA check there. `error_scale` is the largest row norm of
+    /// what was unmasked (the scale of its rounding errors, on the device's scale).
+    ///
+    /// # Why the release is unchanged (seed 000 §2; [`crate::scaling`])
+    /// The device sends `x̃ = ((x₁ − c)H⁻¹, q/|q|, x₂)` with `H = diag(h_j)` the half-widths and
+    /// `c` the centres of the declared ranges. Every left mask keeps `1ₙ` fixed, so for a cohort
+    /// `A(X̃₁H + 1ₙcᵀ) = (AX̃₁)H + 1ₙcᵀ`: unscaling what the collector recovers gives exactly
+    /// `A·X₁`, and `XᵀX`, the means and the QA column are those of the unscaled protocol.
+    ///
+    /// # Why the collector gains digits
+    /// Removing `B` costs about `u·‖x̃‖` per entry (`u` the unit roundoff; the bound is
+    /// [`crate::protocol::accuracy`]). Unscaled, `‖x‖` follows the largest declared answer, so a
+    /// column small next to it loses digits; scaled, every answer column carries the same relative
+    /// error `u·‖x̃‖/1` of its own range.
+    ///
+    /// # Errors
+    /// [`ProtocolError::Shape`] for a block not `p₁` wide; [`ProtocolError::Scaling`] for a
+    /// non-finite value; [`ProtocolError::QaFailed`].
+    pub fn unscale_unmasked(
+        &self,
+        mut leading: DMatrix<f64>,
+        error_scale: f64,
+    ) -> Result<(DMatrix<f64>, Option<QaReport>), ProtocolError> {
+        if leading.ncols() != self.p1() {
+            return Err(ProtocolError::Shape {
+                what: "width of the unmasked data",
+                expected: self.p1(),
+                found: leading.ncols(),
+            });
+        }
+        if let Some(scaler) = &self.scaler {
+            let answers = scaler.unscale_columns(&leading.columns(0, self.answers).into_owned())?;
+            leading.columns_mut(0, self.answers).copy_from(&answers);
+            if let Some(j) = self.qa_column() {
+                let unit = self.qa_unit();
+                leading.column_mut(j).iter_mut().for_each(|v| *v *= unit);
+            }
+        }
+        let qa = match (self.qa_constant, self.qa_column()) {
+            (Some(c), Some(j)) => Some(
+                check_constant(leading.column(j).iter(), c, error_scale * self.qa_unit())
+                    .require_pass()?,
+            ),
+            _ => None,
+        };
+        Ok((leading, qa))
     }
 
     /// Device-side DP settings, if any.
@@ -329,6 +437,12 @@ impl Tm2Design {
         &self.kept
     }
 
+    /// The answer columns the left masks move: only these enter condition (3.5)
+    /// ([`crate::protocol::design`], "Masks that keep columns fixed").
+    pub fn masked_columns(&self) -> usize {
+        self.answers - self.kept.len()
+    }
+
     /// The law of the right mask.
     pub fn right_mask_kind(&self) -> RightMaskKind {
         self.right_mask
@@ -365,17 +479,21 @@ impl Tm2Design {
             });
         }
         let mut x = Vec::with_capacity(self.p());
-        x.extend_from_slice(answers);
+        match &self.scaler {
+            // Range check first: the DP guarantee and the noise level assume every scaled answer
+            // lies in [−1, 1].
+            Some(scaler) => x.extend(scaler.scale_row(answers)?),
+            None => x.extend_from_slice(answers),
+        }
         if let Some(dp) = &self.dp {
-            // Range check first: the DP guarantee assumes every scaled answer lies in [−1, 1].
-            dp.scaler.check_row(answers)?;
+            // On the [−1, 1] scale (with_dp made the design scale by the DP ranges).
             let mut noise_draws = vec![0.0; answers.len()];
             fill_standard_normal(noise, &mut noise_draws);
-            for ((xi, z), sd) in x.iter_mut().zip(&noise_draws).zip(dp.column_sigmas()) {
-                *xi += sd * z;
+            for (xi, z) in x.iter_mut().zip(&noise_draws) {
+                *xi += dp.sigma * z;
             }
         }
-        x.extend(self.qa_constant);
+        x.extend(self.record_qa_entry());
         let start = x.len();
         x.resize(self.p(), 0.0);
         fill_standard_normal(noise, &mut x[start..]);
@@ -652,14 +770,10 @@ impl DataCollector {
         }
         require_finite(doubly_masked)?;
         let b = self.right_mask(cohort)?;
-        let data = b.unmask_leading(doubly_masked, self.design.p1())?;
-        let qa = match (self.design.qa_constant, self.design.qa_column()) {
-            (Some(c), Some(j)) => Some(
-                check_constant(data.column(j).iter(), c, max_row_norm(doubly_masked))
-                    .require_pass()?,
-            ),
-            _ => None,
-        };
+        let leading = b.unmask_leading(doubly_masked, self.design.p1())?;
+        let (data, qa) = self
+            .design
+            .unscale_unmasked(leading, max_row_norm(doubly_masked))?;
         Ok(UnmaskedCohort { cohort, data, qa })
     }
 
@@ -916,13 +1030,14 @@ mod tests {
                     &mut Key::teaching(2).stream(StreamId::Scratch(i)).rng(),
                 )
                 .unwrap();
+            // The record carries the scaled answers (5 in [0, 10] and 0 in [−1, 1] both map to 0)
+            // plus N(0, σ²) on that scale.
             for j in 0..2 {
-                let base = [5.0, 0.0][j];
-                sum[j] += x[j] - base;
-                sum_sq[j] += (x[j] - base).powi(2);
+                sum[j] += x[j];
+                sum_sq[j] += x[j].powi(2);
             }
         }
-        for (j, sd) in [2.5, 0.5].iter().enumerate() {
+        for (j, sd) in [0.5, 0.5].iter().enumerate() {
             let var = sum_sq[j] / draws as f64 - (sum[j] / draws as f64).powi(2);
             // The sample variance of 4000 normals is within 10% of σ² with overwhelming probability
             // (its relative standard error is √(2/4000) ≈ 2.2%).
