@@ -63,6 +63,37 @@ pub struct Manifest {
     /// for releases without services (`orthomask pipeline`) and in manifests older than it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub receipt_roots: Vec<ReceiptRoot>,
+    /// The expected rounding error of the released values (issue 11 §1; absent in manifests
+    /// older than it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmasking_error: Option<UnmaskingError>,
+}
+
+/// How many digits the masking costs: the expected rounding error of a released value, from the
+/// design alone (`orthomask_core::protocol::accuracy`, (E1)–(E2)).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UnmaskingError {
+    /// Whether the devices scaled every answer by its declared range before padding.
+    pub scaled_by_declared_ranges: bool,
+    /// Norm of the padded record on the devices' scale, `R` of (E1).
+    pub record_norm: f64,
+    /// Expected (rms) error of a released entry on the devices' scale, `E = √3·u·R` of (E2): in
+    /// units of each answer's half-range when scaled, in the answers' units otherwise.
+    pub expected_entry_error: f64,
+    /// Significant digits masking costs a regression coefficient on top of the raw fit,
+    /// `log₁₀(E/u)`.
+    pub digits_lost: f64,
+    /// The expected error of each released column in its own units.
+    pub columns: Vec<ColumnUnmaskingError>,
+}
+
+/// One released column's expected rounding error.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ColumnUnmaskingError {
+    /// Column name.
+    pub name: String,
+    /// Expected (rms) error of a released value, in the column's units.
+    pub expected_error: f64,
 }
 
 /// One accepting service's published receipt list of one released cohort, as the collector
@@ -310,6 +341,7 @@ mod tests {
                 count: 3,
                 merkle_root: "ab".repeat(32),
             }],
+            unmasking_error: None,
         }
     }
 

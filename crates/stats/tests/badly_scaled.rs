@@ -9,165 +9,15 @@
 //! double precision. The fit under test (column-equilibrated, column-pivoted Householder QR) is
 //! then expected to be as accurate as the conditioning of the *scaled* design allows.
 
+mod common;
+
+use common::least_squares::{dataset, polynomial, reference, scaled_condition, spread, wiggle};
 use nalgebra::DMatrix;
-use orthomask_stats::dataset::Dataset;
 use orthomask_stats::design::Intercept;
 use orthomask_stats::linear::LinearRegression;
 use orthomask_stats::tolerance::{
     CONDITIONING_FACTOR, SCALED_WELL_CONDITIONED, relative_difference,
 };
-
-/// A double-double number `hi + lo`, `|lo| ≤ ulp(hi)/2`.
-#[derive(Clone, Copy, Debug)]
-struct Dd {
-    hi: f64,
-    lo: f64,
-}
-
-impl Dd {
-    const ZERO: Dd = Dd { hi: 0.0, lo: 0.0 };
-
-    fn from(x: f64) -> Self {
-        Dd { hi: x, lo: 0.0 }
-    }
-
-    /// Knuth's TwoSum, then renormalise.
-    fn add(self, other: Dd) -> Dd {
-        let s = self.hi + other.hi;
-        let v = s - self.hi;
-        let e = (self.hi - (s - v)) + (other.hi - v) + self.lo + other.lo;
-        let hi = s + e;
-        Dd {
-            hi,
-            lo: e - (hi - s),
-        }
-    }
-
-    fn neg(self) -> Dd {
-        Dd {
-            hi: -self.hi,
-            lo: -self.lo,
-        }
-    }
-
-    fn sub(self, other: Dd) -> Dd {
-        self.add(other.neg())
-    }
-
-    /// TwoProd with a fused multiply-add for the exact error of `hi·hi`.
-    fn mul(self, other: Dd) -> Dd {
-        let p = self.hi * other.hi;
-        let e = self.hi.mul_add(other.hi, -p) + self.hi * other.lo + self.lo * other.hi;
-        let hi = p + e;
-        Dd {
-            hi,
-            lo: e - (hi - p),
-        }
-    }
-
-    /// Long division: three quotient digits.
-    fn div(self, other: Dd) -> Dd {
-        let q1 = self.hi / other.hi;
-        let r = self.sub(other.mul(Dd::from(q1)));
-        let q2 = r.hi / other.hi;
-        let r = r.sub(other.mul(Dd::from(q2)));
-        let q3 = r.hi / other.hi;
-        Dd::from(q1).add(Dd::from(q2)).add(Dd::from(q3))
-    }
-
-    fn abs(self) -> f64 {
-        self.hi.abs()
-    }
-}
-
-/// Reference least squares of `y` on the columns of `z`: `(β, diag((ZᵀZ)⁻¹), RSS)`.
-fn reference(z: &DMatrix<f64>, y: &[f64]) -> (Vec<f64>, Vec<f64>, f64) {
-    let (n, p) = z.shape();
-    // Exact power-of-two column scaling.
-    let scale: Vec<f64> = z
-        .column_iter()
-        .map(|c| 2f64.powi(-(c.norm().log2().round() as i32)))
-        .collect();
-    let zs = |i: usize, j: usize| z[(i, j)] * scale[j];
-    let mut gram = vec![vec![Dd::ZERO; p]; p];
-    let mut rhs = vec![Dd::ZERO; p];
-    for (i, &yi) in y.iter().enumerate().take(n) {
-        for j in 0..p {
-            for (k, entry) in gram[j].iter_mut().enumerate() {
-                *entry = entry.add(Dd::from(zs(i, j)).mul(Dd::from(zs(i, k))));
-            }
-            rhs[j] = rhs[j].add(Dd::from(zs(i, j)).mul(Dd::from(yi)));
-        }
-    }
-    // Gauss–Jordan with partial pivoting on [G | b | I]: the solution and the inverse.
-    let mut a: Vec<Vec<Dd>> = (0..p)
-        .map(|j| {
-            let mut row = gram[j].clone();
-            row.push(rhs[j]);
-            row.extend((0..p).map(|k| Dd::from(if j == k { 1.0 } else { 0.0 })));
-            row
-        })
-        .collect();
-    for col in 0..p {
-        let pivot = (col..p)
-            .max_by(|&r, &s| a[r][col].abs().total_cmp(&a[s][col].abs()))
-            .unwrap();
-        a.swap(col, pivot);
-        let head = a[col][col];
-        for entry in a[col].iter_mut() {
-            *entry = entry.div(head);
-        }
-        for row in 0..p {
-            if row != col {
-                let factor = a[row][col];
-                for k in 0..a[row].len() {
-                    let delta = factor.mul(a[col][k]);
-                    a[row][k] = a[row][k].sub(delta);
-                }
-            }
-        }
-    }
-    let beta_scaled: Vec<Dd> = (0..p).map(|j| a[j][p]).collect();
-    let beta: Vec<f64> = (0..p).map(|j| beta_scaled[j].hi * scale[j]).collect();
-    let inverse_diagonal: Vec<f64> = (0..p)
-        .map(|j| a[j][p + 1 + j].hi * scale[j] * scale[j])
-        .collect();
-    let mut rss = Dd::ZERO;
-    for (i, &yi) in y.iter().enumerate().take(n) {
-        let mut r = Dd::from(yi);
-        for (j, b) in beta_scaled.iter().enumerate() {
-            r = r.sub(Dd::from(zs(i, j)).mul(*b));
-        }
-        rss = rss.add(r.mul(r));
-    }
-    (beta, inverse_diagonal, rss.hi)
-}
-
-/// `κ₂(Z̃)` of the unit-scaled design, from its singular values (each good to about
-/// `ε·σ_max` absolutely, so `σ_min ≈ 10⁻⁸` keeps about 8 digits: ample for a condition number).
-fn scaled_condition(z: &DMatrix<f64>) -> f64 {
-    let mut scaled = z.clone();
-    for mut c in scaled.column_iter_mut() {
-        let norm = c.norm();
-        c /= norm;
-    }
-    let singular = scaled.svd(false, false).singular_values;
-    singular.max() / singular.min()
-}
-
-fn dataset(names: &[&str], columns: Vec<Vec<f64>>) -> Dataset {
-    Dataset::from_columns(names.iter().map(|n| (*n).to_owned()).zip(columns).collect()).unwrap()
-}
-
-/// A deterministic spread of points in `[0, 1)` (golden-ratio sequence) and a bounded
-/// "noise" of zero mean.
-fn spread(i: usize) -> f64 {
-    (i as f64 * 0.618_033_988_749_894_9).fract()
-}
-
-fn wiggle(i: usize) -> f64 {
-    (i as f64 * 1.7).sin()
-}
 
 /// Columns spread over 12 orders of magnitude (`x₁ ~ 10⁻⁶`, `x₂ ~ 1`, `x₃ ~ 10⁶`) in a
 /// well-conditioned design: every coefficient and standard error agrees with the
@@ -215,24 +65,6 @@ fn twelve_orders_of_magnitude_cost_nothing() {
     assert!(
         relative_difference(fit.anova().residual().sum_of_squares(), rss) < SCALED_WELL_CONDITIONED
     );
-}
-
-/// The degree-`d` polynomial design `1, x, …, x^d` for `x ∈ [10⁶, 10⁶ + width]`, and a smooth
-/// response with a small bounded wiggle.
-fn polynomial(n: usize, degree: usize, width: f64) -> (Vec<Vec<f64>>, Vec<f64>) {
-    let x: Vec<f64> = (0..n).map(|i| 1e6 + width * spread(i)).collect();
-    let powers: Vec<Vec<f64>> = (1..=degree)
-        .map(|k| x.iter().map(|v| v.powi(k as i32)).collect())
-        .collect();
-    let y: Vec<f64> = x
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let t = (v - 1e6) / width;
-            1.0 + 2.0 * t - 3.0 * t * t + t.powi(3) + 0.5 * t.powi(5) + 1e-6 * wiggle(i)
-        })
-        .collect();
-    (powers, y)
 }
 
 /// Degree 5 on `[10⁶, 1.2·10⁶]`: the raw columns span 30 orders of magnitude and the scaled

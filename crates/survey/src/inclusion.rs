@@ -416,6 +416,7 @@ mod tests {
                 count: 5,
                 merkle_root: merkle_root(&hashes()),
             }],
+            unmasking_error: None,
         }
     }
 

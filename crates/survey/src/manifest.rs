@@ -12,7 +12,8 @@ use crate::plan::Plan;
 use nalgebra::DMatrix;
 use orthomask_core::protocol::QaReport;
 use orthomask_formats::manifest::{
-    Cohorts, ColumnMean, Generator, Manifest, Method, Qa, ReceiptRoot, RightMask, XMaxSource,
+    Cohorts, ColumnMean, ColumnUnmaskingError, Generator, Manifest, Method, Qa, ReceiptRoot,
+    RightMask, UnmaskingError, XMaxSource,
 };
 
 /// What the collector released.
@@ -105,7 +106,41 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
         teaching_keys: provenance.teaching_keys,
         warnings: provenance.warnings,
         receipt_roots: provenance.receipt_roots,
+        unmasking_error: unmasking_error(plan, released.columns),
     }
+}
+
+/// The plan's expected unmasking error (E1)–(E2), per released column in its own units: `h_j·E`
+/// for an answer scaled by a range of half-width `h_j`, `|c|·E` for the QA column of a scaled
+/// record (carried as ±1), `E` itself for unscaled records. `None` where the model does not
+/// apply: without padding under an orthogonal right mask (no Appendix C bound: the first and
+/// second methods of seed 003), or for a plan whose design does not build, which no release can
+/// have been made under.
+fn unmasking_error(plan: &Plan, columns: &[String]) -> Option<UnmaskingError> {
+    plan.appendix_c.as_ref()?;
+    let accuracy = plan.unmasking_accuracy().ok()?;
+    let half_widths: Vec<f64> = match &plan.scaling {
+        Some(ranges) => ranges
+            .iter()
+            .map(|r| 0.5 * (r.hi - r.lo))
+            .chain(plan.qa_constant.map(|c| if c == 0.0 { 1.0 } else { c.abs() }))
+            .collect(),
+        None => vec![1.0; columns.len()],
+    };
+    Some(UnmaskingError {
+        scaled_by_declared_ranges: accuracy.scaled,
+        record_norm: accuracy.record_norm,
+        expected_entry_error: accuracy.expected_entry_error,
+        digits_lost: accuracy.digits_lost(),
+        columns: columns
+            .iter()
+            .zip(half_widths)
+            .map(|(name, h)| ColumnUnmaskingError {
+                name: name.clone(),
+                expected_error: accuracy.in_units_of(h),
+            })
+            .collect(),
+    })
 }
 
 /// The manifest's QA entry for a release checked in several cohorts: the worst check, and

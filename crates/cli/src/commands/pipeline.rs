@@ -157,8 +157,9 @@ pub struct PipelineArgs {
     /// Device-side differential privacy: δ (with --dp-epsilon).
     #[arg(long, requires = "dp_epsilon")]
     dp_delta: Option<f64>,
-    /// Declared ranges for DP scaling, `COL=LO:HI,…` (default: each column's observed range —
-    /// simulation only; a real survey declares them).
+    /// Declared answer ranges, `COL=LO:HI,…`: the devices scale every answer by its range before
+    /// padding (modified and collusion methods) and DP noise is calibrated on that scale
+    /// (default: each column's observed range — simulation only; a real survey declares them).
     #[arg(long, value_delimiter = ',')]
     range: Vec<String>,
     /// Print the manifest as JSON on standard output.
@@ -259,12 +260,9 @@ fn declared_x_max(args: &PipelineArgs, raw: &RawData) -> Result<(f64, XMaxSource
     }
 }
 
-/// Device-side DP asked for by `--dp-epsilon`/`--dp-delta`, with each answer column's range from
-/// `--range` or, in a simulation, from the data.
-fn dp_request(args: &PipelineArgs, raw: &RawData) -> Result<Option<DpRequest>> {
-    let (Some(epsilon), Some(delta)) = (args.dp_epsilon, args.dp_delta) else {
-        return Ok(None);
-    };
+/// Each answer column's range: from `--range`, or in a simulation read off the data (saying so).
+/// A constant column gets the range `v ± max(|v|, 1)`, since a range needs a width.
+fn declared_ranges(args: &PipelineArgs, raw: &RawData, purpose: &str) -> Result<Vec<DeclaredRange>> {
     let mut declared: Vec<Option<(f64, f64)>> = vec![None; raw.answer_names.len()];
     for spec in &args.range {
         let (name, bounds) = spec
@@ -276,7 +274,7 @@ fn dp_request(args: &PipelineArgs, raw: &RawData) -> Result<Option<DpRequest>> {
         let j = raw
             .answer_names
             .iter()
-            .position(|h| h == name.trim())
+            .position(|n| n == name.trim())
             .with_context(|| format!("--range: no answer column named {name:?}"))?;
         let parse = |t: &str| {
             t.trim()
@@ -292,21 +290,27 @@ fn dp_request(args: &PipelineArgs, raw: &RawData) -> Result<Option<DpRequest>> {
         .map(|(_, name)| name.as_str())
         .collect();
     if !undeclared.is_empty() {
-        // The DP guarantee is about the declared ranges; ranges read off the data leak the data's
-        // extremes and hold only for this simulation.
+        // A guarantee about declared ranges holds only for ranges declared before the data;
+        // ranges read off the data leak their extremes and serve this simulation only.
         warn(&format!(
-            "DP ranges of {} are taken from the data (simulation only): declare them with --range COL=LO:HI for a real survey",
+            "{purpose} ranges of {} are taken from the data (simulation only): declare them with --range COL=LO:HI for a real survey",
             undeclared.join(", ")
         ));
     }
-    let ranges = declared
+    Ok(declared
         .into_iter()
         .zip(&raw.answer_names)
         .enumerate()
         .map(|(j, (range, name))| {
             let (lo, hi) = range.unwrap_or_else(|| {
                 let column = raw.answers.column(j);
-                (column.min(), column.max())
+                let (lo, hi) = (column.min(), column.max());
+                if lo < hi {
+                    (lo, hi)
+                } else {
+                    let w = lo.abs().max(1.0);
+                    (lo - w, hi + w)
+                }
             });
             DeclaredRange {
                 name: name.clone(),
@@ -314,12 +318,26 @@ fn dp_request(args: &PipelineArgs, raw: &RawData) -> Result<Option<DpRequest>> {
                 hi,
             }
         })
-        .collect();
-    Ok(Some(DpRequest {
+        .collect())
+}
+
+/// Device-side DP asked for by `--dp-epsilon`/`--dp-delta`, over the declared ranges.
+fn dp_request(args: &PipelineArgs, ranges: &[DeclaredRange]) -> Option<DpRequest> {
+    let (Some(epsilon), Some(delta)) = (args.dp_epsilon, args.dp_delta) else {
+        return None;
+    };
+    Some(DpRequest {
         epsilon,
         delta,
-        ranges,
-    }))
+        ranges: ranges.to_vec(),
+    })
+}
+
+/// Whether the devices scale each answer by its range before padding: for the padded protocols
+/// (modified TM² and its collusion-resistant extension), not for the first method, whose
+/// unpadded invertible `B₁` reproduces seed 003's tables in the answers' own units.
+fn scales_records(args: &PipelineArgs) -> bool {
+    matches!(args.method, MethodChoice::Modified | MethodChoice::Collusion)
 }
 
 fn party_keys(args: &PipelineArgs) -> Result<(PartyKeys, bool)> {
@@ -450,6 +468,18 @@ fn summarise(args: &PipelineArgs, m: &Manifest) {
             c.sigma_min, c.failure_probability, c.gamma, c.delta
         );
     }
+    if let Some(u) = &m.unmasking_error {
+        println!(
+            "unmasking: expected error {:.2e} per released value{} (masking costs about {:.1} significant digits of a coefficient)",
+            u.expected_entry_error,
+            if u.scaled_by_declared_ranges {
+                " in units of each answer's half-range"
+            } else {
+                ""
+            },
+            u.digits_lost
+        );
+    }
     if let Some(margin) = m.condition_3_7_margin {
         println!("condition (3.7) margin lambda_min(X2X2')/lambda_max(X1X1') = {margin:.4}");
     }
@@ -487,7 +517,14 @@ fn tm2_method(
     } else {
         KindChoice::Haar
     });
-    let dp = dp_request(args, raw)?;
+    let wants_dp = args.dp_epsilon.is_some();
+    let ranges = if scales_records(args) || wants_dp {
+        let purpose = if wants_dp { "DP and scaling" } else { "scaling" };
+        Some(declared_ranges(args, raw, purpose)?)
+    } else {
+        None
+    };
+    let dp = ranges.as_deref().and_then(|r| dp_request(args, r));
     if dp.is_some() && args.method == MethodChoice::Collusion {
         bail!("device-side DP is not supported with --method collusion");
     }
@@ -496,6 +533,8 @@ fn tm2_method(
         qa_constant: raw.qa,
         cohorts,
         x_max,
+        ranges: ranges.filter(|_| scales_records(args)),
+        kept_columns: kept.len(),
         delta: args.delta,
         failure_target: args.max_failure_probability,
         noise_columns: args
@@ -757,6 +796,8 @@ fn second_method(
         p2: 0,
         sigma,
         x_max,
+        masked_columns: None,
+        scaling: None,
         delta: args.delta,
         appendix_c: None,
         dp: None,
