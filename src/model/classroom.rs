@@ -155,10 +155,14 @@ pub struct ClassroomParams {
 /// Answer columns of seed 003 Table 2 (the QA column aside).
 pub const TABLE2_ANSWERS: usize = 8;
 
-/// The paper's 20 records under the modified TM² with the survey plan's noise for one cohort of
-/// 20 (`orthomask_survey::plan`: `p₂ = 503` and σ a hair above the Appendix C bound for
-/// `x_max = 888`, the QA constant, with δ = 0.5 and failure probability 10⁻⁶ — the values of
+/// The largest answer seed 003 Table 2's questions allow (the ADL score, 0 to 100, as declared by
 /// the sample survey `www/surveys/leaps-demo.json`).
+pub const TABLE2_X_MAX: f64 = 100.0;
+
+/// The paper's 20 records under the modified TM² with the survey plan's noise for one cohort of
+/// 20 (`orthomask_survey::plan`: `p₂ = 503` and σ a hair above the Appendix C bound for the 8
+/// masked answers and `x_max` = [`TABLE2_X_MAX`], with δ = 0.5 and failure probability 10⁻⁶;
+/// the QA column cancels from condition (3.5), see `orthomask_core::protocol::design`).
 ///
 /// # Errors
 /// [`ClassroomError::Plan`] if the policy could not plan it (it always can: the constants are in
@@ -172,7 +176,7 @@ pub fn default_params() -> Result<ClassroomParams, ClassroomError> {
         TABLE2_ANSWERS,
         Some(DEFAULT_QA_CONSTANT),
         cohort,
-        DEFAULT_QA_CONSTANT,
+        TABLE2_X_MAX,
     ))?;
     Ok(ClassroomParams {
         method: ClassroomMethod::Modified,
@@ -504,7 +508,8 @@ pub fn run_classroom(
     } else {
         params.cohort_size
     };
-    let x_max = raw.amax().max(design.qa_constant().unwrap_or(0.0).abs());
+    // Condition (3.5) concerns the masked answers only (the QA column cancels).
+    let x_max = raw.amax();
     progress(0.15, "running the protocol");
     let run = run_tm2(
         &raw,
@@ -693,20 +698,24 @@ mod tests {
         default_params().unwrap()
     }
 
-    /// The default design is the plan's for one cohort of 20 and `x_max` = 888: p₂ = 503 and σ
-    /// just above the Appendix C bound — the sample survey's parameters (its σ is printed to two
-    /// decimals, 938.36, rounded up from the bound).
+    /// The default design is the plan's for one cohort of 20, 8 masked answers and `x_max` = 100:
+    /// p₂ = 503 and σ just above σ_min = √(8·100²/((√(503/20) − 1)²·0.5)) ≈ 99.7. The sample
+    /// survey was planned when the QA constant 888 was counted in `x_max` (σ = 938.36); more
+    /// noise is still safe, so its σ stays valid and at least the plan's.
     #[test]
     fn the_default_design_is_the_plans() {
         let p = ClassroomParams::default();
         assert_eq!(p.p2, 503);
+        let gamma: f64 = 503.0 / 20.0;
+        let by_hand = (8.0 * 100.0f64.powi(2) / ((gamma.sqrt() - 1.0).powi(2) * 0.5)).sqrt();
+        assert!(p.sigma > by_hand && p.sigma < by_hand * (1.0 + 1e-6), "{}", p.sigma);
         let sample = orthomask_survey::definition::SurveyDefinition::parse(
             include_str!("../../www/surveys/leaps-demo.json"),
             "leaps-demo.json",
         )
         .unwrap();
         assert_eq!(sample.masking.p2, p.p2);
-        assert!(p.sigma <= sample.masking.sigma && sample.masking.sigma - p.sigma < 0.01);
+        assert!(p.sigma <= sample.masking.sigma);
     }
 
     fn paper() -> ClassroomResult {

@@ -589,7 +589,7 @@ fn dp_with_uneven_cohorts_uses_the_smallest_for_dp_and_the_largest_for_sigma() {
     ok(&output);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("DP ranges of b are taken from the data (simulation only)"),
+        stderr.contains("DP and scaling ranges of b are taken from the data (simulation only)"),
         "{stderr}"
     );
 }

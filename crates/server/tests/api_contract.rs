@@ -75,9 +75,13 @@ async fn uploads_are_validated_and_stored_exactly_once() {
         "{{\"survey\":\"v\",\"cohort\":0,\"token\":\"tttttttttttttttttt\",\"values\":[{}0]}}",
         "1.0,".repeat(700_000)
     );
+    // The service answers 413 before reading the rest and closes the connection: a client must
+    // not reuse it for the next request (without `Connection: close` the pool may, and the next
+    // request then dies with a broken pipe — a race of the test, not of the service).
     let too_big = http
         .post(&url)
         .header("content-type", "application/json")
+        .header("connection", "close")
         .body(huge)
         .send()
         .await

@@ -366,13 +366,14 @@ async fn share_parts_are_checked_against_each_services_published_receipts() {
         assert_eq!(status, 201, "{created}");
         let p = (created["p1"].as_u64().unwrap() + created["p2"].as_u64().unwrap()) as usize;
         let answers = created["p1"].as_u64().unwrap() as usize - 1;
-        // Eight records (QA column = 888) split into two additive shares.
+        // Eight records as a device carries them — answers scaled to [−1, 1] by their declared
+        // ranges, the QA entry 888/|888| = 1 — split into two additive shares.
         let mut g = Xorshift::new(0x5a5a);
         let x = DMatrix::from_fn(8, p, |_, j| {
             if j == answers {
-                888.0
+                1.0
             } else {
-                g.uniform() * 10.0
+                g.uniform() * 2.0 - 1.0
             }
         });
         let x0 = DMatrix::from_fn(8, p, |_, _| g.uniform() * 100.0 - 50.0);

@@ -26,7 +26,7 @@ use orthomask_core::tolerance::PRESERVED_STATISTICS;
 use orthomask_formats::manifest::{Cohorts, Manifest};
 use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::manifest::{Provenance, Released, build, observed_binary_columns};
-use orthomask_survey::plan::{CohortBounds, Plan, PlanRequest};
+use orthomask_survey::plan::{CohortBounds, DeclaredRange, Plan, PlanRequest};
 
 /// Relative distance of two equally shaped lists of numbers, scaled by the largest magnitude.
 fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
@@ -92,13 +92,25 @@ async fn the_services_and_the_pipeline_write_the_same_manifest() {
         smallest: 12,
         largest: 12,
     };
-    let plan = Plan::new(&PlanRequest::new(
+    // As `orthomask pipeline --range` does: the devices scale by the questions' declared ranges.
+    let mut request = PlanRequest::new(
         columns.len(),
         definition.masking.qa_constant,
         cohorts,
         definition.x_max(),
-    ))
-    .unwrap();
+    );
+    request.ranges = Some(
+        definition
+            .columns()
+            .into_iter()
+            .map(|c| DeclaredRange {
+                name: c.name.clone(),
+                lo: c.range.0,
+                hi: c.range.1,
+            })
+            .collect(),
+    );
+    let plan = Plan::new(&request).unwrap();
     let keys = PartyKeys {
         collector: Key::from_bytes([0x11; 32]),
         provider: Key::from_bytes([0x22; 32]),

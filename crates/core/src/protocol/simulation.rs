@@ -272,7 +272,12 @@ pub fn run_tm2_streaming(
             padded.row_mut(i).copy_from_slice(&x);
         }
         let margin = if compute_margin && design.p2() > 0 {
-            let x1 = padded.columns(0, design.p1()).into_owned();
+            // The masked answers only: the QA and kept columns cancel from condition (3.5)
+            // (design.rs, "Masks that keep columns fixed").
+            let masked: Vec<usize> = (0..design.answers())
+                .filter(|j| !design.kept().contains(j))
+                .collect();
+            let x1 = padded.select_columns(&masked);
             let x2 = padded.columns(design.p1(), design.p2()).into_owned();
             condition_3_5_margin(&x1, &x2)
         } else {
