@@ -30,20 +30,31 @@
 //! magnitude allowed by the machine precision").
 //!
 //! # What it costs the statistics
-//! With `X̃₁` the `n × p₁` block on the device's scale and `η = E·√(n p₁)/‖X̃₁‖_F` its normwise
-//! relative perturbation:
+//! Write the released block as `X₁ + Δ` with `Δ` the rounding errors, `|Δ_ij| ≈ h_j·E` (rms).
+//! With `x_j` the `j`-th column and Cauchy–Schwarz,
 //!
 //! ```text
-//! (E3)   |Δ(XᵀX)_ij| ≲ 2·E·√n·h_i h_j·max(‖x̃_i‖, ‖x̃_j‖)/√n     (Cauchy–Schwarz per entry),
-//! (E4)   ‖Δβ‖/‖β‖   ≲ κ·η + κ²·η·‖r‖/(‖X‖‖β‖)             (least squares, Golub & Van Loan
-//!                                                         2013, Theorem 5.3.1),
+//! (E3)   |Δ(X₁ᵀX₁)_ij| ≤ ‖x_i‖‖Δ_j‖ + ‖Δ_i‖‖x_j‖ + ‖Δ_i‖‖Δ_j‖ ≈ √n·E·(h_j‖x_i‖ + h_i‖x_j‖),
 //! ```
 //!
-//! with `κ` the condition number of the column-equilibrated design and `r` the residual. The raw
-//! fit's own rounding is (E4) with `η ≈ u`, so masking costs about `log₁₀(E/u) = log₁₀(√3 R)`
-//! digits of a coefficient on top of what the raw computation keeps (on the policy's designs
-//! `R ≈ √(2·m·p₁)` at the largest cohort `m`: Appendix C makes the noise dominate the whole
-//! cohort's spectral norm).
+//! so relative to `√(G_ii G_jj) = ‖x_i‖‖x_j‖` a cross-product moves by about
+//! `E·(h_i/rms(x_i) + h_j/rms(x_j))`: `2E` for answers that fill their ranges, whatever their
+//! magnitudes. For a least-squares fit on the release, with `κ` the condition number of the
+//! column-equilibrated design, `η = ‖Δ‖_F/‖X₁‖_F ≈ E·h/rms(x)` its normwise relative
+//! perturbation and `r` the residual (Golub & Van Loan 2013, Theorem 5.3.1),
+//!
+//! ```text
+//! (E4)   ‖Δβ̃‖/‖β̃‖ ≲ κ·η·(2 + κ·‖r‖/(‖X₁‖‖β̃‖))      (β̃_j = β_j‖x_j‖, scaled coefficients).
+//! ```
+//!
+//! The raw fit's own rounding is (E4) with `η ≈ u`, so masking costs about `log₁₀(E/u) =
+//! log₁₀(√3·R)` significant digits on top of what the raw computation keeps
+//! ([`UnmaskingAccuracy::digits_lost`]). On the policy's designs `R² ≈ p_m + p₂σ² ≈ 2·m·p_m` at
+//! the largest cohort `m` (Appendix C makes the noise dominate the cohort's whole spectral norm,
+//! and `p₂σ²` tends to `m·p_m/(1 − δ)` as `p₂` grows): about 1.3 digits for cohorts of 12 and
+//! 4 answers, 3.0 for cohorts of 1 500 and 10 answers. Unscaled, `R` grows with the largest
+//! declared value and a small column loses `log₁₀(x_max/h_j)` digits more: the failure this
+//! module and the scaling exist to prevent (`tests/unmasking_accuracy.rs`).
 //!
 //! # Not a worst case
 //! A rigorous worst-case bound (Higham 2002, Lemma 19.3) multiplies (E2) by about `p` and is
