@@ -222,7 +222,7 @@ impl Client {
             share_noise_ratio: masking
                 .share_mode
                 .as_ref()
-                .map(|share| share.share_sigma / definition.answers_max()),
+                .map(|share| share.share_sigma / definition.record_answers_max()),
             one_service_view: crate::share_view::one_service_view(definition)?,
             teaching: masking.teaching,
         })

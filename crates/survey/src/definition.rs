@@ -426,6 +426,25 @@ impl SurveyDefinition {
         }
     }
 
+    /// Each answer column's range as the padded record carries it: `[−1, 1]` when the device
+    /// scales by the declared ranges, the declared range otherwise.
+    pub fn record_ranges(&self) -> Vec<(f64, f64)> {
+        let scaled = self.masking.scaling == RecordScaling::DeclaredRanges
+            || self.masking.dp.is_some();
+        self.columns()
+            .into_iter()
+            .map(|c| if scaled { (-1.0, 1.0) } else { c.range })
+            .collect()
+    }
+
+    /// The largest answer magnitude the padded record carries (1 when scaled).
+    pub fn record_answers_max(&self) -> f64 {
+        self.record_ranges()
+            .iter()
+            .map(|r| r.0.abs().max(r.1.abs()))
+            .fold(0.0, f64::max)
+    }
+
     /// The device key for the right mask, when not in share mode.
     ///
     /// # Errors

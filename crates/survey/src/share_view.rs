@@ -19,7 +19,9 @@
 //! [`ONE_SERVICE_DELTA`]; ε depends on `σ/Δ = τ√(K₁(K₁ − 1)) / ‖range‖₂` only. The
 //! signal-to-noise ratio is `(x_max/K₁) / (τ√(1 − 1/K₁))`
 //! (`ShareView::one_service(K₁, τ).signal_to_noise(x_max)`). The padding and the QA constant are
-//! split evenly and carry no answer.
+//! split evenly and carry no answer. Everything is on the padded record's scale: when the device
+//! scales by declared ranges the shares split answers in `[−1, 1]`, so the ranges are `[−1, 1]`
+//! and `x_max = 1` (`SurveyDefinition::record_ranges`); τ was chosen on that scale too.
 
 use crate::definition::SurveyDefinition;
 use orthomask_core::protocol::collusion::ShareView;
@@ -66,10 +68,11 @@ pub fn one_service_view(
     let tau = share.share_sigma;
     let view =
         ShareView::one_service(services, tau).map_err(|e| ShareViewError::Shares(e.to_string()))?;
+    // On the record's scale: the shares split the scaled record when the device scales.
     let range_norm = definition
-        .columns()
+        .record_ranges()
         .iter()
-        .map(|c| (c.range.1 - c.range.0).powi(2))
+        .map(|r| (r.1 - r.0).powi(2))
         .sum::<f64>()
         .sqrt();
     let sensitivity = range_norm / services as f64;
@@ -77,7 +80,7 @@ pub fn one_service_view(
         .map_err(|e| ShareViewError::Privacy(e.to_string()))?;
     Ok(Some(OneServiceView {
         services,
-        signal_to_noise: view.signal_to_noise(definition.answers_max()),
+        signal_to_noise: view.signal_to_noise(definition.record_answers_max()),
         epsilon,
         delta: ONE_SERVICE_DELTA,
     }))
@@ -125,6 +128,26 @@ mod tests {
             let below = gaussian_mechanism_delta(sensitivity, noise, view.epsilon * 0.99).unwrap();
             assert!(below > ONE_SERVICE_DELTA);
         }
+    }
+
+    /// A scaled record carries answers in [−1, 1]: the view's bound is 1 and each answer's range
+    /// has width 2, so with τ = 100 (the floor there) SNR = (1/K₁)/(100√(1 − 1/K₁)) and the
+    /// sensitivity is 2√p/K₁, whatever the declared units.
+    #[test]
+    fn scaled_records_are_viewed_on_their_own_scale() {
+        let mut d = definition();
+        d.masking.scaling = crate::definition::RecordScaling::DeclaredRanges;
+        let share = d.masking.share_mode.as_mut().unwrap();
+        share.share_sigma = 100.0;
+        let k = share.providers.len() as f64;
+        d.validate().unwrap();
+        let view = one_service_view(&d).unwrap().unwrap();
+        let noise = 100.0 * (1.0 - 1.0 / k).sqrt();
+        let expected_snr = 1.0 / k / noise;
+        assert!((view.signal_to_noise - expected_snr).abs() <= 1e-12 * expected_snr);
+        let sensitivity = 2.0 * (d.columns().len() as f64).sqrt() / k;
+        let at = gaussian_mechanism_delta(sensitivity, noise, view.epsilon).unwrap();
+        assert!((at - ONE_SERVICE_DELTA).abs() <= 1e-9, "{at}");
     }
 
     /// Hand-solvable: the basic protocol has no shares, hence no share view.
