@@ -708,7 +708,11 @@ mod tests {
         assert_eq!(p.p2, 503);
         let gamma: f64 = 503.0 / 20.0;
         let by_hand = (8.0 * 100.0f64.powi(2) / ((gamma.sqrt() - 1.0).powi(2) * 0.5)).sqrt();
-        assert!(p.sigma > by_hand && p.sigma < by_hand * (1.0 + 1e-6), "{}", p.sigma);
+        assert!(
+            p.sigma > by_hand && p.sigma < by_hand * (1.0 + 1e-6),
+            "{}",
+            p.sigma
+        );
         let sample = orthomask_survey::definition::SurveyDefinition::parse(
             include_str!("../../www/surveys/leaps-demo.json"),
             "leaps-demo.json",

@@ -560,7 +560,21 @@ fn dp_with_uneven_cohorts_uses_the_smallest_for_dp_and_the_largest_for_sigma() {
         "--json",
     ]);
     let sigma = dp["sigma"].as_f64().unwrap();
-    assert!(relative(sigma, calibrated["setting_b_sufficient"].as_f64().unwrap()) < 1e-12);
+    // σ is calibrated for the mechanism run (record replaced, sums and masked complement
+    // composed); the manifest records what it guarantees and seed 004's σ for n_s − 1 rows —
+    // `dp-sigma`'s setting B — that it grows from.
+    let g = &dp["guarantee"];
+    assert_eq!(g["neighbours"], "replace-one-record");
+    assert!(
+        relative(
+            g["paper_sigma"].as_f64().unwrap(),
+            calibrated["setting_b_sufficient"].as_f64().unwrap()
+        ) < 1e-12
+    );
+    let growth = g["growth_factor"].as_f64().unwrap();
+    assert!(relative(sigma, g["paper_sigma"].as_f64().unwrap() * growth) < 1e-12);
+    assert!(growth > 1.2 && growth < 3.0, "{growth}");
+    assert!(g["delta"].as_f64().unwrap() <= 0.01 && g["epsilon"].as_f64().unwrap() <= 0.5 + 1e-12);
     for (column, width) in dp["columns"].as_array().unwrap().iter().zip([10.0, 10.0]) {
         assert!(relative(column["sigma"].as_f64().unwrap(), sigma * width / 2.0) < 1e-12);
     }

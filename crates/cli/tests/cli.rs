@@ -299,6 +299,25 @@ fn pipeline_collusion_resistant_extension() {
     let (headers, shares) = read(&out.join("upload.csv"));
     assert_eq!(headers[..2], ["provider", "participant"]);
     assert_eq!(shares.nrows(), 3 * 20);
+    // The manifest states what one of the 3 services sees: the devices scaled every answer to
+    // [−1, 1], so τ = 100 and the figure is the share view of 3 services at τ = 100 on ranges
+    // [−1, 1] (issue 11 §4).
+    let manifest = Manifest::parse(
+        &std::fs::read_to_string(out.join("manifest.json")).unwrap(),
+        "manifest.json",
+    )
+    .unwrap();
+    let view = manifest.share_view.clone().unwrap();
+    let expected = orthomask_survey::share_view::one_service_view_of(
+        3,
+        orthomask_survey::policy::SHARE_SCALE,
+        &vec![(-1.0, 1.0); manifest.p1 - 1],
+    )
+    .unwrap();
+    assert_eq!(view.services, 3);
+    assert_eq!(view.epsilon, expected.epsilon);
+    assert_eq!(view.signal_to_noise, expected.signal_to_noise);
+    assert!(view.signal_to_noise < 0.01);
 }
 
 #[test]

@@ -6,7 +6,9 @@ use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::protocol::accuracy::{HIGH_PROBABILITY_FACTOR, UnmaskingAccuracy};
 use orthomask_core::protocol::design::{appendix_c_bound, noise_columns_for};
-use orthomask_core::protocol::tm2::{DataCollector, MaskingServiceProvider, Participant, Tm2Design};
+use orthomask_core::protocol::tm2::{
+    DataCollector, MaskingServiceProvider, Participant, Tm2Design,
+};
 use orthomask_core::random::uniform_matrix;
 use orthomask_core::scaling::RangeScaler;
 use orthomask_core::tolerance::ERROR_MODEL_FACTOR;
@@ -91,7 +93,10 @@ fn run(design: &Tm2Design, raw: &DMatrix<f64>) -> Run {
         .unscale_unmasked(direct.columns(0, design.p1()).into_owned(), 1.0)
         .unwrap();
     let answers = design.answers();
-    let release = collector.release(&[unmasked.clone()]).unwrap().data;
+    let release = collector
+        .release(std::slice::from_ref(&unmasked))
+        .unwrap()
+        .data;
     Run {
         recovered: unmasked.data.columns(0, answers).into_owned(),
         reference: reference.columns(0, answers).into_owned(),
@@ -122,7 +127,10 @@ fn scaled_records_keep_every_column_digits_and_xtx_to_a_part_in_a_trillion() {
     let means_release = out.release.row_mean();
     for (j, h) in HALF_RANGES.iter().enumerate() {
         let off = (means_release[j] - means_raw[j]).abs() / h;
-        assert!(off < GRAM_ENTRY_RELATIVE, "mean of column {j} off by {off:e} of its range");
+        assert!(
+            off < GRAM_ENTRY_RELATIVE,
+            "mean of column {j} off by {off:e} of its range"
+        );
     }
 }
 

@@ -67,6 +67,24 @@ pub struct Manifest {
     /// older than it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmasking_error: Option<UnmaskingError>,
+    /// Share mode: what one right-masking service alone learns about a participant's answers
+    /// (issue 11 §4; absent outside share mode and in manifests older than it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_view: Option<ShareViewRecord>,
+}
+
+/// One right-masking service's view of a participant's answers in share mode
+/// (`orthomask_survey::share_view`): a Gaussian mechanism on the answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShareViewRecord {
+    /// Right-masking services `K₁`.
+    pub services: usize,
+    /// Largest answer over the share noise one service sees (below 1: the answer is buried).
+    pub signal_to_noise: f64,
+    /// ε of one service's view at `delta`, for one participant's answers replaced by any others.
+    pub epsilon: f64,
+    /// δ of that figure.
+    pub delta: f64,
 }
 
 /// How many digits the masking costs: the expected rounding error of a released value, from the
@@ -246,6 +264,35 @@ pub struct DpNoise {
     /// Declared range and noise standard deviation of each answer column in its own units
     /// (`σ·(hi − lo)/2`): what a bias-corrected regression subtracts.
     pub columns: Vec<DpColumn>,
+    /// What σ guarantees for the mechanism run (absent in plans and manifests made before the
+    /// guarantee was derived for it, whose σ was seed 004's for neighbours at distance 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guarantee: Option<DpGuarantee>,
+}
+
+/// The (ε, δ) device-side DP noise guarantees for the mechanism the devices and masks run
+/// (`orthomask_dp::device`): the noisy column sums and the masked complement, composed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DpGuarantee {
+    /// Who the neighbours are (`replace-one-record`: one participant's record replaced by any
+    /// other valid record).
+    pub neighbours: String,
+    /// ε guaranteed.
+    pub epsilon: f64,
+    /// δ guaranteed at that ε (at most the budget's δ).
+    pub delta: f64,
+    /// ε₁ spent on the column sums the masks reveal.
+    pub epsilon_sums: f64,
+    /// δ₁ of the column sums.
+    pub delta_sums: f64,
+    /// ε₂ spent on the masked complement.
+    pub epsilon_complement: f64,
+    /// δ₂ of the masked complement.
+    pub delta_complement: f64,
+    /// Seed 004's σ (eq. (13), `n_s − 1` rows, neighbours at distance 1) for comparison.
+    pub paper_sigma: f64,
+    /// σ over `paper_sigma`: the extra noise the mechanism actually run needs.
+    pub growth_factor: f64,
 }
 
 /// One column's DP noise.
@@ -342,6 +389,7 @@ mod tests {
                 merkle_root: "ab".repeat(32),
             }],
             unmasking_error: None,
+            share_view: None,
         }
     }
 

@@ -166,6 +166,22 @@ async fn share_mode_with_two_right_masking_services_releases_the_raw_regression(
     assert_eq!(manifest["method"], "collusion");
     assert_eq!(manifest["qa"]["passed"], true);
     assert_eq!(manifest["cohorts"]["sizes"], serde_json::json!([12, 8]));
+    // Issue 11 §4: the manifest states what one right-masking service sees, the same figure
+    // the participants' panel showed for this definition; the devices scaled every answer, so
+    // one service sees each at a signal-to-noise ratio below 1 %.
+    let view = released.share_view.clone().unwrap();
+    let shown = orthomask_survey::share_view::one_service_view(&def)
+        .unwrap()
+        .unwrap();
+    assert_eq!(view.services, 2);
+    assert_eq!(
+        (view.epsilon, view.signal_to_noise),
+        (shown.epsilon, shown.signal_to_noise)
+    );
+    assert!(view.signal_to_noise < 0.01, "{view:?}");
+    // Issue 11 §1: the expected unmasking error, in units of each answer's half-range.
+    let error = released.unmasking_error.clone().unwrap();
+    assert!(error.scaled_by_declared_ranges && error.expected_entry_error < 1e-12);
     // Issue 10 §5: each part was checked against its service's published list (every share
     // reached both services, so the rows equal the counts), and the manifest records every
     // cohort's root at every right-masking service; each receipt checks against it.

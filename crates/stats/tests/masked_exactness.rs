@@ -17,7 +17,9 @@ use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::protocol::accuracy::UnmaskingAccuracy;
 use orthomask_core::protocol::design::{appendix_c_bound, noise_columns_for};
-use orthomask_core::protocol::tm2::{DataCollector, MaskingServiceProvider, Participant, Tm2Design};
+use orthomask_core::protocol::tm2::{
+    DataCollector, MaskingServiceProvider, Participant, Tm2Design,
+};
 use orthomask_core::scaling::RangeScaler;
 use orthomask_stats::design::Intercept;
 use orthomask_stats::linear::LinearRegression;
@@ -82,7 +84,9 @@ fn ranges_of(raw: &DMatrix<f64>) -> Vec<(f64, f64)> {
 }
 
 fn columns(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
-    m.column_iter().map(|c| c.iter().copied().collect()).collect()
+    m.column_iter()
+        .map(|c| c.iter().copied().collect())
+        .collect()
 }
 
 #[test]
@@ -134,7 +138,11 @@ fn scaled_error(estimates: &[f64], beta: &[f64], z: &DMatrix<f64>) -> f64 {
 /// digits the model (E2)–(E4) of `protocol::accuracy` says masking costs.
 fn polynomial_errors(n: usize, degree: usize, width: f64) -> (f64, f64, f64, f64) {
     let (powers, y) = polynomial(n, degree, width);
-    let raw = DMatrix::from_fn(n, degree + 1, |i, j| if j < degree { powers[j][i] } else { y[i] });
+    let raw = DMatrix::from_fn(
+        n,
+        degree + 1,
+        |i, j| if j < degree { powers[j][i] } else { y[i] },
+    );
     let ranges = ranges_of(&raw);
     let released = release(&raw, &ranges);
     let names: Vec<String> = (1..=degree)
@@ -153,7 +161,11 @@ fn polynomial_errors(n: usize, degree: usize, width: f64) -> (f64, f64, f64, f64
         assert!(fit.aliased().is_empty(), "{:?}", fit.aliased());
         fit.coefficients().iter().map(|c| c.estimate()).collect()
     };
-    let z = DMatrix::from_fn(n, degree + 1, |i, j| if j == 0 { 1.0 } else { raw[(i, j - 1)] });
+    let z = DMatrix::from_fn(
+        n,
+        degree + 1,
+        |i, j| if j == 0 { 1.0 } else { raw[(i, j - 1)] },
+    );
     let kappa = scaled_condition(&z);
     let (beta, ..) = reference(&z, &y);
     let raw_error = scaled_error(&estimates(&raw), &beta, &z);
@@ -180,7 +192,10 @@ fn ill_conditioned_polynomials_lose_at_most_two_digits_to_masking() {
         );
     }
     let (_, _, kappa, _) = polynomial_errors(60, 5, 2e5);
-    assert!(kappa > 5e7, "the degree-5 design must be ill-conditioned: κ = {kappa:e}");
+    assert!(
+        kappa > 5e7,
+        "the degree-5 design must be ill-conditioned: κ = {kappa:e}"
+    );
 }
 
 /// For larger cohorts the noise that hides them is larger, and so is the cost (module

@@ -389,7 +389,11 @@ mod tests {
         // The record carries the answers scaled to [−1, 1] plus N(0, σ²) on that scale.
         let design = s.design().unwrap();
         let sds = vec![design.dp().unwrap().sigma(); 8];
-        let scaled = design.scaler().unwrap().scale_row(&DEMO_RECORD[..8]).unwrap();
+        let scaled = design
+            .scaler()
+            .unwrap()
+            .scale_row(&DEMO_RECORD[..8])
+            .unwrap();
         let a = demo_answers(&s);
         let masked = |device: u64| {
             let prepared =

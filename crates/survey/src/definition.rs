@@ -410,13 +410,7 @@ impl SurveyDefinition {
             }
             None => None,
         };
-        let design = crate::plan::modified_design(
-            columns.len(),
-            m.qa_constant,
-            m.p2,
-            m.sigma,
-            dp,
-        )?;
+        let design = crate::plan::modified_design(columns.len(), m.qa_constant, m.p2, m.sigma, dp)?;
         match (m.scaling, design.scaler()) {
             (RecordScaling::DeclaredRanges, None) => {
                 let ranges: Vec<(f64, f64)> = columns.iter().map(|c| c.range).collect();
@@ -429,8 +423,8 @@ impl SurveyDefinition {
     /// Each answer column's range as the padded record carries it: `[−1, 1]` when the device
     /// scales by the declared ranges, the declared range otherwise.
     pub fn record_ranges(&self) -> Vec<(f64, f64)> {
-        let scaled = self.masking.scaling == RecordScaling::DeclaredRanges
-            || self.masking.dp.is_some();
+        let scaled =
+            self.masking.scaling == RecordScaling::DeclaredRanges || self.masking.dp.is_some();
         self.columns()
             .into_iter()
             .map(|c| if scaled { (-1.0, 1.0) } else { c.range })
@@ -512,7 +506,8 @@ mod tests {
         s.masking.share_mode.as_mut().unwrap().share_sigma = floor * 0.99;
         let e = refusal(&s);
         assert!(
-            e.contains("masking.share_mode.share_sigma") && e.contains("largest answer the record carries"),
+            e.contains("masking.share_mode.share_sigma")
+                && e.contains("largest answer the record carries"),
             "{e}"
         );
         let e = SurveyDefinition::parse("{\"id\": 1}", "s.json")

@@ -16,8 +16,8 @@
 //! key ([`hydrate`]).
 
 use crate::definition::{
-    RecordScaling,
-    DpParameters, Masking, Question, ShareMode, SurveyDefinition, SurveyError, valid_survey_id,
+    DpParameters, Masking, Question, RecordScaling, ShareMode, SurveyDefinition, SurveyError,
+    valid_survey_id,
 };
 use crate::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanError, PlanRequest};
 use crate::policy::{DEFAULT_QA_CONSTANT, MAX_COHORT, default_min_cohort_size};
@@ -355,7 +355,7 @@ mod tests {
     use crate::policy::FAILURE_TARGET;
     use crate::tolerance::HAND_COMPUTED;
     use orthomask_core::protocol::design::appendix_c_bound;
-    use orthomask_dp::calibration::{Calibration, CalibrationInput};
+    use orthomask_dp::device::CohortMechanism;
 
     fn draft(m: usize) -> SurveyDraft {
         let q = |id: &str, kind| Question {
@@ -503,16 +503,13 @@ mod tests {
         let planned = plan(&d, &[]).unwrap();
         let dp = planned.plan.masking.dp.clone().unwrap();
         assert_eq!(dp.smallest_cohort, 200);
-        let expected = Calibration::new(CalibrationInput {
-            epsilon: 0.5,
-            delta: 0.01,
-            n: 199,
-            p: 4,
-            smallest_block: None,
-        })
-        .unwrap()
-        .setting_b_sufficient();
+        let expected = CohortMechanism::new(4, 200)
+            .unwrap()
+            .calibrate(0.5, 0.01)
+            .unwrap()
+            .sigma();
         assert!((dp.sigma - expected).abs() <= HAND_COMPUTED * expected);
+        assert!(dp.guarantee.as_ref().unwrap().delta <= 0.01);
         // age has range [18, 100]: σ_age = σ·82/2.
         assert!((dp.columns[1].sigma - expected * 41.0).abs() < HAND_COMPUTED * expected * 41.0);
         assert!(planned.plan.masking.x_max > 1.0);

@@ -417,6 +417,7 @@ mod tests {
                 merkle_root: merkle_root(&hashes()),
             }],
             unmasking_error: None,
+            share_view: None,
         }
     }
 

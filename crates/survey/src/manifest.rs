@@ -9,11 +9,12 @@
 //! (column means, `XᵀX`, the QA result) is computed from the release.
 
 use crate::plan::Plan;
+use crate::share_view::OneServiceView;
 use nalgebra::DMatrix;
 use orthomask_core::protocol::QaReport;
 use orthomask_formats::manifest::{
     Cohorts, ColumnMean, ColumnUnmaskingError, Generator, Manifest, Method, Qa, ReceiptRoot,
-    RightMask, UnmaskingError, XMaxSource,
+    RightMask, ShareViewRecord, UnmaskingError, XMaxSource,
 };
 
 /// What the collector released.
@@ -55,6 +56,8 @@ pub struct Provenance {
     /// Each released cohort's checked receipt list at each accepting service (the data
     /// collector's; empty where there are no services, as in `orthomask pipeline`).
     pub receipt_roots: Vec<ReceiptRoot>,
+    /// Share mode: what one right-masking service alone learns (`crate::share_view`).
+    pub share_view: Option<OneServiceView>,
 }
 
 impl Provenance {
@@ -74,6 +77,7 @@ impl Provenance {
             teaching_keys: false,
             warnings: Vec::new(),
             receipt_roots: Vec::new(),
+            share_view: None,
         }
     }
 }
@@ -107,6 +111,12 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
         warnings: provenance.warnings,
         receipt_roots: provenance.receipt_roots,
         unmasking_error: unmasking_error(plan, released.columns),
+        share_view: provenance.share_view.map(|v| ShareViewRecord {
+            services: v.services,
+            signal_to_noise: v.signal_to_noise,
+            epsilon: v.epsilon,
+            delta: v.delta,
+        }),
     }
 }
 
@@ -123,7 +133,10 @@ fn unmasking_error(plan: &Plan, columns: &[String]) -> Option<UnmaskingError> {
         Some(ranges) => ranges
             .iter()
             .map(|r| 0.5 * (r.hi - r.lo))
-            .chain(plan.qa_constant.map(|c| if c == 0.0 { 1.0 } else { c.abs() }))
+            .chain(
+                plan.qa_constant
+                    .map(|c| if c == 0.0 { 1.0 } else { c.abs() }),
+            )
             .collect(),
         None => vec![1.0; columns.len()],
     };

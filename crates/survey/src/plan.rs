@@ -16,14 +16,16 @@
 //!   bound highest; a smaller cohort only lowers it, so one σ serves every cohort from `n_s` to
 //!   `m`. Where the bound does not apply (`p₂ ≤ m`, only with hand-chosen noise columns), σ is the
 //!   data's own scale `max(x_max, 1)`.
-//! * **DP** (optional): σ_DP is seed 004's setting-B level (13) for `n_s − 1` records and the `p`
-//!   answer columns of the **smallest** cohort. The row masks keep `1ₙ` fixed, so the release
-//!   shows the noisy column sums unmasked and masks only the `(n_s − 1)`-dimensional complement
-//!   (conservative: the bound grows as `n` shrinks); the block-diagonal view the collector gets is
-//!   bounded by its smallest block (seed 004 §4). The unmasked sum row is a Gaussian mechanism
-//!   with noise `σ_DP √n_s` on the scaled data and is checked against setting A's sufficient
-//!   level (12). Noise makes entries exceed their declared ranges, so `x_max` grows by
-//!   [`DP_ALLOWANCE_SDS`] DP standard deviations of the widest column before σ is chosen.
+//! * **DP** (optional): σ_DP is calibrated for the mechanism the devices and masks actually run
+//!   (`orthomask_dp::device`, (D1)–(D11)): one participant's record replaced by any other valid
+//!   record (scaled, it moves by up to `2√p`), the noisy column sums the masks keeping `1ₙ` fixed
+//!   reveal (a Gaussian mechanism, (D5)) and the masked `(n_s − 1)`-dimensional complement
+//!   (setting B with the changed row's true norm `2√p·√(1 − 1/n_s)`, (D6)–(D8)), composed with
+//!   the best split of the budget (D9), for the **smallest** cohort (the release is as private
+//!   as its least private block, (D11)). The plan records the (ε, δ) this σ guarantees, the split
+//!   and seed 004's σ for comparison ([`DpGuarantee`]). DP noise is added on the `[−1, 1]` scale,
+//!   so DP implies range scaling, and `x_max` grows by [`DP_ALLOWANCE_SDS`] DP standard deviations
+//!   before σ is chosen.
 //!
 //! The resulting [`Plan`] is what every party may know about the design; the manifest records
 //! its bound ([`crate::manifest`]).
@@ -32,15 +34,15 @@ use crate::policy::{
     APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT, DP_ALLOWANCE_SDS, FAILURE_TARGET, SIGMA_HEADROOM,
 };
 use orthomask_core::protocol::ProtocolError;
+use orthomask_core::protocol::accuracy::UnmaskingAccuracy;
 use orthomask_core::protocol::design::{
     DesignError, DesignParameters, DesignReport, NoiseBound, Strictness, appendix_c_bound,
     check_design, noise_columns_for,
 };
-use orthomask_core::protocol::accuracy::UnmaskingAccuracy;
 use orthomask_core::protocol::tm2::{DeviceDp, Tm2Design};
 use orthomask_core::scaling::RangeScaler;
-use orthomask_dp::calibration::{Calibration, CalibrationError, CalibrationInput};
-use orthomask_formats::manifest::{AppendixC, DpColumn, DpNoise};
+use orthomask_dp::device::{CohortMechanism, NEIGHBOUR_RELATION};
+use orthomask_formats::manifest::{AppendixC, DpColumn, DpGuarantee, DpNoise};
 use serde::{Deserialize, Serialize};
 
 /// Why a design cannot be planned.
@@ -53,9 +55,9 @@ pub enum PlanError {
     /// The core cannot build the design from these parameters.
     #[error(transparent)]
     Protocol(#[from] ProtocolError),
-    /// Seed 004's calibration has no answer for these cohorts.
+    /// The device-side mechanism cannot be calibrated for these cohorts.
     #[error(
-        "DP: calibrating the noise for cohorts of {smallest_cohort} with {columns} answer columns: {source}"
+        "DP: calibrating the noise for cohorts of {smallest_cohort} with {columns} answer columns: {reason}"
     )]
     Calibration {
         /// The smallest cohort σ_DP is calibrated for.
@@ -63,17 +65,7 @@ pub enum PlanError {
         /// Answer columns.
         columns: usize,
         /// The calibrator's reason.
-        source: CalibrationError,
-    },
-    /// The unmasked column sums would be less protected than setting A demands.
-    #[error(
-        "DP: the unmasked column sums would carry noise sigma*sqrt(n) = {noise:.4}, below setting A's sufficient {required:.4}; use larger cohorts"
-    )]
-    UnprotectedSums {
-        /// `σ_DP √n_s`.
-        noise: f64,
-        /// Setting A's sufficient σ (12).
-        required: f64,
+        reason: String,
     },
     /// A declared range the device cannot scale (empty, reversed or not finite).
     #[error("declared ranges: {0}")]
@@ -393,35 +385,31 @@ pub fn appendix_c_record(bound: &NoiseBound) -> AppendixC {
     }
 }
 
-/// Calibrate device-side DP noise (seed 004 setting B) for `smallest_cohort` and the declared
-/// ranges (module documentation).
+/// Calibrate device-side DP noise for the mechanism run (`orthomask_dp::device`, (D10)) for
+/// `smallest_cohort` and the declared ranges, and record what it guarantees (module
+/// documentation).
 ///
 /// # Errors
-/// [`PlanError::Calibration`] when seed 004 gives no level (e.g. `n_s − 1 ≤ p`),
-/// [`PlanError::UnprotectedSums`] when the unmasked column sums would be under-protected,
-/// [`PlanError::Ranges`] for a degenerate range.
+/// [`PlanError::Calibration`] when the cohorts are too small for the columns (`n_s − 1 ≤ p`) or
+/// the budget is out of its domain, [`PlanError::Ranges`] for a degenerate range.
 pub fn plan_dp(request: &DpRequest, smallest_cohort: usize) -> Result<DpNoise, PlanError> {
     let columns = request.ranges.len();
-    let calibration = Calibration::new(CalibrationInput {
-        epsilon: request.epsilon,
-        delta: request.delta,
-        n: smallest_cohort.saturating_sub(1) as u64,
-        p: columns as u64,
-        smallest_block: None,
-    })
-    .map_err(|source| PlanError::Calibration {
+    let failed = |reason: String| PlanError::Calibration {
         smallest_cohort,
         columns,
-        source,
-    })?;
-    let sigma = calibration.setting_b_sufficient();
-    let sums_noise = sigma * (smallest_cohort as f64).sqrt();
-    if sums_noise < calibration.setting_a_sufficient() {
-        return Err(PlanError::UnprotectedSums {
-            noise: sums_noise,
-            required: calibration.setting_a_sufficient(),
-        });
-    }
+        reason,
+    };
+    let mechanism = CohortMechanism::new(columns as u64, smallest_cohort as u64)
+        .map_err(|e| failed(e.to_string()))?;
+    let calibration = mechanism
+        .calibrate(request.epsilon, request.delta)
+        .map_err(|e| failed(e.to_string()))?;
+    let sigma = calibration.sigma();
+    // What this σ guarantees, recomputed rather than echoed: the δ at the budget's ε (at most the
+    // budget's δ, by (D10)) and the split that attains it.
+    let split = mechanism
+        .split_at(sigma, request.epsilon)
+        .map_err(|e| failed(e.to_string()))?;
     let ranges: Vec<(f64, f64)> = request.ranges.iter().map(|r| (r.lo, r.hi)).collect();
     let settings =
         DeviceDp::new(&ranges, sigma, request.epsilon, request.delta).map_err(PlanError::Ranges)?;
@@ -441,6 +429,17 @@ pub fn plan_dp(request: &DpRequest, smallest_cohort: usize) -> Result<DpNoise, P
                 sigma: sd,
             })
             .collect(),
+        guarantee: Some(DpGuarantee {
+            neighbours: NEIGHBOUR_RELATION.to_owned(),
+            epsilon: split.epsilon(),
+            delta: split.delta(),
+            epsilon_sums: split.epsilon_sum,
+            delta_sums: split.delta_sum,
+            epsilon_complement: split.epsilon_complement,
+            delta_complement: split.delta_complement,
+            paper_sigma: calibration.paper_sigma(),
+            growth_factor: calibration.growth_factor(),
+        }),
     })
 }
 
@@ -607,8 +606,10 @@ mod tests {
         }
     }
 
-    /// DP is calibrated by seed 004 setting B for n_s − 1 records of the smallest cohort; each
-    /// column's noise is σ(hi − lo)/2, and x_max grows by six of the widest column's.
+    /// DP is calibrated for the mechanism run (`orthomask_dp::device`) at the smallest cohort;
+    /// each column's noise is σ(hi − lo)/2, x_max grows by six σ on the scaled record, and the
+    /// plan records what σ guarantees: δ at the budget's ε no more than the budget's δ, split
+    /// between the sums and the complement, and σ against seed 004's for comparison.
     #[test]
     fn dp_is_calibrated_for_the_smallest_cohort() {
         let mut request = PlanRequest::new(3, Some(888.0), cohorts(150, 200), 888.0);
@@ -616,7 +617,20 @@ mod tests {
         let plan = Plan::new(&request).unwrap();
         let dp = plan.dp.as_ref().unwrap();
         assert_eq!(dp.smallest_cohort, 150);
-        let expected = Calibration::new(CalibrationInput {
+        let mechanism = CohortMechanism::new(3, 150).unwrap();
+        let calibration = mechanism.calibrate(0.5, 0.01).unwrap();
+        let expected = calibration.sigma();
+        assert!((dp.sigma - expected).abs() <= HAND_COMPUTED * expected);
+        let g = dp.guarantee.as_ref().unwrap();
+        assert_eq!(g.neighbours, "replace-one-record");
+        assert!(g.delta <= 0.01 && (g.epsilon - 0.5).abs() < 1e-9, "{g:?}");
+        assert!(mechanism.delta_at(dp.sigma, 0.5).unwrap() <= 0.01);
+        assert!((g.epsilon_sums + g.epsilon_complement - g.epsilon).abs() < 1e-12);
+        assert!((g.delta_sums + g.delta_complement - g.delta).abs() < 1e-15);
+        // Seed 004's σ for n_s − 1 rows, neighbours at distance 1 (eq. (13)), and the growth
+        // (D12) the mechanism run needs over it: between √(6p(1 − 1/n)/(3√p + 1)) ≈ 1.76 (its
+        // large-n limit for p = 3) and 3.
+        let paper = orthomask_dp::Calibration::new(orthomask_dp::CalibrationInput {
             epsilon: 0.5,
             delta: 0.01,
             n: 149,
@@ -625,7 +639,13 @@ mod tests {
         })
         .unwrap()
         .setting_b_sufficient();
-        assert!((dp.sigma - expected).abs() <= HAND_COMPUTED * expected);
+        assert!((g.paper_sigma - paper).abs() <= HAND_COMPUTED * paper);
+        assert!((g.growth_factor - dp.sigma / paper).abs() < 1e-12);
+        assert!(
+            g.growth_factor > 1.2 && g.growth_factor < 3.0,
+            "{}",
+            g.growth_factor
+        );
         assert!((dp.columns[2].sigma - expected * 15.0).abs() <= HAND_COMPUTED * expected * 15.0);
         // DP scales the record: x_max is 1 plus six DP standard deviations on that scale.
         let allowance = DP_ALLOWANCE_SDS * expected;
@@ -643,6 +663,32 @@ mod tests {
         let mut bad = dp_request(1);
         bad.ranges[0].hi = -1.0;
         assert!(matches!(plan_dp(&bad, 200), Err(PlanError::Ranges(_))));
+    }
+
+    /// By hand (dp crate, `tests/device_mechanism.rs`, checked against SciPy): ε = 0.1, δ = 0.01,
+    /// one answer, cohorts of 101 give σ* ≈ 8.560139.
+    #[test]
+    fn dp_sigma_matches_the_hand_computed_mechanism() {
+        let request = DpRequest {
+            epsilon: 0.1,
+            delta: 0.01,
+            ranges: vec![DeclaredRange {
+                name: "a".into(),
+                lo: 0.0,
+                hi: 1.0,
+            }],
+        };
+        let dp = plan_dp(&request, 101).unwrap();
+        assert!(
+            (dp.sigma - 8.560139).abs() < 1e-5 * 8.560139,
+            "{}",
+            dp.sigma
+        );
+        // An old stored DP record without a guarantee still reads.
+        let old = r#"{"epsilon": 0.5, "delta": 0.01, "sigma": 2.0, "smallest_cohort": 20,
+            "columns": []}"#;
+        let parsed: DpNoise = serde_json::from_str(old).unwrap();
+        assert!(parsed.guarantee.is_none());
     }
 
     /// Plans stored by the collector before `qa_constant` and `delta` were recorded read back

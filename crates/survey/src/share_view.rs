@@ -64,26 +64,46 @@ pub fn one_service_view(
     let Some(share) = &definition.masking.share_mode else {
         return Ok(None);
     };
-    let services = share.providers.len();
-    let tau = share.share_sigma;
-    let view =
-        ShareView::one_service(services, tau).map_err(|e| ShareViewError::Shares(e.to_string()))?;
     // On the record's scale: the shares split the scaled record when the device scales.
-    let range_norm = definition
-        .record_ranges()
+    one_service_view_of(
+        share.providers.len(),
+        share.share_sigma,
+        &definition.record_ranges(),
+    )
+    .map(Some)
+}
+
+/// The view of one of `services` services with share noise τ = `share_sigma`, for answers with
+/// these ranges on the padded record's scale (module documentation).
+///
+/// # Errors
+/// [`ShareViewError`] for fewer than two services, a τ that is not finite and positive, or a
+/// privacy profile that cannot be evaluated.
+pub fn one_service_view_of(
+    services: usize,
+    share_sigma: f64,
+    record_ranges: &[(f64, f64)],
+) -> Result<OneServiceView, ShareViewError> {
+    let view = ShareView::one_service(services, share_sigma)
+        .map_err(|e| ShareViewError::Shares(e.to_string()))?;
+    let range_norm = record_ranges
         .iter()
         .map(|r| (r.1 - r.0).powi(2))
         .sum::<f64>()
         .sqrt();
+    let answer_bound = record_ranges
+        .iter()
+        .map(|r| r.0.abs().max(r.1.abs()))
+        .fold(0.0, f64::max);
     let sensitivity = range_norm / services as f64;
     let epsilon = gaussian_mechanism_epsilon(sensitivity, view.noise_sd, ONE_SERVICE_DELTA)
         .map_err(|e| ShareViewError::Privacy(e.to_string()))?;
-    Ok(Some(OneServiceView {
+    Ok(OneServiceView {
         services,
-        signal_to_noise: view.signal_to_noise(definition.record_answers_max()),
+        signal_to_noise: view.signal_to_noise(answer_bound),
         epsilon,
         delta: ONE_SERVICE_DELTA,
-    }))
+    })
 }
 
 #[cfg(test)]

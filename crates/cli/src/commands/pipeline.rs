@@ -32,6 +32,7 @@ use orthomask_survey::policy::{
     APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT, FAILURE_TARGET, SECOND_METHOD_NOISE_ROWS,
     SECOND_METHOD_SIGMA, WEAK_BOUND_WARNING,
 };
+use orthomask_survey::share_view::{OneServiceView, one_service_view_of};
 use std::path::{Path, PathBuf};
 
 /// `--method`: which protocol to run.
@@ -262,7 +263,11 @@ fn declared_x_max(args: &PipelineArgs, raw: &RawData) -> Result<(f64, XMaxSource
 
 /// Each answer column's range: from `--range`, or in a simulation read off the data (saying so).
 /// A constant column gets the range `v ± max(|v|, 1)`, since a range needs a width.
-fn declared_ranges(args: &PipelineArgs, raw: &RawData, purpose: &str) -> Result<Vec<DeclaredRange>> {
+fn declared_ranges(
+    args: &PipelineArgs,
+    raw: &RawData,
+    purpose: &str,
+) -> Result<Vec<DeclaredRange>> {
     let mut declared: Vec<Option<(f64, f64)>> = vec![None; raw.answer_names.len()];
     for spec in &args.range {
         let (name, bounds) = spec
@@ -337,7 +342,10 @@ fn dp_request(args: &PipelineArgs, ranges: &[DeclaredRange]) -> Option<DpRequest
 /// (modified TM² and its collusion-resistant extension), not for the first method, whose
 /// unpadded invertible `B₁` reproduces seed 003's tables in the answers' own units.
 fn scales_records(args: &PipelineArgs) -> bool {
-    matches!(args.method, MethodChoice::Modified | MethodChoice::Collusion)
+    matches!(
+        args.method,
+        MethodChoice::Modified | MethodChoice::Collusion
+    )
 }
 
 fn party_keys(args: &PipelineArgs) -> Result<(PartyKeys, bool)> {
@@ -378,6 +386,8 @@ struct Outcome {
     kept: Vec<String>,
     qa: Vec<QaReport>,
     warnings: Vec<String>,
+    /// Share mode: what one right-masking service alone learns.
+    share_view: Option<OneServiceView>,
 }
 
 /// Run `pipeline`.
@@ -439,6 +449,7 @@ pub fn run(args: PipelineArgs) -> Result<()> {
             warnings,
             // No services took uploads, so no receipts were issued.
             receipt_roots: Vec::new(),
+            share_view: outcome.share_view,
         },
     );
     write_file(&args.out_dir.join("manifest.json"), &manifest.to_json())?;
@@ -480,6 +491,27 @@ fn summarise(args: &PipelineArgs, m: &Manifest) {
             u.digits_lost
         );
     }
+    if let Some(g) =
+        m.dp.as_ref()
+            .and_then(|d| d.guarantee.as_ref().map(|g| (d.sigma, g)))
+    {
+        let (sigma, g) = g;
+        println!(
+            "device DP: sigma = {sigma:.4} guarantees (epsilon = {:.4}, delta = {:.3e}) for one record replaced (sums epsilon {:.4}, complement epsilon {:.4}; {:.2}x seed 004's sigma {:.4})",
+            g.epsilon,
+            g.delta,
+            g.epsilon_sums,
+            g.epsilon_complement,
+            g.growth_factor,
+            g.paper_sigma
+        );
+    }
+    if let Some(v) = &m.share_view {
+        println!(
+            "share mode: one of {} right-masking services sees each answer at signal-to-noise {:.2e}, (epsilon = {:.4}, delta = {:.0e})",
+            v.services, v.signal_to_noise, v.epsilon, v.delta
+        );
+    }
     if let Some(margin) = m.condition_3_7_margin {
         println!("condition (3.7) margin lambda_min(X2X2')/lambda_max(X1X1') = {margin:.4}");
     }
@@ -519,7 +551,11 @@ fn tm2_method(
     });
     let wants_dp = args.dp_epsilon.is_some();
     let ranges = if scales_records(args) || wants_dp {
-        let purpose = if wants_dp { "DP and scaling" } else { "scaling" };
+        let purpose = if wants_dp {
+            "DP and scaling"
+        } else {
+            "scaling"
+        };
         Some(declared_ranges(args, raw, purpose)?)
     } else {
         None
@@ -621,6 +657,7 @@ fn tm2_method(
         kept: kept_names,
         qa: run.release.qa,
         warnings,
+        share_view: None,
     })
 }
 
@@ -645,14 +682,25 @@ fn collusion_method(
         left: provider_keys(args.left_providers, teaching_base.map(|t| t + 10))?,
         participants: keys.participants.clone(),
     };
+    // The shares hide the answers: their bound on the record's scale (1 when scaled), from the
+    // declared bound or in simulation their maximum.
+    let tau = share_sigma(design, args.x_max.unwrap_or_else(|| raw.answers.amax()));
+    let record_ranges: Vec<(f64, f64)> = match design.scaler() {
+        Some(scaler) => vec![(-1.0, 1.0); scaler.len()],
+        None => raw
+            .answers
+            .column_iter()
+            .map(|c| (c.min(), c.max()))
+            .collect(),
+    };
+    let share_view = one_service_view_of(args.right_providers, tau, &record_ranges)?;
     // The core runs the same design checks as for the modified protocol: the extension's
     // stage-one analysis needs condition (3.5) too.
     let run = run_collusion(
         &raw.answers,
         design,
         &collusion_keys,
-        // The shares hide the answers: their declared bound, or in simulation their maximum.
-        share_sigma(design, args.x_max.unwrap_or_else(|| raw.answers.amax())),
+        tau,
         Safety {
             x_max: plan.x_max,
             delta: plan.delta,
@@ -687,6 +735,7 @@ fn collusion_method(
         kept: kept_names,
         qa: run.qa.into_iter().collect(),
         warnings: run.design_report.overridden,
+        share_view: Some(share_view),
     })
 }
 
@@ -815,5 +864,6 @@ fn second_method(
         kept: kept_names,
         qa: run.qa,
         warnings,
+        share_view: None,
     })
 }

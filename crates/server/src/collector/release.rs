@@ -215,6 +215,8 @@ fn build_release(
             },
             warnings: notes,
             receipt_roots,
+            share_view: orthomask_survey::share_view::one_service_view(&row.template)
+                .map_err(|e| ApiError::internal("the share view", e))?,
             ..Provenance::modified(
                 Cohorts {
                     size: Some(row.plan.cohort_size),

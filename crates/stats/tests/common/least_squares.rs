@@ -180,4 +180,3 @@ pub fn polynomial(n: usize, degree: usize, width: f64) -> (Vec<Vec<f64>>, Vec<f6
         .collect();
     (powers, y)
 }
-
