@@ -155,6 +155,13 @@ impl std::fmt::Display for ApiError {
     }
 }
 
+/// A step the state machine refuses (`crate::states`) is a conflict with the current state.
+impl From<crate::states::TransitionRefused> for ApiError {
+    fn from(refused: crate::states::TransitionRefused) -> Self {
+        Self::conflict(refused.to_string())
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {

@@ -8,6 +8,7 @@
 //! their sorted list of upload hashes and its Merkle root.
 
 use crate::error::{ApiError, StoreError};
+use crate::states::IntakeCohort;
 use crate::wire::{CohortStatus, Registration};
 use orthomask_survey::merkle::{InclusionProof, inclusion_proof, merkle_root};
 use orthomask_survey::trust::CredentialError;
@@ -181,8 +182,13 @@ pub fn open_cohort(conn: &Connection, survey: &str, cohort: u32) -> Result<(), A
         )));
     }
     conn.execute(
-        "INSERT OR IGNORE INTO cohorts (survey, cohort, status, opened_at) VALUES (?1, ?2, 'open', ?3)",
-        (survey, cohort, crate::time::now_rfc3339()),
+        "INSERT OR IGNORE INTO cohorts (survey, cohort, status, opened_at) VALUES (?1, ?2, ?4, ?3)",
+        (
+            survey,
+            cohort,
+            crate::time::now_rfc3339(),
+            IntakeCohort::Open,
+        ),
     )
     .map_err(sql)?;
     Ok(())
@@ -194,12 +200,12 @@ pub fn open_cohort(conn: &Connection, survey: &str, cohort: u32) -> Result<(), A
 /// 404 for an unknown cohort.
 pub fn close_cohort(conn: &Connection, survey: &str, cohort: u32) -> Result<bool, ApiError> {
     let status = cohort_status(conn, survey, cohort)?;
-    if status != "open" {
+    if !status.takes_uploads() {
         return Ok(false);
     }
     conn.execute(
-        "UPDATE cohorts SET status = 'closed', closed_at = ?3 WHERE survey = ?1 AND cohort = ?2",
-        (survey, cohort, crate::time::now_rfc3339()),
+        "UPDATE cohorts SET status = ?4, closed_at = ?3 WHERE survey = ?1 AND cohort = ?2",
+        (survey, cohort, crate::time::now_rfc3339(), status.close()?),
     )
     .map_err(sql)?;
     Ok(true)
@@ -209,7 +215,11 @@ pub fn close_cohort(conn: &Connection, survey: &str, cohort: u32) -> Result<bool
 ///
 /// # Errors
 /// 404 for an unknown cohort.
-pub fn cohort_status(conn: &Connection, survey: &str, cohort: u32) -> Result<String, ApiError> {
+pub fn cohort_status(
+    conn: &Connection,
+    survey: &str,
+    cohort: u32,
+) -> Result<IntakeCohort, ApiError> {
     conn.query_row(
         "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
         (survey, cohort),
@@ -233,7 +243,7 @@ pub fn set_status(
     conn: &Connection,
     survey: &str,
     cohort: u32,
-    status: &str,
+    status: IntakeCohort,
     note: Option<&str>,
 ) -> rusqlite::Result<()> {
     conn.execute(
@@ -312,7 +322,7 @@ pub fn accept(
              definition load allows one",
         ));
     }
-    let (status, count): (String, usize) = conn
+    let (status, count): (IntakeCohort, usize) = conn
         .query_row(
             "SELECT status, uploads FROM cohorts WHERE survey = ?1 AND cohort = ?2",
             (&upload.survey, upload.cohort),
@@ -326,7 +336,7 @@ pub fn accept(
                 upload.survey, upload.cohort
             ))
         })?;
-    if status != "open" {
+    if !status.takes_uploads() {
         return Err(ApiError::conflict(format!(
             "cohort {} of survey {:?} is closed and accepts no more uploads",
             upload.cohort, upload.survey
@@ -357,10 +367,16 @@ pub fn accept(
     let closed_cohort = count + 1 >= reg.cohort_size;
     conn.execute(
         "UPDATE cohorts SET uploads = uploads + 1,
-                status = CASE WHEN ?3 THEN 'closed' ELSE status END,
+                status = CASE WHEN ?3 THEN ?5 ELSE status END,
                 closed_at = CASE WHEN ?3 THEN ?4 ELSE closed_at END
          WHERE survey = ?1 AND cohort = ?2",
-        (&upload.survey, upload.cohort, closed_cohort, &received_at),
+        (
+            &upload.survey,
+            upload.cohort,
+            closed_cohort,
+            &received_at,
+            IntakeCohort::Closed,
+        ),
     )
     .map_err(sql)?;
     Ok(Accepted {
@@ -409,7 +425,7 @@ pub fn hashes(conn: &Connection, survey: &str, cohort: u32) -> rusqlite::Result<
 /// 404 unknown cohort, 409 while it is open.
 pub fn receipts(conn: &Connection, survey: &str, cohort: u32) -> Result<ReceiptList, ApiError> {
     let status = cohort_status(conn, survey, cohort)?;
-    if status == "open" {
+    if status.takes_uploads() {
         return Err(ApiError::conflict(format!(
             "cohort {cohort} of survey {survey:?} is still open; its receipts are published when it closes"
         )));
@@ -533,9 +549,8 @@ pub fn erase_vectors(conn: &Connection, survey: &str, cohort: u32) -> rusqlite::
 /// # Errors
 /// SQLite errors.
 pub fn closed_cohorts(conn: &Connection) -> rusqlite::Result<Vec<(String, u32)>> {
-    let mut stmt = conn.prepare(
-        "SELECT survey, cohort FROM cohorts WHERE status = 'closed' ORDER BY survey, cohort",
-    )?;
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+    let mut stmt = conn
+        .prepare("SELECT survey, cohort FROM cohorts WHERE status = ?1 ORDER BY survey, cohort")?;
+    stmt.query_map([IntakeCohort::Closed], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect()
 }

@@ -31,6 +31,7 @@ pub mod http;
 pub mod ratelimit;
 
 pub mod outbox;
+pub mod states;
 
 pub mod intake;
 pub mod intake_http;

@@ -17,6 +17,7 @@ use crate::intake::{self, Registrations};
 use crate::intake_http::{self, IntakeService};
 use crate::keys::KeyStore;
 use crate::outbox::{self, DeliveredHook, OutboxItem};
+use crate::states::{IntakeCohort, MaskingResult, ShareCohort};
 use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
 use crate::wire::{CohortResult, LeftMasked, MaskingOutcome, Registration, ShareBlock, WireMatrix};
 use axum::Router;
@@ -213,9 +214,11 @@ impl Msp {
                 let mut stmt = c.prepare(
                     "SELECT s.survey, s.cohort, (SELECT COUNT(*) FROM share_blocks b
                         WHERE b.survey = s.survey AND b.cohort = s.cohort)
-                     FROM share_cohorts s WHERE s.status = 'collecting'",
+                     FROM share_cohorts s WHERE s.status = ?1",
                 )?;
-                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                let rows = stmt.query_map([ShareCohort::Collecting], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?;
                 Ok(rows.collect::<Result<_, _>>()?)
             })
             .await?;
@@ -278,7 +281,7 @@ impl Msp {
                 batch: WireMatrix::from_matrix(&masked),
             }
         };
-        let status = outcome_status(&outcome);
+        let result_of_masking = masking_result(&outcome);
         let note = match &outcome {
             MaskingOutcome::Withheld { reason } => Some(reason.clone()),
             _ => None,
@@ -304,15 +307,16 @@ impl Msp {
         self.0
             .store
             .run(move |c| -> Result<(), StoreError> {
-                let current: Option<String> = c
+                let current: Option<IntakeCohort> = c
                     .query_row(
                         "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
                         (&s, cohort),
                         |r| r.get(0),
                     )
                     .optional()?;
-                if current.as_deref() == Some("closed") {
-                    intake::set_status(c, &s, cohort, status, note.as_deref())?;
+                // Only a closed cohort is masked, once (a second pass finds it masked).
+                if let Some(next) = current.and_then(|c| c.masked(result_of_masking).ok()) {
+                    intake::set_status(c, &s, cohort, next, note.as_deref())?;
                     outbox::enqueue(c, "cohort-result", &s, cohort, 0, &url, &body)?;
                 }
                 Ok(())
@@ -365,7 +369,7 @@ impl Msp {
                 StoreError::Corrupt(format!("no provider key for survey {survey}"))
             })?;
         let mut deliveries: Vec<(String, u32, String, Vec<u8>)> = Vec::new();
-        let status;
+        let result_of_masking;
         let mut note = (incomplete > 0).then(|| {
             format!("{incomplete} participants' shares did not reach every right-masking service; they are left out")
         });
@@ -377,7 +381,7 @@ impl Msp {
                     reason: withheld_reason(reg, n).unwrap_or_default(),
                 }
             };
-            status = outcome_status(&outcome);
+            result_of_masking = masking_result(&outcome);
             if let MaskingOutcome::Withheld { reason } = &outcome {
                 note = Some(reason.clone());
             }
@@ -399,7 +403,7 @@ impl Msp {
                 serde_json::to_vec(&result).map_err(|e| StoreError::Corrupt(e.to_string()))?,
             ));
         } else {
-            status = "masked";
+            result_of_masking = MaskingResult::Masked;
             let order: Vec<String> = common.into_iter().collect();
             let left_key = key.derive(StreamId::ProviderLeftMask { cohort });
             let right_urls = self.0.cfg.right_urls.clone();
@@ -446,20 +450,21 @@ impl Msp {
         self.0
             .store
             .run(move |c| -> Result<(), StoreError> {
-                let current: Option<String> = c
+                let current: Option<ShareCohort> = c
                     .query_row(
                         "SELECT status FROM share_cohorts WHERE survey = ?1 AND cohort = ?2",
                         (&s, cohort),
                         |r| r.get(0),
                     )
                     .optional()?;
-                if current.as_deref() != Some("collecting") {
+                // Settled once: a second pass over a settled cohort does nothing.
+                let Some(next) = current.and_then(|c| c.settle(result_of_masking).ok()) else {
                     return Ok(());
-                }
+                };
                 c.execute(
                     "UPDATE share_cohorts SET status = ?3, records = ?4, note = ?5
                      WHERE survey = ?1 AND cohort = ?2",
-                    (&s, cohort, status, n, note),
+                    (&s, cohort, next, n, note),
                 )?;
                 for (kind, part, url, body) in &deliveries {
                     outbox::enqueue(c, kind, &s, cohort, *part, url, body)?;
@@ -472,11 +477,11 @@ impl Msp {
     }
 }
 
-fn outcome_status(outcome: &MaskingOutcome) -> &'static str {
+fn masking_result(outcome: &MaskingOutcome) -> MaskingResult {
     match outcome {
-        MaskingOutcome::Masked { .. } => "masked",
-        MaskingOutcome::Empty => "empty",
-        MaskingOutcome::Withheld { .. } => "withheld",
+        MaskingOutcome::Masked { .. } => MaskingResult::Masked,
+        MaskingOutcome::Empty => MaskingResult::Empty,
+        MaskingOutcome::Withheld { .. } => MaskingResult::Withheld,
     }
 }
 
@@ -576,7 +581,7 @@ async fn status(
                 .query_map([&survey], |r| {
                     Ok(serde_json::json!({
                         "cohort": r.get::<_, u32>(0)?,
-                        "status": r.get::<_, String>(1)?,
+                        "status": r.get::<_, ShareCohort>(1)?,
                         "records": r.get::<_, Option<i64>>(2)?,
                         "note": r.get::<_, Option<String>>(3)?,
                     }))
@@ -641,8 +646,8 @@ async fn share_block(
         .run(move |c| -> Result<bool, ApiError> {
             let sql = |e: rusqlite::Error| ApiError::from(StoreError::from(e));
             c.execute(
-                "INSERT OR IGNORE INTO share_cohorts (survey, cohort, status) VALUES (?1, ?2, 'collecting')",
-                (&survey, cohort),
+                "INSERT OR IGNORE INTO share_cohorts (survey, cohort, status) VALUES (?1, ?2, ?3)",
+                (&survey, cohort, ShareCohort::Collecting),
             )
             .map_err(sql)?;
             let existing: Option<String> = c
@@ -662,14 +667,14 @@ async fn share_block(
                 }
                 None => {}
             }
-            let status: String = c
+            let status: ShareCohort = c
                 .query_row(
                     "SELECT status FROM share_cohorts WHERE survey = ?1 AND cohort = ?2",
                     (&survey, cohort),
                     |r| r.get(0),
                 )
                 .map_err(sql)?;
-            if status != "collecting" {
+            if !status.takes_blocks() {
                 return Err(ApiError::conflict(format!(
                     "cohort {cohort} of survey {survey:?} was already left-masked without service {index}"
                 )));

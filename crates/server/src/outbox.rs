@@ -14,6 +14,8 @@
 //! 404 or 413 from a proxy in between, …) says nothing about the hand-over itself and is retried
 //! with back-off until an operator fixes the deployment.
 
+use crate::states::OutboxState;
+
 use crate::error::StoreError;
 use crate::store::Store;
 use rusqlite::{Connection, OptionalExtension};
@@ -76,8 +78,8 @@ pub fn enqueue(
     body: &[u8],
 ) -> rusqlite::Result<()> {
     conn.execute(
-        "INSERT OR IGNORE INTO outbox (kind, survey, cohort, part, url, body, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT OR IGNORE INTO outbox (kind, survey, cohort, part, url, body, created_at, state)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         (
             kind,
             survey,
@@ -86,6 +88,7 @@ pub fn enqueue(
             url,
             body,
             crate::time::now_rfc3339(),
+            OutboxState::Pending,
         ),
     )?;
     Ok(())
@@ -101,7 +104,7 @@ pub struct OutboxSummary {
     /// Share index.
     pub part: u32,
     /// `pending`, `delivered` or `rejected`.
-    pub state: String,
+    pub state: OutboxState,
     /// Attempts so far.
     pub attempts: u32,
     /// The last error, if any.
@@ -152,10 +155,14 @@ fn judges_the_content(status: reqwest::StatusCode) -> bool {
 /// # Errors
 /// SQLite errors.
 pub fn requeue(conn: &Connection, survey: &str) -> rusqlite::Result<usize> {
+    // Every rejected item goes back to pending (OutboxState::requeue), in one statement.
+    let requeued = OutboxState::Rejected
+        .requeue()
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
     conn.execute(
-        "UPDATE outbox SET state = 'pending', next_attempt_ms = 0, attempts = 0, done_at = NULL
-         WHERE survey = ?1 AND state = 'rejected'",
-        [survey],
+        "UPDATE outbox SET state = ?3, next_attempt_ms = 0, attempts = 0, done_at = NULL
+         WHERE survey = ?1 AND state = ?2",
+        (survey, OutboxState::Rejected, requeued),
     )
 }
 
@@ -268,9 +275,9 @@ pub async fn run(
             .run(move |c| -> Result<Vec<OutboxItem>, StoreError> {
                 let mut stmt = c.prepare(
                     "SELECT id, kind, survey, cohort, part, url, body FROM outbox
-                     WHERE state = 'pending' AND next_attempt_ms <= ?1 ORDER BY id LIMIT ?2",
+                     WHERE state = ?3 AND next_attempt_ms <= ?1 ORDER BY id LIMIT ?2",
                 )?;
-                let rows = stmt.query_map((now, ROUND as i64), |r| {
+                let rows = stmt.query_map((now, ROUND as i64, OutboxState::Pending), |r| {
                     Ok(OutboxItem {
                         id: r.get(0)?,
                         kind: r.get(1)?,
@@ -301,12 +308,18 @@ pub async fn run(
             let recorded = store
                 .run(move |c| -> Result<bool, StoreError> {
                     let now = crate::time::now_rfc3339();
+                    // The items sent are the pending ones (selected above).
+                    let step = |next: Result<OutboxState, _>| {
+                        next.map_err(|e: crate::states::TransitionRefused| {
+                            StoreError::Corrupt(e.to_string())
+                        })
+                    };
                     match result {
                         Ok(_) => {
                             c.execute(
-                                "UPDATE outbox SET state = 'delivered', body = NULL, done_at = ?2,
+                                "UPDATE outbox SET state = ?3, body = NULL, done_at = ?2,
                                  last_error = NULL WHERE id = ?1",
-                                (item.id, now),
+                                (item.id, now, step(OutboxState::Pending.deliver())?),
                             )?;
                             hook(c, &item)?;
                             return Ok(true);
@@ -317,9 +330,9 @@ pub async fn run(
                                 item.kind, item.survey, item.cohort
                             );
                             c.execute(
-                                "UPDATE outbox SET state = 'rejected', last_error = ?2,
+                                "UPDATE outbox SET state = ?4, last_error = ?2,
                                  attempts = attempts + 1, done_at = ?3 WHERE id = ?1",
-                                (item.id, message, now),
+                                (item.id, message, now, step(OutboxState::Pending.reject())?),
                             )?;
                         }
                         Err(PeerError::Retry(message)) => {
@@ -359,8 +372,8 @@ pub async fn run(
         let next = store
             .run(|c| -> Result<Option<i64>, StoreError> {
                 Ok(c.query_row(
-                    "SELECT MIN(next_attempt_ms) FROM outbox WHERE state = 'pending'",
-                    [],
+                    "SELECT MIN(next_attempt_ms) FROM outbox WHERE state = ?1",
+                    [OutboxState::Pending],
                     |r| r.get(0),
                 )?)
             })

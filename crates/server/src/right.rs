@@ -14,6 +14,7 @@ use crate::intake::{self, Registrations};
 use crate::intake_http::{self, IntakeService};
 use crate::keys::KeyStore;
 use crate::outbox::{self, DeliveredHook, OutboxItem};
+use crate::states::IntakeCohort;
 use crate::store::{ClosedSignal, Store, f64s_to_blob};
 use crate::wire::{LeftMasked, Registration, ShareBlock, SharePart, WireMatrix};
 use axum::Router;
@@ -254,15 +255,16 @@ impl Right {
         self.0
             .store
             .run(move |c| -> Result<(), StoreError> {
-                let status: Option<String> = c
+                let status: Option<IntakeCohort> = c
                     .query_row(
                         "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
                         (&s, cohort),
                         |r| r.get(0),
                     )
                     .optional()?;
-                if status.as_deref() == Some("closed") {
-                    intake::set_status(c, &s, cohort, "sent", None)?;
+                // Only a closed cohort is sent, once (a second pass finds it sent).
+                if let Some(sent) = status.and_then(|s| s.sent().ok()) {
+                    intake::set_status(c, &s, cohort, sent, None)?;
                     outbox::enqueue(c, "share-block", &s, cohort, 0, &url, &body)?;
                 }
                 Ok(())
@@ -401,9 +403,11 @@ async fn left_masked(
                 )
                 .optional()
                 .map_err(|e| ApiError::from(StoreError::from(e)))?;
-            if previous.is_none() && status != "sent" {
+            if previous.is_none()
+                && let Err(refused) = status.unmasked()
+            {
                 return Err(ApiError::conflict(format!(
-                    "cohort {cohort} of survey {s:?} is {status}; it expects no left-masked block"
+                    "cohort {cohort} of survey {s:?}: {refused}; it expects no left-masked block"
                 )));
             }
             Ok(previous)
@@ -454,7 +458,7 @@ async fn left_masked(
                 (&s, cohort, &body_hash, crate::time::now_rfc3339()),
             )
             .map_err(sql)?;
-            intake::set_status(c, &s, cohort, "unmasked", None).map_err(sql)?;
+            intake::set_status(c, &s, cohort, IntakeCohort::Unmasked, None).map_err(sql)?;
             outbox::enqueue(c, "share-part", &s, cohort, index, &url, &body).map_err(sql)?;
             Ok(())
         })

@@ -271,7 +271,7 @@ pub struct CohortStatus {
     /// Cohort index.
     pub cohort: u32,
     /// `open`, `closed`, `masked`, `sent`, `unmasked`, `empty`, `withheld`.
-    pub status: String,
+    pub status: crate::states::IntakeCohort,
     /// Uploads accepted.
     pub uploads: usize,
 }

@@ -60,7 +60,7 @@ pub(super) async fn create_survey(
         )
         .await?;
     }
-    col.cohort_call(&id, 0, share, "open").await?;
+    col.cohort_call(&id, 0, share, CohortStep::Open).await?;
     let template =
         serde_json::to_string(&planned.template).map_err(|e| ApiError::internal("template", e))?;
     let registration =
@@ -73,16 +73,23 @@ pub(super) async fn create_survey(
             let inserted = c
                 .execute(
                     "INSERT OR IGNORE INTO surveys (id, template, registration, plan, status, created_at)
-                     VALUES (?1, ?2, ?3, ?4, 'open', ?5)",
-                    (&s, &template, &registration, &plan, crate::time::now_rfc3339()),
+                     VALUES (?1, ?2, ?3, ?4, ?6, ?5)",
+                    (
+                        &s,
+                        &template,
+                        &registration,
+                        &plan,
+                        crate::time::now_rfc3339(),
+                        SurveyState::Open,
+                    ),
                 )
                 .map_err(sql)?;
             if inserted == 0 {
                 return Err(ApiError::conflict(format!("survey {s:?} already exists")));
             }
             c.execute(
-                "INSERT INTO cohorts (survey, cohort, opened, status) VALUES (?1, 0, 1, 'open')",
-                [&s],
+                "INSERT INTO cohorts (survey, cohort, opened, status) VALUES (?1, 0, 1, ?2)",
+                (&s, CollectorCohort::Open),
             )
             .map_err(sql)?;
             Ok(())
@@ -129,7 +136,7 @@ pub(super) async fn list_surveys(
             stmt.query_map([], |r| {
                 Ok(serde_json::json!({
                     "survey": r.get::<_, String>(0)?,
-                    "status": r.get::<_, String>(1)?,
+                    "status": r.get::<_, SurveyState>(1)?,
                     "created_at": r.get::<_, String>(2)?,
                 }))
             })
@@ -164,7 +171,7 @@ pub(super) async fn survey_view(
                     Ok(serde_json::json!({
                         "cohort": r.get::<_, u32>(0)?,
                         "assigned": r.get::<_, i64>(1)?,
-                        "status": r.get::<_, String>(2)?,
+                        "status": r.get::<_, CollectorCohort>(2)?,
                         "records": r.get::<_, Option<i64>>(3)?,
                         "note": r.get::<_, Option<String>>(4)?,
                         "qa": qa.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()),
@@ -300,7 +307,7 @@ pub(super) async fn invitations(
                     "survey {s:?} was created without invitations; anyone with its link may answer"
                 )));
             }
-            if row.status != "open" {
+            if !row.status.takes_participants() {
                 return Err(ApiError::conflict(format!("survey {s:?} is closed")));
             }
             let now = crate::time::now_rfc3339();
@@ -341,24 +348,27 @@ pub(super) async fn close_one_cohort(
     let (share, opened, status) = col
         .0
         .store
-        .run(move |c| -> Result<(usize, bool, String), ApiError> {
-            let row = load_survey(c, &s)?;
-            let (opened, status): (bool, String) = c
-                .query_row(
-                    "SELECT opened, status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
-                    (&s, cohort),
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()
-                .map_err(sql)?
-                .ok_or_else(|| {
-                    ApiError::not_found(format!("survey {s:?} has no cohort {cohort}"))
-                })?;
-            Ok((row.plan.share_services, opened, status))
-        })
+        .run(
+            move |c| -> Result<(usize, bool, CollectorCohort), ApiError> {
+                let row = load_survey(c, &s)?;
+                let (opened, status): (bool, CollectorCohort) = c
+                    .query_row(
+                        "SELECT opened, status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+                        (&s, cohort),
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()
+                    .map_err(sql)?
+                    .ok_or_else(|| {
+                        ApiError::not_found(format!("survey {s:?} has no cohort {cohort}"))
+                    })?;
+                Ok((row.plan.share_services, opened, status))
+            },
+        )
         .await?;
-    if status == "open" && opened {
-        col.cohort_call(&survey, cohort, share, "close").await?;
+    if status.takes_participants() && opened {
+        col.cohort_call(&survey, cohort, share, CohortStep::Close)
+            .await?;
     }
     let s = survey.clone();
     col.0
@@ -366,7 +376,7 @@ pub(super) async fn close_one_cohort(
         .run(move |c| -> Result<(), ApiError> {
             close_locally(c, &s, cohort)?;
             let row = load_survey(c, &s)?;
-            if row.status == "open" {
+            if row.status.takes_participants() {
                 advance(c, &s, cohort)?;
             }
             Ok(())
@@ -376,13 +386,23 @@ pub(super) async fn close_one_cohort(
     Ok(json(StatusCode::OK, &survey_view(&col, &survey).await?))
 }
 
-/// Record that cohort `k` is closed at the services (or, never opened there, empty).
+/// Record that cohort `k` is closed at the services (or, never opened there, empty). A cohort
+/// closed already is left as it is (a retried close).
 fn close_locally(c: &Connection, survey: &str, k: u32) -> Result<(), ApiError> {
+    let (opened, status): (bool, CollectorCohort) = c
+        .query_row(
+            "SELECT opened, status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+            (survey, k),
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(sql)?;
+    if !status.takes_participants() {
+        return Ok(());
+    }
     c.execute(
-        "UPDATE cohorts SET status = CASE WHEN opened = 1 THEN 'closed' ELSE 'empty' END,
-                records = CASE WHEN opened = 1 THEN records ELSE 0 END
-         WHERE survey = ?1 AND cohort = ?2 AND status = 'open'",
-        (survey, k),
+        "UPDATE cohorts SET status = ?3, records = CASE WHEN ?4 THEN records ELSE 0 END
+         WHERE survey = ?1 AND cohort = ?2",
+        (survey, k, status.close(opened)?, opened),
     )
     .map_err(sql)?;
     Ok(())
@@ -400,19 +420,19 @@ pub(super) async fn close_survey(
         .store
         .run(move |c| -> Result<(usize, Vec<(u32, bool)>), ApiError> {
             let row = load_survey(c, &s)?;
-            if row.status == "open" {
-                // No new participants from here on.
+            // No new participants from here on (closing a closing survey again is a retry).
+            if let Ok(closing) = row.status.close() {
                 c.execute(
-                    "UPDATE surveys SET status = 'closing', closed_at = ?2 WHERE id = ?1",
-                    (&s, crate::time::now_rfc3339()),
+                    "UPDATE surveys SET status = ?3, closed_at = ?2 WHERE id = ?1",
+                    (&s, crate::time::now_rfc3339(), closing),
                 )
                 .map_err(sql)?;
             }
             let mut stmt = c
-                .prepare("SELECT cohort, opened FROM cohorts WHERE survey = ?1 AND status = 'open'")
+                .prepare("SELECT cohort, opened FROM cohorts WHERE survey = ?1 AND status = ?2")
                 .map_err(sql)?;
             let open = stmt
-                .query_map([&s], |r| Ok((r.get(0)?, r.get(1)?)))
+                .query_map((&s, CollectorCohort::Open), |r| Ok((r.get(0)?, r.get(1)?)))
                 .map_err(sql)?
                 .collect::<Result<_, _>>()
                 .map_err(sql)?;
@@ -421,7 +441,8 @@ pub(super) async fn close_survey(
         .await?;
     for (cohort, opened) in open {
         if opened {
-            col.cohort_call(&survey, cohort, share, "close").await?;
+            col.cohort_call(&survey, cohort, share, CohortStep::Close)
+                .await?;
         }
         let s = survey.clone();
         col.0

@@ -10,7 +10,7 @@ fn before_hand_over(
     c: &Connection,
     survey: &str,
     cohort: u32,
-) -> Result<(String, Option<String>), ApiError> {
+) -> Result<(CollectorCohort, Option<String>), ApiError> {
     c.query_row(
         "SELECT status, result_hash FROM cohorts WHERE survey = ?1 AND cohort = ?2",
         (survey, cohort),
@@ -23,7 +23,7 @@ fn before_hand_over(
 
 /// What became of a cohort at the collector.
 struct Outcome {
-    status: &'static str,
+    status: CollectorCohort,
     records: usize,
     /// `A₂,k X₁,k` (or `A X₁` in share mode), row by row.
     data: Option<Vec<u8>>,
@@ -36,7 +36,7 @@ struct Outcome {
 /// Store a cohort's outcome (once).
 fn record_outcome(c: &Connection, survey: &str, cohort: u32, o: Outcome) -> Result<(), ApiError> {
     let (current, _) = before_hand_over(c, survey, cohort)?;
-    if resolved(&current) {
+    if current.is_settled() {
         return Ok(());
     }
     c.execute(
@@ -310,7 +310,7 @@ pub(super) async fn cohort_result(
         )
     };
     match previous {
-        Some(h) if h == hash && status == "failed" => {
+        Some(h) if h == hash && status == CollectorCohort::Failed => {
             return Err(ApiError::unprocessable(format!(
                 "cohort {cohort} was refused when this result first arrived; see the collector's status"
             )));
@@ -321,7 +321,7 @@ pub(super) async fn cohort_result(
                 "cohort {cohort} already has a different result"
             )));
         }
-        None if resolved(&status) => {
+        None if status.is_settled() => {
             return Err(ApiError::conflict(format!(
                 "cohort {cohort} is already {status}"
             )));
@@ -344,12 +344,24 @@ pub(super) async fn cohort_result(
         None
     };
     let (new_status, records, data, qa, note, refusal) = match (mismatch, result.outcome) {
-        (Some(why), _) => ("failed", rows, None, None, Some(why.clone()), Some(why)),
+        (Some(why), _) => (
+            CollectorCohort::Failed,
+            rows,
+            None,
+            None,
+            Some(why.clone()),
+            Some(why),
+        ),
         (None, outcome) => match outcome {
-            MaskingOutcome::Empty => ("empty", 0, None, None, None, None),
-            MaskingOutcome::Withheld { reason } => {
-                ("withheld", result.uploads, None, None, Some(reason), None)
-            }
+            MaskingOutcome::Empty => (CollectorCohort::Empty, 0, None, None, None, None),
+            MaskingOutcome::Withheld { reason } => (
+                CollectorCohort::Withheld,
+                result.uploads,
+                None,
+                None,
+                Some(reason),
+                None,
+            ),
             MaskingOutcome::Masked { batch } => {
                 if row.plan.share_services > 0 {
                     return Err(ApiError::bad_request(
@@ -363,7 +375,14 @@ pub(super) async fn cohort_result(
                         "the batch has {n} records, fewer than the minimum cohort size {}",
                         row.plan.min_cohort_size
                     );
-                    ("failed", n, None, None, Some(why.clone()), Some(why))
+                    (
+                        CollectorCohort::Failed,
+                        n,
+                        None,
+                        None,
+                        Some(why.clone()),
+                        Some(why),
+                    )
                 } else {
                     let key = col.0.keys.get(&survey).ok_or_else(|| {
                         ApiError::internal("unmasking", "the survey key is missing")
@@ -387,10 +406,17 @@ pub(super) async fn cohort_result(
                                     .map(|q| serde_json::to_string(&StoredQa::from(q)))
                                     .transpose()
                                     .map_err(|e| ApiError::internal("QA", e))?;
-                            ("received", n, Some(f64s_to_blob(&values)), qa, None, None)
+                            (
+                                CollectorCohort::Received,
+                                n,
+                                Some(f64s_to_blob(&values)),
+                                qa,
+                                None,
+                                None,
+                            )
                         }
                         Err(e) => (
-                            "failed",
+                            CollectorCohort::Failed,
                             n,
                             None,
                             None,
@@ -422,7 +448,7 @@ pub(super) async fn cohort_result(
             };
             match list_mismatch(&list, &survey, cohort, &claim) {
                 Some(why) => (
-                    "failed",
+                    CollectorCohort::Failed,
                     records,
                     None,
                     None,
@@ -472,7 +498,7 @@ pub(super) async fn cohort_result(
                     note,
                 },
             )?;
-            if new_status != "failed" {
+            if new_status != CollectorCohort::Failed {
                 let known = (share_services == 0).then_some(nonces.as_slice());
                 settle_invitations(c, &s, cohort, known)?;
             }
@@ -542,7 +568,7 @@ pub(super) async fn share_part(
             let all_parts_in = |c: &Connection| Ok::<_, ApiError>(parts_stored(c, &s, cohort)? == k);
             match existing {
                 Some(h) if h == hash => {
-                    let again = all_parts_in(c)? && !resolved(&status);
+                    let again = all_parts_in(c)? && !status.is_settled();
                     return Ok((row, again));
                 }
                 Some(_) => {
@@ -550,7 +576,7 @@ pub(super) async fn share_part(
                         "right-masking service {index} already sent a different part for cohort {cohort}"
                     )));
                 }
-                None if resolved(&status) => {
+                None if status.is_settled() => {
                     return Err(ApiError::conflict(format!("cohort {cohort} is already {status}")));
                 }
                 None => {}
@@ -618,12 +644,13 @@ pub(super) async fn resume_combining(col: &Collector) -> Result<(), ApiError> {
         .store
         .run(|c| -> Result<Vec<(String, u32)>, ApiError> {
             let mut stmt = c
-                .prepare(
+                .prepare(&format!(
                     "SELECT p.survey, p.cohort FROM share_parts p
                      JOIN cohorts k ON k.survey = p.survey AND k.cohort = p.cohort
-                     WHERE k.status NOT IN ('received', 'empty', 'withheld', 'failed')
+                     WHERE k.status NOT IN ({})
                      GROUP BY p.survey, p.cohort",
-                )
+                    CollectorCohort::settled_sql_list()
+                ))
                 .map_err(sql)?;
             stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
                 .map_err(sql)?
@@ -764,9 +791,15 @@ async fn combine(
                 .map(|q| serde_json::to_string(&StoredQa::from(q)))
                 .transpose()
                 .map_err(|e| ApiError::internal("QA", e))?;
-            ("received", n, Some(f64s_to_blob(&values)), qa, None)
+            (
+                CollectorCohort::Received,
+                n,
+                Some(f64s_to_blob(&values)),
+                qa,
+                None,
+            )
         }
-        Err(why) => ("failed", 0, None, None, Some(why)),
+        Err(why) => (CollectorCohort::Failed, 0, None, None, Some(why)),
     };
     col.0
         .store

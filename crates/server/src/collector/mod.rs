@@ -21,6 +21,7 @@ mod release;
 use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, ApiQuery, json, require_bearer};
 use crate::outbox::{PeerClient, PeerError};
+use crate::states::{CohortStep, CollectorCohort, SurveyState};
 use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
 use crate::wire::{CohortResult, InvitationRequest, MaskingOutcome, Registration, SharePart};
 use axum::Router;
@@ -173,7 +174,7 @@ struct SurveyRow {
     template: SurveyDefinition,
     registration: Registration,
     plan: SurveyPlan,
-    status: String,
+    status: SurveyState,
     current_cohort: u32,
     error: Option<String>,
 }
@@ -227,7 +228,7 @@ pub fn percent_encode(s: &str) -> String {
 }
 
 fn load_survey(c: &Connection, survey: &str) -> Result<SurveyRow, ApiError> {
-    let row: Option<(String, String, String, String, u32, Option<String>)> = c
+    let row: Option<(String, String, String, SurveyState, u32, Option<String>)> = c
         .query_row(
             "SELECT template, registration, plan, status, current_cohort, error FROM surveys WHERE id = ?1",
             [survey],
@@ -248,11 +249,6 @@ fn load_survey(c: &Connection, survey: &str) -> Result<SurveyRow, ApiError> {
         current_cohort,
         error,
     })
-}
-
-/// Cohort states that need nothing more from the provider.
-fn resolved(status: &str) -> bool {
-    matches!(status, "received" | "empty" | "withheld" | "failed")
 }
 
 impl Collector {
@@ -281,9 +277,9 @@ impl Collector {
             .0
             .store
             .run(|c| -> Result<Vec<String>, StoreError> {
-                let mut stmt = c.prepare("SELECT id FROM surveys WHERE status = 'closing'")?;
+                let mut stmt = c.prepare("SELECT id FROM surveys WHERE status = ?1")?;
                 Ok(stmt
-                    .query_map([], |r| r.get(0))?
+                    .query_map([SurveyState::Closing], |r| r.get(0))?
                     .collect::<Result<_, _>>()?)
             })
             .await?;
@@ -420,8 +416,9 @@ impl Collector {
         survey: &str,
         cohort: u32,
         share_services: usize,
-        action: &str,
+        step: CohortStep,
     ) -> Result<(), ApiError> {
+        let action = step.path();
         for (name, url) in self.upload_services(share_services)? {
             self.call_peer(
                 &name,

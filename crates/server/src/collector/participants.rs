@@ -55,14 +55,14 @@ pub(super) async fn definition(
                     let Some((Some(k), Some(nonce))) = held else {
                         return Ok(None);
                     };
-                    let status: String = c
+                    let status: CollectorCohort = c
                         .query_row(
                             "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
                             (&s, k),
                             |r| r.get(0),
                         )
                         .map_err(sql)?;
-                    if status != "open" {
+                    if !status.takes_participants() {
                         // Closed, its hand-over not yet in: whether this invitation's upload is in
                         // it is known when the hand-over arrives (see `handover::settle_invitations`).
                         return Err(ApiError::new(
@@ -105,7 +105,8 @@ pub(super) async fn definition(
         if !opened {
             // 2. Open it at the provider (or the right-masking services) before anyone can
             //    upload to it; idempotent, so a lost answer is harmless.
-            col.cohort_call(&survey, cohort, share, "open").await?;
+            col.cohort_call(&survey, cohort, share, CohortStep::Open)
+                .await?;
             let s = survey.clone();
             col.0
                 .store
@@ -135,14 +136,14 @@ pub(super) async fn definition(
                 if row.current_cohort != cohort {
                     return Ok(Assignment::Retry);
                 }
-                let (assigned, status, opened): (usize, String, bool) = c
+                let (assigned, status, opened): (usize, CollectorCohort, bool) = c
                     .query_row(
                         "SELECT assigned, status, opened FROM cohorts WHERE survey = ?1 AND cohort = ?2",
                         (&s, cohort),
                         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                     )
                     .map_err(sql)?;
-                if status != "open" || !opened || assigned >= m {
+                if !status.takes_participants() || !opened || assigned >= m {
                     return Ok(Assignment::Retry);
                 }
                 c.execute(
@@ -231,7 +232,7 @@ fn check_participation(
     row: &SurveyRow,
     invite_hash: Option<&str>,
 ) -> Result<(), ApiError> {
-    if row.status != "open" {
+    if !row.status.takes_participants() {
         return Err(ApiError::new(
             StatusCode::GONE,
             format!("survey {survey:?} is closed to new participants"),
@@ -282,8 +283,8 @@ pub(super) fn advance(c: &Connection, survey: &str, k: u32) -> Result<(), ApiErr
         )
         .map_err(sql)?;
         c.execute(
-            "INSERT OR IGNORE INTO cohorts (survey, cohort, status) VALUES (?1, ?2, 'open')",
-            (survey, k + 1),
+            "INSERT OR IGNORE INTO cohorts (survey, cohort, status) VALUES (?1, ?2, ?3)",
+            (survey, k + 1, CollectorCohort::Open),
         )
         .map_err(sql)?;
     }

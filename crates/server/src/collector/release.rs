@@ -19,7 +19,7 @@ impl Collector {
             .store
             .run(move |c| -> Result<Option<Ready>, ApiError> {
                 let row = load_survey(c, &s)?;
-                if row.status != "closing" {
+                if row.status != SurveyState::Closing {
                     return Ok(None);
                 }
                 let mut stmt = c
@@ -30,7 +30,7 @@ impl Collector {
                     .map_err(sql)?;
                 type Row = (
                     u32,
-                    String,
+                    CollectorCohort,
                     Option<usize>,
                     Option<Vec<u8>>,
                     Option<String>,
@@ -50,13 +50,14 @@ impl Collector {
                     .map_err(sql)?
                     .collect::<Result<_, _>>()
                     .map_err(sql)?;
-                if rows.iter().any(|r| !resolved(&r.1)) {
+                if rows.iter().any(|r| !r.1.is_settled()) {
                     return Ok(None);
                 }
+                let failed = row.status.finish(false)?;
                 let fail = |c: &Connection, why: String| -> Result<(), ApiError> {
                     c.execute(
-                        "UPDATE surveys SET status = 'failed', error = ?2 WHERE id = ?1",
-                        (&s, why),
+                        "UPDATE surveys SET status = ?3, error = ?2 WHERE id = ?1",
+                        (&s, why, failed),
                     )
                     .map_err(sql)?;
                     Ok(())
@@ -70,7 +71,7 @@ impl Collector {
                 let mut notes = Vec::new();
                 let failures: Vec<String> = rows
                     .iter()
-                    .filter(|r| r.1 == "failed")
+                    .filter(|r| r.1 == CollectorCohort::Failed)
                     .map(|r| {
                         format!(
                             "cohort {} was left out: {}",
@@ -81,12 +82,12 @@ impl Collector {
                     .collect();
                 let mut received = Vec::new();
                 for (cohort, status, records, data, qa, note) in rows {
-                    match status.as_str() {
-                        "received" => {
+                    match status {
+                        CollectorCohort::Received => {
                             let values = blob_to_f64s(&data.unwrap_or_default())?;
                             received.push((cohort, records.unwrap_or(0), values, qa));
                         }
-                        "withheld" => notes.push(format!(
+                        CollectorCohort::Withheld => notes.push(format!(
                             "cohort {cohort} was withheld: {}",
                             note.unwrap_or_default()
                         )),
@@ -138,17 +139,21 @@ impl Collector {
         self.0
             .store
             .run(move |c| -> Result<(), ApiError> {
-                let status: String = c
+                let status: SurveyState = c
                     .query_row("SELECT status FROM surveys WHERE id = ?1", [&s], |r| r.get(0))
                     .map_err(sql)?;
-                if status == "closing" {
+                // Released once: a release finished twice (a retry after a crash) stores nothing.
+                if let Ok(released) = status.finish(true) {
                     c.execute(
                         "INSERT INTO releases (survey, csv, manifest, released_at) VALUES (?1, ?2, ?3, ?4)",
                         (&s, &csv, &manifest, crate::time::now_rfc3339()),
                     )
                     .map_err(sql)?;
-                    c.execute("UPDATE surveys SET status = 'released' WHERE id = ?1", [&s])
-                        .map_err(sql)?;
+                    c.execute(
+                        "UPDATE surveys SET status = ?2 WHERE id = ?1",
+                        (&s, released),
+                    )
+                    .map_err(sql)?;
                 }
                 Ok(())
             })
@@ -252,7 +257,12 @@ async fn stored_release(col: &Collector, survey: String, csv: bool) -> Result<St
                 let cohorts = view["cohorts"].as_array().map_or(0, Vec::len);
                 let done = view["cohorts"].as_array().map_or(0, |a| {
                     a.iter()
-                        .filter(|c| c["status"].as_str().is_some_and(resolved))
+                        .filter(|c| {
+                            c["status"]
+                                .as_str()
+                                .and_then(|s| CollectorCohort::parse(s).ok())
+                                .is_some_and(CollectorCohort::is_settled)
+                        })
                         .count()
                 });
                 Err(ApiError::not_found(format!(
