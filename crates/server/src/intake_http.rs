@@ -1,14 +1,15 @@
 //! The HTTP handlers every accepting service shares: the masking service provider (basic
 //! protocol) and the right-masking services (share mode) both take uploads, publish receipts and
 //! inclusion proofs, and accept registrations and cohort openings/closings from the collector.
-//! Each service implements [`IntakeService`], opens its state with [`open_intake`] and adds its
-//! own routes to [`public_routes`] and [`peer_routes`].
+//! Each service implements [`IntakeService`], opens its state with [`open_intake`] (which also
+//! starts its outbox), runs its own step in [`worker_loop`] and adds its own routes to
+//! [`public_routes`] and [`peer_routes`].
 
 use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, json, require_bearer};
 use crate::intake::{self, Registrations};
 use crate::keys::KeyStore;
-use crate::outbox::{self, PeerClient};
+use crate::outbox::{self, DeliveredHook, PeerClient};
 use crate::store::{ClosedSignal, Store};
 use crate::wire::Registration;
 use axum::Router;
@@ -18,48 +19,137 @@ use axum::response::Response;
 use axum::routing::{get, post, put};
 use orthomask_survey::trust::CredentialError;
 use orthomask_survey::upload::Upload;
+use std::future::Future;
 use std::path::Path;
+use std::sync::Arc;
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
 
-/// What an accepting service opens at start.
-pub struct IntakeState {
+/// What every accepting service holds besides its own configuration: its store, survey keys and
+/// registrations, the peer token, and the signals that wake its two background tasks.
+pub struct IntakeCore {
     /// Its store, with the intake and outbox tables and its own.
     pub store: Store,
-    /// Resolves when the store has closed cleanly.
-    pub closed: ClosedSignal,
     /// Its survey keys.
     pub keys: KeyStore,
     /// The registered surveys.
-    pub registrations: Registrations,
-    /// The client it hands cohorts over with.
-    pub client: PeerClient,
+    pub regs: Registrations,
+    /// The deployment's peer bearer token.
+    pub peer_token: String,
+    work: Arc<Notify>,
+    outbox: Arc<Notify>,
 }
 
-/// Open an accepting service's private data directory: the store `db_file` (intake and outbox
-/// tables plus `schema_extra`), the key file `key_file` of `role`, and its registrations.
+impl IntakeCore {
+    /// Wake the worker that masks and hands over closed cohorts.
+    pub fn wake_worker(&self) {
+        self.work.notify_one();
+    }
+
+    /// Wake the outbox's delivery loop.
+    pub fn wake_outbox(&self) {
+        self.outbox.notify_one();
+    }
+}
+
+/// An accepting service, opened: its core, the outbox's delivery task (already running) and the
+/// signal that its store has closed.
+pub struct OpenedIntake {
+    /// The shared state.
+    pub core: IntakeCore,
+    /// The outbox's delivery loop.
+    pub outbox_task: JoinHandle<()>,
+    /// Resolves when the store has closed cleanly.
+    pub closed: ClosedSignal,
+}
+
+/// Where and as whom an accepting service keeps its state.
+pub struct IntakeFiles<'a> {
+    /// Its private data directory.
+    pub data_dir: &'a Path,
+    /// The store's file name.
+    pub db_file: &'a str,
+    /// Its own tables, after the intake and outbox tables.
+    pub schema_extra: &'a str,
+    /// The key file's name.
+    pub key_file: &'a str,
+    /// Its role, for the key file.
+    pub role: &'a str,
+}
+
+/// Open an accepting service's private data directory (store, key file, registrations) and start
+/// its outbox, which calls `delivered` in the transaction that marks an item delivered.
 ///
 /// # Errors
-/// [`ServerError`] when the directory, store or key file cannot be used.
+/// [`ServerError`] when the directory, store, key file or peer client cannot be set up.
 pub async fn open_intake(
-    data_dir: &Path,
-    db_file: &str,
-    schema_extra: &str,
-    key_file: &str,
-    role: &str,
+    files: &IntakeFiles<'_>,
     peer_token: &str,
-) -> Result<IntakeState, ServerError> {
-    crate::run::create_private_dir(data_dir)?;
-    let schema = format!("{}{}{}", intake::SCHEMA, outbox::SCHEMA, schema_extra);
-    let (store, closed) = Store::open(&data_dir.join(db_file), &schema)?;
-    let keys = KeyStore::open(&data_dir.join(key_file), role)?;
-    let registrations = Registrations::load(&store).await?;
+    delivered: DeliveredHook,
+    shutdown: watch::Receiver<bool>,
+) -> Result<OpenedIntake, ServerError> {
+    crate::run::create_private_dir(files.data_dir)?;
+    let schema = format!("{}{}{}", intake::SCHEMA, outbox::SCHEMA, files.schema_extra);
+    let (store, closed) = Store::open(&files.data_dir.join(files.db_file), &schema)?;
+    let keys = KeyStore::open(&files.data_dir.join(files.key_file), files.role)?;
+    let regs = Registrations::load(&store).await?;
     let client = PeerClient::new(peer_token.to_owned()).map_err(ServerError::Config)?;
-    Ok(IntakeState {
-        store,
-        closed,
-        keys,
-        registrations,
+    let outbox_signal = Arc::new(Notify::new());
+    let outbox_task = tokio::spawn(outbox::run(
+        store.clone(),
         client,
+        outbox_signal.clone(),
+        delivered,
+        shutdown,
+    ));
+    Ok(OpenedIntake {
+        core: IntakeCore {
+            store,
+            keys,
+            regs,
+            peer_token: peer_token.to_owned(),
+            work: Arc::new(Notify::new()),
+            outbox: outbox_signal,
+        },
+        outbox_task,
+        closed,
     })
+}
+
+/// The worker of an accepting service: runs `step` (mask, or hand over, the closed cohorts) when
+/// woken by [`IntakeCore::wake_worker`], at least every ten seconds, until shutdown or until the
+/// store closes; other errors are logged with `role` and the loop goes on.
+pub async fn worker_loop<F, Fut>(
+    role: &'static str,
+    work: Arc<Notify>,
+    mut shutdown: watch::Receiver<bool>,
+    mut step: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), StoreError>>,
+{
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        match step().await {
+            Ok(()) => {}
+            Err(StoreError::Closed) => return,
+            Err(e) => eprintln!("orthomask-server: {role}: {e}"),
+        }
+        tokio::select! {
+            () = work.notified() => {}
+            () = tokio::time::sleep(std::time::Duration::from_secs(10)) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}
+
+impl IntakeCore {
+    /// The worker's wake-up signal, for [`worker_loop`].
+    pub fn work_signal(&self) -> Arc<Notify> {
+        self.work.clone()
+    }
 }
 
 /// The public routes every accepting service serves alike: receipt lists and inclusion proofs.
@@ -95,18 +185,32 @@ pub fn peer_routes<S: IntakeService>() -> Router<S> {
 
 /// What the shared handlers need from a service.
 pub trait IntakeService: Clone + Send + Sync + 'static {
+    /// The state every accepting service holds alike.
+    fn core(&self) -> &IntakeCore;
     /// The service's store.
-    fn store(&self) -> &Store;
+    fn store(&self) -> &Store {
+        &self.core().store
+    }
     /// Registered surveys, kept in memory.
-    fn registrations(&self) -> &Registrations;
+    fn registrations(&self) -> &Registrations {
+        &self.core().regs
+    }
     /// The service's survey keys.
-    fn keys(&self) -> &KeyStore;
+    fn keys(&self) -> &KeyStore {
+        &self.core().keys
+    }
     /// The deployment's peer bearer token.
-    fn peer_token(&self) -> &str;
+    fn peer_token(&self) -> &str {
+        &self.core().peer_token
+    }
     /// Wake the worker that masks and hands over closed cohorts.
-    fn wake_worker(&self);
+    fn wake_worker(&self) {
+        self.core().wake_worker();
+    }
     /// Wake the outbox's delivery loop.
-    fn wake_outbox(&self);
+    fn wake_outbox(&self) {
+        self.core().wake_outbox();
+    }
     /// The service's tables (each with a `survey` column) of data shaped by a survey's design:
     /// while one holds a row of the survey, a different registration is refused.
     const DATA_TABLES: &'static [&'static str];

@@ -13,12 +13,11 @@
 
 use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, json};
-use crate::intake::{self, Registrations};
-use crate::intake_http::{self, IntakeService};
-use crate::keys::KeyStore;
-use crate::outbox::{self, DeliveredHook, OutboxItem};
+use crate::intake;
+use crate::intake_http::{self, IntakeCore, IntakeService};
+use crate::outbox::{self, OutboxItem};
 use crate::states::{IntakeCohort, MaskingResult, ShareCohort};
-use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
+use crate::store::{ClosedSignal, blob_to_f64s, f64s_to_blob};
 use crate::wire::{CohortResult, LeftMasked, MaskingOutcome, Registration, ShareBlock, WireMatrix};
 use axum::Router;
 use axum::extract::State;
@@ -35,7 +34,7 @@ use rusqlite::OptionalExtension;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 
 /// Configuration of a masking service provider.
 #[derive(Clone, Debug)]
@@ -88,11 +87,7 @@ type StoredBlock = (u32, Vec<String>, Vec<f64>);
 
 struct Inner {
     cfg: MspConfig,
-    store: Store,
-    keys: KeyStore,
-    regs: Registrations,
-    work: Arc<Notify>,
-    outbox: Arc<Notify>,
+    core: IntakeCore,
 }
 
 /// The provider's shared state.
@@ -121,41 +116,37 @@ impl Msp {
         cfg: MspConfig,
         shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
-        let intake_http::IntakeState {
-            store,
-            closed,
-            keys,
-            registrations: regs,
-            client,
-        } = intake_http::open_intake(
-            &cfg.data_dir,
-            DB_FILE,
-            SCHEMA_EXTRA,
-            KEY_FILE,
-            "msp",
+        let opened = intake_http::open_intake(
+            &intake_http::IntakeFiles {
+                data_dir: &cfg.data_dir,
+                db_file: DB_FILE,
+                schema_extra: SCHEMA_EXTRA,
+                key_file: KEY_FILE,
+                role: "msp",
+            },
             &cfg.peer_token,
+            Arc::new(delivered),
+            shutdown.clone(),
         )
         .await?;
         let msp = Self(Arc::new(Inner {
             cfg,
-            store: store.clone(),
-            keys,
-            regs,
-            work: Arc::new(Notify::new()),
-            outbox: Arc::new(Notify::new()),
+            core: opened.core,
         }));
-        let hook: DeliveredHook = Arc::new(delivered);
+        let worker = msp.clone();
         let tasks = vec![
-            tokio::spawn(outbox::run(
-                store,
-                client,
-                msp.0.outbox.clone(),
-                hook,
-                shutdown.clone(),
+            opened.outbox_task,
+            tokio::spawn(intake_http::worker_loop(
+                "msp",
+                msp.0.core.work_signal(),
+                shutdown,
+                move || {
+                    let worker = worker.clone();
+                    async move { worker.process_pending().await }
+                },
             )),
-            tokio::spawn(msp.clone().process_loop(shutdown)),
         ];
-        Ok((msp, tasks, closed))
+        Ok((msp, tasks, opened.closed))
     }
 
     /// The HTTP routes.
@@ -174,28 +165,10 @@ impl Msp {
         (public, peer)
     }
 
-    async fn process_loop(self, mut shutdown: watch::Receiver<bool>) {
-        loop {
-            if *shutdown.borrow() {
-                return;
-            }
-            if let Err(e) = self.process_pending().await {
-                if matches!(e, StoreError::Closed) {
-                    return;
-                }
-                eprintln!("orthomask-server: msp: {e}");
-            }
-            tokio::select! {
-                () = self.0.work.notified() => {}
-                () = tokio::time::sleep(std::time::Duration::from_secs(10)) => {}
-                _ = shutdown.changed() => {}
-            }
-        }
-    }
-
     async fn process_pending(&self) -> Result<(), StoreError> {
         let closed = self
             .0
+            .core
             .store
             .run(|c| -> Result<_, StoreError> { Ok(intake::closed_cohorts(c)?) })
             .await?;
@@ -209,6 +182,7 @@ impl Msp {
         }
         let collecting = self
             .0
+            .core
             .store
             .run(|c| -> Result<Vec<(String, u32, usize)>, StoreError> {
                 let mut stmt = c.prepare(
@@ -223,7 +197,7 @@ impl Msp {
             })
             .await?;
         for (survey, cohort, blocks) in collecting {
-            let Ok(reg) = self.0.regs.get(&survey) else {
+            let Ok(reg) = self.0.core.regs.get(&survey) else {
                 continue;
             };
             if blocks == reg.share_services
@@ -242,6 +216,7 @@ impl Msp {
     async fn process_basic(&self, survey: &str, cohort: u32) -> Result<(), StoreError> {
         let reg = self
             .0
+            .core
             .regs
             .get(survey)
             .map_err(|e| StoreError::Corrupt(e.message().to_owned()))?;
@@ -253,6 +228,7 @@ impl Msp {
             ..
         } = self
             .0
+            .core
             .store
             .run(move |c| intake::cohort_rows(c, &s, cohort))
             .await?;
@@ -262,7 +238,7 @@ impl Msp {
         } else if let Some(reason) = withheld_reason(&reg, n) {
             MaskingOutcome::Withheld { reason }
         } else {
-            let key = self.0.keys.get(survey).ok_or_else(|| {
+            let key = self.0.core.keys.get(survey).ok_or_else(|| {
                 StoreError::Corrupt(format!("no provider key for survey {survey}"))
             })?;
             let design = reg
@@ -305,6 +281,7 @@ impl Msp {
         );
         let s = survey.to_owned();
         self.0
+            .core
             .store
             .run(move |c| -> Result<(), StoreError> {
                 let current: Option<IntakeCohort> = c
@@ -322,7 +299,7 @@ impl Msp {
                 Ok(())
             })
             .await?;
-        self.0.outbox.notify_one();
+        self.0.core.wake_outbox();
         Ok(())
     }
 
@@ -334,6 +311,7 @@ impl Msp {
         let s = survey.clone();
         let blocks = self
             .0
+            .core
             .store
             .run(move |c| -> Result<Vec<StoredBlock>, StoreError> {
                 let mut stmt = c.prepare(
@@ -365,7 +343,7 @@ impl Msp {
         let incomplete = all.len() - n;
         let p = reg.p();
         let key =
-            self.0.keys.get(&survey).ok_or_else(|| {
+            self.0.core.keys.get(&survey).ok_or_else(|| {
                 StoreError::Corrupt(format!("no provider key for survey {survey}"))
             })?;
         let mut deliveries: Vec<(String, u32, String, Vec<u8>)> = Vec::new();
@@ -448,6 +426,7 @@ impl Msp {
         }
         let s = survey.clone();
         self.0
+            .core
             .store
             .run(move |c| -> Result<(), StoreError> {
                 let current: Option<ShareCohort> = c
@@ -472,7 +451,7 @@ impl Msp {
                 Ok(())
             })
             .await?;
-        self.0.outbox.notify_one();
+        self.0.core.wake_outbox();
         Ok(())
     }
 }
@@ -486,23 +465,8 @@ fn masking_result(outcome: &MaskingOutcome) -> MaskingResult {
 }
 
 impl IntakeService for Msp {
-    fn store(&self) -> &Store {
-        &self.0.store
-    }
-    fn registrations(&self) -> &Registrations {
-        &self.0.regs
-    }
-    fn keys(&self) -> &KeyStore {
-        &self.0.keys
-    }
-    fn peer_token(&self) -> &str {
-        &self.0.cfg.peer_token
-    }
-    fn wake_worker(&self) {
-        self.0.work.notify_one();
-    }
-    fn wake_outbox(&self) {
-        self.0.outbox.notify_one();
+    fn core(&self) -> &IntakeCore {
+        &self.0.core
     }
     const DATA_TABLES: &'static [&'static str] = &["uploads", "share_blocks"];
     fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
@@ -546,7 +510,7 @@ async fn upload(
     ApiPath(survey): ApiPath<String>,
     ApiJson(upload): ApiJson<Upload>,
 ) -> Result<Response, ApiError> {
-    let reg = msp.0.regs.get(&survey)?;
+    let reg = msp.0.core.regs.get(&survey)?;
     // Who may upload is decided before anything else about the upload.
     intake_http::authorise(&reg, &upload)?;
     if reg.share_services > 0 {
@@ -568,9 +532,10 @@ async fn status(
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     msp.require_peer(&headers)?;
-    msp.0.regs.get(&survey)?;
+    msp.0.core.regs.get(&survey)?;
     let value = msp
         .0
+        .core
         .store
         .run(move |c| -> Result<serde_json::Value, StoreError> {
             let mut stmt = c.prepare(
@@ -605,7 +570,7 @@ async fn share_block(
     ApiJson(block): ApiJson<ShareBlock>,
 ) -> Result<Response, ApiError> {
     msp.require_peer(&headers)?;
-    let reg = msp.0.regs.get(&survey)?;
+    let reg = msp.0.core.regs.get(&survey)?;
     if reg.share_services == 0 {
         return Err(ApiError::bad_request(format!(
             "survey {survey:?} does not use share mode"
@@ -642,6 +607,7 @@ async fn share_block(
     let k = reg.share_services;
     let complete = msp
         .0
+        .core
         .store
         .run(move |c| -> Result<bool, ApiError> {
             let sql = |e: rusqlite::Error| ApiError::from(StoreError::from(e));
@@ -705,7 +671,7 @@ async fn share_block(
         })
         .await?;
     if complete {
-        msp.0.work.notify_one();
+        msp.0.core.wake_worker();
     }
     Ok(json(
         StatusCode::OK,

@@ -10,12 +10,11 @@
 
 use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, json};
-use crate::intake::{self, Registrations};
-use crate::intake_http::{self, IntakeService};
-use crate::keys::KeyStore;
-use crate::outbox::{self, DeliveredHook, OutboxItem};
+use crate::intake;
+use crate::intake_http::{self, IntakeCore, IntakeService};
+use crate::outbox::{self, OutboxItem};
 use crate::states::IntakeCohort;
-use crate::store::{ClosedSignal, Store, f64s_to_blob};
+use crate::store::{ClosedSignal, f64s_to_blob};
 use crate::wire::{LeftMasked, Registration, ShareBlock, SharePart, WireMatrix};
 use axum::Router;
 use axum::extract::State;
@@ -31,7 +30,7 @@ use rusqlite::OptionalExtension;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 
 /// Configuration of right-masking service `index`.
 #[derive(Clone, Debug)]
@@ -71,12 +70,8 @@ pub const KEY_FILE: &str = "right-keys.json";
 
 struct Inner {
     cfg: RightConfig,
-    store: Store,
-    keys: KeyStore,
-    regs: Registrations,
+    core: IntakeCore,
     providers: Mutex<HashMap<(String, u32), Arc<RightProvider>>>,
-    work: Arc<Notify>,
-    outbox: Arc<Notify>,
 }
 
 /// A right-masking service's shared state.
@@ -92,42 +87,38 @@ impl Right {
         cfg: RightConfig,
         shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
-        let intake_http::IntakeState {
-            store,
-            closed,
-            keys,
-            registrations: regs,
-            client,
-        } = intake_http::open_intake(
-            &cfg.data_dir,
-            DB_FILE,
-            SCHEMA_EXTRA,
-            KEY_FILE,
-            &format!("right-{}", cfg.index),
+        let opened = intake_http::open_intake(
+            &intake_http::IntakeFiles {
+                data_dir: &cfg.data_dir,
+                db_file: DB_FILE,
+                schema_extra: SCHEMA_EXTRA,
+                key_file: KEY_FILE,
+                role: &format!("right-{}", cfg.index),
+            },
             &cfg.peer_token,
+            Arc::new(delivered),
+            shutdown.clone(),
         )
         .await?;
         let right = Self(Arc::new(Inner {
             cfg,
-            store: store.clone(),
-            keys,
-            regs,
+            core: opened.core,
             providers: Mutex::new(HashMap::new()),
-            work: Arc::new(Notify::new()),
-            outbox: Arc::new(Notify::new()),
         }));
-        let hook: DeliveredHook = Arc::new(delivered);
+        let worker = right.clone();
         let tasks = vec![
-            tokio::spawn(outbox::run(
-                store,
-                client,
-                right.0.outbox.clone(),
-                hook,
-                shutdown.clone(),
+            opened.outbox_task,
+            tokio::spawn(intake_http::worker_loop(
+                "right",
+                right.0.core.work_signal(),
+                shutdown,
+                move || {
+                    let worker = worker.clone();
+                    async move { worker.hand_over_closed().await }
+                },
             )),
-            tokio::spawn(right.clone().process_loop(shutdown)),
         ];
-        Ok((right, tasks, closed))
+        Ok((right, tasks, opened.closed))
     }
 
     /// The HTTP routes: public and peer.
@@ -162,7 +153,7 @@ impl Right {
             return Ok(found.clone());
         }
         let key =
-            self.0.keys.get(survey).ok_or_else(|| {
+            self.0.core.keys.get(survey).ok_or_else(|| {
                 ApiError::not_found(format!("there is no survey {survey:?} here"))
             })?;
         let cohort_key = key.derive(StreamId::RightMaskKey { cohort });
@@ -178,7 +169,7 @@ impl Right {
     }
 
     fn share_registration(&self, survey: &str) -> Result<Registration, ApiError> {
-        let reg = self.0.regs.get(survey)?;
+        let reg = self.0.core.regs.get(survey)?;
         if reg.share_services == 0 {
             return Err(ApiError::bad_request(format!(
                 "survey {survey:?} does not use share mode; its uploads go to the masking service provider"
@@ -193,47 +184,37 @@ impl Right {
         Ok(reg)
     }
 
-    async fn process_loop(self, mut shutdown: watch::Receiver<bool>) {
-        loop {
-            if *shutdown.borrow() {
-                return;
-            }
-            match self
-                .0
-                .store
-                .run(|c| -> Result<_, StoreError> { Ok(intake::closed_cohorts(c)?) })
-                .await
-            {
-                Ok(closed) => {
-                    for (survey, cohort) in closed {
-                        if let Err(e) = self.hand_over(&survey, cohort).await {
-                            eprintln!(
-                                "orthomask-server: right: survey {survey} cohort {cohort}: {e}"
-                            );
-                        }
-                    }
+    /// Hand over every closed cohort (a failing cohort is logged and the others go on).
+    async fn hand_over_closed(&self) -> Result<(), StoreError> {
+        let closed = self
+            .0
+            .core
+            .store
+            .run(|c| -> Result<_, StoreError> { Ok(intake::closed_cohorts(c)?) })
+            .await?;
+        for (survey, cohort) in closed {
+            if let Err(e) = self.hand_over(&survey, cohort).await {
+                if matches!(e, StoreError::Closed) {
+                    return Err(e);
                 }
-                Err(StoreError::Closed) => return,
-                Err(e) => eprintln!("orthomask-server: right: {e}"),
-            }
-            tokio::select! {
-                () = self.0.work.notified() => {}
-                () = tokio::time::sleep(std::time::Duration::from_secs(10)) => {}
-                _ = shutdown.changed() => {}
+                eprintln!("orthomask-server: right: survey {survey} cohort {cohort}: {e}");
             }
         }
+        Ok(())
     }
 
     /// Queue the closed cohort's block `Xⁱ Bᵢ` for the left-masking provider.
     async fn hand_over(&self, survey: &str, cohort: u32) -> Result<(), StoreError> {
         let reg = self
             .0
+            .core
             .regs
             .get(survey)
             .map_err(|e| StoreError::Corrupt(e.message().to_owned()))?;
         let s = survey.to_owned();
         let intake::CohortRows { rows, tokens, .. } = self
             .0
+            .core
             .store
             .run(move |c| intake::cohort_rows(c, &s, cohort))
             .await?;
@@ -253,6 +234,7 @@ impl Right {
         );
         let s = survey.to_owned();
         self.0
+            .core
             .store
             .run(move |c| -> Result<(), StoreError> {
                 let status: Option<IntakeCohort> = c
@@ -270,29 +252,14 @@ impl Right {
                 Ok(())
             })
             .await?;
-        self.0.outbox.notify_one();
+        self.0.core.wake_outbox();
         Ok(())
     }
 }
 
 impl IntakeService for Right {
-    fn store(&self) -> &Store {
-        &self.0.store
-    }
-    fn registrations(&self) -> &Registrations {
-        &self.0.regs
-    }
-    fn keys(&self) -> &KeyStore {
-        &self.0.keys
-    }
-    fn peer_token(&self) -> &str {
-        &self.0.cfg.peer_token
-    }
-    fn wake_worker(&self) {
-        self.0.work.notify_one();
-    }
-    fn wake_outbox(&self) {
-        self.0.outbox.notify_one();
+    fn core(&self) -> &IntakeCore {
+        &self.0.core
     }
     const DATA_TABLES: &'static [&'static str] = &["uploads"];
     fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
@@ -351,9 +318,10 @@ async fn status(
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     right.require_peer(&headers)?;
-    right.0.regs.get(&survey)?;
+    right.0.core.regs.get(&survey)?;
     let value = right
         .0
+        .core
         .store
         .run(move |c| -> Result<serde_json::Value, StoreError> {
             Ok(serde_json::json!({
@@ -392,6 +360,7 @@ async fn left_masked(
     let s = survey.clone();
     let previous = right
         .0
+        .core
         .store
         .run(move |c| -> Result<Option<String>, ApiError> {
             let status = intake::cohort_status(c, &s, cohort)?;
@@ -440,6 +409,7 @@ async fn left_masked(
     );
     right
         .0
+        .core
         .store
         .run(move |c| -> Result<(), ApiError> {
             let sql = |e: rusqlite::Error| ApiError::from(StoreError::from(e));
@@ -463,7 +433,7 @@ async fn left_masked(
             Ok(())
         })
         .await?;
-    right.0.outbox.notify_one();
+    right.0.core.wake_outbox();
     Ok(json(
         StatusCode::OK,
         &serde_json::json!({"cohort": cohort, "received": true}),
