@@ -349,3 +349,34 @@ async fn hand_overs_with_duplicated_or_made_up_records_are_refused() {
     }
     all.stop().await;
 }
+
+/// Issue 11 §3: a survey team creating a survey with device-side DP is told the (ε, δ) its σ
+/// actually guarantees for the mechanism run (one record replaced; the column sums the masks
+/// reveal and the masked complement composed) — re-evaluated here with the dp crate — and how
+/// much more noise that takes than seed 004's calibration.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dp_survey_states_the_guarantee_of_the_mechanism_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let mut d = draft("private", 100, false, true);
+    d["dp"] = serde_json::json!({"epsilon": 0.5, "delta": 0.01});
+    let created = create_survey(&http, &all, &d).await;
+    let dp = &created["dp"];
+    let sigma = dp["sigma"].as_f64().unwrap();
+    let smallest = dp["smallest_cohort"].as_u64().unwrap();
+    assert_eq!(smallest, 100);
+    let g = &dp["guarantee"];
+    assert_eq!(g["neighbours"], "replace-one-record");
+    let mechanism = orthomask_dp::CohortMechanism::new(4, smallest).unwrap();
+    let delta = mechanism.delta_at(sigma, 0.5).unwrap();
+    assert!(delta <= 0.01, "{delta}");
+    let stated = g["delta"].as_f64().unwrap();
+    assert!(
+        (stated - delta).abs() <= 1e-9 * delta,
+        "{stated} vs {delta}"
+    );
+    let growth = g["growth_factor"].as_f64().unwrap();
+    assert!(growth > 1.2 && growth < 3.0, "{growth}");
+    all.stop().await;
+}
