@@ -23,7 +23,9 @@ pub struct Manifest {
     pub columns: Vec<String>,
     /// Noise standard deviation σ (0 without padding).
     pub sigma: f64,
-    /// Largest absolute data value assumed by the bound.
+    /// Largest absolute value of a masked answer the Appendix C bound assumes, on the padded
+    /// record's scale: 1 (plus the DP allowance) when the devices scale by declared ranges
+    /// (`unmasking_error.scaled_by_declared_ranges`), the answers' own largest value otherwise.
     pub x_max: Option<f64>,
     /// Where `x_max` came from: declared, or read off the data (simulation only).
     pub x_max_source: Option<XMaxSource>,
