@@ -13,12 +13,16 @@
 use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::mask::{FixedSubspaceHaar, Mask};
+use orthomask_core::protocol::accuracy::UnmaskingAccuracy;
 use orthomask_core::protocol::collusion::{combine_shares, share_sigma};
 use orthomask_core::protocol::design::appendix_c_bound;
 use orthomask_core::protocol::simulation::{CollusionKeys, Safety, run_collusion};
 use orthomask_core::protocol::tm2::{DEFAULT_QA_CONSTANT, Tm2Design};
 use orthomask_core::protocol::{DesignError, ProtocolError, Strictness};
-use orthomask_core::tolerance::{NOT_RECOVERED, PRESERVED_STATISTICS, VISIBLY_MASKED};
+use orthomask_core::scaling::RangeScaler;
+use orthomask_core::tolerance::{
+    ERROR_MODEL_FACTOR, NOT_RECOVERED, PRESERVED_STATISTICS, VISIBLY_MASKED,
+};
 
 const N: usize = 40;
 
@@ -130,4 +134,54 @@ fn the_collusion_run_checks_the_design() {
     let run = run_collusion(&raw, &weak, &keys(1), tau, teaching).unwrap();
     assert_eq!(run.design_report.overridden.len(), 1);
     assert!(run.qa.unwrap().passed());
+}
+
+/// (E5) of `protocol::accuracy`: in share mode the collector's sum of the `K` parts carries the
+/// rounding of every share, whose noise τ is a hundred times the (scaled) answers. Measured
+/// against the left chain applied to the sum of the shares directly (no right masks), the rms
+/// error per entry lies within [`ERROR_MODEL_FACTOR`] of `of_shares`' expectation both ways, and
+/// well above the single-record figure (E2) it would be mistaken for.
+#[test]
+fn share_mode_unmasking_error_matches_the_expected_error_e5() {
+    let raw = raw();
+    let ranges: Vec<(f64, f64)> = raw
+        .column_iter()
+        .map(|c| (c.min() - 1.0, c.max() + 1.0))
+        .collect();
+    let p2 = 120;
+    let sigma = appendix_c_bound(N, 3, p2, 1.0, 0.5).unwrap().sigma_min * 1.01;
+    let design = Tm2Design::modified(3, p2, sigma)
+        .unwrap()
+        .with_scaling(RangeScaler::new(&ranges).unwrap())
+        .unwrap();
+    let keys = keys(1);
+    let tau = share_sigma(&design, raw.amax());
+    let safety = Safety {
+        x_max: 1.0,
+        ..safety()
+    };
+    let run = run_collusion(&raw, &design, &keys, tau, safety).unwrap();
+    let p1 = design.p1();
+    // What the collector sums, on the devices' scale, and the same chain on the plain records.
+    let mut summed = DMatrix::zeros(N, p1);
+    let mut records = DMatrix::zeros(N, design.p());
+    for (part, share) in run.to_collector.iter().zip(&run.shares) {
+        summed += part.columns(0, p1);
+        records += share;
+    }
+    let mut reference = records.columns(0, p1).into_owned();
+    for (j, key) in keys.left.iter().enumerate() {
+        FixedSubspaceHaar::ones_fixed(N, key.stream(StreamId::ExtraLeftMask { party: j as u32 }))
+            .unwrap()
+            .left_apply(&mut reference)
+            .unwrap();
+    }
+    let rms = ((&summed - &reference).norm_squared() / (N * p1) as f64).sqrt();
+    let expected = UnmaskingAccuracy::of_shares(&design, 1.0, 2, tau).expected_entry_error;
+    assert!(
+        rms < ERROR_MODEL_FACTOR * expected && rms > expected / ERROR_MODEL_FACTOR,
+        "rms {rms:e} against the expected {expected:e}"
+    );
+    let single = UnmaskingAccuracy::of(&design, 1.0).expected_entry_error;
+    assert!(expected > 3.0 * single, "{expected:e} vs {single:e}");
 }

@@ -97,8 +97,9 @@ pub struct UnmaskingError {
     pub scaled_by_declared_ranges: bool,
     /// Norm of the padded record on the devices' scale, `R` of (E1).
     pub record_norm: f64,
-    /// Expected (rms) error of a released entry on the devices' scale, `E = √3·u·R` of (E2): in
-    /// units of each answer's half-range when scaled, in the answers' units otherwise.
+    /// Expected (rms) error of a released entry on the devices' scale, `E = √3·u·R` of (E2) ((E5)
+    /// in share mode): in units of each answer's half-range when scaled, in the answers' units
+    /// otherwise.
     pub expected_entry_error: f64,
     /// Significant digits masking costs a regression coefficient on top of the raw fit,
     /// `log₁₀(E/u)`.

@@ -58,6 +58,18 @@ pub struct Provenance {
     pub receipt_roots: Vec<ReceiptRoot>,
     /// Share mode: what one right-masking service alone learns (`crate::share_view`).
     pub share_view: Option<OneServiceView>,
+    /// Share mode: how the records were split (the unmasking error grows with the share noise).
+    pub shares: Option<ShareSplit>,
+}
+
+/// How share mode split each record: into `services` shares with noise `share_sigma` on the
+/// answer coordinates (`orthomask_core::protocol::collusion::split_into_shares`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShareSplit {
+    /// Right-masking services `K₁`.
+    pub services: usize,
+    /// The shares' noise τ, on the padded record's scale.
+    pub share_sigma: f64,
 }
 
 impl Provenance {
@@ -78,6 +90,7 @@ impl Provenance {
             warnings: Vec::new(),
             receipt_roots: Vec::new(),
             share_view: None,
+            shares: None,
         }
     }
 }
@@ -110,7 +123,7 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
         teaching_keys: provenance.teaching_keys,
         warnings: provenance.warnings,
         receipt_roots: provenance.receipt_roots,
-        unmasking_error: unmasking_error(plan, released.columns),
+        unmasking_error: unmasking_error(plan, released.columns, provenance.shares),
         share_view: provenance.share_view.map(|v| ShareViewRecord {
             services: v.services,
             signal_to_noise: v.signal_to_noise,
@@ -126,9 +139,17 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
 /// apply: without padding under an orthogonal right mask (no Appendix C bound: the first and
 /// second methods of seed 003), or for a plan whose design does not build, which no release can
 /// have been made under.
-fn unmasking_error(plan: &Plan, columns: &[String]) -> Option<UnmaskingError> {
+fn unmasking_error(
+    plan: &Plan,
+    columns: &[String],
+    shares: Option<ShareSplit>,
+) -> Option<UnmaskingError> {
     plan.appendix_c.as_ref()?;
-    let accuracy = plan.unmasking_accuracy().ok()?;
+    let accuracy = match shares {
+        Some(s) => plan.share_unmasking_accuracy(s.services, s.share_sigma),
+        None => plan.unmasking_accuracy(),
+    }
+    .ok()?;
     let half_widths: Vec<f64> = match &plan.scaling {
         Some(ranges) => ranges
             .iter()
@@ -270,5 +291,61 @@ mod tests {
         assert!((m.cross_products[1][1] - 2.0 * 888.0 * 888.0).abs() < HAND_COMPUTED * 1e6);
         assert_eq!(m.binary_columns, ["a"]);
         assert!(m.qa.as_ref().is_some_and(|q| q.passed));
+    }
+
+    /// The expected unmasking error: per column in its own units (`h_j·E` for an answer scaled
+    /// by a range of half-width `h_j`, `|c|·E` for the QA column), and in share mode the (E5)
+    /// figure of the split, which grows with the share noise.
+    #[test]
+    fn the_unmasking_error_follows_the_scaling_and_the_shares() {
+        let cohorts = CohortBounds {
+            smallest: 20,
+            largest: 20,
+        };
+        let mut request = PlanRequest::new(1, Some(888.0), cohorts, 888.0);
+        request.ranges = Some(vec![crate::plan::DeclaredRange {
+            name: "a".into(),
+            lo: 10.0,
+            hi: 30.0,
+        }]);
+        let plan = Plan::new(&request).unwrap();
+        let columns = vec!["a".to_owned(), "QA".to_owned()];
+        let data = DMatrix::from_row_slice(2, 2, &[12.0, 888.0, 25.0, 888.0]);
+        let manifest = |shares: Option<ShareSplit>| {
+            build(
+                &plan,
+                &Released {
+                    columns: &columns,
+                    data: &data,
+                    qa: &[],
+                    decimals: None,
+                },
+                Provenance {
+                    shares,
+                    ..Provenance::modified(
+                        Cohorts {
+                            size: Some(20),
+                            sizes: vec![2],
+                        },
+                        Vec::new(),
+                    )
+                },
+            )
+            .unmasking_error
+            .unwrap()
+        };
+        let basic = manifest(None);
+        let e = basic.expected_entry_error;
+        assert!(basic.scaled_by_declared_ranges);
+        assert!((basic.columns[0].expected_error - 10.0 * e).abs() <= 1e-12 * e);
+        assert!((basic.columns[1].expected_error - 888.0 * e).abs() <= 1e-9 * e);
+        let split = ShareSplit {
+            services: 2,
+            share_sigma: 100.0,
+        };
+        let shared = manifest(Some(split));
+        let expected = plan.share_unmasking_accuracy(2, 100.0).unwrap();
+        assert_eq!(shared.record_norm, expected.record_norm);
+        assert!(shared.expected_entry_error > 3.0 * e);
     }
 }

@@ -317,6 +317,23 @@ impl Plan {
         Ok(UnmaskingAccuracy::of(&self.design()?, self.x_max))
     }
 
+    /// The same in share mode ((E5)): `services` shares of noise `share_sigma`.
+    ///
+    /// # Errors
+    /// As [`design`](Self::design).
+    pub fn share_unmasking_accuracy(
+        &self,
+        services: usize,
+        share_sigma: f64,
+    ) -> Result<UnmaskingAccuracy, PlanError> {
+        Ok(UnmaskingAccuracy::of_shares(
+            &self.design()?,
+            self.x_max,
+            services,
+            share_sigma,
+        ))
+    }
+
     /// Check the plan against seed 000's conditions for these cohorts (orthogonal right mask).
     ///
     /// # Errors

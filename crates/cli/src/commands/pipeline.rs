@@ -26,7 +26,7 @@ use orthomask_core::protocol::tm2::Tm2Design;
 use orthomask_formats::csv::{Precision, Table};
 use orthomask_formats::keyfile::parse_key_file;
 use orthomask_formats::manifest::{Cohorts, Manifest, Method, RightMask, XMaxSource};
-use orthomask_survey::manifest::{Provenance, Released, observed_binary_columns};
+use orthomask_survey::manifest::{Provenance, Released, ShareSplit, observed_binary_columns};
 use orthomask_survey::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanRequest};
 use orthomask_survey::policy::{
     APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT, FAILURE_TARGET, SECOND_METHOD_NOISE_ROWS,
@@ -388,6 +388,8 @@ struct Outcome {
     warnings: Vec<String>,
     /// Share mode: what one right-masking service alone learns.
     share_view: Option<OneServiceView>,
+    /// Share mode: how each record was split.
+    shares: Option<ShareSplit>,
 }
 
 /// Run `pipeline`.
@@ -450,6 +452,7 @@ pub fn run(args: PipelineArgs) -> Result<()> {
             // No services took uploads, so no receipts were issued.
             receipt_roots: Vec::new(),
             share_view: outcome.share_view,
+            shares: outcome.shares,
         },
     );
     write_file(&args.out_dir.join("manifest.json"), &manifest.to_json())?;
@@ -658,6 +661,7 @@ fn tm2_method(
         qa: run.release.qa,
         warnings,
         share_view: None,
+        shares: None,
     })
 }
 
@@ -736,6 +740,10 @@ fn collusion_method(
         qa: run.qa.into_iter().collect(),
         warnings: run.design_report.overridden,
         share_view: Some(share_view),
+        shares: Some(ShareSplit {
+            services: args.right_providers,
+            share_sigma: tau,
+        }),
     })
 }
 
@@ -865,5 +873,6 @@ fn second_method(
         qa: run.qa,
         warnings,
         share_view: None,
+        shares: None,
     })
 }

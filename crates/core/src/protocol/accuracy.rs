@@ -56,6 +56,19 @@
 //! declared value and a small column loses `log₁₀(x_max/h_j)` digits more: the failure this
 //! module and the scaling exist to prevent (`tests/unmasking_accuracy.rs`).
 //!
+//! # Share mode (seed 000 §3.5)
+//! A device splits `x̃` into `K` shares `x̃ⁱ = x̃/K + (Gᵢ − Ḡ)` on the answer coordinates
+//! (`collusion::split_into_shares`), and each share goes through its own `Bᵢ`, the provider's
+//! `A` and `Bᵢᵀ` before the collector adds the `K` parts. Each part carries (E2) for its own
+//! norm, independently, so the sum carries `√3·u·√(Σᵢ‖x̃ⁱ‖²)` with
+//!
+//! ```text
+//! (E5)   Σᵢ‖x̃ⁱ‖² ≈ R²/K + answers·τ²(K − 1)        (E[Σᵢ(Gᵢ − Ḡ)²] = (K − 1)τ² per answer),
+//! ```
+//!
+//! larger than (E1) by the share noise τ that hides the answers from each service
+//! ([`UnmaskingAccuracy::of_shares`]).
+//!
 //! # Not a worst case
 //! A rigorous worst-case bound (Higham 2002, Lemma 19.3) multiplies (E2) by about `p` and is
 //! never approached in practice; the tests check (E2) as the *expected* error (the measured rms
@@ -78,7 +91,8 @@ pub const HIGH_PROBABILITY_FACTOR: f64 = 6.0;
 /// The expected rounding error of the released entries for one design (module documentation).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct UnmaskingAccuracy {
-    /// `R` of (E1): the padded record's norm on the device's scale.
+    /// `R` of (E1) (in share mode the `√(Σᵢ‖x̃ⁱ‖²)` of (E5)): the norm the rounding errors scale
+    /// with, on the device's scale.
     pub record_norm: f64,
     /// `E` of (E2): rms error of a released entry on the device's scale (in units of the
     /// answer's half-range when the device scales; in the answer's units otherwise).
@@ -104,6 +118,27 @@ impl UnmaskingAccuracy {
                 * UNIT_ROUNDOFF
                 * record_norm,
             scaled: design.scaler().is_some(),
+        }
+    }
+
+    /// (E5): the same in share mode, with `services` shares of noise `share_sigma` on the answer
+    /// coordinates.
+    pub fn of_shares(
+        design: &Tm2Design,
+        declared_x_max: f64,
+        services: usize,
+        share_sigma: f64,
+    ) -> Self {
+        let single = Self::of(design, declared_x_max);
+        let k = services.max(1) as f64;
+        let shares = design.answers() as f64 * share_sigma * share_sigma * (k - 1.0);
+        let record_norm = (single.record_norm * single.record_norm / k + shares).sqrt();
+        Self {
+            record_norm,
+            expected_entry_error: OPERATORS_ON_THE_PADDED_RECORD.sqrt()
+                * UNIT_ROUNDOFF
+                * record_norm,
+            scaled: single.scaled,
         }
     }
 
