@@ -13,7 +13,8 @@
 //!   open ──close──▶ closing ──▶ released | failed
 //! collector, table cohorts:
 //!   open ──close──▶ closed (it had participants) | empty
-//!   closed ──hand-over──▶ received | withheld | empty | failed;   failed ──retry──▶ as closed
+//!   open | closed ──hand-over──▶ received | withheld | empty | failed   (settled: a failed
+//!   cohort is left out of the release and named in the manifest)
 //! ```
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
@@ -287,7 +288,7 @@ stored_state!(
         Received = "received",
         /// Too few records to release (the provider's decision, recorded).
         Withheld = "withheld",
-        /// The hand-over was refused (receipts, QA, shape); a corrected hand-over may follow.
+        /// The hand-over was refused (receipts, QA, shape); the cohort is left out of the release.
         Failed = "failed",
     }
 );
@@ -327,12 +328,6 @@ impl CollectorCohort {
             Self::Open => Ok(Self::Empty),
             other => Err(other.refuse("be closed")),
         }
-    }
-
-    /// Whether a hand-over for it is taken: once closed, and again after a refused one (the
-    /// service may correct and resend).
-    pub fn takes_hand_over(self) -> bool {
-        matches!(self, Self::Closed | Self::Failed)
     }
 }
 
@@ -463,13 +458,11 @@ mod tests {
     }
 
     #[test]
-    fn collector_cohorts_close_settle_and_take_corrected_hand_overs() {
+    fn collector_cohorts_close_and_settle() {
         use CollectorCohort::*;
         assert_eq!(Open.close(true), Ok(Closed));
         assert_eq!(Open.close(false), Ok(Empty));
         assert!(Closed.close(true).is_err());
-        assert!(!Open.takes_hand_over() && Closed.takes_hand_over() && Failed.takes_hand_over());
-        assert!(!Received.takes_hand_over());
         let settled: Vec<_> = [Open, Closed, Empty, Received, Withheld, Failed]
             .into_iter()
             .filter(|s| s.is_settled())
