@@ -152,6 +152,55 @@ impl IntakeCore {
     }
 }
 
+/// Spawn a service's worker: [`worker_loop`] running `step` on the service.
+pub fn spawn_worker<S, F, Fut>(
+    service: &S,
+    role: &'static str,
+    shutdown: watch::Receiver<bool>,
+    step: F,
+) -> JoinHandle<()>
+where
+    S: IntakeService,
+    F: Fn(S) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<(), StoreError>> + Send + 'static,
+{
+    let service = service.clone();
+    tokio::spawn(worker_loop(
+        role,
+        service.core().work_signal(),
+        shutdown,
+        move || step(service.clone()),
+    ))
+}
+
+/// Run `step` on every closed cohort of a service, in order: a cohort whose step fails is logged
+/// (with `role`) and the others go on; a closed store ends the pass.
+///
+/// # Errors
+/// [`StoreError`] reading the closed cohorts, or [`StoreError::Closed`].
+pub async fn each_closed_cohort<F, Fut>(
+    store: &Store,
+    role: &str,
+    mut step: F,
+) -> Result<(), StoreError>
+where
+    F: FnMut(String, u32) -> Fut,
+    Fut: Future<Output = Result<(), StoreError>>,
+{
+    let closed = store
+        .run(|c| -> Result<_, StoreError> { Ok(intake::closed_cohorts(c)?) })
+        .await?;
+    for (survey, cohort) in closed {
+        if let Err(e) = step(survey.clone(), cohort).await {
+            if matches!(e, StoreError::Closed) {
+                return Err(e);
+            }
+            eprintln!("orthomask-server: {role}: survey {survey} cohort {cohort}: {e}");
+        }
+    }
+    Ok(())
+}
+
 /// The public routes every accepting service serves alike: receipt lists and inclusion proofs.
 pub fn public_routes<S: IntakeService>() -> Router<S> {
     Router::new()

@@ -133,18 +133,11 @@ impl Msp {
             cfg,
             core: opened.core,
         }));
-        let worker = msp.clone();
         let tasks = vec![
             opened.outbox_task,
-            tokio::spawn(intake_http::worker_loop(
-                "msp",
-                msp.0.core.work_signal(),
-                shutdown,
-                move || {
-                    let worker = worker.clone();
-                    async move { worker.process_pending().await }
-                },
-            )),
+            intake_http::spawn_worker(&msp, "msp", shutdown, |msp: Self| async move {
+                msp.process_pending().await
+            }),
         ];
         Ok((msp, tasks, opened.closed))
     }
@@ -166,20 +159,10 @@ impl Msp {
     }
 
     async fn process_pending(&self) -> Result<(), StoreError> {
-        let closed = self
-            .0
-            .core
-            .store
-            .run(|c| -> Result<_, StoreError> { Ok(intake::closed_cohorts(c)?) })
-            .await?;
-        for (survey, cohort) in closed {
-            if let Err(e) = self.process_basic(&survey, cohort).await {
-                eprintln!("orthomask-server: msp: survey {survey} cohort {cohort}: {e}");
-                if matches!(e, StoreError::Closed) {
-                    return Err(e);
-                }
-            }
-        }
+        intake_http::each_closed_cohort(&self.0.core.store, "msp", |survey, cohort| async move {
+            self.process_basic(&survey, cohort).await
+        })
+        .await?;
         let collecting = self
             .0
             .core

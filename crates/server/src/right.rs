@@ -105,18 +105,15 @@ impl Right {
             core: opened.core,
             providers: Mutex::new(HashMap::new()),
         }));
-        let worker = right.clone();
         let tasks = vec![
             opened.outbox_task,
-            tokio::spawn(intake_http::worker_loop(
-                "right",
-                right.0.core.work_signal(),
-                shutdown,
-                move || {
-                    let worker = worker.clone();
-                    async move { worker.hand_over_closed().await }
-                },
-            )),
+            intake_http::spawn_worker(&right, "right", shutdown, |right: Self| async move {
+                intake_http::each_closed_cohort(&right.0.core.store, "right", |survey, cohort| {
+                    let right = right.clone();
+                    async move { right.hand_over(&survey, cohort).await }
+                })
+                .await
+            }),
         ];
         Ok((right, tasks, opened.closed))
     }
@@ -182,25 +179,6 @@ impl Right {
             )));
         }
         Ok(reg)
-    }
-
-    /// Hand over every closed cohort (a failing cohort is logged and the others go on).
-    async fn hand_over_closed(&self) -> Result<(), StoreError> {
-        let closed = self
-            .0
-            .core
-            .store
-            .run(|c| -> Result<_, StoreError> { Ok(intake::closed_cohorts(c)?) })
-            .await?;
-        for (survey, cohort) in closed {
-            if let Err(e) = self.hand_over(&survey, cohort).await {
-                if matches!(e, StoreError::Closed) {
-                    return Err(e);
-                }
-                eprintln!("orthomask-server: right: survey {survey} cohort {cohort}: {e}");
-            }
-        }
-        Ok(())
     }
 
     /// Queue the closed cohort's block `Xⁱ Bᵢ` for the left-masking provider.
