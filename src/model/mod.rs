@@ -12,6 +12,7 @@
 //! * [`analysis`] — regression, contingency tables, logistic regression, diagnostics, exports;
 //! * [`audit`] — the audit checks of `orthomask_stats::audit` on a release and its manifest;
 //! * [`classroom`] — the LEAPS walk-through: every party's view, the attack, collusion, Table 6;
+//! * [`live_demonstrations`] — the collector's live demonstrations and their cohorts' free places;
 //! * [`dp`] — σ under settings A and B against ε (seed 004 Table 1);
 //! * [`bench`] — the benchmarked operations, shared by the browser and the native bench;
 //! * [`jobs`] — the job protocol between the page and the Web Worker.
@@ -19,6 +20,7 @@
 pub mod format;
 
 pub mod participation;
+pub mod live_demonstrations;
 
 pub mod analysis;
 pub mod audit;

@@ -1,7 +1,8 @@
 //! One module per route.
 //!
 //! * [`home`] — what Orthomask is, in plain words;
-//! * [`participate`] — the participant's survey form;
+//! * [`participate`] — the participant's survey form, with [`survey_chooser`] (which surveys a
+//!   participant may open here) and [`simulated_participants`] (filling a live demonstration);
 //! * [`analyze`] — the analyst view;
 //! * [`classroom`] — the classroom demonstration;
 //! * [`audit`] — the audit view;
@@ -13,6 +14,8 @@ pub mod bench;
 pub mod classroom;
 pub mod home;
 pub mod participate;
+pub mod simulated_participants;
+pub mod survey_chooser;
 
 use wasm_bindgen::JsCast;
 

@@ -13,7 +13,7 @@
 
 use std::rc::Rc;
 
-use orthomask_survey::client::{Client, receipt_file, receipts_list_url};
+use orthomask_survey::client::{receipt_file, receipts_list_url};
 use orthomask_survey::definition::{Question, QuestionKind, SurveyDefinition};
 use yew::prelude::*;
 
@@ -21,11 +21,10 @@ use super::target_value;
 use crate::components::save_button::SaveButton;
 use crate::context::use_query;
 use crate::model::format::sig;
-use crate::model::participation::{
-    self as participation, Access, DEMONSTRATIONS, demonstration_link,
-};
-use crate::services::http::{RetryPolicy, send_upload};
-use crate::services::{participation as open_survey, random};
+use crate::model::participation::{self as participation, Access};
+use crate::pages::simulated_participants::SimulatedParticipants;
+use crate::pages::survey_chooser::SurveyChooser;
+use crate::services::participation as open_survey;
 use crate::state::{ParticipantAction, ParticipantState, Phase};
 
 /// The participant page.
@@ -78,17 +77,7 @@ pub fn participate() -> Html {
                 let result = survey
                     .answers_from_inputs(&inputs)
                     .map_err(|e| e.to_string())
-                    .and_then(|a| {
-                        let token = random::token()?;
-                        let key = random::key()?;
-                        let client = Client::new(&survey).map_err(|e| e.to_string())?;
-                        // Every upload of a collector's survey carries its credential.
-                        let client = match access {
-                            Access::Collector(credential) => client.with_credential(credential),
-                            Access::Demonstration => client,
-                        };
-                        client.prepare(&a, &token, &key).map_err(|e| e.to_string())
-                    })
+                    .and_then(|answers| open_survey::prepare(&survey, &access, &answers))
                     .map(Rc::new);
                 dispatch.dispatch(ParticipantAction::Prepared(result));
             }
@@ -96,17 +85,7 @@ pub fn participate() -> Html {
     }
 
     if matches!(source, Ok(None)) {
-        return html! {
-            <section>
-                <h1>{ "Take a survey" }</h1>
-                <p>{ "Open the link your survey team sent you, or practise with one of the demonstration surveys (they send nothing):" }</p>
-                <ul>
-                    { for DEMONSTRATIONS.iter().map(|(name, title)| html! {
-                        <li><a href={demonstration_link(name)}>{ *title }</a></li>
-                    }) }
-                </ul>
-            </section>
-        };
+        return html! { <SurveyChooser /> };
     }
     let demonstration = matches!(state.access, Some(Access::Demonstration));
 
@@ -136,7 +115,7 @@ pub fn participate() -> Html {
             if demonstration && state.survey.is_some() {
                 <p class="badge teaching" data-testid="demonstration">{ "Demonstration: this survey uses a published teaching key, so answers are not private. Practise freely — nothing you enter is sent anywhere." }</p>
             } else if state.survey.as_ref().is_some_and(|s| s.masking.teaching) {
-                <p class="badge teaching">{ "Demonstration survey: it uses a published teaching key, so do not enter real personal data." }</p>
+                <p class="badge teaching" data-testid="live-demonstration">{ "Demonstration survey: anyone may take it and its device key is given to everyone who opens it, so do not enter real personal data." }</p>
             }
             if matches!(state.phase, Phase::Question(_) | Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done) {
                 <label class="survey-progress">
@@ -369,22 +348,11 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>)
             }
             let (d, prepared) = (d.clone(), prepared.clone());
             wasm_bindgen_futures::spawn_local(async move {
-                let mut receipts = Vec::new();
-                for dest in &prepared.destinations {
-                    let d2 = d.clone();
-                    match send_upload(&dest.url, &dest.upload, RetryPolicy::default(), &move |n| {
-                        d2.dispatch(ParticipantAction::Sending(n))
-                    })
-                    .await
-                    {
-                        Ok(r) => receipts.push((dest.url.clone(), r)),
-                        Err(e) => {
-                            d.dispatch(ParticipantAction::Failed(e));
-                            return;
-                        }
-                    }
+                let d2 = d.clone();
+                match open_survey::send(&prepared, &move |n| d2.dispatch(ParticipantAction::Sending(n))).await {
+                    Ok(receipts) => d.dispatch(ParticipantAction::Sent(receipts)),
+                    Err(e) => d.dispatch(ParticipantAction::Failed(e)),
                 }
-                d.dispatch(ParticipantAction::Sent(receipts));
             });
         })
     };
@@ -477,6 +445,10 @@ fn receipt(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>
             }) }
             <p>{ "The hash identifies exactly what was sent; it was checked against your upload. Keep it to verify later that your record is in the published cohort." }</p>
             <SaveButton label="Save receipt" class={classes!("primary")} file_name={name} mime="application/json" text={file} />
+            // A live demonstration (a collector's survey labelled as one) can be filled at once.
+            if let (Some(Access::Collector(_)), true, Some((_, r))) = (&state.access, survey.masking.teaching, state.receipts.first()) {
+                <SimulatedParticipants survey={survey.id.clone()} cohort={r.cohort} />
+            }
         </div>
     }
 }

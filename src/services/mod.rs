@@ -4,6 +4,8 @@
 //!
 //! * [`http`] — GET text, POST an upload with retry, backoff and receipt verification;
 //! * [`participation`] — the survey a participant link names, fetched from this origin and checked;
+//!   masking and sending, for the form and for simulated participants;
+//! * [`simulate`] — simulated participants joining a live demonstration;
 //! * [`files`] — read a picked or dropped file;
 //! * [`download`] — save text as a file;
 //! * [`jobs`] — the Web Worker (with an inline fallback) and its progress;
@@ -19,3 +21,4 @@ pub mod jobs;
 pub mod participation;
 pub mod query;
 pub mod random;
+pub mod simulate;

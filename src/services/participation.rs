@@ -3,10 +3,14 @@
 //! by [`model::participation::accept`](crate::model::participation::accept) — or a bundled
 //! demonstration from the app's own files. Never from an address taken from the link.
 
+use orthomask_survey::client::{Client, Prepared};
+use orthomask_survey::coding::Answer;
 use orthomask_survey::definition::SurveyDefinition;
+use orthomask_survey::upload::Receipt;
 
 use super::clock::unix_seconds;
-use super::http::get_text;
+use super::http::{RetryPolicy, get_text, send_upload};
+use super::random;
 use crate::model::participation::{
     self, Access, DEPLOYMENT_PATH, Source, definition_path, demonstration_path,
 };
@@ -32,4 +36,45 @@ pub async fn open(source: &Source) -> Result<(SurveyDefinition, Access), String>
             participation::open_demonstration(&text, &path).map_err(|e| e.to_string())
         }
     }
+}
+
+/// Mask `answers` on this device for `survey`: a fresh idempotency token and a fresh device key
+/// from the browser, the collector's credential on every upload of a collector's survey. What a
+/// participant's form and a simulated participant ([`super::simulate`]) both send.
+///
+/// # Errors
+/// One line: the browser gave no random numbers, or the answers do not fit the survey.
+pub fn prepare(
+    survey: &SurveyDefinition,
+    access: &Access,
+    answers: &[Answer],
+) -> Result<Prepared, String> {
+    let token = random::token()?;
+    let key = random::key()?;
+    let client = Client::new(survey).map_err(|e| e.to_string())?;
+    let client = match access {
+        Access::Collector(credential) => client.with_credential(credential.clone()),
+        Access::Demonstration => client,
+    };
+    client
+        .prepare(answers, &token, &key)
+        .map_err(|e| e.to_string())
+}
+
+/// Send every upload of `prepared` (one, or one share per right-masking service) with retries,
+/// each receipt checked against its upload. `attempt(n)` is told of each attempt.
+///
+/// # Errors
+/// One line from [`send_upload`]; uploads already sent stay sent (a retry with the same token
+/// returns the same receipt).
+pub async fn send(
+    prepared: &Prepared,
+    attempt: &dyn Fn(u32),
+) -> Result<Vec<(String, Receipt)>, String> {
+    let mut receipts = Vec::with_capacity(prepared.destinations.len());
+    for dest in &prepared.destinations {
+        let receipt = send_upload(&dest.url, &dest.upload, RetryPolicy::default(), attempt).await?;
+        receipts.push((dest.url.clone(), receipt));
+    }
+    Ok(receipts)
 }

@@ -26,6 +26,7 @@
 //! * [`merkle`] — RFC 6962 trees over a cohort's receipts: roots and inclusion proofs, which
 //!   the services publish and participants and auditors check;
 //! * [`client`] — the participant's client: prepare the masked uploads, check receipts;
+//! * [`simulate`] — simulated participants' answers for demonstrations (sent through [`client`]);
 //! * [`manifest`] — the one manifest builder: plan + release → `manifest.json`;
 //! * [`audit`] — a manifest's promises as the audit's expectations;
 //! * [`inclusion`] — a participant's saved receipt checked against the release's manifest and a
@@ -51,6 +52,8 @@ pub mod merkle;
 pub mod share_view;
 
 pub mod client;
+
+pub mod simulate;
 
 pub mod manifest;
 

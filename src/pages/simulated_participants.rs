@@ -1,0 +1,88 @@
+//! On the receipt of a live demonstration: let simulated participants fill the rest of the
+//! participant's cohort (issue 12 §1), so a newcomer sees the cohort close, the services hand it
+//! over and — once the survey team closes the survey — the release. Each simulated participant
+//! goes through the participant client exactly as a form does ([`crate::services::simulate`]).
+
+use yew::prelude::*;
+
+use crate::services::simulate;
+
+/// Where the filling stands.
+#[derive(Clone, Debug, PartialEq)]
+enum Filling {
+    Idle,
+    Counting,
+    Joining { joined: usize, of: usize },
+    Done { joined: usize },
+    Failed(String),
+}
+
+/// Properties: the survey and the participant's cohort.
+#[derive(Properties, Clone, PartialEq)]
+pub struct SimulatedParticipantsProps {
+    /// The demonstration's id.
+    pub survey: String,
+    /// The cohort of the participant's receipt.
+    pub cohort: u32,
+}
+
+/// The "let simulated participants join" block.
+#[function_component(SimulatedParticipants)]
+pub fn simulated_participants(props: &SimulatedParticipantsProps) -> Html {
+    let filling = use_state(|| Filling::Idle);
+    let on_fill = {
+        let (filling, survey, cohort) = (filling.clone(), props.survey.clone(), props.cohort);
+        Callback::from(move |_| {
+            let (filling, survey) = (filling.clone(), survey.clone());
+            filling.set(Filling::Counting);
+            wasm_bindgen_futures::spawn_local(async move {
+                let places = match simulate::places_left(&survey, cohort).await {
+                    Ok(n) => n,
+                    Err(e) => return filling.set(Filling::Failed(e)),
+                };
+                filling.set(Filling::Joining { joined: 0, of: places });
+                let progress = {
+                    let filling = filling.clone();
+                    move |joined| filling.set(Filling::Joining { joined, of: places })
+                };
+                match simulate::join(&survey, places, &progress).await {
+                    Ok(joined) => filling.set(Filling::Done { joined }),
+                    Err(e) => filling.set(Filling::Failed(e)),
+                }
+            });
+        })
+    };
+    let busy = matches!(*filling, Filling::Counting | Filling::Joining { .. });
+    let status = match &*filling {
+        Filling::Idle => String::new(),
+        Filling::Counting => "Counting the free places in your group…".to_owned(),
+        Filling::Joining { joined, of } => format!("{joined} of {of} simulated participants joined…"),
+        Filling::Done { joined: 0 } => {
+            "Your group was already full: it closes on its own and the services hand it over.".to_owned()
+        }
+        Filling::Done { joined } => format!(
+            "{joined} simulated participants joined: your group is full, so it closes on its own and the services hand it over to the collector."
+        ),
+        Filling::Failed(e) => e.clone(),
+    };
+    html! {
+        <div class="simulated" data-testid="simulated-participants">
+            <h2>{ "Fill the group with simulated participants" }</h2>
+            <p>{ format!(
+                "This is a demonstration, so you need not wait for other people: simulated participants can take the rest of your group (cohort {}). Each one answers at random and goes through the same masking and sending as your form did.",
+                props.cohort
+            ) }</p>
+            <button class="primary" onclick={on_fill} disabled={busy} data-testid="simulate">
+                { "Let simulated participants join" }
+            </button>
+            <p role="status" aria-live="polite" class={classes!(matches!(*filling, Filling::Failed(_)).then_some("error"))} data-testid="simulate-status">{ status }</p>
+            if matches!(*filling, Filling::Done { .. }) {
+                <p>
+                    { "The survey team closes the survey and publishes the release on their page, " }
+                    <a href={format!("#/admin?survey={}", props.survey)} data-testid="team-page">{ "the survey team's page" }</a>
+                    { " (sign in with the admin token that scripts/run.sh printed); from there the release opens in the analyst view and the audit view." }
+                </p>
+            }
+        </div>
+    }
+}

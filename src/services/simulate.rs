@@ -1,0 +1,47 @@
+//! Simulated participants for a live demonstration (issue 12 §1): each one opens the survey from
+//! the collector exactly as a participant's link does ([`super::participation::open`]: the
+//! deployment, the signed offer, a cohort place and an upload credential), answers with
+//! [`orthomask_survey::simulate::simulated_answers`], masks on this device and sends with the
+//! same [`super::participation::prepare`] and [`super::participation::send`] as the form. Only
+//! the page's own collector is reached, and only for surveys it lists as demonstrations.
+
+use orthomask_survey::simulate::simulated_answers;
+
+use super::http::get_text;
+use super::participation::{open, prepare, send};
+use super::random;
+use crate::model::live_demonstrations::{public_status, status_path};
+use crate::model::participation::Source;
+
+/// How many places `cohort` of `survey` still has, from the collector's public status.
+///
+/// # Errors
+/// One line: the status could not be fetched or read.
+pub async fn places_left(survey: &str, cohort: u32) -> Result<usize, String> {
+    let text = get_text(&status_path(survey)).await?;
+    let status = public_status(&text).map_err(|e| e.to_string())?;
+    Ok(status.places_left(cohort))
+}
+
+/// Let `count` simulated participants take `survey`, one after another; `joined(k)` is told after
+/// the k-th receipt was checked. Answers how many joined.
+///
+/// # Errors
+/// One line naming the participant that failed and why; those before it have joined.
+pub async fn join(survey: &str, count: usize, joined: &dyn Fn(usize)) -> Result<usize, String> {
+    let source = Source::Collector {
+        survey: survey.to_owned(),
+        invite: None,
+    };
+    // One fresh key from the browser drives every simulated answer of this batch.
+    let mut rng = random::key()?.rng();
+    for k in 1..=count {
+        let failed = |e: String| format!("simulated participant {k} of {count}: {e}");
+        let (definition, access) = open(&source).await.map_err(failed)?;
+        let answers = simulated_answers(&definition, &mut rng);
+        let prepared = prepare(&definition, &access, &answers).map_err(failed)?;
+        send(&prepared, &|_| {}).await.map_err(failed)?;
+        joined(k);
+    }
+    Ok(count)
+}
