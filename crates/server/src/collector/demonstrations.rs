@@ -63,11 +63,10 @@ fn in_family(base: &str, id: &str) -> bool {
 /// What to do for one family, given every stored survey as (id, is a demonstration, status).
 fn decide(base: &str, stored: &[(String, bool, SurveyState)]) -> (String, bool) {
     // The latest demonstration of the family that still takes participants, if any.
-    if let Some((id, ..)) = stored
-        .iter()
-        .filter(|(id, demo, status)| *demo && status.takes_participants() && in_family(base, id))
-        .last()
-    {
+    let open_demonstration = |(id, demo, status): &&(String, bool, SurveyState)| {
+        *demo && status.takes_participants() && in_family(base, id)
+    };
+    if let Some((id, ..)) = stored.iter().rev().find(open_demonstration) {
         return (id.clone(), false);
     }
     // Any survey, demonstration or not, holds its id.
