@@ -479,20 +479,9 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
         collector_listener,
     )
     .await?;
-    let services = serde_json::json!({
-        "collector": collector_url,
-        "msp": msp_url,
-        "rights": right_urls,
-        "admin_token_file": match &admin_source {
-            SecretSource::File(p) | SecretSource::GenerateInto(p) => Some(p.display().to_string()),
-            SecretSource::Value(_) => None,
-        },
-    });
-    crate::keys::write_private_atomically(
-        &cfg.data_dir.join("services.json"),
-        format!("{services:#}\n").as_bytes(),
-    )?;
     // Every service listens by now, so registering a survey at them cannot wait on itself.
+    // Done before `services.json` is written: scripts wait for that file, so once it exists the
+    // demonstrations are listed.
     let demonstrations = if cfg.demonstrations {
         match handle.ensure_demonstrations().await {
             Ok(d) => d,
@@ -511,6 +500,19 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
     } else {
         Vec::new()
     };
+    let services = serde_json::json!({
+        "collector": collector_url,
+        "msp": msp_url,
+        "rights": right_urls,
+        "admin_token_file": match &admin_source {
+            SecretSource::File(p) | SecretSource::GenerateInto(p) => Some(p.display().to_string()),
+            SecretSource::Value(_) => None,
+        },
+    });
+    crate::keys::write_private_atomically(
+        &cfg.data_dir.join("services.json"),
+        format!("{services:#}\n").as_bytes(),
+    )?;
     Ok(AllRunning {
         collector,
         msp,
