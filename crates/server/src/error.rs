@@ -38,6 +38,9 @@ pub enum ServerError {
     /// A configuration value is unusable.
     #[error("configuration: {0}")]
     Config(String),
+    /// A demonstration survey could not be created at start-up (`serve all`).
+    #[error("demonstrations: {0}")]
+    Demonstration(String),
     /// A key file is unreadable or malformed.
     #[error("{path}: {reason}")]
     KeyFile {

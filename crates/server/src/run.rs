@@ -4,7 +4,7 @@
 //! one process on loopback — still with separate directories, stores, key files and HTTP
 //! listeners, talking to each other over HTTP exactly as separate machines would.
 
-use crate::collector::{Collector, CollectorConfig};
+use crate::collector::{Collector, CollectorConfig, Demonstration};
 use crate::error::ServerError;
 use crate::http::{self, Bearer, Limits, MAX_PEER_BODY, RateLimit};
 use crate::keys::{SecretSource, load_secret};
@@ -292,6 +292,15 @@ pub async fn start_collector(
     cfg: CollectorConfig,
     listener: TcpListener,
 ) -> Result<Running, ServerError> {
+    Ok(launch_collector(cfg, listener).await?.0)
+}
+
+/// [`start_collector`], keeping a handle on the collector (`start_all` creates the
+/// demonstrations through it).
+async fn launch_collector(
+    cfg: CollectorConfig,
+    listener: TcpListener,
+) -> Result<(Running, Collector), ServerError> {
     let (tx, rx) = watch::channel(false);
     let (collector, tasks, closed) = Collector::start(cfg.clone(), rx).await?;
     let (public, admin, peer) = collector.router();
@@ -312,7 +321,7 @@ pub async fn start_collector(
         &cfg.peer_token,
         &cfg.allowed_origins,
     )?;
-    launch(
+    let running = launch(
         "data collector",
         listener,
         app,
@@ -320,7 +329,8 @@ pub async fn start_collector(
         tx,
         tasks,
         closed,
-    )
+    )?;
+    Ok((running, collector))
 }
 
 /// Everything in one process (`orthomask serve all`).
@@ -342,6 +352,10 @@ pub struct AllConfig {
     pub limits: Limits,
     /// The administrator's token (default: read or create `<data_dir>/admin-token`).
     pub admin_token: Option<SecretSource>,
+    /// Create the live demonstration surveys once the services run (issue 12 §1; see
+    /// `collector::demonstrations`): each one still taking participants is kept, otherwise the
+    /// next of its family is created.
+    pub demonstrations: bool,
 }
 
 /// The services of `start_all`.
@@ -355,6 +369,8 @@ pub struct AllRunning {
     pub rights: Vec<Running>,
     /// The administrator's token.
     pub admin_token: String,
+    /// The demonstrations created or kept (empty unless [`AllConfig::demonstrations`]).
+    pub demonstrations: Vec<Demonstration>,
 }
 
 impl AllRunning {
@@ -448,7 +464,7 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
             .await?,
         );
     }
-    let collector = start_collector(
+    let (collector, handle) = launch_collector(
         CollectorConfig {
             data_dir: cfg.data_dir.join("collector"),
             public_url: collector_url.clone(),
@@ -463,6 +479,27 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
         collector_listener,
     )
     .await?;
+    // Every service listens by now, so registering a survey at them cannot wait on itself.
+    // Done before `services.json` is written: scripts wait for that file, so once it exists the
+    // demonstrations are listed.
+    let demonstrations = if cfg.demonstrations {
+        match handle.ensure_demonstrations().await {
+            Ok(d) => d,
+            Err(e) => {
+                let all = AllRunning {
+                    collector,
+                    msp,
+                    rights,
+                    admin_token,
+                    demonstrations: Vec::new(),
+                };
+                all.stop().await;
+                return Err(ServerError::Demonstration(e.message().to_owned()));
+            }
+        }
+    } else {
+        Vec::new()
+    };
     let services = serde_json::json!({
         "collector": collector_url,
         "msp": msp_url,
@@ -481,6 +518,7 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
         msp,
         rights,
         admin_token,
+        demonstrations,
     })
 }
 
@@ -585,6 +623,9 @@ pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
                 announce(&all.msp);
                 for r in &all.rights {
                     announce(r);
+                }
+                for d in &all.demonstrations {
+                    println!("{d}");
                 }
                 println!(
                     "admin token in {}; service URLs in {}",

@@ -305,6 +305,7 @@ async fn clients_over_their_rate_get_429_with_retry_after() {
             ..Limits::default()
         },
         admin_token: None,
+        demonstrations: false,
     })
     .await
     .unwrap();
@@ -357,6 +358,7 @@ async fn forged_forwarded_addresses_do_not_escape_the_rate_limit() {
             ..Limits::default()
         },
         admin_token: None,
+        demonstrations: false,
     })
     .await
     .unwrap();

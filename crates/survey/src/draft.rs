@@ -55,6 +55,11 @@ pub struct SurveyDraft {
     /// Whether loading the definition needs a one-use invitation token.
     #[serde(default)]
     pub invitations: bool,
+    /// A demonstration (`crate::demonstrations`): labelled as such in the definition
+    /// (`masking.teaching`), the plan and the manifest, and allowed to be open to anyone in the
+    /// basic protocol — which hands the cohort's device key to whoever opens it.
+    #[serde(default)]
+    pub demonstration: bool,
 }
 
 /// Requested DP level.
@@ -90,6 +95,10 @@ pub struct SurveyPlan {
     pub share_services: usize,
     /// Whether the definition needs an invitation.
     pub invitations: bool,
+    /// A demonstration: its device key may have reached anyone, so its release is labelled
+    /// (absent in plans stored before demonstrations existed: `false`).
+    #[serde(default)]
+    pub demonstration: bool,
     /// Released column names (answers, then `QA`).
     pub columns: Vec<String>,
     /// Columns coding 0/1 answers (yes/no, category dummies, answered indicators).
@@ -124,7 +133,8 @@ pub enum DraftError {
     #[error(
         "a basic-protocol survey cannot be open to anyone: its definition carries the device key, \
          so the masking service provider could ask for it and unmask every upload; use \
-         invitations (\"invitations\": true) or share mode (\"share_mode\": true)"
+         invitations (\"invitations\": true) or share mode (\"share_mode\": true) \
+         (only a labelled demonstration may be open)"
     )]
     OpenBasicSurvey,
     /// A cohort whose hand-over between the services would exceed their body limit.
@@ -206,8 +216,10 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
         0
     };
     // Seed 000's basic protocol hides x only from whoever lacks B_k; the definition hands B_k's
-    // key to every device it reaches, so it must reach invited devices only (issue 10 §2).
-    if share_services == 0 && !draft.invitations {
+    // key to every device it reaches, so it must reach invited devices only (issue 10 §2). A
+    // demonstration is the one exception: it has exactly the weakness of teaching keys, and is
+    // labelled so in its definition, its plan and its manifest (issue 12 §1).
+    if share_services == 0 && !draft.invitations && !draft.demonstration {
         return Err(DraftError::OpenBasicSurvey);
     }
     let mut template = SurveyDefinition {
@@ -223,7 +235,7 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
             cohort: 0,
             cohort_size: m,
             right_mask_key: None,
-            teaching: false,
+            teaching: draft.demonstration,
             dp: None,
             share_mode: None,
             // Every survey the collector plans scales each answer by its question's declared
@@ -319,6 +331,7 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
             min_cohort_size,
             share_services,
             invitations: draft.invitations,
+            demonstration: draft.demonstration,
             columns: names,
             binary_columns: template.binary_columns(),
         },
@@ -385,6 +398,7 @@ mod tests {
             dp: None,
             share_mode: false,
             invitations: true,
+            demonstration: false,
         }
     }
 
@@ -516,6 +530,39 @@ mod tests {
         assert!(planned.template.design().unwrap().dp().is_some());
     }
 
+    /// Issue 12 §1: a demonstration may be open to anyone in the basic protocol, and says so in
+    /// its definition and its plan; a survey that is not one keeps the refusal.
+    #[test]
+    fn a_demonstration_may_be_open_and_is_labelled() {
+        let mut d = draft(20);
+        d.invitations = false;
+        d.demonstration = true;
+        let planned = plan(&d, &[]).unwrap();
+        assert!(planned.template.masking.teaching);
+        assert!(planned.plan.demonstration);
+        assert!(!planned.plan.invitations);
+        let e = plan(
+            &SurveyDraft {
+                demonstration: false,
+                ..d.clone()
+            },
+            &[],
+        )
+        .unwrap_err();
+        assert!(matches!(e, DraftError::OpenBasicSurvey));
+        assert!(!e.to_string().contains('\n'));
+        assert!(e.to_string().contains("demonstration"));
+        // Not a demonstration: nothing is labelled.
+        let planned = plan(&draft(20), &[]).unwrap();
+        assert!(!planned.template.masking.teaching);
+        assert!(!planned.plan.demonstration);
+        // The draft's flag defaults to false in JSON written before it existed.
+        let mut json = serde_json::to_value(draft(20)).unwrap();
+        json.as_object_mut().unwrap().remove("demonstration");
+        let back: SurveyDraft = serde_json::from_value(json).unwrap();
+        assert!(!back.demonstration);
+    }
+
     /// The collector stores the plan as JSON: the masking parameters sit beside the cohort
     /// rules, as in the plans stored before the plan moved here.
     #[test]
@@ -533,7 +580,12 @@ mod tests {
         ] {
             assert!(json.get(field).is_some(), "{field}");
         }
-        let back: SurveyPlan = serde_json::from_value(json).unwrap();
+        let back: SurveyPlan = serde_json::from_value(json.clone()).unwrap();
         assert_eq!(back, planned.plan);
+        // Plans stored before demonstrations existed still load, as not demonstrations.
+        let mut old = json;
+        old.as_object_mut().unwrap().remove("demonstration");
+        let back: SurveyPlan = serde_json::from_value(old).unwrap();
+        assert!(!back.demonstration);
     }
 }

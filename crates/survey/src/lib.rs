@@ -20,6 +20,7 @@
 //! * [`plan`] — the one plan: `p₂`, σ, device-side DP, for the CLI, the services, the bench and
 //!   the classroom;
 //! * [`draft`] — the administrator's draft → a planned definition (the collector's decisions);
+//! * [`demonstrations`] — the live demonstration drafts `orthomask serve all` creates;
 //! * [`trust`] — the collector's signatures: signed definitions, upload credentials, the
 //!   deployment a device may send to;
 //! * [`upload`] — the device's protocol messages: upload, receipt, upload hash;
@@ -42,6 +43,8 @@ pub mod coding;
 pub mod plan;
 
 pub mod draft;
+
+pub mod demonstrations;
 
 pub mod trust;
 

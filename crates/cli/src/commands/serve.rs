@@ -160,6 +160,10 @@ pub struct AllArgs {
     /// File holding the administrator's bearer token (default: <data-dir>/admin-token).
     #[arg(long)]
     admin_token_file: Option<PathBuf>,
+    /// Do not create the live demonstration surveys (by default each one still taking
+    /// participants is kept, or the next is created, and one line says which).
+    #[arg(long)]
+    no_demonstrations: bool,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -293,6 +297,7 @@ pub fn run(command: ServeCommand) -> Result<()> {
             limits: a.limits.limits()?,
             admin_token: a.admin_token_file.map(SecretSource::File),
             data_dir: a.data_dir,
+            demonstrations: !a.no_demonstrations,
         }),
     };
     Ok(serve_blocking(plan)?)

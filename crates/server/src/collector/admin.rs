@@ -2,72 +2,88 @@
 
 use super::*;
 
+/// `POST /api/admin/surveys`: plan the draft and create the survey ([`Collector::create`]).
 pub(super) async fn create_survey(
     State(col): State<Collector>,
     headers: HeaderMap,
     ApiJson(draft): ApiJson<SurveyDraft>,
 ) -> Result<Response, ApiError> {
     col.admin(&headers)?;
-    let planned = plan_survey(
-        &draft,
-        Endpoints {
-            provider: &col.0.cfg.msp_url,
-            right_services: &col.0.cfg.right_urls,
-        },
-    )
-    .map_err(|e| ApiError::bad_request(e.to_string()))?;
-    let registration = Registration::for_survey(&planned, col.0.signing.public_key());
-    registration.validate().map_err(ApiError::bad_request)?;
-    let id = draft.id.clone();
-    let s = id.clone();
-    let exists = col
-        .0
-        .store
-        .run(move |c| -> Result<bool, ApiError> {
-            c.query_row("SELECT 1 FROM surveys WHERE id = ?1", [&s], |_| Ok(()))
-                .optional()
-                .map(|r| r.is_some())
-                .map_err(sql)
-        })
-        .await?;
-    if exists {
-        return Err(ApiError::conflict(format!("survey {id:?} already exists")));
-    }
-    col.0
-        .keys
-        .get_or_create(&id)
-        .map_err(|e| ApiError::internal("creating the survey key", e))?;
-    let reg = &registration;
-    let body = serde_json::to_vec(reg).map_err(|e| ApiError::internal("registration", e))?;
-    let share = reg.share_services;
-    if share > 0 {
-        // The left-masking provider must know the survey before the right-masking services
-        // can hand it blocks.
-        col.call_peer(
-            "the masking service provider",
-            reqwest::Method::PUT,
-            format!("{}/api/peer/surveys/{id}", col.0.cfg.msp_url),
-            Some(body.clone()),
+    Ok(json(StatusCode::CREATED, &col.create(&draft).await?))
+}
+
+impl Collector {
+    /// Plan a draft, register the survey at the services that take its uploads, open cohort 0
+    /// and store it; answers what `POST /api/admin/surveys` answers. The administrator's API
+    /// and the demonstrations of `serve all` (`super::demonstrations`) both create surveys
+    /// here, so a demonstration is planned and registered exactly as any survey.
+    ///
+    /// # Errors
+    /// 400 with the plan's one-line reason, 409 when the id is taken, 502/503 when a service
+    /// refuses or cannot be reached.
+    pub(super) async fn create(&self, draft: &SurveyDraft) -> Result<serde_json::Value, ApiError> {
+        let col = self;
+        let planned = plan_survey(
+            draft,
+            Endpoints {
+                provider: &col.0.cfg.msp_url,
+                right_services: &col.0.cfg.right_urls,
+            },
         )
-        .await?;
-    }
-    for (name, url) in col.upload_services(share)? {
-        col.call_peer(
-            &name,
-            reqwest::Method::PUT,
-            format!("{url}/api/peer/surveys/{id}"),
-            Some(body.clone()),
-        )
-        .await?;
-    }
-    col.cohort_call(&id, 0, share, CohortStep::Open).await?;
-    let template =
-        serde_json::to_string(&planned.template).map_err(|e| ApiError::internal("template", e))?;
-    let registration =
-        String::from_utf8(body).map_err(|e| ApiError::internal("registration", e))?;
-    let plan = serde_json::to_string(&planned.plan).map_err(|e| ApiError::internal("plan", e))?;
-    let s = id.clone();
-    col.0
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let registration = Registration::for_survey(&planned, col.0.signing.public_key());
+        registration.validate().map_err(ApiError::bad_request)?;
+        let id = draft.id.clone();
+        let s = id.clone();
+        let exists = col
+            .0
+            .store
+            .run(move |c| -> Result<bool, ApiError> {
+                c.query_row("SELECT 1 FROM surveys WHERE id = ?1", [&s], |_| Ok(()))
+                    .optional()
+                    .map(|r| r.is_some())
+                    .map_err(sql)
+            })
+            .await?;
+        if exists {
+            return Err(ApiError::conflict(format!("survey {id:?} already exists")));
+        }
+        col.0
+            .keys
+            .get_or_create(&id)
+            .map_err(|e| ApiError::internal("creating the survey key", e))?;
+        let reg = &registration;
+        let body = serde_json::to_vec(reg).map_err(|e| ApiError::internal("registration", e))?;
+        let share = reg.share_services;
+        if share > 0 {
+            // The left-masking provider must know the survey before the right-masking services
+            // can hand it blocks.
+            col.call_peer(
+                "the masking service provider",
+                reqwest::Method::PUT,
+                format!("{}/api/peer/surveys/{id}", col.0.cfg.msp_url),
+                Some(body.clone()),
+            )
+            .await?;
+        }
+        for (name, url) in col.upload_services(share)? {
+            col.call_peer(
+                &name,
+                reqwest::Method::PUT,
+                format!("{url}/api/peer/surveys/{id}"),
+                Some(body.clone()),
+            )
+            .await?;
+        }
+        col.cohort_call(&id, 0, share, CohortStep::Open).await?;
+        let template = serde_json::to_string(&planned.template)
+            .map_err(|e| ApiError::internal("template", e))?;
+        let registration =
+            String::from_utf8(body).map_err(|e| ApiError::internal("registration", e))?;
+        let plan =
+            serde_json::to_string(&planned.plan).map_err(|e| ApiError::internal("plan", e))?;
+        let s = id.clone();
+        col.0
         .store
         .run(move |c| -> Result<(), ApiError> {
             let inserted = c
@@ -95,11 +111,9 @@ pub(super) async fn create_survey(
             Ok(())
         })
         .await?;
-    let definition_url = col.definition_url(&id);
-    let p = &planned.plan;
-    Ok(json(
-        StatusCode::CREATED,
-        &serde_json::json!({
+        let definition_url = col.definition_url(&id);
+        let p = &planned.plan;
+        Ok(serde_json::json!({
             "survey": id,
             "definition_url": definition_url,
             "participant_url": if p.invitations { serde_json::Value::Null } else {
@@ -117,8 +131,9 @@ pub(super) async fn create_survey(
             "dp": p.masking.dp,
             "release_csv_url": format!("{}/api/surveys/{id}/release.csv", col.0.cfg.public_url),
             "manifest_url": format!("{}/api/surveys/{id}/manifest.json", col.0.cfg.public_url),
-        }),
-    ))
+            "demonstration": p.demonstration,
+        }))
+    }
 }
 
 pub(super) async fn list_surveys(
@@ -133,16 +148,23 @@ pub(super) async fn list_surveys(
             let mut stmt = c
                 .prepare("SELECT id, status, created_at FROM surveys ORDER BY created_at")
                 .map_err(sql)?;
-            stmt.query_map([], |r| {
-                Ok(serde_json::json!({
-                    "survey": r.get::<_, String>(0)?,
-                    "status": r.get::<_, SurveyState>(1)?,
-                    "created_at": r.get::<_, String>(2)?,
-                }))
-            })
-            .map_err(sql)?
-            .collect::<Result<_, _>>()
-            .map_err(sql)
+            let rows: Vec<(String, SurveyState, String)> = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(sql)?
+                .collect::<Result<_, _>>()
+                .map_err(sql)?;
+            rows.into_iter()
+                .map(|(id, status, created_at)| {
+                    let row = load_survey(c, &id)?;
+                    Ok(serde_json::json!({
+                        "survey": id,
+                        "title": row.template.title,
+                        "status": status,
+                        "created_at": created_at,
+                        "demonstration": row.plan.demonstration,
+                    }))
+                })
+                .collect()
         })
         .await?;
     Ok(json(StatusCode::OK, &serde_json::json!({"surveys": list})))
@@ -195,6 +217,7 @@ pub(super) async fn survey_view(
     Ok(serde_json::json!({
         "survey": survey,
         "title": row.template.title,
+        "demonstration": row.plan.demonstration,
         "status": row.status,
         "error": row.error,
         "cohort_size": row.plan.cohort_size,
@@ -276,7 +299,32 @@ pub(super) async fn admin_status(
         });
     }
     view["services"] = serde_json::Value::Array(services);
+    view["invitations"] = invitation_counts(&col, &survey).await?;
     Ok(json(StatusCode::OK, &view))
+}
+
+/// How many invitations of a survey were issued, opened (a definition was loaded with them) and
+/// used (their upload was in a cohort's hand-over): counts only, nothing about any one
+/// participant. `null` for a survey without invitations.
+async fn invitation_counts(col: &Collector, survey: &str) -> Result<serde_json::Value, ApiError> {
+    let s = survey.to_owned();
+    col.0
+        .store
+        .run(move |c| -> Result<serde_json::Value, ApiError> {
+            if !load_survey(c, &s)?.plan.invitations {
+                return Ok(serde_json::Value::Null);
+            }
+            let (issued, opened, used): (i64, i64, i64) = c
+                .query_row(
+                    "SELECT COUNT(*), COUNT(opened_at), COUNT(used_at) FROM invitations
+                     WHERE survey = ?1",
+                    [&s],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .map_err(sql)?;
+            Ok(serde_json::json!({"issued": issued, "opened": opened, "used": used}))
+        })
+        .await
 }
 
 pub(super) async fn invitations(

@@ -11,9 +11,11 @@
 //! left-masked.
 //!
 //! Read `participants.rs` (definitions and cohort places), `handover.rs` (what the provider and
-//! the right-masking services hand over), `release.rs`, then `admin.rs`.
+//! the right-masking services hand over), `release.rs`, `admin.rs`, then `demonstrations.rs`
+//! (the live demonstrations `serve all` creates and the public list of them).
 
 mod admin;
+mod demonstrations;
 mod handover;
 mod participants;
 mod release;
@@ -46,10 +48,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::watch;
 
+pub use demonstrations::Demonstration;
+
 use admin::{
     admin_status, close_one_cohort, close_survey, create_survey, invitations, list_surveys,
     public_status, requeue, survey_view,
 };
+use demonstrations::list_demonstrations;
 use handover::{cohort_result, share_part};
 use participants::{advance, definition};
 use release::{manifest_json, release_csv};
@@ -301,6 +306,7 @@ impl Collector {
     pub fn router(&self) -> (Router, Router, Router) {
         let public = Router::new()
             .route("/api/deployment", get(deployment))
+            .route("/api/surveys", get(list_demonstrations))
             .route("/api/surveys/{survey}/definition", get(definition))
             .route("/api/surveys/{survey}/status", get(public_status))
             .route("/api/surveys/{survey}/release.csv", get(release_csv))

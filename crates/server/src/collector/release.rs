@@ -161,6 +161,19 @@ impl Collector {
     }
 }
 
+/// The manifest's warning on a demonstration's release: in the basic protocol anyone who opened
+/// it holds the device key; share mode has none, but anyone could send anything.
+fn demonstration_warning(share_mode: bool) -> &'static str {
+    if share_mode {
+        "this is a demonstration open to anyone: its records are whatever anyone sent; do not \
+         read it as a survey's data"
+    } else {
+        "this is a demonstration: its device key was handed to anyone who opened it, so \
+         whoever holds that key and an upload can unmask the upload; do not read it as private \
+         data"
+    }
+}
+
 /// `A₁ · [A₂,1 X₁,1; …]` as `release.csv` and its manifest.
 fn build_release(
     row: &SurveyRow,
@@ -198,6 +211,14 @@ fn build_release(
         });
     }
     let sizes: Vec<usize> = cohorts.iter().map(|c| c.data.nrows()).collect();
+    // A demonstration handed its device key to anyone who opened it (issue 12 §1): whoever
+    // holds a key and an upload can unmask it, exactly as with teaching keys, so the release
+    // says so first.
+    let mut warnings = Vec::new();
+    if row.plan.demonstration {
+        warnings.push(demonstration_warning(row.plan.share_services > 0).to_owned());
+    }
+    warnings.extend(notes);
     let collector =
         DataCollector::new(key, design).map_err(|e| ApiError::internal("collector", e))?;
     let release = collector
@@ -218,7 +239,8 @@ fn build_release(
             } else {
                 Method::Modified
             },
-            warnings: notes,
+            warnings,
+            teaching_keys: row.plan.demonstration,
             receipt_roots,
             share_view: orthomask_survey::share_view::one_service_view(&row.template)
                 .map_err(|e| ApiError::internal("the share view", e))?,

@@ -30,9 +30,22 @@ pub fn loose_limits() -> Limits {
     }
 }
 
-/// Start everything in one process on free loopback ports.
+/// Start everything in one process on free loopback ports, without the live demonstrations
+/// (the tests that count surveys see only their own).
 pub async fn start(dir: &Path, rights: usize, web_dir: Option<&Path>) -> AllRunning {
-    start_all(AllConfig {
+    start_all(config(dir, rights, web_dir, false))
+        .await
+        .expect("services start")
+}
+
+/// What [`start`] runs; `demonstrations` as `orthomask serve all` has it by default.
+pub fn config(
+    dir: &Path,
+    rights: usize,
+    web_dir: Option<&Path>,
+    demonstrations: bool,
+) -> AllConfig {
+    AllConfig {
         data_dir: dir.to_owned(),
         host: "127.0.0.1".into(),
         port: 0,
@@ -40,9 +53,8 @@ pub async fn start(dir: &Path, rights: usize, web_dir: Option<&Path>) -> AllRunn
         web_dir: web_dir.map(Path::to_owned),
         limits: loose_limits(),
         admin_token: None,
-    })
-    .await
-    .expect("services start")
+        demonstrations,
+    }
 }
 
 /// An HTTP client.

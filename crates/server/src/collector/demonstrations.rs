@@ -1,0 +1,226 @@
+//! Live demonstrations (issue 12 §1): `orthomask serve all` creates the drafts of
+//! `orthomask_survey::demonstrations` so a newcomer finds a survey to take on the running
+//! services, and `GET /api/surveys` lists them.
+//!
+//! Only demonstrations are listed: a real survey's existence and title are not public (its
+//! participants reach it by the link or invitation they were given). A demonstration is created
+//! through [`Collector::create`], the code of `POST /api/admin/surveys` — called directly rather
+//! than over HTTP, so starting the services needs neither the admin token on the wire nor a
+//! pass through the public rate limiter, and a refusal keeps its typed status.
+//!
+//! Creation is idempotent over restarts of the same data directory: while a demonstration of a
+//! family (`leaps-demo`, `leaps-demo-2`, …) still takes participants nothing is created; once
+//! they are all closed, the next free id is, so a newcomer always finds a fresh one.
+
+use super::*;
+use orthomask_survey::demonstrations::demonstration_drafts;
+
+/// What starting the services did about one demonstration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Demonstration {
+    /// The survey's id (`leaps-demo`, `leaps-demo-2`, …).
+    pub survey: String,
+    /// `true`: created now; `false`: one created earlier still takes participants.
+    pub created: bool,
+    /// Where a participant opens it.
+    pub participant_url: String,
+}
+
+impl std::fmt::Display for Demonstration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.created {
+            "created"
+        } else {
+            "kept (still taking participants)"
+        };
+        write!(
+            f,
+            "demonstration {} {what}: {}",
+            self.survey, self.participant_url
+        )
+    }
+}
+
+/// The id of the `n`-th demonstration of a family: `base`, then `base-2`, `base-3`, ….
+fn nth_id(base: &str, n: u32) -> String {
+    if n <= 1 {
+        base.to_owned()
+    } else {
+        format!("{base}-{n}")
+    }
+}
+
+/// Whether `id` is one of `base`'s family (exactly as [`nth_id`] spells it).
+fn in_family(base: &str, id: &str) -> bool {
+    id == base
+        || id
+            .strip_prefix(base)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| n >= 2 && nth_id(base, n) == id)
+}
+
+/// What to do for one family, given every stored survey as (id, is a demonstration, status).
+fn decide(base: &str, stored: &[(String, bool, SurveyState)]) -> (String, bool) {
+    // The latest demonstration of the family that still takes participants, if any.
+    let open_demonstration = |(id, demo, status): &&(String, bool, SurveyState)| {
+        *demo && status.takes_participants() && in_family(base, id)
+    };
+    if let Some((id, ..)) = stored.iter().rev().find(open_demonstration) {
+        return (id.clone(), false);
+    }
+    // Any survey, demonstration or not, holds its id.
+    let taken = |id: &str| stored.iter().any(|(s, ..)| s == id);
+    let id = (1..=u32::MAX)
+        .map(|n| nth_id(base, n))
+        .find(|id| !taken(id))
+        .unwrap_or_else(|| nth_id(base, u32::MAX));
+    (id, true)
+}
+
+impl Collector {
+    /// Make sure each demonstration has a survey taking participants: keep the one that does,
+    /// or create the next of its family. Share mode's demonstration only where this collector
+    /// knows at least two right-masking services.
+    ///
+    /// # Errors
+    /// [`ApiError`] from the store or from [`Collector::create`] (a service refused or is
+    /// unreachable), naming the demonstration.
+    pub async fn ensure_demonstrations(&self) -> Result<Vec<Demonstration>, ApiError> {
+        let mut done = Vec::new();
+        for draft in demonstration_drafts(self.0.cfg.right_urls.len() >= 2) {
+            let stored = self
+                .0
+                .store
+                .run(|c| -> Result<Vec<(String, bool, SurveyState)>, ApiError> {
+                    let mut stmt = c
+                        .prepare("SELECT id, plan, status FROM surveys ORDER BY created_at, rowid")
+                        .map_err(sql)?;
+                    let rows: Vec<(String, String, SurveyState)> = stmt
+                        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                        .map_err(sql)?
+                        .collect::<Result<_, _>>()
+                        .map_err(sql)?;
+                    rows.into_iter()
+                        .map(|(id, plan, status)| {
+                            let plan: SurveyPlan = serde_json::from_str(&plan).map_err(|e| {
+                                ApiError::from(StoreError::Corrupt(format!(
+                                    "survey {id}: plan: {e}"
+                                )))
+                            })?;
+                            Ok((id, plan.demonstration, status))
+                        })
+                        .collect()
+                })
+                .await?;
+            let (survey, create) = decide(&draft.id, &stored);
+            if create {
+                let draft = SurveyDraft {
+                    id: survey.clone(),
+                    ..draft
+                };
+                self.create(&draft).await.map_err(|e| {
+                    ApiError::new(
+                        e.status(),
+                        format!("creating the demonstration {survey}: {}", e.message()),
+                    )
+                })?;
+            }
+            done.push(Demonstration {
+                participant_url: self.participant_url(&survey, None),
+                survey,
+                created: create,
+            });
+        }
+        Ok(done)
+    }
+}
+
+/// `GET /api/surveys`: the demonstrations that take participants, for the web app's participant
+/// page. Nothing else: a real survey's existence and title are not public.
+pub(super) async fn list_demonstrations(
+    State(col): State<Collector>,
+) -> Result<Response, ApiError> {
+    let rows = col
+        .0
+        .store
+        .run(|c| -> Result<Vec<String>, ApiError> {
+            let mut stmt = c
+                .prepare("SELECT id FROM surveys WHERE status = ?1 ORDER BY created_at, rowid")
+                .map_err(sql)?;
+            stmt.query_map([SurveyState::Open], |r| r.get(0))
+                .map_err(sql)?
+                .collect::<Result<_, _>>()
+                .map_err(sql)
+        })
+        .await?;
+    let mut surveys = Vec::new();
+    for id in rows {
+        let s = id.clone();
+        let row = col.0.store.run(move |c| load_survey(c, &s)).await?;
+        if !row.plan.demonstration || !row.status.takes_participants() {
+            continue;
+        }
+        surveys.push(serde_json::json!({
+            "survey": id,
+            "title": row.template.title,
+            "description": row.template.description,
+            "share_mode": row.plan.share_services > 0,
+            "cohort_size": row.plan.cohort_size,
+            "status": row.status,
+            "participant_url": col.participant_url(&id, None),
+        }));
+    }
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"surveys": surveys}),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(rows: &[(&str, bool, SurveyState)]) -> Vec<(String, bool, SurveyState)> {
+        rows.iter()
+            .map(|(i, d, s)| ((*i).to_owned(), *d, *s))
+            .collect()
+    }
+
+    #[test]
+    fn a_family_is_the_base_and_its_numbered_successors() {
+        assert!(in_family("leaps-demo", "leaps-demo"));
+        assert!(in_family("leaps-demo", "leaps-demo-2"));
+        assert!(in_family("leaps-demo", "leaps-demo-17"));
+        assert!(!in_family("leaps-demo", "leaps-demo-1"));
+        assert!(!in_family("leaps-demo", "leaps-demo-02"));
+        assert!(!in_family("leaps-demo", "leaps-demo-x"));
+        assert!(!in_family("leaps-demo", "leaps-demos"));
+    }
+
+    #[test]
+    fn an_open_demonstration_is_kept_and_a_closed_one_is_followed() {
+        use SurveyState::{Closing, Open, Released};
+        assert_eq!(decide("d", &[]), ("d".to_owned(), true));
+        assert_eq!(
+            decide("d", &stored(&[("d", true, Open)])),
+            ("d".to_owned(), false)
+        );
+        assert_eq!(
+            decide(
+                "d",
+                &stored(&[("d", true, Released), ("d-2", true, Closing)])
+            ),
+            ("d-3".to_owned(), true)
+        );
+        assert_eq!(
+            decide("d", &stored(&[("d", true, Released), ("d-2", true, Open)])),
+            ("d-2".to_owned(), false)
+        );
+        // A survey the team made under a demonstration's id is neither kept nor reused.
+        assert_eq!(
+            decide("d", &stored(&[("d", false, Open)])),
+            ("d-2".to_owned(), true)
+        );
+    }
+}

@@ -1,0 +1,321 @@
+//! The live demonstrations `orthomask serve all` creates (issue 12 §1): the three practice
+//! surveys the web app bundles (`www/surveys/*.json`, which send nothing) as drafts the running
+//! services plan and collect, so a newcomer can take one, get a receipt, let simulated
+//! participants fill the cohort, close it and read the release.
+//!
+//! Every draft is a [`SurveyDraft::demonstration`]: open to anyone without an invitation, which
+//! in the basic protocol hands the cohort's device key to whoever opens it — the weakness of
+//! teaching keys, and labelled as such in the definition, the plan and the manifest. Cohorts are
+//! the smallest the plan accepts (`p₁ + 1`, seed 000's `p₁ < n`), so a handful of simulated
+//! participants closes one.
+//!
+//! The questions are those of the bundled files, word for word (tested against them).
+
+use crate::definition::{Question, QuestionKind};
+use crate::draft::SurveyDraft;
+
+/// The demonstration drafts, in the order a newcomer meets them. `shares-demo` (share mode) is
+/// included only when `share_mode_available`: the deployment runs at least two right-masking
+/// services.
+pub fn demonstration_drafts(share_mode_available: bool) -> Vec<SurveyDraft> {
+    let mut drafts = vec![leaps(), wellbeing()];
+    if share_mode_available {
+        drafts.push(shares());
+    }
+    drafts
+}
+
+fn question(id: &str, label: &str, kind: QuestionKind) -> Question {
+    Question {
+        id: id.into(),
+        label: label.into(),
+        help: None,
+        optional: false,
+        kind,
+    }
+}
+
+fn optional(q: Question) -> Question {
+    Question {
+        optional: true,
+        ..q
+    }
+}
+
+fn demonstration(
+    id: &str,
+    title: &str,
+    description: &str,
+    consent: &str,
+    questions: Vec<Question>,
+    cohort_size: usize,
+) -> SurveyDraft {
+    SurveyDraft {
+        id: id.into(),
+        title: title.into(),
+        description: Some(description.into()),
+        consent: consent.into(),
+        questions,
+        cohort_size,
+        min_cohort_size: None,
+        dp: None,
+        share_mode: false,
+        invitations: false,
+        demonstration: true,
+    }
+}
+
+/// What every demonstration's consent adds: its device key is not a secret.
+const NOT_PRIVATE: &str = "Because anyone may open it, the key that scrambles your answers is \
+    handed to everyone who does: do not enter real personal information.";
+
+/// The LEAPS questions of seed 003, Table 2: 8 answer columns, `p₁ = 9`, cohorts of 10.
+fn leaps() -> SurveyDraft {
+    use QuestionKind::{Integer, Number, YesNo};
+    let mut bbs = question(
+        "bbs",
+        "Berg Balance Scale score",
+        Integer { min: 0, max: 56 },
+    );
+    bbs.help = Some("Sitting, standing, reaching, shifting weight and turning; 0 to 56.".into());
+    demonstration(
+        "leaps-demo",
+        "Walking after a stroke (live demonstration)",
+        "A demonstration copy of the LEAPS questions of Wu et al. (2017), Table 2, collected by \
+         the running services. Your answers are masked on this device before anything is sent.",
+        &format!(
+            "This is a demonstration survey. Your answers are combined with random noise and \
+             scrambled on this device; only the scrambled numbers are sent. The published table \
+             preserves only averages and correlations. {NOT_PRIVATE}"
+        ),
+        vec![
+            question(
+                "response",
+                "Did your walking improve to a higher functional level one year after the stroke?",
+                YesNo,
+            ),
+            question(
+                "group",
+                "Were you in the locomotor training program (rather than home exercise)?",
+                YesNo,
+            ),
+            question(
+                "delta",
+                "Change in walking speed from 2 to 12 months after the stroke (metres per second)",
+                Number {
+                    min: -1.0,
+                    max: 2.0,
+                },
+            ),
+            question(
+                "age",
+                "Age at the time of the stroke (years)",
+                Integer { min: 18, max: 100 },
+            ),
+            bbs,
+            question(
+                "ih",
+                "Were you admitted to hospital after the start of the study?",
+                YesNo,
+            ),
+            question(
+                "mif",
+                "Did you have multiple or injurious falls after the start of the study?",
+                YesNo,
+            ),
+            question(
+                "adl",
+                "Activities of daily living score (0 to 100)",
+                Number {
+                    min: 0.0,
+                    max: 100.0,
+                },
+            ),
+        ],
+        10,
+    )
+}
+
+/// Every question type, some optional: 10 answer columns (an optional question adds its
+/// `_answered` column, a categorical one a dummy per option but the first), `p₁ = 11`, cohorts
+/// of 12.
+fn wellbeing() -> SurveyDraft {
+    use QuestionKind::{Categorical, Integer, Likert, Number, YesNo};
+    demonstration(
+        "wellbeing-optional",
+        "Health and wellbeing (live demonstration with optional questions)",
+        "A demonstration of every question type: yes/no, whole numbers, numbers, a Likert scale \
+         and a categorical item, some of them optional. Skipped optional questions are coded \
+         explicitly: a column id_answered is 0 and the value takes a neutral value.",
+        &format!(
+            "This is a demonstration survey. Your answers are padded with random noise and \
+             scrambled on this device; only scrambled numbers are sent. You may skip the \
+             optional questions and stop at any time. {NOT_PRIVATE}"
+        ),
+        vec![
+            question("smoker", "Do you currently smoke?", YesNo),
+            optional(question(
+                "drinks",
+                "How many alcoholic drinks did you have last week?",
+                Integer { min: 0, max: 100 },
+            )),
+            question(
+                "sleep",
+                "Average hours of sleep per night",
+                Number {
+                    min: 0.0,
+                    max: 24.0,
+                },
+            ),
+            optional(question(
+                "mood",
+                "How would you rate your mood over the past month?",
+                Likert {
+                    points: 5,
+                    low_label: "very poor".into(),
+                    high_label: "very good".into(),
+                },
+            )),
+            optional(question(
+                "work",
+                "Which best describes your work?",
+                Categorical {
+                    options: ["employed", "self-employed", "student", "not working"]
+                        .map(String::from)
+                        .to_vec(),
+                },
+            )),
+        ],
+        12,
+    )
+}
+
+/// Share mode (seed 000 §3.5): 2 answer columns, `p₁ = 3`, cohorts of 4. No device key exists,
+/// so it would not need the demonstration exception; it is labelled all the same.
+fn shares() -> SurveyDraft {
+    use QuestionKind::{Integer, YesNo};
+    SurveyDraft {
+        share_mode: true,
+        ..demonstration(
+            "shares-demo",
+            "Collusion-resistant collection (live demonstration of share mode)",
+            "The record is split into random additive shares, one for each right-masking \
+             service, so no single device key can unmask it (Ding, Miao and Wu 2020, section \
+             3.5).",
+            "This is a demonstration survey. Your answers are padded with random noise and \
+             split into random parts on this device; each part goes to a different service and \
+             none of them alone says anything about you. Do not enter real personal information.",
+            vec![
+                question(
+                    "ih",
+                    "Were you admitted to hospital in the past year?",
+                    YesNo,
+                ),
+                question("age", "Age (years)", Integer { min: 18, max: 100 }),
+            ],
+            4,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::SurveyDefinition;
+    use crate::draft::{DraftError, Endpoints, plan_survey};
+
+    const BUNDLED: [(&str, &str); 3] = [
+        (
+            "leaps-demo",
+            include_str!("../../../www/surveys/leaps-demo.json"),
+        ),
+        (
+            "wellbeing-optional",
+            include_str!("../../../www/surveys/wellbeing-optional.json"),
+        ),
+        (
+            "shares-demo",
+            include_str!("../../../www/surveys/shares-demo.json"),
+        ),
+    ];
+
+    fn endpoints(rights: &[String]) -> Endpoints<'_> {
+        Endpoints {
+            provider: "http://127.0.0.1:8081",
+            right_services: rights,
+        }
+    }
+
+    fn two_rights() -> Vec<String> {
+        vec![
+            "http://127.0.0.1:8082".into(),
+            "http://127.0.0.1:8083".into(),
+        ]
+    }
+
+    #[test]
+    fn every_demonstration_plans_with_the_smallest_cohort_the_plan_accepts() {
+        let rights = two_rights();
+        for draft in demonstration_drafts(true) {
+            let planned = plan_survey(&draft, endpoints(&rights))
+                .unwrap_or_else(|e| panic!("{}: {e}", draft.id));
+            assert!(planned.plan.demonstration, "{}", draft.id);
+            assert!(planned.template.masking.teaching, "{}", draft.id);
+            assert!(!planned.plan.invitations, "{}", draft.id);
+            assert_eq!(
+                draft.cohort_size,
+                planned.plan.masking.p1 + 1,
+                "{}: seed 000 needs p1 < n",
+                draft.id
+            );
+            assert_eq!(planned.plan.min_cohort_size, draft.cohort_size);
+            let smaller = SurveyDraft {
+                cohort_size: draft.cohort_size - 1,
+                ..draft.clone()
+            };
+            assert!(matches!(
+                plan_survey(&smaller, endpoints(&rights)),
+                Err(DraftError::CohortTooSmall { .. })
+            ));
+            assert!(draft.title.contains("demonstration"), "{}", draft.id);
+            assert!(draft.consent.contains("demonstration"), "{}", draft.id);
+        }
+    }
+
+    #[test]
+    fn share_mode_only_where_it_is_available() {
+        let ids = |v: Vec<SurveyDraft>| v.into_iter().map(|d| d.id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(demonstration_drafts(true)),
+            ["leaps-demo", "wellbeing-optional", "shares-demo"]
+        );
+        assert_eq!(
+            ids(demonstration_drafts(false)),
+            ["leaps-demo", "wellbeing-optional"]
+        );
+        for draft in demonstration_drafts(false) {
+            assert!(plan_survey(&draft, endpoints(&[])).is_ok(), "{}", draft.id);
+        }
+        let shares = demonstration_drafts(true);
+        assert!(shares.iter().filter(|d| d.share_mode).count() == 1);
+    }
+
+    #[test]
+    fn ids_are_unique() {
+        let drafts = demonstration_drafts(true);
+        let mut ids: Vec<&str> = drafts.iter().map(|d| d.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), drafts.len());
+    }
+
+    #[test]
+    fn the_questions_are_the_bundled_practice_surveys() {
+        let drafts = demonstration_drafts(true);
+        for (id, text) in BUNDLED {
+            let bundled = SurveyDefinition::parse(text, id).unwrap();
+            let draft = drafts.iter().find(|d| d.id == id).unwrap();
+            assert_eq!(draft.questions, bundled.questions, "{id}");
+        }
+    }
+}
