@@ -428,6 +428,11 @@ test('a demonstration is labelled as such, shows what would leave the device, an
     await s.page.locator('main a[href^="#/participate"]').first().waitFor();
     const links = await s.page.locator('main a[href^="#/participate"]').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
     assert.deepEqual(links, ['#/participate?demo=leaps-demo', '#/participate?demo=wellbeing-optional', '#/participate?demo=shares-demo']);
+    // Served without the services (this mock lists no live demonstrations), the page says that
+    // sending needs them.
+    const note = s.page.getByTestId('static-host');
+    await note.waitFor();
+    assert.match(await note.textContent(), /sending needs the services/);
     await s.page.getByRole('link', { name: /Walking after a stroke/ }).click();
     const banner = s.page.getByTestId('demonstration');
     await banner.waitFor();
@@ -446,7 +451,9 @@ test('a demonstration is labelled as such, shows what would leave the device, an
     await screenshot(s.page, 'participate-demonstration');
     // It was loaded from the app's own files, never from the collector, and nothing left.
     assert.ok(s.record.requests.some((r) => r.url === `${s.server.base}/surveys/leaps-demo.json`));
-    assert.ok(!s.record.requests.some((r) => r.url.includes('/api/')), 'no service was asked anything');
+    // No service was asked anything but the (read-only) list of live demonstrations.
+    const asked = s.record.requests.filter((r) => r.url.includes('/api/') && r.url !== `${s.server.base}/api/surveys`);
+    assert.deepEqual(asked.map((r) => r.url), [], 'no service was asked anything else');
     await assertNothingSent(s, 'demonstration');
     assertNoRawData(s, 'demonstration');
     assert.deepEqual(s.record.errors, []);
