@@ -230,7 +230,8 @@ async function main() {
     if (!(await page.getByTestId('create').isDisabled())) throw new Error('invalid JSON can be created');
     log(`invalid JSON: "${invalid}"`);
     await editor.fill(good);
-    await page.getByTestId('json-error').filter({ hasText: /^$/ }).waitFor();
+    await waitFor(async () => (await page.getByTestId('json-error').textContent()) === '', 'the editor to accept the draft again', 30);
+    if (await page.getByTestId('create').isDisabled()) throw new Error('the restored draft cannot be created');
 
     await page.getByTestId('create').click();
     const answer = JSON.parse(await page.getByTestId('create-answer').textContent({ timeout: 60000 }));
