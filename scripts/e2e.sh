@@ -3,7 +3,8 @@
 # loopback, a survey created through the admin API, headless Chromium participants filling in the
 # web app's form with generated answers, the cohorts closed, the release downloaded and its
 # regression compared with the regression on the raw answers (1e-9 relative) — once with the
-# basic protocol and once in share mode with K1 = 2 right-masking services.
+# basic protocol and once in share mode with K1 = 2 right-masking services; then the survey team's
+# page (#/admin) drives the same steps from the browser (e2e-services/admin.mjs).
 #
 #   bash scripts/e2e.sh              # files in target/e2e-services/{basic,shares}/
 #   OUT=DIR bash scripts/e2e.sh      # raw.csv, release.csv, manifest.json, collector.sqlite3 and
@@ -49,4 +50,6 @@ for mode in basic shares; do
     node e2e-services/run.mjs --mode "$mode" --out "$out/$mode" \
         --participants "${PARTICIPANTS:-20}" --cohort-size "${COHORT_SIZE:-10}"
 done
-log "end to end passed (basic and share mode); files in $out/{basic,shares}"
+log "the survey team's page (#/admin): builder, invitations, participants, close, analyst view"
+node e2e-services/admin.mjs --out "$out/admin"
+log "end to end passed (basic and share mode, the survey team's page); files in $out/{basic,shares,admin}"

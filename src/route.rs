@@ -1,6 +1,6 @@
 //! The hash routes: `#/`, `#/participate?survey=ID[&invite=TOKEN]` (or `?demo=NAME`),
 //! `#/analyze?data=URL&y=COL&x=COL,COL`,
-//! `#/classroom`, `#/audit?data=URL&manifest=URL`, `#/bench`. Hash routes let the built `dist/`
+//! `#/classroom`, `#/audit?data=URL&manifest=URL`, `#/bench`, `#/admin` (the survey team). Hash routes let the built `dist/`
 //! work from any static host. Query parameters are read with
 //! [`services::query`](crate::services::query).
 
@@ -27,6 +27,9 @@ pub enum Route {
     /// The audit view.
     #[at("/audit")]
     Audit,
+    /// The survey team's page: create surveys, invite, watch, close and publish.
+    #[at("/admin")]
+    Admin,
     /// The browser benchmark.
     #[at("/bench")]
     Bench,
@@ -38,12 +41,13 @@ pub enum Route {
 
 impl Route {
     /// The navigation entries, in order, with their labels.
-    pub const NAV: [(Route, &'static str); 5] = [
+    pub const NAV: [(Route, &'static str); 6] = [
         (Route::Home, "Home"),
         (Route::Participate, "Take a survey"),
         (Route::Analyze, "Analyse a release"),
         (Route::Classroom, "Classroom"),
         (Route::Audit, "Audit"),
+        (Route::Admin, "Survey team"),
     ];
 }
 
@@ -55,6 +59,7 @@ pub fn switch(route: Route) -> Html {
         Route::Analyze => html! { <pages::analyze::Analyze /> },
         Route::Classroom => html! { <pages::classroom::Classroom /> },
         Route::Audit => html! { <pages::audit::Audit /> },
+        Route::Admin => html! { <pages::admin::Admin /> },
         Route::Bench => html! { <pages::bench::Bench /> },
         Route::NotFound => html! { <pages::home::NotFound /> },
     }

@@ -15,7 +15,8 @@
 //! * [`live_demonstrations`] — the collector's live demonstrations and their cohorts' free places;
 //! * [`dp`] — σ under settings A and B against ε (seed 004 Table 1);
 //! * [`bench`] — the benchmarked operations, shared by the browser and the native bench;
-//! * [`jobs`] — the job protocol between the page and the Web Worker.
+//! * [`jobs`] — the job protocol between the page and the Web Worker;
+//! * [`admin`] — the survey team's page: builder, JSON editor, plan preview, status, links.
 
 pub mod format;
 
@@ -30,6 +31,8 @@ pub mod dp;
 
 pub mod bench;
 pub mod jobs;
+
+pub mod admin;
 
 /// A result as the page shows it: the value, or the error's one-line text. The data-transfer
 /// types that cross the worker boundary hold errors this way; everything before them is typed.

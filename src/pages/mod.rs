@@ -6,8 +6,10 @@
 //! * [`analyze`] — the analyst view;
 //! * [`classroom`] — the classroom demonstration;
 //! * [`audit`] — the audit view;
+//! * [`admin`] — the survey team's page;
 //! * [`bench`] — the browser benchmark.
 
+pub mod admin;
 pub mod analyze;
 pub mod audit;
 pub mod bench;

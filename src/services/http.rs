@@ -13,7 +13,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::clock::sleep;
 
-async fn fetch(request: &web_sys::Request, url: &str) -> Result<web_sys::Response, String> {
+pub(crate) async fn fetch(request: &web_sys::Request, url: &str) -> Result<web_sys::Response, String> {
     let window = web_sys::window().ok_or("no browser window")?;
     let response = JsFuture::from(window.fetch_with_request(request))
         .await
@@ -25,7 +25,7 @@ async fn fetch(request: &web_sys::Request, url: &str) -> Result<web_sys::Respons
         .map_err(|_| format!("{url}: not an HTTP response"))
 }
 
-async fn body_text(response: &web_sys::Response, url: &str) -> Result<String, String> {
+pub(crate) async fn body_text(response: &web_sys::Response, url: &str) -> Result<String, String> {
     let promise = response
         .text()
         .map_err(|_| format!("{url}: unreadable response body"))?;
@@ -76,7 +76,7 @@ impl Default for RetryPolicy {
 }
 
 /// The message of an error body `{"error": "…"}`, on one line.
-fn error_reason(body: &str) -> Option<String> {
+pub(crate) fn error_reason(body: &str) -> Option<String> {
     serde_json::from_str::<serde_json::Value>(body)
         .ok()
         .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))

@@ -11,8 +11,10 @@
 //! * [`jobs`] — the Web Worker (with an inline fallback) and its progress;
 //! * [`random`] — tokens and keys from the browser's random source;
 //! * [`clock`] — `performance.now()` in the page and in the worker;
-//! * [`query`] — the query string of a hash route.
+//! * [`query`] — the query string of a hash route;
+//! * [`admin`] — the collector's admin API with the team's bearer token, kept for the tab only.
 
+pub mod admin;
 pub mod clock;
 pub mod download;
 pub mod files;

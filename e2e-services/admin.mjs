@@ -1,0 +1,306 @@
+// The survey team's page (#/admin) end to end, through the real services.
+//
+//   node e2e-services/admin.mjs --out DIR
+//
+// Starts `orthomask serve all` on loopback (its own data directory, --web-dir the built dist/),
+// and as the survey team in headless Chromium: a wrong admin token gets one clear line; the right
+// one (<data-dir>/admin-token) signs in; the builder makes a survey with one question of each
+// kind (yes/no, integer, number, Likert — optional — and categorical) and invitations on; a
+// cohort too small shows the plan's one-line reason before anything is sent; invalid JSON in the
+// editor shows one line with line and column; the survey is created; invitations are generated
+// and downloaded as CSV; headless participants (one browser context each) answer through their
+// invitation links; the team closes the survey on the page and follows the analyst view link,
+// whose regression must equal `orthomask regress --json` on the answers the participants typed,
+// coded the same way (1e-9 relative, every coefficient). DIR receives raw.csv and
+// invitations.csv. Exits non-zero on any failure; stops the services it started.
+import { chromium } from 'playwright-core';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtemp, mkdir, readFile, writeFile, rm, access } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '..');
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
+);
+const out = resolve(args.out ?? join(repo, 'target', 'e2e-admin'));
+const cli = resolve(process.env.ORTHOMASK_BIN ?? join(repo, 'target', 'release', 'orthomask'));
+const dist = resolve(process.env.WEB_DIST ?? join(repo, 'dist'));
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const TOLERANCE = 1e-9; // the issue's acceptance tolerance, relative
+const COHORT_SIZE = 10;
+const log = (m) => console.log(`[e2e admin] ${m}`);
+
+// ── generated answers, known only to this script ──────────────────────────────────────────────
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+// Every column varies across the participants (no regressor is constant or collinear): smokers
+// every third, regions alternate, two participants skip the optional Likert item.
+function answersOf(i) {
+  const u = mulberry32(104729 * (i + 1));
+  return {
+    smoker: i % 3 === 0,
+    age: 18 + Math.floor(u() * 72),
+    income: 10 + u() * 200 + u() * 1e-6,
+    mood: i === 0 || i === 3 ? null : 1 + Math.floor(u() * 5),
+    region: i % 2,
+  };
+}
+// The release's coding (orthomask_survey::coding): yes/no 0/1, the Likert point, a skipped
+// optional item at its range's midpoint with `mood_answered` 0, dummies for all options but the
+// first.
+const COLUMNS = ['smoker', 'age', 'income', 'mood', 'mood_answered', 'region=south'];
+const coded = (a) => [a.smoker ? 1 : 0, a.age, a.income, a.mood ?? 3, a.mood === null ? 0 : 1, a.region];
+
+// ── the services ──────────────────────────────────────────────────────────────────────────────
+async function exists(p) { try { await access(p); return true; } catch { return false; } }
+async function waitFor(predicate, what, seconds = 60) {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${seconds} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+async function startServices(data) {
+  const child = spawn(cli, ['serve', 'all', '--data-dir', data, '--port', '0', '--right-services', '2',
+    '--web-dir', dist, '--rate-burst', '100000', '--rate-per-second', '10000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => { output += d; });
+  child.stderr.on('data', (d) => { output += d; });
+  const exited = new Promise((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  const services = await waitFor(async () => {
+    if (child.exitCode !== null) throw new Error(`orthomask serve all exited: ${output}`);
+    try { return JSON.parse(await readFile(join(data, 'services.json'), 'utf8')); } catch { return null; }
+  }, 'the services to start');
+  const admin = (await readFile(join(data, 'admin-token'), 'utf8')).trim();
+  return {
+    ...services, admin,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const r = await exited;
+      if (r.code !== 0) throw new Error(`orthomask serve all stopped with ${JSON.stringify(r)}: ${output}`);
+    },
+  };
+}
+
+/** The text of a one-line message, once it is not empty. */
+async function oneLine(locator, what) {
+  await locator.filter({ hasText: /\S/ }).waitFor({ timeout: 30000 });
+  const text = (await locator.textContent()).trim();
+  if (!text || text.includes('\n')) throw new Error(`${what}: not one line: ${JSON.stringify(text)}`);
+  return text;
+}
+
+// ── one participant in the real form (run.mjs's way of filling it in) ─────────────────────────
+async function participate(browser, participantUrl, a) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e}`));
+  try {
+    await page.goto(participantUrl);
+    await page.getByLabel('I have read this and agree to take part.').check({ timeout: 60000 });
+    await page.getByRole('button', { name: 'Start the survey' }).click();
+    const next = () => page.getByRole('button', { name: /^(Next|Review)$/ }).click();
+    const radio = (name) => page.getByRole('radio', { name, exact: true }).check();
+    await radio(a.smoker ? 'Yes' : 'No');
+    await next();
+    for (const value of [a.age, a.income]) {
+      await page.locator('input[type=number]').fill(String(value));
+      await next();
+    }
+    if (a.mood === null) {
+      await page.getByRole('button', { name: 'Skip this question' }).click();
+    } else {
+      await radio(a.mood === 1 ? '1 (never)' : a.mood === 5 ? '5 (always)' : String(a.mood));
+      await next();
+    }
+    await radio(a.region === 1 ? 'south' : 'north');
+    await next();
+    await page.getByRole('region', { name: 'What leaves your device' }).waitFor();
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByTestId('receipt-hash').first().waitFor({ timeout: 120000 });
+    if (problems.length) throw new Error(problems.join('; '));
+  } catch (e) {
+    throw new Error(`${e.message}${problems.length ? ` (${problems.join('; ')})` : ''}`);
+  } finally {
+    await context.close();
+  }
+}
+
+// ── the survey team's page ────────────────────────────────────────────────────────────────────
+async function buildSurvey(page, id) {
+  await page.fill('#b-id', id);
+  await page.fill('#b-title', 'Survey team end-to-end test');
+  await page.fill('#b-consent', 'This is an automated test. Your answers are masked on this device.');
+  const questions = [
+    { kind: 'yes_no', id: 'smoker', label: 'Do you smoke?' },
+    { kind: 'integer', id: 'age', label: 'Your age in years', min: '18', max: '90' },
+    { kind: 'number', id: 'income', label: 'Your monthly income (hundreds)', min: '0', max: '250', help: 'Any number from 0 to 250.' },
+    { kind: 'likert', id: 'mood', label: 'How often are you cheerful?', points: '5', low: 'never', high: 'always', optional: true },
+    { kind: 'categorical', id: 'region', label: 'Where do you live?', options: 'north\nsouth' },
+  ];
+  for (const [i, q] of questions.entries()) {
+    if (i > 0) await page.getByTestId('add-question').click();
+    await page.selectOption(`#b-q${i}-kind`, q.kind);
+    await page.fill(`#b-q${i}-id`, q.id);
+    await page.fill(`#b-q${i}-label`, q.label);
+    if (q.help) await page.fill(`#b-q${i}-help`, q.help);
+    if (q.min) { await page.fill(`#b-q${i}-min`, q.min); await page.fill(`#b-q${i}-max`, q.max); }
+    if (q.points) {
+      await page.fill(`#b-q${i}-points`, q.points);
+      await page.fill(`#b-q${i}-low`, q.low);
+      await page.fill(`#b-q${i}-high`, q.high);
+    }
+    if (q.options) await page.fill(`#b-q${i}-options`, q.options);
+    if (q.optional) await page.check(`#b-q${i}-optional`);
+  }
+  if (!(await page.isChecked('#b-invitations'))) await page.check('#b-invitations');
+  // The preview shows every question as the participant will see it.
+  const shown = await page.getByTestId('form-preview').locator('legend .label').allTextContents();
+  if (shown.join('|') !== questions.map((q) => q.label).join('|')) throw new Error(`the preview shows ${JSON.stringify(shown)}`);
+}
+
+async function main() {
+  if (!(await exists(cli))) throw new Error(`${cli} is missing: cargo build --release --bin orthomask`);
+  if (!(await exists(join(dist, 'index.html')))) throw new Error(`${dist}/index.html is missing: trunk build --release`);
+  await rm(out, { recursive: true, force: true });
+  await mkdir(out, { recursive: true });
+  const data = await mkdtemp(join(tmpdir(), 'orthomask-e2e-admin-'));
+  const services = await startServices(data);
+  let browser;
+  try {
+    log(`collector ${services.collector}, provider ${services.msp}`);
+    browser = await chromium.launch({
+      executablePath: chromiumPath, headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const team = await browser.newContext({ acceptDownloads: true });
+    const page = await team.newPage();
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(`page error: ${e}`));
+    await page.goto(`${services.collector}/#/admin`);
+
+    // A wrong token: one clear line, the collector's own message.
+    await page.fill('#admin-token', 'not-the-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const refused = await oneLine(page.getByTestId('sign-in-error'), 'the wrong token');
+    if (!/admin token/.test(refused)) throw new Error(`the wrong token's message does not say what is wrong: ${refused}`);
+    log(`wrong token: "${refused}"`);
+    await page.fill('#admin-token', services.admin);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('new-survey').click();
+
+    const id = 'e2e-admin';
+    await buildSurvey(page, id);
+    // An unsafe design: the plan's one-line reason before anything is sent.
+    await page.fill('#b-cohort-size', '5');
+    const unsafe = await oneLine(page.getByTestId('plan-error'), 'the unsafe design');
+    if (!/cohort_size 5 is too small for 7 data columns/.test(unsafe)) throw new Error(`unexpected refusal: ${unsafe}`);
+    if (!(await page.getByTestId('create').isDisabled())) throw new Error('an unsafe design can be created');
+    log(`cohort of 5: "${unsafe}"`);
+    await page.fill('#b-cohort-size', String(COHORT_SIZE));
+    await page.getByTestId('plan').waitFor();
+    // seed 000 needs p1 < n: a cohort is released only with at least the plan's minimum of
+    // records (p1 + 1 = 8 here: 6 answer columns and QA), so that many participants answer.
+    const participants = Number(await page.getByTestId('plan-min-cohort').textContent());
+    if (!(participants >= 3 && participants <= COHORT_SIZE)) throw new Error(`minimum cohort ${participants}`);
+    log(`plan: p1 = ${await page.getByTestId('plan-p1').textContent()}, p2 = ${await page.getByTestId('plan-p2').textContent()}, sigma = ${await page.getByTestId('plan-sigma').textContent()}, failure probability ${await page.getByTestId('plan-failure').textContent()}, minimum cohort ${participants}`);
+
+    // Invalid JSON in the editor: one line with line and column; the builder is untouched.
+    const editor = page.getByTestId('json-editor');
+    const good = await editor.inputValue();
+    if (JSON.parse(good).questions.length !== 5) throw new Error(`the editor does not hold the builder's draft: ${good}`);
+    await editor.fill(good.replace('"title": ', '"title" '));
+    const invalid = await oneLine(page.getByTestId('json-error'), 'invalid JSON');
+    if (!/^JSON line \d+, column \d+: expected `:`/.test(invalid)) throw new Error(`unexpected editor message: ${invalid}`);
+    if (!(await page.getByTestId('create').isDisabled())) throw new Error('invalid JSON can be created');
+    log(`invalid JSON: "${invalid}"`);
+    await editor.fill(good);
+    await waitFor(async () => (await page.getByTestId('json-error').textContent()) === '', 'the editor to accept the draft again', 30);
+    if (await page.getByTestId('create').isDisabled()) throw new Error('the restored draft cannot be created');
+
+    await page.getByTestId('create').click();
+    const answer = JSON.parse(await page.getByTestId('create-answer').textContent({ timeout: 60000 }));
+    if (answer.survey !== id || answer.min_cohort_size !== participants) throw new Error(`created: ${JSON.stringify(answer)}`);
+    await page.getByTestId('open-created').click();
+
+    // Invitations, downloaded as CSV.
+    await page.fill('#invite-count', String(participants));
+    await page.getByTestId('invite').click();
+    await page.getByTestId('invite-result').waitFor({ timeout: 60000 });
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download the invitations (CSV)' }).click(),
+    ]);
+    const csv = await readFile(await download.path(), 'utf8');
+    await writeFile(join(out, 'invitations.csv'), csv);
+    const [header, ...rows] = csv.trim().split('\n');
+    if (header !== 'participant_url,token' || rows.length !== participants) throw new Error(`invitations.csv: ${csv}`);
+    const links = rows.map((r) => {
+      const [url, token] = r.split(',');
+      if (!url.includes(`invite=${token}`)) throw new Error(`invitation row ${r}`);
+      return url;
+    });
+    log(`${links.length} invitations downloaded as ${download.suggestedFilename()}`);
+
+    const answers = Array.from({ length: participants }, (_, i) => answersOf(i));
+    await writeFile(join(out, 'raw.csv'), `${COLUMNS.join(',')}\n${answers.map((a) => coded(a).join(',')).join('\n')}\n`);
+    for (let i = 0; i < participants; i += 4) {
+      await Promise.all(answers.slice(i, i + 4).map((a, j) => participate(browser, links[i + j], a)));
+      log(`${Math.min(i + 4, participants)}/${participants} participants sent their masked answers`);
+    }
+
+    // The team closes the survey on the page and follows the analyst view link.
+    await page.getByTestId('close-survey').click();
+    const analyst = page.getByTestId('analyst-link');
+    await analyst.waitFor({ timeout: 180000 });
+    const status = await page.getByTestId('survey-status').textContent();
+    if (status !== 'released') throw new Error(`survey status ${status}`);
+    if ((await page.getByTestId('receipt-lists').locator('a').count()) < 1) throw new Error('no receipt list link');
+    log(`released; following ${await analyst.getAttribute('href')}`);
+    await analyst.click();
+    const table = page.getByTestId('linear-coefficients');
+    await table.waitFor({ timeout: 60000 });
+    const shown = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+      name: tr.dataset.term, estimate: Number(tr.querySelector('.estimate').dataset.exact),
+    })));
+    const raw = JSON.parse(execFileSync(cli, ['regress', '--input', join(out, 'raw.csv'), '--y', 'age',
+      '--x', COLUMNS.filter((c) => c !== 'age').join(','), '--json'], { encoding: 'utf8' }));
+    if (shown.map((c) => c.name).join(',') !== raw.coefficients.map((c) => c.name).join(',')) {
+      throw new Error(`the analyst view shows ${shown.map((c) => c.name)}, the raw regression ${raw.coefficients.map((c) => c.name)}`);
+    }
+    let worst = 0;
+    raw.coefficients.forEach((c, k) => {
+      const b = shown[k].estimate;
+      const rel = Math.abs(c.estimate - b) / Math.max(Math.abs(c.estimate), Math.abs(b), 1e-300);
+      if (!(rel <= TOLERANCE)) throw new Error(`${c.name}: raw ${c.estimate} vs analyst view ${b} (relative ${rel.toExponential(2)})`);
+      worst = Math.max(worst, rel);
+    });
+    log(`the analyst view's regression equals the raw answers' (largest relative difference ${worst.toExponential(2)})`);
+    if (problems.length) throw new Error(problems.join('; '));
+  } finally {
+    if (browser) await browser.close();
+    await services.stop();
+    await rm(data, { recursive: true, force: true });
+  }
+  log(`passed; files in ${out}`);
+}
+
+main().catch((e) => {
+  console.error(`[e2e admin] FAILED: ${e.stack ?? e}`);
+  process.exit(1);
+});

@@ -1,0 +1,231 @@
+//! The admin API's answers as typed structs. Every field the page does not need to act on is
+//! optional, so a collector that adds fields (`title`, `demonstration`, `invitations`) or leaves
+//! some out still renders.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// `GET /api/admin/surveys`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct SurveyList {
+    /// The surveys, oldest first.
+    pub surveys: Vec<SurveySummary>,
+}
+
+/// One survey of the list.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct SurveySummary {
+    /// Id.
+    pub survey: String,
+    /// State (`open`, `closing`, `released`, `failed`, …).
+    pub status: String,
+    /// When it was created (RFC 3339).
+    #[serde(default)]
+    pub created_at: Option<String>,
+    /// Title, when the collector lists it.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Whether it is a demonstration survey, when the collector says.
+    #[serde(default)]
+    pub demonstration: Option<bool>,
+}
+
+/// `GET /api/admin/surveys/{id}` (and the close operations' answers).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct SurveyStatus {
+    /// Id.
+    pub survey: String,
+    /// Title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// State.
+    pub status: String,
+    /// Why the survey failed, if it did.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Participants per cohort.
+    #[serde(default)]
+    pub cohort_size: Option<u64>,
+    /// Fewest records released per cohort.
+    #[serde(default)]
+    pub min_cohort_size: Option<u64>,
+    /// Right-masking services (0: basic protocol).
+    #[serde(default)]
+    pub share_services: u64,
+    /// The cohort new participants join.
+    #[serde(default)]
+    pub current_cohort: Option<u64>,
+    /// Every cohort.
+    #[serde(default)]
+    pub cohorts: Vec<CohortStatus>,
+    /// When the release was published.
+    #[serde(default)]
+    pub released_at: Option<String>,
+    /// The release's address.
+    #[serde(default)]
+    pub release_csv_url: Option<String>,
+    /// The manifest's address.
+    #[serde(default)]
+    pub manifest_url: Option<String>,
+    /// Each service's own status of the survey (admin view only).
+    #[serde(default)]
+    pub services: Vec<ServiceStatus>,
+    /// Invitation counts, when the collector reports them.
+    #[serde(default)]
+    pub invitations: Option<InvitationCounts>,
+}
+
+/// One cohort as the collector sees it (counts only, nothing of any participant).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct CohortStatus {
+    /// Index.
+    pub cohort: u64,
+    /// Participants assigned so far.
+    #[serde(default)]
+    pub assigned: Option<i64>,
+    /// State (`open`, `closing`, `received`, `failed`, `empty`, …).
+    pub status: String,
+    /// Records received.
+    #[serde(default)]
+    pub records: Option<i64>,
+    /// Why it is as it is (a failure's reason, a too-small cohort).
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The QA check's result.
+    #[serde(default)]
+    pub qa: Option<Value>,
+}
+
+impl CohortStatus {
+    /// Whether the team may still close it.
+    pub fn closable(&self) -> bool {
+        self.status == "open"
+    }
+
+    /// The QA result in words.
+    pub fn qa_text(&self) -> Option<String> {
+        let qa = self.qa.as_ref()?;
+        Some(match qa.get("passed").and_then(Value::as_bool) {
+            Some(true) => "passed".to_owned(),
+            Some(false) => "FAILED".to_owned(),
+            None => qa.to_string(),
+        })
+    }
+}
+
+/// A service's report, or why it could not be asked.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct ServiceStatus {
+    /// Which service.
+    pub service: String,
+    /// Its status of the survey.
+    #[serde(default)]
+    pub status: Option<Value>,
+    /// Why it did not answer.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl ServiceStatus {
+    /// One line: the service's report or its error.
+    pub fn summary(&self) -> String {
+        match (&self.error, &self.status) {
+            (Some(e), _) => format!("unreachable: {e}"),
+            (None, Some(Value::Object(fields))) => fields
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => format!("{k}: {s}"),
+                    other => format!("{k}: {other}"),
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            (None, Some(other)) => other.to_string(),
+            (None, None) => "no report".to_owned(),
+        }
+    }
+}
+
+/// How many invitations were issued, opened and used.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct InvitationCounts {
+    /// Issued.
+    #[serde(default)]
+    pub issued: Option<u64>,
+    /// Opened (the definition loaded).
+    #[serde(default)]
+    pub opened: Option<u64>,
+    /// Used (an upload made).
+    #[serde(default)]
+    pub used: Option<u64>,
+}
+
+/// `POST /api/admin/surveys/{id}/invitations`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct Invitations {
+    /// The survey.
+    pub survey: String,
+    /// One per participant.
+    pub invitations: Vec<Invitation>,
+}
+
+/// One invitation.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct Invitation {
+    /// The one-use token.
+    pub token: String,
+    /// The participant's link (the web app's form with the token).
+    pub participant_url: String,
+}
+
+/// Read one of the admin API's answers.
+///
+/// # Errors
+/// One line naming what could not be read.
+pub fn parse<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| format!("the collector's {what} is unreadable: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_reads_with_and_without_the_new_fields() {
+        let l: SurveyList = parse(
+            r#"{"surveys": [{"survey": "a", "status": "open", "created_at": "2026-01-01T00:00:00Z"},
+                            {"survey": "b", "status": "released", "created_at": "x", "title": "B", "demonstration": true}]}"#,
+            "list",
+        )
+        .unwrap();
+        assert_eq!(l.surveys[0].title, None);
+        assert_eq!((l.surveys[1].title.as_deref(), l.surveys[1].demonstration), (Some("B"), Some(true)));
+    }
+
+    #[test]
+    fn the_status_reads_into_typed_structs() {
+        let s: SurveyStatus = parse(
+            r#"{"survey": "s", "title": "T", "status": "released", "error": null, "cohort_size": 10,
+                "min_cohort_size": 8, "share_services": 0, "current_cohort": 1,
+                "cohorts": [{"cohort": 0, "assigned": 9, "status": "received", "records": 9, "note": null,
+                             "qa": {"passed": true, "max_abs_error": 1e-12}},
+                            {"cohort": 1, "assigned": 0, "status": "open", "records": null, "note": null, "qa": null}],
+                "released_at": "2026-01-01T00:00:00Z", "release_csv_url": "http://c/api/surveys/s/release.csv",
+                "manifest_url": "http://c/api/surveys/s/manifest.json",
+                "services": [{"service": "the masking service provider", "status": {"state": "open", "uploads": 3}},
+                             {"service": "right 0", "error": "connection refused"}],
+                "invitations": {"issued": 10, "opened": 9, "used": 9}}"#,
+            "status",
+        )
+        .unwrap();
+        assert_eq!(s.cohorts.len(), 2);
+        assert_eq!(s.cohorts[0].qa_text().as_deref(), Some("passed"));
+        assert!(!s.cohorts[0].closable() && s.cohorts[1].closable());
+        assert_eq!(s.services[0].summary(), "state: open; uploads: 3");
+        assert_eq!(s.services[1].summary(), "unreachable: connection refused");
+        assert_eq!(s.invitations, Some(InvitationCounts { issued: Some(10), opened: Some(9), used: Some(9) }));
+        // The public status has no services and no invitations.
+        let s: SurveyStatus = parse(r#"{"survey": "s", "status": "open", "cohorts": []}"#, "status").unwrap();
+        assert!(s.services.is_empty() && s.invitations.is_none() && s.released_at.is_none());
+        assert!(parse::<SurveyStatus>("{}", "status").unwrap_err().starts_with("the collector's status is unreadable"));
+    }
+}

@@ -1,0 +1,148 @@
+//! The collector's admin API (`/api/admin/…`, same origin as the page), every request with
+//! `Authorization: Bearer <token>`. The token lives in this tab's `sessionStorage` only (never
+//! `localStorage`): closing the tab forgets it, and [`forget_token`] signs out.
+
+use crate::model::admin::preview::DeploymentEndpoints;
+use crate::model::admin::status::{self, Invitations, SurveyList, SurveyStatus};
+
+use super::http::{body_text, error_reason, fetch};
+
+const TOKEN_KEY: &str = "orthomask-admin-token";
+
+fn session() -> Option<web_sys::Storage> {
+    web_sys::window()?.session_storage().ok().flatten()
+}
+
+/// The token this tab signed in with.
+pub fn saved_token() -> Option<String> {
+    session()?.get_item(TOKEN_KEY).ok().flatten().filter(|t| !t.is_empty())
+}
+
+/// Keep `token` for this tab.
+pub fn keep_token(token: &str) {
+    if let Some(s) = session() {
+        let _ = s.set_item(TOKEN_KEY, token);
+    }
+}
+
+/// Sign out: forget the token.
+pub fn forget_token() {
+    if let Some(s) = session() {
+        let _ = s.remove_item(TOKEN_KEY);
+    }
+}
+
+/// One request to this origin; the answer's text, or one line (the service's `{"error": …}`
+/// message when it gives one).
+async fn request(method: &str, path: &str, token: Option<&str>, body: Option<&str>) -> Result<String, String> {
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    if let Some(body) = body {
+        init.set_body(&body.into());
+    }
+    let request = web_sys::Request::new_with_str_and_init(path, &init)
+        .map_err(|_| format!("{path}: not a valid URL"))?;
+    if body.is_some() {
+        let _ = request.headers().set("Content-Type", "application/json");
+    }
+    if let Some(token) = token {
+        request
+            .headers()
+            .set("Authorization", &format!("Bearer {token}"))
+            .map_err(|_| "the token cannot be sent in a header: paste it without line breaks".to_owned())?;
+    }
+    let response = fetch(&request, path).await?;
+    let text = body_text(&response, path).await.unwrap_or_default();
+    if response.ok() {
+        Ok(text)
+    } else {
+        Err(error_reason(&text).unwrap_or_else(|| {
+            format!("{path}: HTTP {} {}", response.status(), response.status_text())
+        }))
+    }
+}
+
+/// `GET /api/admin/surveys`: the surveys, which also checks the token.
+///
+/// # Errors
+/// One line (a wrong token: the collector's message).
+pub async fn list(token: &str) -> Result<SurveyList, String> {
+    let text = request("GET", "/api/admin/surveys", Some(token), None).await?;
+    status::parse(&text, "survey list")
+}
+
+/// `GET /api/admin/surveys/{id}`: the survey and every service's status of it.
+///
+/// # Errors
+/// One line.
+pub async fn survey(token: &str, id: &str) -> Result<SurveyStatus, String> {
+    let text = request("GET", &format!("/api/admin/surveys/{id}"), Some(token), None).await?;
+    status::parse(&text, "survey status")
+}
+
+/// `POST /api/admin/surveys` with the draft's JSON; the collector's answer, pretty.
+///
+/// # Errors
+/// One line: the collector's refusal.
+pub async fn create(token: &str, draft: &serde_json::Value) -> Result<String, String> {
+    let text = request("POST", "/api/admin/surveys", Some(token), Some(&draft.to_string())).await?;
+    Ok(serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or(text))
+}
+
+/// `POST /api/admin/surveys/{id}/invitations {"count": n}`.
+///
+/// # Errors
+/// One line.
+pub async fn invite(token: &str, id: &str, count: u64) -> Result<Invitations, String> {
+    let body = serde_json::json!({ "count": count }).to_string();
+    let text = request("POST", &format!("/api/admin/surveys/{id}/invitations"), Some(token), Some(&body)).await?;
+    status::parse(&text, "invitations")
+}
+
+/// `POST /api/admin/surveys/{id}/cohorts/{k}/close`.
+///
+/// # Errors
+/// One line.
+pub async fn close_cohort(token: &str, id: &str, cohort: u64) -> Result<(), String> {
+    request("POST", &format!("/api/admin/surveys/{id}/cohorts/{cohort}/close"), Some(token), Some("{}"))
+        .await
+        .map(drop)
+}
+
+/// `POST /api/admin/surveys/{id}/close`: close every cohort and publish.
+///
+/// # Errors
+/// One line.
+pub async fn close_survey(token: &str, id: &str) -> Result<(), String> {
+    request("POST", &format!("/api/admin/surveys/{id}/close"), Some(token), Some("{}"))
+        .await
+        .map(drop)
+}
+
+/// `GET /api/deployment`: where this deployment's participants upload.
+///
+/// # Errors
+/// One line.
+pub async fn deployment() -> Result<DeploymentEndpoints, String> {
+    let text = request("GET", "/api/deployment", None, None).await?;
+    DeploymentEndpoints::parse(&text)
+}
+
+/// The released columns and which are binary, from the public `manifest.json`.
+///
+/// # Errors
+/// One line.
+pub async fn manifest_columns(url: &str) -> Result<(Vec<String>, Vec<String>), String> {
+    let text = request("GET", url, None, None).await?;
+    let v: serde_json::Value = status::parse(&text, "manifest")?;
+    let names = |k: &str| -> Vec<String> {
+        v.get(k)
+            .and_then(|a| a.as_array())
+            .map(|a| a.iter().filter_map(|c| c.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
+    };
+    Ok((names("columns"), names("binary_columns")))
+}
