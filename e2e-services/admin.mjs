@@ -13,39 +13,20 @@
 // whose regression must equal `orthomask regress --json` on the answers the participants typed,
 // coded the same way (1e-9 relative, every coefficient). DIR receives raw.csv and
 // invitations.csv. Exits non-zero on any failure; stops the services it started.
-import { chromium } from 'playwright-core';
-import { spawn, execFileSync } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, writeFile, rm, access } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, mkdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import {
+  repo, cli, parseArgs, mulberry32, requireBuilt, waitFor, startServices, launchChromium, agree,
+} from './lib.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, '..');
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
-);
+const args = parseArgs(process.argv.slice(2));
 const out = resolve(args.out ?? join(repo, 'target', 'e2e-admin'));
-const cli = resolve(process.env.ORTHOMASK_BIN ?? join(repo, 'target', 'release', 'orthomask'));
-const dist = resolve(process.env.WEB_DIST ?? join(repo, 'dist'));
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const TOLERANCE = 1e-9; // the issue's acceptance tolerance, relative
 const COHORT_SIZE = 10;
 const log = (m) => console.log(`[e2e admin] ${m}`);
 
 // ── generated answers, known only to this script ──────────────────────────────────────────────
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-// Every column varies across the participants (no regressor is constant or collinear): smokers
-// every third, regions alternate, two participants skip the optional Likert item.
 function answersOf(i) {
   const u = mulberry32(104729 * (i + 1));
   return {
@@ -61,39 +42,6 @@ function answersOf(i) {
 // first.
 const COLUMNS = ['smoker', 'age', 'income', 'mood', 'mood_answered', 'region=south'];
 const coded = (a) => [a.smoker ? 1 : 0, a.age, a.income, a.mood ?? 3, a.mood === null ? 0 : 1, a.region];
-
-// ── the services ──────────────────────────────────────────────────────────────────────────────
-async function exists(p) { try { await access(p); return true; } catch { return false; } }
-async function waitFor(predicate, what, seconds = 60) {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${seconds} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-async function startServices(data) {
-  const child = spawn(cli, ['serve', 'all', '--data-dir', data, '--port', '0', '--right-services', '2',
-    '--web-dir', dist, '--rate-burst', '100000', '--rate-per-second', '10000'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d) => { output += d; });
-  child.stderr.on('data', (d) => { output += d; });
-  const exited = new Promise((r) => child.on('exit', (code, signal) => r({ code, signal })));
-  const services = await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`orthomask serve all exited: ${output}`);
-    try { return JSON.parse(await readFile(join(data, 'services.json'), 'utf8')); } catch { return null; }
-  }, 'the services to start');
-  const admin = (await readFile(join(data, 'admin-token'), 'utf8')).trim();
-  return {
-    ...services, admin,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      const r = await exited;
-      if (r.code !== 0) throw new Error(`orthomask serve all stopped with ${JSON.stringify(r)}: ${output}`);
-    },
-  };
-}
 
 /** The text of a one-line message, once it is not empty. */
 async function oneLine(locator, what) {
@@ -174,8 +122,7 @@ async function buildSurvey(page, id) {
 }
 
 async function main() {
-  if (!(await exists(cli))) throw new Error(`${cli} is missing: cargo build --release --bin orthomask`);
-  if (!(await exists(join(dist, 'index.html')))) throw new Error(`${dist}/index.html is missing: trunk build --release`);
+  await requireBuilt();
   await rm(out, { recursive: true, force: true });
   await mkdir(out, { recursive: true });
   const data = await mkdtemp(join(tmpdir(), 'orthomask-e2e-admin-'));
@@ -183,11 +130,7 @@ async function main() {
   let browser;
   try {
     log(`collector ${services.collector}, provider ${services.msp}`);
-    browser = await chromium.launch({
-      executablePath: chromiumPath, headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     const team = await browser.newContext({ acceptDownloads: true });
     const page = await team.newPage();
     const problems = [];
@@ -285,10 +228,7 @@ async function main() {
     }
     let worst = 0;
     raw.coefficients.forEach((c, k) => {
-      const b = shown[k].estimate;
-      const rel = Math.abs(c.estimate - b) / Math.max(Math.abs(c.estimate), Math.abs(b), 1e-300);
-      if (!(rel <= TOLERANCE)) throw new Error(`${c.name}: raw ${c.estimate} vs analyst view ${b} (relative ${rel.toExponential(2)})`);
-      worst = Math.max(worst, rel);
+      worst = Math.max(worst, agree(c.estimate, shown[k].estimate, `${c.name}: raw vs analyst view`));
     });
     log(`the analyst view's regression equals the raw answers' (largest relative difference ${worst.toExponential(2)})`);
     if (problems.length) throw new Error(problems.join('; '));

@@ -11,41 +11,24 @@
 // coefficient, standard error, R², σ and F to 1e-9 relative. DIR receives raw.csv, release.csv,
 // manifest.json and the database files of the collector and the provider (and, in share mode,
 // of the right-masking services). Exits non-zero on any failure; stops the services it started.
-import { chromium } from 'playwright-core';
-import { spawn, execFileSync } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, writeFile, copyFile, rm, access } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, mkdir, readFile, writeFile, copyFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import {
+  repo, cli, parseArgs, mulberry32, requireBuilt, waitFor, startServices, api, launchChromium, agree,
+} from './lib.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, '..');
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
-);
+const args = parseArgs(process.argv.slice(2));
 const mode = args.mode ?? 'basic';
 if (!['basic', 'shares'].includes(mode)) throw new Error(`--mode must be basic or shares, not ${mode}`);
 const out = resolve(args.out ?? join(repo, 'target', 'e2e-services', mode));
 const participants = Number(args.participants ?? 20);
 const cohortSize = Number(args['cohort-size'] ?? 10);
 const concurrency = Number(args.concurrency ?? 4);
-const cli = resolve(process.env.ORTHOMASK_BIN ?? join(repo, 'target', 'release', 'orthomask'));
-const dist = resolve(process.env.WEB_DIST ?? join(repo, 'dist'));
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const TOLERANCE = 1e-9; // the issue's acceptance tolerance, relative
 const log = (m) => console.log(`[e2e ${mode}] ${m}`);
 
 // ── generated answers, known only to this script ──────────────────────────────────────────────
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 function answersOf(i) {
   const u = mulberry32(7919 * (i + 1) + (mode === 'shares' ? 17 : 0));
   // Full-precision numbers: none can hide among round values in a store or a request.
@@ -73,48 +56,6 @@ const DRAFT = (id) => ({
   // participant gets an invitation. Share mode may be open.
   invitations: mode === 'basic',
 });
-
-// ── the services ──────────────────────────────────────────────────────────────────────────────
-async function exists(p) { try { await access(p); return true; } catch { return false; } }
-async function waitFor(predicate, what, seconds = 60) {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${seconds} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-async function startServices(data) {
-  const child = spawn(cli, ['serve', 'all', '--data-dir', data, '--port', '0', '--right-services', '2',
-    '--web-dir', dist, '--rate-burst', '100000', '--rate-per-second', '10000'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d) => { output += d; });
-  child.stderr.on('data', (d) => { output += d; });
-  const exited = new Promise((r) => child.on('exit', (code, signal) => r({ code, signal })));
-  const services = await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`orthomask serve all exited: ${output}`);
-    try { return JSON.parse(await readFile(join(data, 'services.json'), 'utf8')); } catch { return null; }
-  }, 'the services to start');
-  const admin = (await readFile(join(data, 'admin-token'), 'utf8')).trim();
-  return {
-    ...services, admin, output: () => output,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      const r = await exited;
-      if (r.code !== 0) throw new Error(`orthomask serve all stopped with ${JSON.stringify(r)}: ${output}`);
-    },
-  };
-}
-async function api(method, url, body, token) {
-  const headers = { 'content-type': 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const r = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await r.text();
-  let json = null;
-  try { json = JSON.parse(text); } catch { /* not JSON */ }
-  return { status: r.status, json, text };
-}
 
 // ── one participant in the real form ──────────────────────────────────────────────────────────
 async function participate(browser, participantUrl, a) {
@@ -155,15 +96,8 @@ async function participate(browser, participantUrl, a) {
 function regress(csv) {
   return JSON.parse(execFileSync(cli, ['regress', '--input', csv, '--y', 'score', '--x', 'smoker,age,income', '--json'], { encoding: 'utf8' }));
 }
-function close(a, b, what) {
-  const rel = Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b), 1e-300);
-  if (!(rel <= TOLERANCE)) throw new Error(`${what}: raw ${a} vs release ${b} (relative ${rel.toExponential(2)} > ${TOLERANCE})`);
-  return rel;
-}
-
 async function main() {
-  if (!(await exists(cli))) throw new Error(`${cli} is missing: cargo build --release --bin orthomask`);
-  if (!(await exists(join(dist, 'index.html')))) throw new Error(`${dist}/index.html is missing: trunk build --release`);
+  await requireBuilt();
   await rm(out, { recursive: true, force: true });
   await mkdir(out, { recursive: true });
   const data = await mkdtemp(join(tmpdir(), `orthomask-e2e-${mode}-`));
@@ -190,11 +124,7 @@ async function main() {
     const rows = answers.map((a) => [a.smoker ? 1 : 0, a.age, a.income, a.score].map(String).join(','));
     await writeFile(join(out, 'raw.csv'), `smoker,age,income,score\n${rows.join('\n')}\n`);
 
-    browser = await chromium.launch({
-      executablePath: chromiumPath, headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     const receipts = [];
     const started = Date.now();
     for (let i = 0; i < participants; i += concurrency) {
@@ -257,9 +187,9 @@ async function main() {
     raw.coefficients.forEach((c, k) => {
       const r = rel.coefficients[k];
       if (c.name !== r.name) throw new Error(`coefficient ${k}: ${c.name} vs ${r.name}`);
-      worst = Math.max(worst, close(c.estimate, r.estimate, `${c.name} estimate`), close(c.std_error, r.std_error, `${c.name} standard error`));
+      worst = Math.max(worst, agree(c.estimate, r.estimate, `${c.name} estimate, raw vs release`), agree(c.std_error, r.std_error, `${c.name} standard error, raw vs release`));
     });
-    for (const key of ['r_squared', 'sigma', 'f_statistic']) worst = Math.max(worst, close(raw[key], rel[key], key));
+    for (const key of ['r_squared', 'sigma', 'f_statistic']) worst = Math.max(worst, agree(raw[key], rel[key], `${key}, raw vs release`));
     log(`regression score ~ smoker + age + income: release equals raw answers (largest relative difference ${worst.toExponential(2)})`);
     for (const c of rel.coefficients) log(`  ${c.name.padEnd(12)} ${c.estimate.toPrecision(10).padStart(16)}  (se ${c.std_error.toPrecision(6)})`);
   } finally {

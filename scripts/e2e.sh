@@ -4,7 +4,8 @@
 # web app's form with generated answers, the cohorts closed, the release downloaded and its
 # regression compared with the regression on the raw answers (1e-9 relative) — once with the
 # basic protocol and once in share mode with K1 = 2 right-masking services; then the survey team's
-# page (#/admin) drives the same steps from the browser (e2e-services/admin.mjs).
+# page (#/admin) drives the same steps from the browser (e2e-services/admin.mjs), and a newcomer
+# runs the demonstration loop of `scripts/run.sh` (e2e-services/newcomer.mjs).
 #
 #   bash scripts/e2e.sh              # files in target/e2e-services/{basic,shares}/
 #   OUT=DIR bash scripts/e2e.sh      # raw.csv, release.csv, manifest.json, collector.sqlite3 and
@@ -52,4 +53,6 @@ for mode in basic shares; do
 done
 log "the survey team's page (#/admin): builder, invitations, participants, close, analyst view"
 node e2e-services/admin.mjs --out "$out/admin"
-log "end to end passed (basic and share mode, the survey team's page); files in $out/{basic,shares,admin}"
+log "a newcomer's demonstration loop: live demo, receipt, simulated participants, release, analyst and audit views"
+node e2e-services/newcomer.mjs --out "$out/newcomer"
+log "end to end passed (basic and share mode, the survey team's page, the demonstration loop); files in $out/{basic,shares,admin,newcomer}"

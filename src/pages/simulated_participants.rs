@@ -22,8 +22,11 @@ enum Filling {
 pub struct SimulatedParticipantsProps {
     /// The demonstration's id.
     pub survey: String,
-    /// The cohort of the participant's receipt.
+    /// The cohort to fill (the participant's, or the survey's current one).
     pub cohort: u32,
+    /// Shown on the survey team's page (which closes and publishes), not on a receipt.
+    #[prop_or_default]
+    pub on_team_page: bool,
 }
 
 /// The "let simulated participants join" block.
@@ -55,28 +58,30 @@ pub fn simulated_participants(props: &SimulatedParticipantsProps) -> Html {
     let busy = matches!(*filling, Filling::Counting | Filling::Joining { .. });
     let status = match &*filling {
         Filling::Idle => String::new(),
-        Filling::Counting => "Counting the free places in your group…".to_owned(),
+        Filling::Counting => format!("Counting the free places in cohort {}…", props.cohort),
         Filling::Joining { joined, of } => format!("{joined} of {of} simulated participants joined…"),
-        Filling::Done { joined: 0 } => {
-            "Your group was already full: it closes on its own and the services hand it over.".to_owned()
-        }
+        Filling::Done { joined: 0 } => format!(
+            "Cohort {} was already full: it closes on its own and the services hand it over.",
+            props.cohort
+        ),
         Filling::Done { joined } => format!(
-            "{joined} simulated participants joined: your group is full, so it closes on its own and the services hand it over to the collector."
+            "{joined} simulated participants joined: cohort {} is full, so it closes on its own and the services hand it over to the collector.",
+            props.cohort
         ),
         Filling::Failed(e) => e.clone(),
     };
     html! {
         <div class="simulated" data-testid="simulated-participants">
-            <h2>{ "Fill the group with simulated participants" }</h2>
+            <h2>{ "Fill the cohort with simulated participants" }</h2>
             <p>{ format!(
-                "This is a demonstration, so you need not wait for other people: simulated participants can take the rest of your group (cohort {}). Each one answers at random and goes through the same masking and sending as your form did.",
+                "This is a demonstration, so nobody need wait for other people: simulated participants can take the free places of cohort {}. Each one answers at random and goes through the same masking and sending as a participant's form.",
                 props.cohort
             ) }</p>
             <button class="primary" onclick={on_fill} disabled={busy} data-testid="simulate">
                 { "Let simulated participants join" }
             </button>
             <p role="status" aria-live="polite" class={classes!(matches!(*filling, Filling::Failed(_)).then_some("error"))} data-testid="simulate-status">{ status }</p>
-            if matches!(*filling, Filling::Done { .. }) {
+            if matches!(*filling, Filling::Done { .. }) && !props.on_team_page {
                 <p>
                     { "The survey team closes the survey and publishes the release on their page, " }
                     <a href={format!("#/admin?survey={}", props.survey)} data-testid="team-page">{ "the survey team's page" }</a>

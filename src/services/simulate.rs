@@ -5,6 +5,7 @@
 //! same [`super::participation::prepare`] and [`super::participation::send`] as the form. Only
 //! the page's own collector is reached, and only for surveys it lists as demonstrations.
 
+use orthomask_core::key::StreamId;
 use orthomask_survey::simulate::simulated_answers;
 
 use super::http::get_text;
@@ -33,8 +34,11 @@ pub async fn join(survey: &str, count: usize, joined: &dyn Fn(usize)) -> Result<
         survey: survey.to_owned(),
         invite: None,
     };
-    // One fresh key from the browser drives every simulated answer of this batch.
-    let mut rng = random::key()?.rng();
+    // A fresh key from the browser drives every simulated answer of this batch (its simulated-
+    // participant stream; the key is used for nothing else).
+    let mut rng = random::key()?
+        .stream(StreamId::ParticipantNoise { participant: 0 })
+        .rng();
     for k in 1..=count {
         let failed = |e: String| format!("simulated participant {k} of {count}: {e}");
         let (definition, access) = open(&source).await.map_err(failed)?;

@@ -134,7 +134,8 @@ impl Question {
                 out.push(spec(self.id.clone(), (1.0, f64::from(*points))))
             }
             QuestionKind::Categorical { options } => {
-                for option in &options[1..] {
+                // `skip(1)`: total even on a definition not yet validated (no options at all).
+                for option in options.iter().skip(1) {
                     out.push(spec(format!("{}={option}", self.id), (0.0, 1.0)));
                 }
             }

@@ -240,6 +240,17 @@ impl SurveyDefinition {
     /// # Errors
     /// [`SurveyError::Invalid`] naming the first offending field.
     pub fn validate(&self) -> Result<(), SurveyError> {
+        self.validate_content()?;
+        self.validate_masking()
+    }
+
+    /// Check what the survey team writes: id, texts and questions (not the masking parameters,
+    /// which the collector's plan fills in). [`crate::draft::plan_survey`] runs it before it
+    /// codes the questions into columns.
+    ///
+    /// # Errors
+    /// [`SurveyError::Invalid`] naming the first offending field.
+    pub fn validate_content(&self) -> Result<(), SurveyError> {
         if !valid_survey_id(&self.id) {
             return Err(invalid("id", "use 1-64 characters from a-z, 0-9, - and _"));
         }
@@ -311,6 +322,10 @@ impl SurveyDefinition {
                 _ => {}
             }
         }
+        Ok(())
+    }
+
+    fn validate_masking(&self) -> Result<(), SurveyError> {
         let m = &self.masking;
         if !(m.sigma.is_finite() && m.sigma > 0.0) && m.p2 > 0 {
             return Err(invalid(

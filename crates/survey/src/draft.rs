@@ -244,6 +244,8 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
         },
         upload_url: upload_url(endpoints.provider, &draft.id),
     };
+    // The questions are checked before they are coded into columns: a refusal names the field.
+    template.validate_content()?;
     let columns = template.columns();
     let answers = columns.len();
     let p1 = answers + 1;
@@ -587,5 +589,16 @@ mod tests {
         old.as_object_mut().unwrap().remove("demonstration");
         let back: SurveyPlan = serde_json::from_value(old).unwrap();
         assert!(!back.demonstration);
+    }
+
+    /// Found by the survey team's builder: a categorical question whose options are not yet
+    /// typed made the plan index `options[1..]` and panic. The draft is refused naming the field.
+    #[test]
+    fn a_categorical_question_without_options_is_refused_not_a_panic() {
+        let mut d = draft(20);
+        d.questions[2].kind = QuestionKind::Categorical { options: vec![] };
+        let message = plan(&d, &[]).unwrap_err().to_string();
+        assert!(message.contains("questions[2].options"), "{message}");
+        assert!(message.contains("at least two options"), "{message}");
     }
 }

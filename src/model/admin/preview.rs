@@ -3,7 +3,6 @@
 //! the endpoints it publishes at `GET /api/deployment`. An unsafe design is refused here with
 //! the API's own one-line reason (`DraftError`'s text), before anything is sent.
 
-use orthomask_survey::definition::QuestionKind;
 use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
 
 /// Where the deployment's participants upload (the `msp` and `rights` of
@@ -69,16 +68,6 @@ pub struct PlanPreview {
 /// # Errors
 /// `DraftError`'s one line, the same text the API answers with.
 pub fn preview(draft: &SurveyDraft, endpoints: &DeploymentEndpoints) -> Result<PlanPreview, String> {
-    // `plan_survey` codes the columns before it validates the questions, and coding a categorical
-    // question without options slices past its end (orthomask_survey::coding): refuse it first,
-    // in the words of `SurveyDefinition::validate`.
-    for (i, q) in draft.questions.iter().enumerate() {
-        if let QuestionKind::Categorical { options } = &q.kind
-            && options.len() < 2
-        {
-            return Err(format!("survey definition: questions[{i}].options: need at least two options"));
-        }
-    }
     let planned = plan_survey(
         draft,
         Endpoints {

@@ -73,6 +73,9 @@ pub struct SurveyStatus {
     /// Invitation counts, when the collector reports them.
     #[serde(default)]
     pub invitations: Option<InvitationCounts>,
+    /// Whether it is a demonstration (open to anyone, its key handed to everyone).
+    #[serde(default)]
+    pub demonstration: bool,
 }
 
 /// One cohort as the collector sees it (counts only, nothing of any participant).

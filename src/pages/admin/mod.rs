@@ -18,6 +18,9 @@ pub mod survey_list;
 
 use yew::prelude::*;
 
+use orthomask_survey::definition::valid_survey_id;
+
+use crate::context::use_query;
 use crate::services::admin as api;
 
 /// What the signed-in page shows.
@@ -32,7 +35,15 @@ enum View {
 #[function_component(Admin)]
 pub fn admin() -> Html {
     let token = use_state(api::saved_token);
-    let view = use_state(|| View::List);
+    // `#/admin?survey=ID` opens that survey once signed in (the receipt of a live
+    // demonstration links here).
+    let params = use_query();
+    let view = use_state(|| {
+        params
+            .iter()
+            .find(|(k, v)| k == "survey" && valid_survey_id(v))
+            .map_or(View::List, |(_, id)| View::Detail(id.clone()))
+    });
     let announcement = use_state(String::new);
     let announce = {
         let a = announcement.setter();
@@ -43,11 +54,10 @@ pub fn admin() -> Html {
     };
     let Some(t) = (*token).clone() else {
         let on_signed_in = {
-            let (token, announce, view) = (token.setter(), announce.clone(), view.setter());
+            let (token, announce) = (token.setter(), announce.clone());
             Callback::from(move |t: String| {
                 api::keep_token(&t);
                 token.set(Some(t));
-                view.set(View::List);
                 announce.emit("Signed in.".into());
             })
         };

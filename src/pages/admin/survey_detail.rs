@@ -12,6 +12,7 @@ use crate::components::save_button::SaveButton;
 use crate::model::admin::links::{analyst_link, audit_link, default_model, invitations_csv, receipt_lists};
 use crate::model::admin::preview::DeploymentEndpoints;
 use crate::model::admin::status::{Invitations, SurveyStatus};
+use crate::pages::simulated_participants::SimulatedParticipants;
 use crate::pages::target_value;
 use crate::services::admin as api;
 use crate::services::clock::sleep;
@@ -276,6 +277,10 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
             if let Some(e) = &s.error { <p class="error" role="alert" data-testid="survey-error">{ e }</p> }
             if let Some(e) = &*action_error { <p class="error" role="alert" data-testid="action-error">{ e }</p> }
             { invitation_section }
+            // A demonstration's cohort can be filled at once, through the participant client.
+            if let (true, true, Some(k)) = (s.demonstration, open, s.current_cohort.and_then(|k| u32::try_from(k).ok())) {
+                <SimulatedParticipants survey={s.survey.clone()} cohort={k} on_team_page=true />
+            }
             <section aria-labelledby="watch-title">
                 <h3 id="watch-title">{ "Collection" }</h3>
                 { cohorts }

@@ -1,0 +1,107 @@
+// What the end-to-end scripts against the real services share: where the binary and the built
+// app are, starting `orthomask serve all` on loopback, JSON calls to its API, waiting for a
+// condition, Chromium, and the relative comparison of the acceptance tolerance.
+import { chromium } from 'playwright-core';
+import { spawn } from 'node:child_process';
+import { readFile, access } from 'node:fs/promises';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const cli = resolve(process.env.ORTHOMASK_BIN ?? join(repo, 'target', 'release', 'orthomask'));
+export const dist = resolve(process.env.WEB_DIST ?? join(repo, 'dist'));
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+/** The issues' acceptance tolerance for "identical" statistics, relative. */
+export const TOLERANCE = 1e-9;
+
+/** `--name value` pairs of the command line. */
+export function parseArgs(argv) {
+  return Object.fromEntries(
+    argv.reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
+  );
+}
+
+/** A small deterministic generator of uniforms in [0, 1). */
+export function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function exists(p) { try { await access(p); return true; } catch { return false; } }
+
+/** Fail unless the binary and the built app are there. */
+export async function requireBuilt() {
+  if (!(await exists(cli))) throw new Error(`${cli} is missing: cargo build --release --bin orthomask`);
+  if (!(await exists(join(dist, 'index.html')))) throw new Error(`${dist}/index.html is missing: trunk build --release`);
+}
+
+/** Poll `predicate` every 100 ms until it returns something truthy (a deadline, not a timing). */
+export async function waitFor(predicate, what, seconds = 60) {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${seconds} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * `orthomask serve all` in `data` on free loopback ports with two right-masking services and the
+ * built app; `extra` adds arguments. Answers services.json's URLs, the admin token, the output
+ * so far and `stop()` (SIGTERM, which must end with exit code 0).
+ */
+export async function startServices(data, extra = []) {
+  const child = spawn(cli, ['serve', 'all', '--data-dir', data, '--port', '0', '--right-services', '2',
+    '--web-dir', dist, '--rate-burst', '100000', '--rate-per-second', '10000', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => { output += d; });
+  child.stderr.on('data', (d) => { output += d; });
+  const exited = new Promise((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  const services = await waitFor(async () => {
+    if (child.exitCode !== null) throw new Error(`orthomask serve all exited: ${output}`);
+    try { return JSON.parse(await readFile(join(data, 'services.json'), 'utf8')); } catch { return null; }
+  }, 'the services to start');
+  const admin = (await readFile(join(data, 'admin-token'), 'utf8')).trim();
+  return {
+    ...services, admin, output: () => output,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const r = await exited;
+      if (r.code !== 0) throw new Error(`orthomask serve all stopped with ${JSON.stringify(r)}: ${output}`);
+    },
+  };
+}
+
+/** A JSON request; answers the status, the parsed JSON (or null) and the text. */
+export async function api(method, url, body, token) {
+  const headers = { 'content-type': 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const r = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: r.status, json, text };
+}
+
+/** Debian's headless Chromium. */
+export function launchChromium() {
+  return chromium.launch({
+    executablePath: chromiumPath, headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** The relative difference of `a` and `b`; throws when it exceeds [`TOLERANCE`]. */
+export function agree(a, b, what) {
+  const rel = Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b), 1e-300);
+  if (!(rel <= TOLERANCE)) throw new Error(`${what}: ${a} vs ${b} (relative ${rel.toExponential(2)} > ${TOLERANCE})`);
+  return rel;
+}
