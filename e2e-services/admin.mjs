@@ -18,7 +18,7 @@ import { mkdtemp, mkdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
-  repo, cli, parseArgs, mulberry32, requireBuilt, waitFor, startServices, launchChromium, agree,
+  repo, cli, parseArgs, mulberry32, requireBuilt, waitFor, startServices, launchChromium, agree, fitsWidth,
 } from './lib.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -176,6 +176,10 @@ async function main() {
     await waitFor(async () => (await page.getByTestId('json-error').textContent()) === '', 'the editor to accept the draft again', 30);
     if (await page.getByTestId('create').isDisabled()) throw new Error('the restored draft cannot be created');
 
+    // The builder, its preview and the editor fit a phone's width too.
+    await page.setViewportSize({ width: 375, height: 740 });
+    await fitsWidth(page, 'the builder');
+    await page.setViewportSize({ width: 1280, height: 800 });
     await page.getByTestId('create').click();
     const answer = JSON.parse(await page.getByTestId('create-answer').textContent({ timeout: 60000 }));
     if (answer.survey !== id || answer.min_cohort_size !== participants) throw new Error(`created: ${JSON.stringify(answer)}`);

@@ -105,3 +105,11 @@ export function agree(a, b, what) {
   if (!(rel <= TOLERANCE)) throw new Error(`${what}: ${a} vs ${b} (relative ${rel.toExponential(2)} > ${TOLERANCE})`);
   return rel;
 }
+
+/** Throws when the page scrolls sideways on its (phone-width) viewport. */
+export async function fitsWidth(page, what) {
+  const { scroll, viewport } = await page.evaluate(() => ({
+    scroll: document.documentElement.scrollWidth, viewport: window.innerWidth,
+  }));
+  if (scroll > viewport + 1) throw new Error(`${what} is ${scroll}px wide on a ${viewport}px screen`);
+}

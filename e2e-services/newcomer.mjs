@@ -17,7 +17,7 @@ import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
-  repo, cli, parseArgs, requireBuilt, waitFor, startServices, api, launchChromium, agree,
+  repo, cli, parseArgs, requireBuilt, waitFor, startServices, api, launchChromium, agree, fitsWidth,
 } from './lib.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -61,7 +61,8 @@ async function main() {
     log(`live demonstrations: ${ids.join(', ')}`);
 
     browser = await launchChromium();
-    const context = await browser.newContext();
+    // A newcomer on a phone: every screen of the loop must fit 375 pixels without sideways scrolling.
+    const context = await browser.newContext({ viewport: { width: 375, height: 740 } });
     const page = await context.newPage();
     const problems = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e}`));
@@ -74,17 +75,20 @@ async function main() {
     const href = await first.getAttribute('href');
     const survey = new URLSearchParams(href.split('?')[1]).get('survey');
     if (survey !== listed.json.surveys[0].survey) throw new Error(`the first link opens ${href}`);
+    await fitsWidth(page, 'the list of surveys');
     await first.click();
     await page.getByTestId('live-demonstration').waitFor({ timeout: 60000 });
     await page.getByLabel('I have read this and agree to take part.').check();
     await page.getByRole('button', { name: 'Start the survey' }).click();
     await answerEverything(page);
+    await fitsWidth(page, 'the review with what leaves the device');
     await page.getByRole('button', { name: 'Send' }).click();
     const hash = await page.getByTestId('receipt-hash').first().textContent({ timeout: 120000 });
     const receiptList = await page.getByTestId('receipt-list').first().getAttribute('href');
     log(`${survey}: receipt ${hash}`);
 
     // ── simulated participants fill the cohort through the participant client ────────────────
+    await fitsWidth(page, 'the receipt');
     await page.getByTestId('simulate').click();
     const filled = page.getByTestId('simulate-status').filter({ hasText: /is full|was already full/ });
     await filled.waitFor({ timeout: 180000 });
@@ -99,9 +103,12 @@ async function main() {
 
     // ── the survey team's page: close, publish, analyst view, audit view ─────────────────────
     await page.getByTestId('team-page').click();
-    await page.fill('#admin-token', services.admin);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Signed in from the keyboard: the token field, typing, Enter.
+    await page.locator('#admin-token').focus();
+    await page.keyboard.type(services.admin);
+    await page.keyboard.press('Enter');
     await page.getByTestId('survey-detail').waitFor({ timeout: 60000 });
+    await fitsWidth(page, "the survey team's page");
     await page.getByTestId('close-survey').click();
     const analyst = page.getByTestId('analyst-link');
     await analyst.waitFor({ timeout: 180000 });
@@ -135,6 +142,7 @@ async function main() {
     const overall = page.getByTestId('overall');
     await overall.waitFor({ timeout: 60000 });
     const verdict = await overall.textContent();
+    await fitsWidth(page, 'the audit view');
     if (!/^Overall: (PASS|WARN) — \d+ passed, \d+ warnings, 0 failed/.test(verdict)) throw new Error(`audit: ${verdict}`);
     log(`audit view: ${verdict}`);
     if (problems.length) throw new Error(problems.join('; '));

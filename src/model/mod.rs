@@ -20,8 +20,8 @@
 
 pub mod format;
 
-pub mod participation;
 pub mod live_demonstrations;
+pub mod participation;
 
 pub mod analysis;
 pub mod audit;

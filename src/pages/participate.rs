@@ -349,7 +349,11 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>)
             let (d, prepared) = (d.clone(), prepared.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let d2 = d.clone();
-                match open_survey::send(&prepared, &move |n| d2.dispatch(ParticipantAction::Sending(n))).await {
+                match open_survey::send(&prepared, &move |n| {
+                    d2.dispatch(ParticipantAction::Sending(n))
+                })
+                .await
+                {
                     Ok(receipts) => d.dispatch(ParticipantAction::Sent(receipts)),
                     Err(e) => d.dispatch(ParticipantAction::Failed(e)),
                 }

@@ -43,7 +43,10 @@ pub fn simulated_participants(props: &SimulatedParticipantsProps) -> Html {
                     Ok(n) => n,
                     Err(e) => return filling.set(Filling::Failed(e)),
                 };
-                filling.set(Filling::Joining { joined: 0, of: places });
+                filling.set(Filling::Joining {
+                    joined: 0,
+                    of: places,
+                });
                 let progress = {
                     let filling = filling.clone();
                     move |joined| filling.set(Filling::Joining { joined, of: places })
@@ -59,7 +62,9 @@ pub fn simulated_participants(props: &SimulatedParticipantsProps) -> Html {
     let status = match &*filling {
         Filling::Idle => String::new(),
         Filling::Counting => format!("Counting the free places in cohort {}…", props.cohort),
-        Filling::Joining { joined, of } => format!("{joined} of {of} simulated participants joined…"),
+        Filling::Joining { joined, of } => {
+            format!("{joined} of {of} simulated participants joined…")
+        }
         Filling::Done { joined: 0 } => format!(
             "Cohort {} was already full: it closes on its own and the services hand it over.",
             props.cohort

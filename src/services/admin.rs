@@ -15,7 +15,11 @@ fn session() -> Option<web_sys::Storage> {
 
 /// The token this tab signed in with.
 pub fn saved_token() -> Option<String> {
-    session()?.get_item(TOKEN_KEY).ok().flatten().filter(|t| !t.is_empty())
+    session()?
+        .get_item(TOKEN_KEY)
+        .ok()
+        .flatten()
+        .filter(|t| !t.is_empty())
 }
 
 /// Keep `token` for this tab.
@@ -34,7 +38,12 @@ pub fn forget_token() {
 
 /// One request to this origin; the answer's text, or one line (the service's `{"error": …}`
 /// message when it gives one).
-async fn request(method: &str, path: &str, token: Option<&str>, body: Option<&str>) -> Result<String, String> {
+async fn request(
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> Result<String, String> {
     let init = web_sys::RequestInit::new();
     init.set_method(method);
     if let Some(body) = body {
@@ -49,7 +58,9 @@ async fn request(method: &str, path: &str, token: Option<&str>, body: Option<&st
         request
             .headers()
             .set("Authorization", &format!("Bearer {token}"))
-            .map_err(|_| "the token cannot be sent in a header: paste it without line breaks".to_owned())?;
+            .map_err(|_| {
+                "the token cannot be sent in a header: paste it without line breaks".to_owned()
+            })?;
     }
     let response = fetch(&request, path).await?;
     let text = body_text(&response, path).await.unwrap_or_default();
@@ -57,7 +68,11 @@ async fn request(method: &str, path: &str, token: Option<&str>, body: Option<&st
         Ok(text)
     } else {
         Err(error_reason(&text).unwrap_or_else(|| {
-            format!("{path}: HTTP {} {}", response.status(), response.status_text())
+            format!(
+                "{path}: HTTP {} {}",
+                response.status(),
+                response.status_text()
+            )
         }))
     }
 }
@@ -76,7 +91,13 @@ pub async fn list(token: &str) -> Result<SurveyList, String> {
 /// # Errors
 /// One line.
 pub async fn survey(token: &str, id: &str) -> Result<SurveyStatus, String> {
-    let text = request("GET", &format!("/api/admin/surveys/{id}"), Some(token), None).await?;
+    let text = request(
+        "GET",
+        &format!("/api/admin/surveys/{id}"),
+        Some(token),
+        None,
+    )
+    .await?;
     status::parse(&text, "survey status")
 }
 
@@ -85,7 +106,13 @@ pub async fn survey(token: &str, id: &str) -> Result<SurveyStatus, String> {
 /// # Errors
 /// One line: the collector's refusal.
 pub async fn create(token: &str, draft: &serde_json::Value) -> Result<String, String> {
-    let text = request("POST", "/api/admin/surveys", Some(token), Some(&draft.to_string())).await?;
+    let text = request(
+        "POST",
+        "/api/admin/surveys",
+        Some(token),
+        Some(&draft.to_string()),
+    )
+    .await?;
     Ok(serde_json::from_str::<serde_json::Value>(&text)
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
@@ -98,7 +125,13 @@ pub async fn create(token: &str, draft: &serde_json::Value) -> Result<String, St
 /// One line.
 pub async fn invite(token: &str, id: &str, count: u64) -> Result<Invitations, String> {
     let body = serde_json::json!({ "count": count }).to_string();
-    let text = request("POST", &format!("/api/admin/surveys/{id}/invitations"), Some(token), Some(&body)).await?;
+    let text = request(
+        "POST",
+        &format!("/api/admin/surveys/{id}/invitations"),
+        Some(token),
+        Some(&body),
+    )
+    .await?;
     status::parse(&text, "invitations")
 }
 
@@ -107,9 +140,14 @@ pub async fn invite(token: &str, id: &str, count: u64) -> Result<Invitations, St
 /// # Errors
 /// One line.
 pub async fn close_cohort(token: &str, id: &str, cohort: u64) -> Result<(), String> {
-    request("POST", &format!("/api/admin/surveys/{id}/cohorts/{cohort}/close"), Some(token), Some("{}"))
-        .await
-        .map(drop)
+    request(
+        "POST",
+        &format!("/api/admin/surveys/{id}/cohorts/{cohort}/close"),
+        Some(token),
+        Some("{}"),
+    )
+    .await
+    .map(drop)
 }
 
 /// `POST /api/admin/surveys/{id}/close`: close every cohort and publish.
@@ -117,9 +155,14 @@ pub async fn close_cohort(token: &str, id: &str, cohort: u64) -> Result<(), Stri
 /// # Errors
 /// One line.
 pub async fn close_survey(token: &str, id: &str) -> Result<(), String> {
-    request("POST", &format!("/api/admin/surveys/{id}/close"), Some(token), Some("{}"))
-        .await
-        .map(drop)
+    request(
+        "POST",
+        &format!("/api/admin/surveys/{id}/close"),
+        Some(token),
+        Some("{}"),
+    )
+    .await
+    .map(drop)
 }
 
 /// `GET /api/deployment`: where this deployment's participants upload.
@@ -141,7 +184,11 @@ pub async fn manifest_columns(url: &str) -> Result<(Vec<String>, Vec<String>), S
     let names = |k: &str| -> Vec<String> {
         v.get(k)
             .and_then(|a| a.as_array())
-            .map(|a| a.iter().filter_map(|c| c.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| c.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     Ok((names("columns"), names("binary_columns")))

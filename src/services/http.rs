@@ -13,7 +13,10 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::clock::sleep;
 
-pub(crate) async fn fetch(request: &web_sys::Request, url: &str) -> Result<web_sys::Response, String> {
+pub(crate) async fn fetch(
+    request: &web_sys::Request,
+    url: &str,
+) -> Result<web_sys::Response, String> {
     let window = web_sys::window().ok_or("no browser window")?;
     let response = JsFuture::from(window.fetch_with_request(request))
         .await

@@ -109,16 +109,22 @@ mod tests {
             .count();
         let trials = (n * optional) as f64;
         let rate = skipped as f64 / trials;
-        // Binomial: 5 standard deviations.
+        // Binomial: within SKIP_RATE_SIGMAS standard deviations.
+        const SKIP_RATE_SIGMAS: f64 = 5.0;
         let sd = (SKIP_PROBABILITY * (1.0 - SKIP_PROBABILITY) / trials).sqrt();
-        assert!((rate - SKIP_PROBABILITY).abs() < 5.0 * sd, "skip rate {rate}");
+        assert!(
+            (rate - SKIP_PROBABILITY).abs() < SKIP_RATE_SIGMAS * sd,
+            "skip rate {rate}"
+        );
     }
 
     #[test]
     fn answers_follow_one_latent_trait() {
         // Two numbers over the same range: before clipping at the range ends their normal
         // scores correlate with ρ² = 0.49; through Φ (Spearman-like) the correlation is
-        // (6/π)·asin(ρ²/2) ≈ 0.47. A sample of 4000 gives it to about ±0.05.
+        // (6/π)·asin(ρ²/2) ≈ 0.47. A sample of 4000 has a standard error near 0.012, so
+        // CORRELATION_TOLERANCE is over 4 of them.
+        const CORRELATION_TOLERANCE: f64 = 0.05;
         let survey = SurveyDefinition::parse(
             include_str!("../../../www/surveys/leaps-demo.json"),
             "leaps-demo.json",
@@ -148,7 +154,10 @@ mod tests {
         let vy = pairs.iter().map(|p| (p.1 - my).powi(2)).sum::<f64>();
         let r = cov / (vx * vy).sqrt();
         let expected = 6.0 / std::f64::consts::PI * (LOADING * LOADING / 2.0).asin();
-        assert!((r - expected).abs() < 0.05, "correlation {r}, expected {expected}");
+        assert!(
+            (r - expected).abs() < CORRELATION_TOLERANCE,
+            "correlation {r}, expected {expected}"
+        );
     }
 
     #[test]

@@ -38,12 +38,18 @@ impl Kind {
 
     /// The JSON tag.
     pub fn tag(self) -> &'static str {
-        Self::ALL.iter().find(|(k, ..)| *k == self).map_or("yes_no", |(_, t, _)| t)
+        Self::ALL
+            .iter()
+            .find(|(k, ..)| *k == self)
+            .map_or("yes_no", |(_, t, _)| t)
     }
 
     /// The kind of a JSON tag.
     pub fn from_tag(tag: &str) -> Option<Kind> {
-        Self::ALL.iter().find(|(_, t, _)| *t == tag).map(|(k, ..)| *k)
+        Self::ALL
+            .iter()
+            .find(|(_, t, _)| *t == tag)
+            .map(|(k, ..)| *k)
     }
 }
 
@@ -169,9 +175,12 @@ fn whole(field: &str, text: &str) -> Result<i64, FormError> {
 }
 
 fn count(field: &str, text: &str) -> Result<u64, FormError> {
-    text.trim()
-        .parse()
-        .map_err(|_| form_error(field, format!("{:?} is not a count (0, 1, 2, …)", text.trim())))
+    text.trim().parse().map_err(|_| {
+        form_error(
+            field,
+            format!("{:?} is not a count (0, 1, 2, …)", text.trim()),
+        )
+    })
 }
 
 fn number(field: &str, text: &str) -> Result<f64, FormError> {
@@ -416,11 +425,19 @@ mod tests {
         );
         assert_eq!(json["dp"], json!({"epsilon": 1.0, "delta": 1e-6}));
         assert_eq!(
-            (draft.cohort_size, draft.min_cohort_size, draft.invitations, draft.share_mode),
+            (
+                draft.cohort_size,
+                draft.min_cohort_size,
+                draft.invitations,
+                draft.share_mode
+            ),
             (20, Some(12), true, false)
         );
         assert_eq!(draft.description.as_deref(), Some("About you."));
-        assert!(matches!(draft.questions[3].kind, QuestionKind::Likert { points: 7, .. }));
+        assert!(matches!(
+            draft.questions[3].kind,
+            QuestionKind::Likert { points: 7, .. }
+        ));
         assert!(draft.questions[3].optional && !draft.questions[0].optional);
     }
 

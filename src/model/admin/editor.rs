@@ -49,7 +49,10 @@ mod tests {
     #[test]
     fn a_valid_draft_parses() {
         let d = parse(GOOD).unwrap();
-        assert_eq!((d.id.as_str(), d.cohort_size, d.invitations), ("s", 10, true));
+        assert_eq!(
+            (d.id.as_str(), d.cohort_size, d.invitations),
+            ("s", 10, true)
+        );
     }
 
     #[test]
@@ -57,8 +60,14 @@ mod tests {
         let e = parse("{\n  \"id\": \"s\",\n  \"title\" \"T\"\n}").unwrap_err();
         assert_eq!((e.line, e.column), (3, 11));
         let shown = e.to_string();
-        assert!(shown.starts_with("JSON line 3, column 11: expected `:`"), "{shown}");
-        assert!(!shown.contains('\n') && !shown.contains(" at line "), "{shown}");
+        assert!(
+            shown.starts_with("JSON line 3, column 11: expected `:`"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains('\n') && !shown.contains(" at line "),
+            "{shown}"
+        );
     }
 
     #[test]
@@ -69,6 +78,9 @@ mod tests {
         let e = parse(&GOOD.replace("10", "\"ten\"")).unwrap_err();
         assert!(e.what.contains("invalid type: string \"ten\""), "{e}");
         let e = parse("").unwrap_err();
-        assert_eq!(e.to_string(), "JSON line 1, column 0: EOF while parsing a value");
+        assert_eq!(
+            e.to_string(),
+            "JSON line 1, column 0: EOF while parsing a value"
+        );
     }
 }

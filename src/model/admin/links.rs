@@ -47,7 +47,11 @@ pub fn default_model(columns: &[String], binary: &[String]) -> Option<(String, V
         .find(|c| !binary.contains(c))
         .or(data.first())
         .copied()?;
-    let x = data.iter().filter(|c| *c != &y).map(|c| (*c).clone()).collect();
+    let x = data
+        .iter()
+        .filter(|c| *c != &y)
+        .map(|c| (*c).clone())
+        .collect();
     Some((y.clone(), x))
 }
 
@@ -59,7 +63,11 @@ pub fn analyst_link(release: &str, y: &str, x: &[String]) -> String {
 
 /// The audit view of `release` and its `manifest`.
 pub fn audit_link(release: &str, manifest: &str) -> String {
-    format!("#/audit?data={}&manifest={}", encode(release), encode(manifest))
+    format!(
+        "#/audit?data={}&manifest={}",
+        encode(release),
+        encode(manifest)
+    )
 }
 
 /// The receipt list of `cohort` at every service that took uploads: the provider (basic
@@ -75,11 +83,20 @@ pub fn receipt_lists(
     let bases: Vec<&str> = if share_services == 0 {
         vec![msp]
     } else {
-        rights.iter().take(share_services).map(String::as_str).collect()
+        rights
+            .iter()
+            .take(share_services)
+            .map(String::as_str)
+            .collect()
     };
     bases
         .into_iter()
-        .map(|b| format!("{}/api/surveys/{survey}/cohorts/{cohort}/receipts", b.trim_end_matches('/')))
+        .map(|b| {
+            format!(
+                "{}/api/surveys/{survey}/cohorts/{cohort}/receipts",
+                b.trim_end_matches('/')
+            )
+        })
         .collect()
 }
 
@@ -102,10 +119,17 @@ mod tests {
 
     #[test]
     fn the_analyst_link_names_a_numeric_response_and_the_other_columns() {
-        let cols: Vec<String> = ["smoker", "age", "region=s", "mood", "mood_answered", "QA"].map(String::from).into();
-        let binary: Vec<String> = ["smoker", "region=s", "mood_answered"].map(String::from).into();
+        let cols: Vec<String> = ["smoker", "age", "region=s", "mood", "mood_answered", "QA"]
+            .map(String::from)
+            .into();
+        let binary: Vec<String> = ["smoker", "region=s", "mood_answered"]
+            .map(String::from)
+            .into();
         let (y, x) = default_model(&cols, &binary).unwrap();
-        assert_eq!((y.as_str(), x.join(",")), ("age", "smoker,region=s,mood,mood_answered".to_owned()));
+        assert_eq!(
+            (y.as_str(), x.join(",")),
+            ("age", "smoker,region=s,mood,mood_answered".to_owned())
+        );
         assert_eq!(
             analyst_link("http://127.0.0.1:9/api/surveys/s/release.csv", &y, &x),
             "#/analyze?data=http%3A%2F%2F127.0.0.1%3A9%2Fapi%2Fsurveys%2Fs%2Frelease.csv&y=age&x=smoker,region%3Ds,mood,mood_answered"
@@ -123,10 +147,16 @@ mod tests {
             "#/audit?data=http%3A%2F%2Fc%2Fr.csv&manifest=http%3A%2F%2Fc%2Fm.json"
         );
         let rights = vec!["http://r0/".to_owned(), "http://r1".to_owned()];
-        assert_eq!(receipt_lists("s", 2, 0, "http://m/", &rights), ["http://m/api/surveys/s/cohorts/2/receipts"]);
+        assert_eq!(
+            receipt_lists("s", 2, 0, "http://m/", &rights),
+            ["http://m/api/surveys/s/cohorts/2/receipts"]
+        );
         assert_eq!(
             receipt_lists("s", 0, 2, "http://m", &rights),
-            ["http://r0/api/surveys/s/cohorts/0/receipts", "http://r1/api/surveys/s/cohorts/0/receipts"]
+            [
+                "http://r0/api/surveys/s/cohorts/0/receipts",
+                "http://r1/api/surveys/s/cohorts/0/receipts"
+            ]
         );
     }
 }

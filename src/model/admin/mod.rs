@@ -14,7 +14,7 @@
 
 pub mod builder;
 pub mod editor;
-pub mod state;
-pub mod preview;
-pub mod status;
 pub mod links;
+pub mod preview;
+pub mod state;
+pub mod status;

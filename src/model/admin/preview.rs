@@ -31,7 +31,11 @@ impl DeploymentEndpoints {
         let rights = v
             .get("rights")
             .and_then(|r| r.as_array())
-            .map(|r| r.iter().filter_map(|u| u.as_str().map(str::to_owned)).collect())
+            .map(|r| {
+                r.iter()
+                    .filter_map(|u| u.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default();
         Ok(Self {
             msp: msp.to_owned(),
@@ -67,7 +71,10 @@ pub struct PlanPreview {
 ///
 /// # Errors
 /// `DraftError`'s one line, the same text the API answers with.
-pub fn preview(draft: &SurveyDraft, endpoints: &DeploymentEndpoints) -> Result<PlanPreview, String> {
+pub fn preview(
+    draft: &SurveyDraft,
+    endpoints: &DeploymentEndpoints,
+) -> Result<PlanPreview, String> {
     let planned = plan_survey(
         draft,
         Endpoints {
@@ -112,7 +119,10 @@ mod tests {
     #[test]
     fn the_preview_is_the_collectors_plan() {
         let p = preview(&editor::parse(DRAFT).unwrap(), &endpoints()).unwrap();
-        assert_eq!((p.p1, p.p2, p.cohort_size, p.min_cohort_size), (5, 503, 20, 6));
+        assert_eq!(
+            (p.p1, p.p2, p.cohort_size, p.min_cohort_size),
+            (5, 503, 20, 6)
+        );
         assert_eq!((p.dp_sigma, p.share_services), (None, 0));
         assert!(p.sigma > 0.0 && p.failure_probability.is_some_and(|f| f > 0.0 && f < 1.0));
         assert_eq!(p.columns, ["smoker", "age", "region=s", "region=e", "QA"]);
@@ -126,11 +136,21 @@ mod tests {
             e,
             "cohort_size 5 is too small for 5 data columns (the answers' 4 columns and the QA column): seed 000 needs p1 < n, so use cohorts of at least 6"
         );
-        let shares = editor::parse(&DRAFT.replace("\"invitations\": true", "\"share_mode\": true")).unwrap();
+        let shares =
+            editor::parse(&DRAFT.replace("\"invitations\": true", "\"share_mode\": true")).unwrap();
         let e = preview(&shares, &endpoints()).unwrap_err();
-        assert!(e.starts_with("share mode needs at least two right-masking services; this collector knows 1"), "{e}");
+        assert!(
+            e.starts_with(
+                "share mode needs at least two right-masking services; this collector knows 1"
+            ),
+            "{e}"
+        );
         let open = editor::parse(&DRAFT.replace("true", "false")).unwrap();
-        assert!(preview(&open, &endpoints()).unwrap_err().starts_with("a basic-protocol survey cannot be open"));
+        assert!(
+            preview(&open, &endpoints())
+                .unwrap_err()
+                .starts_with("a basic-protocol survey cannot be open")
+        );
         // A categorical question without options is refused, not coded.
         let empty = editor::parse(&DRAFT.replace(r#"["n", "s", "e"]"#, "[]")).unwrap();
         assert_eq!(
@@ -141,7 +161,15 @@ mod tests {
 
     #[test]
     fn a_deployment_without_a_provider_is_named() {
-        assert!(DeploymentEndpoints::parse("{}").unwrap_err().contains("msp"));
-        assert!(DeploymentEndpoints::parse("<html>").unwrap_err().contains("not JSON"));
+        assert!(
+            DeploymentEndpoints::parse("{}")
+                .unwrap_err()
+                .contains("msp")
+        );
+        assert!(
+            DeploymentEndpoints::parse("<html>")
+                .unwrap_err()
+                .contains("not JSON")
+        );
     }
 }

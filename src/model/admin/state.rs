@@ -55,7 +55,9 @@ impl Reducible for BuilderState {
                 let mut form = self.form.clone();
                 edit(&mut form);
                 // Fields that are not numbers yet leave the editor's text as it was.
-                let text = form.to_json().map_or_else(|_| self.text.clone(), |j| editor::text(&j));
+                let text = form
+                    .to_json()
+                    .map_or_else(|_| self.text.clone(), |j| editor::text(&j));
                 Rc::new(Self {
                     form,
                     text,
@@ -93,6 +95,9 @@ mod tests {
         // Invalid text: one line, and the builder keeps its last draft.
         let s = s.reduce(BuilderAction::Text("{\"id\": }".into()));
         assert_eq!(s.form.id, "xyz");
-        assert_eq!(s.text_error.as_deref(), Some("JSON line 1, column 8: expected value"));
+        assert_eq!(
+            s.text_error.as_deref(),
+            Some("JSON line 1, column 8: expected value")
+        );
     }
 }

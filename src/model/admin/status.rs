@@ -201,7 +201,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(l.surveys[0].title, None);
-        assert_eq!((l.surveys[1].title.as_deref(), l.surveys[1].demonstration), (Some("B"), Some(true)));
+        assert_eq!(
+            (l.surveys[1].title.as_deref(), l.surveys[1].demonstration),
+            (Some("B"), Some(true))
+        );
     }
 
     #[test]
@@ -225,10 +228,25 @@ mod tests {
         assert!(!s.cohorts[0].closable() && s.cohorts[1].closable());
         assert_eq!(s.services[0].summary(), "state: open; uploads: 3");
         assert_eq!(s.services[1].summary(), "unreachable: connection refused");
-        assert_eq!(s.invitations, Some(InvitationCounts { issued: Some(10), opened: Some(9), used: Some(9) }));
+        assert_eq!(
+            s.invitations,
+            Some(InvitationCounts {
+                issued: Some(10),
+                opened: Some(9),
+                used: Some(9)
+            })
+        );
         // The public status has no services and no invitations.
-        let s: SurveyStatus = parse(r#"{"survey": "s", "status": "open", "cohorts": []}"#, "status").unwrap();
+        let s: SurveyStatus = parse(
+            r#"{"survey": "s", "status": "open", "cohorts": []}"#,
+            "status",
+        )
+        .unwrap();
         assert!(s.services.is_empty() && s.invitations.is_none() && s.released_at.is_none());
-        assert!(parse::<SurveyStatus>("{}", "status").unwrap_err().starts_with("the collector's status is unreadable"));
+        assert!(
+            parse::<SurveyStatus>("{}", "status")
+                .unwrap_err()
+                .starts_with("the collector's status is unreadable")
+        );
     }
 }

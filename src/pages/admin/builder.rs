@@ -33,7 +33,9 @@ fn edit(d: &Dispatch, f: impl Fn(&mut DraftForm, String) + 'static) -> Callback<
     let (d, f) = (d.clone(), Rc::new(f));
     Callback::from(move |value: String| {
         let f = f.clone();
-        d.dispatch(BuilderAction::Edit(Rc::new(move |form| f(form, value.clone()))));
+        d.dispatch(BuilderAction::Edit(Rc::new(move |form| {
+            f(form, value.clone())
+        })));
     })
 }
 
@@ -95,7 +97,11 @@ fn question_editor(d: &Dispatch, i: usize, q: &QuestionForm, count: usize) -> Ht
     });
     let action = |f: fn(&mut Vec<QuestionForm>, usize)| {
         let d = d.clone();
-        Callback::from(move |_: MouseEvent| d.dispatch(BuilderAction::Edit(Rc::new(move |form| f(&mut form.questions, i)))))
+        Callback::from(move |_: MouseEvent| {
+            d.dispatch(BuilderAction::Edit(Rc::new(move |form| {
+                f(&mut form.questions, i)
+            })))
+        })
     };
     let specific = match q.kind {
         Kind::YesNo => html! {},
@@ -112,7 +118,13 @@ fn question_editor(d: &Dispatch, i: usize, q: &QuestionForm, count: usize) -> Ht
                 { field(&at("high"), "Label of the last point", &q.high_label, set(|q, v| q.high_label = v), "text") }
             </>
         },
-        Kind::Categorical => field(&at("options"), "Options, one per line (the first is the reference)", &q.options, set(|q, v| q.options = v), "textarea"),
+        Kind::Categorical => field(
+            &at("options"),
+            "Options, one per line (the first is the reference)",
+            &q.options,
+            set(|q, v| q.options = v),
+            "textarea",
+        ),
     };
     html! {
         <fieldset class="question-editor" data-testid={format!("question-{i}")}>
@@ -169,7 +181,9 @@ pub fn builder(props: &BuilderProps) -> Html {
     {
         let deployment = deployment.setter();
         use_effect_with((), move |()| {
-            wasm_bindgen_futures::spawn_local(async move { deployment.set(Some(api::deployment().await)) });
+            wasm_bindgen_futures::spawn_local(async move {
+                deployment.set(Some(api::deployment().await))
+            });
         });
     }
     let d = state.dispatcher();
@@ -207,8 +221,12 @@ pub fn builder(props: &BuilderProps) -> Html {
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let Ok((json, d)) = draft.clone() else { return };
-            let (token, announce, created, creating) =
-                (token.clone(), announce.clone(), created.clone(), creating.clone());
+            let (token, announce, created, creating) = (
+                token.clone(),
+                announce.clone(),
+                created.clone(),
+                creating.clone(),
+            );
             creating.set(true);
             announce.emit(format!("Creating survey {}…", d.id));
             wasm_bindgen_futures::spawn_local(async move {

@@ -32,13 +32,19 @@ fn choices(index: usize, options: Vec<String>) -> Html {
 }
 
 fn input(index: usize, q: &Question) -> Html {
-    let numeric = |min: String, max: String, step: &str| html! {
-        <input type="number" min={min} max={max} step={step.to_owned()} disabled=true
-            aria-labelledby={format!("preview-q{index}-label")} />
+    let numeric = |min: String, max: String, step: &str| {
+        html! {
+            <input type="number" min={min} max={max} step={step.to_owned()} disabled=true
+                aria-labelledby={format!("preview-q{index}-label")} />
+        }
     };
     match &q.kind {
         QuestionKind::YesNo => choices(index, vec!["Yes".into(), "No".into()]),
-        QuestionKind::Likert { points, low_label, high_label } => choices(
+        QuestionKind::Likert {
+            points,
+            low_label,
+            high_label,
+        } => choices(
             index,
             (1..=*points)
                 .map(|k| match k {

@@ -9,7 +9,9 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::components::save_button::SaveButton;
-use crate::model::admin::links::{analyst_link, audit_link, default_model, invitations_csv, receipt_lists};
+use crate::model::admin::links::{
+    analyst_link, audit_link, default_model, invitations_csv, receipt_lists,
+};
 use crate::model::admin::preview::DeploymentEndpoints;
 use crate::model::admin::status::{Invitations, SurveyStatus};
 use crate::pages::simulated_participants::SimulatedParticipants;
@@ -41,7 +43,14 @@ async fn refresh(
 ) {
     let answer = api::survey(token, id).await;
     if let Ok(s) = &answer {
-        let now = format!("{}{}", s.status, s.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default());
+        let now = format!(
+            "{}{}",
+            s.status,
+            s.error
+                .as_deref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default()
+        );
         if *last.borrow() != now {
             if !last.borrow().is_empty() {
                 announce.emit(format!("Survey {id} is now {now}."));
@@ -51,6 +60,15 @@ async fn refresh(
     }
     status.set(Some(answer));
 }
+
+/// A team action on a survey (close a cohort, close the survey): given the token and the survey,
+/// its one-line outcome.
+type AdminAction = Rc<
+    dyn Fn(
+        String,
+        String,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>>>>,
+>;
 
 /// The survey's detail.
 #[function_component(SurveyDetail)]
@@ -67,42 +85,53 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
     // Poll while this view is open; leaving it (or another survey) stops the loop.
     {
         let (status, announce, last) = (status.setter(), props.announce.clone(), last.clone());
-        use_effect_with((props.token.clone(), props.id.clone()), move |(token, id)| {
-            let alive = Rc::new(Cell::new(true));
-            let (token, id, flag) = (token.to_string(), id.to_string(), alive.clone());
-            *last.borrow_mut() = String::new();
-            wasm_bindgen_futures::spawn_local(async move {
-                while flag.get() {
-                    refresh(&token, &id, &status, &last, &announce).await;
-                    sleep(POLL_MS).await;
-                }
-            });
-            move || alive.set(false)
-        });
+        use_effect_with(
+            (props.token.clone(), props.id.clone()),
+            move |(token, id)| {
+                let alive = Rc::new(Cell::new(true));
+                let (token, id, flag) = (token.to_string(), id.to_string(), alive.clone());
+                *last.borrow_mut() = String::new();
+                wasm_bindgen_futures::spawn_local(async move {
+                    while flag.get() {
+                        refresh(&token, &id, &status, &last, &announce).await;
+                        sleep(POLL_MS).await;
+                    }
+                });
+                move || alive.set(false)
+            },
+        );
     }
     {
         let deployment = deployment.setter();
         use_effect_with((), move |()| {
-            wasm_bindgen_futures::spawn_local(async move { deployment.set(api::deployment().await.ok()) });
+            wasm_bindgen_futures::spawn_local(async move {
+                deployment.set(api::deployment().await.ok())
+            });
         });
     }
     // Once released: the manifest's columns give the analyst link's model.
-    let manifest_url = status.as_ref().and_then(|s| s.as_ref().ok()).and_then(|s| s.manifest_url.clone());
+    let manifest_url = status
+        .as_ref()
+        .and_then(|s| s.as_ref().ok())
+        .and_then(|s| s.manifest_url.clone());
     {
         let model = model.setter();
         use_effect_with(manifest_url.clone(), move |url| {
             if let Some(url) = url.clone() {
                 wasm_bindgen_futures::spawn_local(async move {
-                    let answer = api::manifest_columns(&url).await.and_then(|(columns, binary)| {
-                        default_model(&columns, &binary).ok_or_else(|| "the manifest lists no column".to_owned())
-                    });
+                    let answer = api::manifest_columns(&url)
+                        .await
+                        .and_then(|(columns, binary)| {
+                            default_model(&columns, &binary)
+                                .ok_or_else(|| "the manifest lists no column".to_owned())
+                        });
                     model.set(Some(answer));
                 });
             }
         });
     }
 
-    let run = |what: &'static str, id: String, op: Rc<dyn Fn(String, String) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>>>>>| {
+    let run = |what: &'static str, id: String, op: AdminAction| {
         let (token, announce, status, last, action_error, busy) = (
             props.token.to_string(),
             props.announce.clone(),
@@ -113,7 +142,14 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
         );
         Callback::from(move |_: MouseEvent| {
             let (token, id, announce, status, last, action_error, busy, op) = (
-                token.clone(), id.clone(), announce.clone(), status.clone(), last.clone(), action_error.clone(), busy.clone(), op.clone(),
+                token.clone(),
+                id.clone(),
+                announce.clone(),
+                status.clone(),
+                last.clone(),
+                action_error.clone(),
+                busy.clone(),
+                op.clone(),
             );
             busy.set(true);
             announce.emit(format!("{what}…"));
@@ -135,27 +171,57 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
         })
     };
     let id = props.id.to_string();
-    let close_survey = run("Closing the survey", id.clone(), Rc::new(|token, id| Box::pin(async move {
-        api::close_survey(&token, &id).await.map(|()| format!("Survey {id} closed: its cohorts are being unmasked and published."))
-    })));
-    let close_cohort = |k: u64| run("Closing the cohort", id.clone(), Rc::new(move |token, id| Box::pin(async move {
-        api::close_cohort(&token, &id, k).await.map(|()| format!("Cohort {k} of survey {id} closed."))
-    })));
+    let close_survey = run(
+        "Closing the survey",
+        id.clone(),
+        Rc::new(|token, id| {
+            Box::pin(async move {
+                api::close_survey(&token, &id).await.map(|()| {
+                    format!("Survey {id} closed: its cohorts are being unmasked and published.")
+                })
+            })
+        }),
+    );
+    let close_cohort = |k: u64| {
+        run(
+            "Closing the cohort",
+            id.clone(),
+            Rc::new(move |token, id| {
+                Box::pin(async move {
+                    api::close_cohort(&token, &id, k)
+                        .await
+                        .map(|()| format!("Cohort {k} of survey {id} closed."))
+                })
+            }),
+        )
+    };
     let on_count = {
         let count = count.setter();
         Callback::from(move |e: InputEvent| count.set(target_value(&e.into())))
     };
     let on_invite = {
         let (token, id, count, invitations, announce) = (
-            props.token.to_string(), id.clone(), (*count).clone(), invitations.setter(), props.announce.clone(),
+            props.token.to_string(),
+            id.clone(),
+            (*count).clone(),
+            invitations.setter(),
+            props.announce.clone(),
         );
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let Ok(n) = count.trim().parse::<u64>() else {
-                invitations.set(Some(Err(format!("{:?} is not a number of invitations (1 to 10000)", count.trim()))));
+                invitations.set(Some(Err(format!(
+                    "{:?} is not a number of invitations (1 to 10000)",
+                    count.trim()
+                ))));
                 return;
             };
-            let (token, id, invitations, announce) = (token.clone(), id.clone(), invitations.clone(), announce.clone());
+            let (token, id, invitations, announce) = (
+                token.clone(),
+                id.clone(),
+                invitations.clone(),
+                announce.clone(),
+            );
             wasm_bindgen_futures::spawn_local(async move {
                 let answer = api::invite(&token, &id, n).await;
                 announce.emit(match &answer {
@@ -171,7 +237,9 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
         return html! { <section><h2>{ format!("Survey {id}") }</h2><p role="status">{ "Loading the survey…" }</p></section> };
     };
     let s = match current {
-        Err(e) => return html! { <section><h2>{ format!("Survey {id}") }</h2><p class="error" role="alert" data-testid="detail-error">{ e }</p></section> },
+        Err(e) => {
+            return html! { <section><h2>{ format!("Survey {id}") }</h2><p class="error" role="alert" data-testid="detail-error">{ e }</p></section> };
+        }
         Ok(s) => s,
     };
     let open = s.status == "open";
@@ -235,15 +303,32 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
     let release = match (&s.released_at, &s.release_csv_url, &s.manifest_url) {
         (Some(at), Some(csv), Some(manifest)) => {
             let analyst = match &*model {
-                Some(Ok((y, x))) => html! { <li><a href={analyst_link(csv, y, x)} data-testid="analyst-link">{ format!("Analyse the release ({y} on {})", x.join(", ")) }</a></li> },
-                Some(Err(e)) => html! { <li class="error">{ format!("No analyst link: {e}") }</li> },
+                Some(Ok((y, x))) => {
+                    html! { <li><a href={analyst_link(csv, y, x)} data-testid="analyst-link">{ format!("Analyse the release ({y} on {})", x.join(", ")) }</a></li> }
+                }
+                Some(Err(e)) => {
+                    html! { <li class="error">{ format!("No analyst link: {e}") }</li> }
+                }
                 None => html! {},
             };
-            let lists: Vec<String> = deployment.as_ref().map(|dep| {
-                s.cohorts.iter().filter(|c| c.records.is_some_and(|r| r > 0)).flat_map(|c| {
-                    receipt_lists(&s.survey, c.cohort, s.share_services as usize, &dep.msp, &dep.rights)
-                }).collect()
-            }).unwrap_or_default();
+            let lists: Vec<String> = deployment
+                .as_ref()
+                .map(|dep| {
+                    s.cohorts
+                        .iter()
+                        .filter(|c| c.records.is_some_and(|r| r > 0))
+                        .flat_map(|c| {
+                            receipt_lists(
+                                &s.survey,
+                                c.cohort,
+                                s.share_services as usize,
+                                &dep.msp,
+                                &dep.rights,
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
             html! {
                 <section aria-labelledby="release-title" data-testid="release">
                     <h3 id="release-title">{ format!("Released {at}") }</h3>

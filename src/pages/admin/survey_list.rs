@@ -22,7 +22,9 @@ pub fn survey_list(props: &SurveyListProps) -> Html {
         let list = list.setter();
         use_effect_with(props.token.clone(), move |token| {
             let token = token.to_string();
-            wasm_bindgen_futures::spawn_local(async move { list.set(Some(api::list(&token).await)) });
+            wasm_bindgen_futures::spawn_local(
+                async move { list.set(Some(api::list(&token).await)) },
+            );
         });
     }
     let body = match &*list {
