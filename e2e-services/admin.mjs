@@ -18,7 +18,8 @@ import { mkdtemp, mkdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
-  repo, cli, parseArgs, mulberry32, requireBuilt, waitFor, startServices, launchChromium, agree, fitsWidth,
+  repo, cli, parseArgs, mulberry32, requireBuilt, waitFor, startServices, launchChromium, fitsWidth,
+  analystCoefficients, sameCoefficients, run,
 } from './lib.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -220,20 +221,10 @@ async function main() {
     if ((await page.getByTestId('receipt-lists').locator('a').count()) < 1) throw new Error('no receipt list link');
     log(`released; following ${await analyst.getAttribute('href')}`);
     await analyst.click();
-    const table = page.getByTestId('linear-coefficients');
-    await table.waitFor({ timeout: 60000 });
-    const shown = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => ({
-      name: tr.dataset.term, estimate: Number(tr.querySelector('.estimate').dataset.exact),
-    })));
+    const shown = await analystCoefficients(page);
     const raw = JSON.parse(execFileSync(cli, ['regress', '--input', join(out, 'raw.csv'), '--y', 'age',
       '--x', COLUMNS.filter((c) => c !== 'age').join(','), '--json'], { encoding: 'utf8' }));
-    if (shown.map((c) => c.name).join(',') !== raw.coefficients.map((c) => c.name).join(',')) {
-      throw new Error(`the analyst view shows ${shown.map((c) => c.name)}, the raw regression ${raw.coefficients.map((c) => c.name)}`);
-    }
-    let worst = 0;
-    raw.coefficients.forEach((c, k) => {
-      worst = Math.max(worst, agree(c.estimate, shown[k].estimate, `${c.name}: raw vs analyst view`));
-    });
+    const worst = sameCoefficients(raw, shown, 'raw answers vs analyst view on the release');
     log(`the analyst view's regression equals the raw answers' (largest relative difference ${worst.toExponential(2)})`);
     if (problems.length) throw new Error(problems.join('; '));
   } finally {
@@ -244,7 +235,4 @@ async function main() {
   log(`passed; files in ${out}`);
 }
 
-main().catch((e) => {
-  console.error(`[e2e admin] FAILED: ${e.stack ?? e}`);
-  process.exit(1);
-});
+run('admin', main);

@@ -113,3 +113,27 @@ export async function fitsWidth(page, what) {
   }));
   if (scroll > viewport + 1) throw new Error(`${what} is ${scroll}px wide on a ${viewport}px screen`);
 }
+
+/** The coefficients the analyst view shows (its table's exact values), once the table is there. */
+export async function analystCoefficients(page) {
+  const table = page.getByTestId('linear-coefficients');
+  await table.waitFor({ timeout: 60000 });
+  return table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+    name: tr.dataset.term, estimate: Number(tr.querySelector('.estimate').dataset.exact),
+  })));
+}
+
+/** Every shown coefficient equals the CLI fit's (same names, same order, [`TOLERANCE`]); answers the largest relative difference. */
+export function sameCoefficients(cliFit, shown, what) {
+  const names = (list) => list.map((c) => c.name).join(',');
+  if (names(shown) !== names(cliFit.coefficients)) throw new Error(`${what}: the analyst view shows ${names(shown)}, the CLI ${names(cliFit.coefficients)}`);
+  return cliFit.coefficients.reduce((worst, c, k) => Math.max(worst, agree(c.estimate, shown[k].estimate, `${what}: ${c.name}`)), 0);
+}
+
+/** Run an end-to-end script's `main`, exiting non-zero with its stack on failure. */
+export function run(name, main) {
+  main().catch((e) => {
+    console.error(`[e2e ${name}] FAILED: ${e.stack ?? e}`);
+    process.exit(1);
+  });
+}

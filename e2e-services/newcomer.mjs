@@ -17,7 +17,8 @@ import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
-  repo, cli, parseArgs, requireBuilt, waitFor, startServices, api, launchChromium, agree, fitsWidth,
+  repo, cli, parseArgs, requireBuilt, waitFor, startServices, api, launchChromium, fitsWidth,
+  analystCoefficients, sameCoefficients, run,
 } from './lib.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -124,18 +125,10 @@ async function main() {
     const auditHref = await page.getByTestId('audit-link').getAttribute('href');
     const query = new URLSearchParams((await analyst.getAttribute('href')).split('?')[1]);
     await analyst.click();
-    const table = page.getByTestId('linear-coefficients');
-    await table.waitFor({ timeout: 60000 });
-    const shown = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => ({
-      name: tr.dataset.term, estimate: Number(tr.querySelector('.estimate').dataset.exact),
-    })));
+    const shown = await analystCoefficients(page);
     const cliFit = JSON.parse(execFileSync(cli, ['regress', '--input', join(out, 'release.csv'),
       '--y', query.get('y'), '--x', query.get('x'), '--json'], { encoding: 'utf8' }));
-    let worst = 0;
-    cliFit.coefficients.forEach((c, k) => {
-      if (shown[k]?.name !== c.name) throw new Error(`the analyst view shows ${shown.map((r) => r.name)}`);
-      worst = Math.max(worst, agree(c.estimate, shown[k].estimate, `${c.name}: CLI vs analyst view`));
-    });
+    const worst = sameCoefficients(cliFit, shown, 'CLI vs analyst view on the release');
     log(`analyst view: ${query.get('y')} ~ ${query.get('x')} equals the CLI on the release (largest relative difference ${worst.toExponential(2)})`);
 
     await page.goto(`${services.collector}/${auditHref}`);
@@ -154,7 +147,4 @@ async function main() {
   log(`passed; files in ${out}`);
 }
 
-main().catch((e) => {
-  console.error(`[e2e newcomer] FAILED: ${e.stack ?? e}`);
-  process.exit(1);
-});
+run('newcomer', main);

@@ -16,7 +16,7 @@ import { mkdtemp, mkdir, readFile, writeFile, copyFile, rm } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
-  repo, cli, parseArgs, mulberry32, requireBuilt, waitFor, startServices, api, launchChromium, agree,
+  repo, cli, parseArgs, mulberry32, requireBuilt, waitFor, startServices, api, launchChromium, agree, run,
 } from './lib.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -220,7 +220,4 @@ async function main() {
   log(`passed; files in ${out}`);
 }
 
-main().catch((e) => {
-  console.error(`[e2e ${mode}] FAILED: ${e.stack ?? e}`);
-  process.exit(1);
-});
+run(mode, main);

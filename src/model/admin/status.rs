@@ -5,6 +5,65 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+/// Declares a state as the collector's API words it (`docs/openapi.yaml`; the services' own
+/// enums with their transitions are in `orthomask_server::states`), shown as that word.
+macro_rules! api_state {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $word:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $word)] $variant),+
+        }
+
+        impl $name {
+            /// The API's word for it.
+            pub const fn word(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $word),+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.word())
+            }
+        }
+    };
+}
+
+api_state!(
+    /// A survey's state at the collector.
+    SurveyPhase {
+        /// Taking participants.
+        Open = "open",
+        /// Closed to participants; its cohorts are being handed over.
+        Closing = "closing",
+        /// Published.
+        Released = "released",
+        /// Stopped by an error the page shows.
+        Failed = "failed",
+    }
+);
+
+api_state!(
+    /// A cohort's state at the collector.
+    CohortPhase {
+        /// Taking participants.
+        Open = "open",
+        /// Closed; its hand-over is on the way.
+        Closed = "closed",
+        /// Closed without participants.
+        Empty = "empty",
+        /// Its masked records arrived.
+        Received = "received",
+        /// Too few records to release.
+        Withheld = "withheld",
+        /// Its hand-over or its checks failed.
+        Failed = "failed",
+    }
+);
+
 /// `GET /api/admin/surveys`.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct SurveyList {
@@ -17,8 +76,8 @@ pub struct SurveyList {
 pub struct SurveySummary {
     /// Id.
     pub survey: String,
-    /// State (`open`, `closing`, `released`, `failed`, …).
-    pub status: String,
+    /// State.
+    pub status: SurveyPhase,
     /// When it was created (RFC 3339).
     #[serde(default)]
     pub created_at: Option<String>,
@@ -39,7 +98,7 @@ pub struct SurveyStatus {
     #[serde(default)]
     pub title: Option<String>,
     /// State.
-    pub status: String,
+    pub status: SurveyPhase,
     /// Why the survey failed, if it did.
     #[serde(default)]
     pub error: Option<String>,
@@ -86,8 +145,8 @@ pub struct CohortStatus {
     /// Participants assigned so far.
     #[serde(default)]
     pub assigned: Option<i64>,
-    /// State (`open`, `closing`, `received`, `failed`, `empty`, …).
-    pub status: String,
+    /// State.
+    pub status: CohortPhase,
     /// Records received.
     #[serde(default)]
     pub records: Option<i64>,
@@ -102,7 +161,7 @@ pub struct CohortStatus {
 impl CohortStatus {
     /// Whether the team may still close it.
     pub fn closable(&self) -> bool {
-        self.status == "open"
+        self.status == CohortPhase::Open
     }
 
     /// The QA result in words.

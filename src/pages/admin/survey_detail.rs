@@ -13,7 +13,7 @@ use crate::model::admin::links::{
     analyst_link, audit_link, default_model, invitations_csv, receipt_lists,
 };
 use crate::model::admin::preview::DeploymentEndpoints;
-use crate::model::admin::status::{Invitations, SurveyStatus};
+use crate::model::admin::status::{Invitations, SurveyPhase, SurveyStatus};
 use crate::pages::simulated_participants::SimulatedParticipants;
 use crate::pages::target_value;
 use crate::services::admin as api;
@@ -242,7 +242,7 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
         }
         Ok(s) => s,
     };
-    let open = s.status == "open";
+    let open = s.status == SurveyPhase::Open;
     let invitation_section = html! {
         <section aria-labelledby="invite-title">
             <h3 id="invite-title">{ "Invite participants" }</h3>
@@ -279,9 +279,9 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
                 </tr></thead>
                 <tbody>
                     { for s.cohorts.iter().map(|c| html! {
-                        <tr data-cohort={c.cohort.to_string()} data-status={c.status.clone()}>
+                        <tr data-cohort={c.cohort.to_string()} data-status={c.status.word()}>
                             <th scope="row">{ c.cohort }</th>
-                            <td>{ &c.status }</td>
+                            <td>{ c.status.word() }</td>
                             <td>{ c.assigned.map(|n| n.to_string()).unwrap_or_default() }</td>
                             <td>{ c.records.map(|n| n.to_string()).unwrap_or_default() }</td>
                             <td>{ c.qa_text().unwrap_or_default() }</td>
@@ -353,7 +353,7 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
         <section class="survey-detail" aria-labelledby="detail-title" data-testid="survey-detail">
             <h2 id="detail-title">{ format!("Survey {}{}", s.survey, s.title.as_ref().map(|t| format!(": {t}")).unwrap_or_default()) }</h2>
             <p>
-                { "Status: " }<strong data-testid="survey-status">{ &s.status }</strong>
+                { "Status: " }<strong data-testid="survey-status">{ s.status.word() }</strong>
                 { format!(" — cohorts of {}, released from {} records{}; updated every few seconds.",
                     s.cohort_size.map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
                     s.min_cohort_size.map(|n| n.to_string()).unwrap_or_else(|| "?".into()),

@@ -47,7 +47,7 @@ pub fn survey_list(props: &SurveyListProps) -> Html {
                                     <td>{ s.title.clone().unwrap_or_default() }
                                         if s.demonstration == Some(true) { <span class="badge">{ "demonstration" }</span> }
                                     </td>
-                                    <td>{ &s.status }</td>
+                                    <td>{ s.status.word() }</td>
                                     <td>{ s.created_at.clone().unwrap_or_default() }</td>
                                     <td><button type="button" onclick={open} aria-label={format!("Open survey {}", s.survey)}>{ "Open" }</button></td>
                                 </tr>
