@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use orthomask_server::run::start_all;
+use orthomask_server::run::{AllConfig, start_all};
 use orthomask_survey::client as device;
 use orthomask_survey::coding::Answer;
 use orthomask_survey::upload::Receipt;
@@ -213,8 +213,14 @@ async fn restarts_keep_open_demonstrations_and_follow_closed_ones() {
         v.iter().map(|(s, c)| ((*s).to_owned(), *c)).collect()
     };
 
+    // Restarts on the same addresses, as `scripts/run.sh` restarts on its fixed ports.
+    let port = free_port_pair();
+    let fixed = || AllConfig {
+        port,
+        ..config(dir.path(), 0, None, true)
+    };
     // First start: both basic-protocol demonstrations (no right-masking services).
-    let all = start_all(config(dir.path(), 0, None, true)).await.unwrap();
+    let all = start_all(fixed()).await.unwrap();
     assert_eq!(
         created(&all),
         pairs(&[("leaps-demo", true), ("wellbeing-optional", true)])
@@ -248,7 +254,7 @@ async fn restarts_keep_open_demonstrations_and_follow_closed_ones() {
 
     // Second start: leaps-demo is released, so leaps-demo-2; wellbeing-optional still takes
     // participants and is kept.
-    let all = start_all(config(dir.path(), 0, None, true)).await.unwrap();
+    let all = start_all(fixed()).await.unwrap();
     assert_eq!(
         created(&all),
         pairs(&[("leaps-demo-2", true), ("wellbeing-optional", false)])
@@ -261,7 +267,7 @@ async fn restarts_keep_open_demonstrations_and_follow_closed_ones() {
     all.stop().await;
 
     // Third start: nothing new, no duplicate.
-    let all = start_all(config(dir.path(), 0, None, true)).await.unwrap();
+    let all = start_all(fixed()).await.unwrap();
     assert_eq!(
         created(&all),
         pairs(&[("leaps-demo-2", false), ("wellbeing-optional", false)])
@@ -277,6 +283,40 @@ async fn restarts_keep_open_demonstrations_and_follow_closed_ones() {
         ["leaps-demo", "leaps-demo-2", "wellbeing-optional"]
     );
     all.stop().await;
+
+    // Fourth start on other ports: the open demonstrations upload to addresses every device
+    // would refuse, so they are neither kept nor listed; fresh ones are made at these addresses.
+    let all = start_all(config(dir.path(), 0, None, true)).await.unwrap();
+    assert_eq!(
+        created(&all),
+        pairs(&[("leaps-demo-3", true), ("wellbeing-optional-2", true)])
+    );
+    let collector = all.collector.url().to_owned();
+    assert_eq!(
+        ids(&public_list(&http, &collector).await),
+        ["leaps-demo-3", "wellbeing-optional-2"]
+    );
+    take(
+        &http,
+        &definition_url(&collector, "leaps-demo-3"),
+        0,
+        &leaps_answers(0),
+    )
+    .await;
+    all.stop().await;
+}
+
+/// A loopback port `p` with `p + 1` free too (the collector and the provider of `serve all`
+/// without right-masking services), found by binding both; released before use.
+fn free_port_pair() -> u16 {
+    for _ in 0..100 {
+        let first = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let p = first.local_addr().unwrap().port();
+        if p < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok() {
+            return p;
+        }
+    }
+    panic!("no two consecutive free loopback ports");
 }
 
 /// The team sees how many invitations were issued, opened (a definition was loaded with them)

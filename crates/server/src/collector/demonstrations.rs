@@ -11,6 +11,11 @@
 //! Creation is idempotent over restarts of the same data directory: while a demonstration of a
 //! family (`leaps-demo`, `leaps-demo-2`, …) still takes participants nothing is created; once
 //! they are all closed, the next free id is, so a newcomer always finds a fresh one.
+//!
+//! A demonstration counts as live only while its upload addresses are this deployment's
+//! (`Deployment::check_destinations`, the check every device makes): restarted on other ports,
+//! the services would be handing out a survey every device refuses, so it is neither listed nor
+//! kept, and the next of its family is created at the current addresses.
 
 use super::*;
 use orthomask_survey::demonstrations::demonstration_drafts;
@@ -60,7 +65,8 @@ fn in_family(base: &str, id: &str) -> bool {
             .is_some_and(|n| n >= 2 && nth_id(base, n) == id)
 }
 
-/// What to do for one family, given every stored survey as (id, is a demonstration, status).
+/// What to do for one family, given every stored survey as (id, is a demonstration this
+/// deployment can serve, status).
 fn decide(base: &str, stored: &[(String, bool, SurveyState)]) -> (String, bool) {
     // The latest demonstration of the family that still takes participants, if any.
     let open_demonstration = |(id, demo, status): &&(String, bool, SurveyState)| {
@@ -89,29 +95,41 @@ impl Collector {
     pub async fn ensure_demonstrations(&self) -> Result<Vec<Demonstration>, ApiError> {
         let mut done = Vec::new();
         for draft in demonstration_drafts(self.0.cfg.right_urls.len() >= 2) {
+            let deployment = self.deployment();
             let stored = self
                 .0
                 .store
-                .run(|c| -> Result<Vec<(String, bool, SurveyState)>, ApiError> {
-                    let mut stmt = c
-                        .prepare("SELECT id, plan, status FROM surveys ORDER BY created_at, rowid")
-                        .map_err(sql)?;
-                    let rows: Vec<(String, String, SurveyState)> = stmt
-                        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                        .map_err(sql)?
-                        .collect::<Result<_, _>>()
-                        .map_err(sql)?;
-                    rows.into_iter()
-                        .map(|(id, plan, status)| {
-                            let plan: SurveyPlan = serde_json::from_str(&plan).map_err(|e| {
-                                ApiError::from(StoreError::Corrupt(format!(
-                                    "survey {id}: plan: {e}"
-                                )))
-                            })?;
-                            Ok((id, plan.demonstration, status))
-                        })
-                        .collect()
-                })
+                .run(
+                    move |c| -> Result<Vec<(String, bool, SurveyState)>, ApiError> {
+                        let mut stmt = c
+                            .prepare(
+                                "SELECT id, plan, template, status FROM surveys
+                             ORDER BY created_at, rowid",
+                            )
+                            .map_err(sql)?;
+                        let rows: Vec<(String, String, String, SurveyState)> = stmt
+                            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                            .map_err(sql)?
+                            .collect::<Result<_, _>>()
+                            .map_err(sql)?;
+                        rows.into_iter()
+                            .map(|(id, plan, template, status)| {
+                                let corrupt = |what: &str, e: serde_json::Error| {
+                                    ApiError::from(StoreError::Corrupt(format!(
+                                        "survey {id}: {what}: {e}"
+                                    )))
+                                };
+                                let plan: SurveyPlan =
+                                    serde_json::from_str(&plan).map_err(|e| corrupt("plan", e))?;
+                                let template: SurveyDefinition = serde_json::from_str(&template)
+                                    .map_err(|e| corrupt("template", e))?;
+                                let served = plan.demonstration
+                                    && deployment.check_destinations(&template).is_ok();
+                                Ok((id, served, status))
+                            })
+                            .collect()
+                    },
+                )
                 .await?;
             let (survey, create) = decide(&draft.id, &stored);
             if create {
@@ -158,7 +176,9 @@ pub(super) async fn list_demonstrations(
     for id in rows {
         let s = id.clone();
         let row = col.0.store.run(move |c| load_survey(c, &s)).await?;
-        if !row.plan.demonstration || !row.status.takes_participants() {
+        // Listed only while devices would accept its addresses (see the module documentation).
+        let served = col.deployment().check_destinations(&row.template).is_ok();
+        if !row.plan.demonstration || !row.status.takes_participants() || !served {
             continue;
         }
         surveys.push(serde_json::json!({
