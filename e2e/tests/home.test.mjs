@@ -1,16 +1,16 @@
-// Home page: the plain-words introduction, the four views, keyboard navigation, phone layout.
+// Home page: the plain-words introduction, the five views, keyboard navigation, phone layout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, screenshot } from '../lib.mjs';
 
-test('home explains Orthomask and links to the four views', async () => {
+test('home explains Orthomask and links to the five views', async () => {
   const s = await setup();
   try {
     await s.page.goto(`${s.server.base}/#/`);
     await s.page.getByRole('heading', { level: 1, name: 'Orthomask' }).waitFor();
     const cards = s.page.locator('nav.cards a');
-    assert.equal(await cards.count(), 4);
-    for (const name of ['Take a survey', 'Analyse a release', 'Classroom', 'Audit']) {
+    assert.equal(await cards.count(), 5);
+    for (const name of ['Take a survey', 'Analyse a release', 'Classroom', 'Audit', 'Survey team']) {
       assert.ok(await s.page.getByRole('link', { name }).first().isVisible(), name);
     }
     // Keyboard: tab to the "Analyse a release" card and follow it with Enter.
@@ -35,7 +35,9 @@ test('every view fits a phone screen without horizontal scrolling, with its cont
     // Each view with what shows that its content (tables, plots) has rendered, not just its title.
     const views = [
       ['#/', 'nav.cards a'],
+      ['#/participate', '[data-testid="static-host"]'],
       ['#/participate?demo=leaps-demo', 'text=I have read this and agree to take part.'],
+      ['#/admin', '#admin-token'],
       ['#/classroom', '[data-testid="condition"]'],
       ['#/analyze?data=fixtures/release.csv&y=ADL&x=BBS,Age&original=fixtures/leaps_table2.csv&manifest=fixtures/manifest.json', '[data-testid="linear-coefficients"]'],
       ['#/audit?data=fixtures/release.csv&manifest=fixtures/manifest.json', '[data-testid="overall"]'],

@@ -20,7 +20,7 @@ pub fn home() -> Html {
                 <li>{ "The survey team removes the first rotation, throws the noise away, mixes the rows once more and publishes the result." }</li>
             </ol>
             <p>{ "No single party ever sees anyone's answers, yet the published table has exactly the same averages and cross-products as the real answers, so regressions and counts computed from it are exactly right." }</p>
-            <nav class="cards" aria-label="The four views">
+            <nav class="cards" aria-label="The five views">
                 <Link<Route> to={Route::Participate} classes="card">
                     <h2>{ "Take a survey" }</h2>
                     <p>{ "Answer a survey; see exactly what leaves your device; keep a receipt." }</p>
@@ -36,6 +36,10 @@ pub fn home() -> Html {
                 <Link<Route> to={Route::Audit} classes="card">
                     <h2>{ "Audit" }</h2>
                     <p>{ "Check a release against its manifest, with the numbers behind every check." }</p>
+                </Link<Route>>
+                <Link<Route> to={Route::Admin} classes="card">
+                    <h2>{ "Survey team" }</h2>
+                    <p>{ "Build a survey with a live preview, see the design before creating it, invite, watch the cohorts and publish." }</p>
                 </Link<Route>>
             </nav>
             <p class="small">{ "Everything runs in this browser, in WebAssembly compiled from the same Rust code as the command-line tool. Methods: Wu, Chen, Burr & Zhang (2017); Ding, Miao & Wu (2020); Ding, Wu, Miao & Chen. US patent 10013569 claims related methods." }</p>
