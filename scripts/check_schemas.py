@@ -1,4 +1,5 @@
-"""Validate every sample survey definition in www/surveys/ against docs/survey.schema.json.
+"""Validate every sample survey definition in www/surveys/, and the draft cases of
+docs/draft-cases.json, against docs/survey.schema.json.
 
 The Rust parser (orthomask_survey::definition, crates/survey/src/definition.rs) is the authority at run time; this check keeps the
 published JSON Schema honest: every sample the project ships must satisfy it, and a few
@@ -39,5 +40,18 @@ for label, doc in broken:
         print(f"schema accepts a broken definition: {label}")
         failures += 1
 
-print(f"{len(samples)} sample surveys checked against docs/survey.schema.json, {failures} problem(s)")
+# Drafts (#/$defs/draft): the cases the survey team's JSON editor is tested on too
+# (src/model/admin/editor.rs reads the same file), so the page and the schema refuse alike.
+draft_validator = jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/draft"})
+cases = json.loads((root / "docs" / "draft-cases.json").read_text())
+for draft in cases["valid"]:
+    for e in draft_validator.iter_errors(draft):
+        print(f"docs/draft-cases.json: valid draft {draft['id']}: {'/'.join(map(str, e.path))}: {e.message}")
+        failures += 1
+for case in cases["invalid"]:
+    if draft_validator.is_valid(case["draft"]):
+        print(f"docs/draft-cases.json: the schema accepts a draft with {case['why']}")
+        failures += 1
+
+print(f"{len(samples)} sample surveys and {len(cases['valid']) + len(cases['invalid'])} drafts checked against docs/survey.schema.json, {failures} problem(s)")
 sys.exit(1 if failures else 0)

@@ -56,6 +56,29 @@ pub struct Question {
     pub kind: QuestionKind,
 }
 
+/// The fields a question of this kind may have — the JSON Schema's per-kind rule
+/// (`docs/survey.schema.json`, `$defs/question`). The parser itself ignores others (serde cannot
+/// deny them across the flattened `kind`); the survey team's editor refuses them.
+pub fn question_fields(kind: &QuestionKind) -> &'static [&'static str] {
+    match kind {
+        QuestionKind::YesNo => &["id", "label", "help", "optional", "kind"],
+        QuestionKind::Integer { .. } | QuestionKind::Number { .. } => {
+            &["id", "label", "help", "optional", "kind", "min", "max"]
+        }
+        QuestionKind::Likert { .. } => &[
+            "id",
+            "label",
+            "help",
+            "optional",
+            "kind",
+            "points",
+            "low_label",
+            "high_label",
+        ],
+        QuestionKind::Categorical { .. } => &["id", "label", "help", "optional", "kind", "options"],
+    }
+}
+
 /// Answer types.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -211,6 +234,91 @@ fn valid_identifier(s: &str, extra: &[char]) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || extra.contains(&c))
 }
 
+/// Check what the survey team writes — the id, the texts and the questions — for a definition
+/// or a draft alike ([`crate::draft::SurveyDraft::validate_content`]; `plan_survey` runs it
+/// before it codes the questions into columns).
+///
+/// # Errors
+/// [`SurveyError::Invalid`] naming the first offending field.
+pub fn validate_content(
+    id: &str,
+    title: &str,
+    consent: &str,
+    questions: &[Question],
+) -> Result<(), SurveyError> {
+    if !valid_survey_id(id) {
+        return Err(invalid("id", "use 1-64 characters from a-z, 0-9, - and _"));
+    }
+    if title.trim().is_empty() {
+        return Err(invalid("title", "must not be empty"));
+    }
+    if consent.trim().is_empty() {
+        return Err(invalid(
+            "consent",
+            "must not be empty: participants consent before answering",
+        ));
+    }
+    if questions.is_empty() {
+        return Err(invalid("questions", "a survey needs at least one question"));
+    }
+    let mut ids = std::collections::HashSet::new();
+    for (i, q) in questions.iter().enumerate() {
+        let at = |f: &str| format!("questions[{i}].{f}");
+        if !valid_identifier(&q.id, &[]) {
+            return Err(invalid(
+                at("id"),
+                "use 1-64 characters from a-z, A-Z, 0-9 and _",
+            ));
+        }
+        if !ids.insert(q.id.as_str()) {
+            return Err(invalid(
+                at("id"),
+                format!("duplicate question id {:?}", q.id),
+            ));
+        }
+        if q.label.trim().is_empty() {
+            return Err(invalid(at("label"), "must not be empty"));
+        }
+        match &q.kind {
+            QuestionKind::YesNo => {}
+            QuestionKind::Integer { min, max } if min >= max => {
+                return Err(invalid(
+                    at("max"),
+                    format!("must exceed min ({min} >= {max})"),
+                ));
+            }
+            QuestionKind::Number { min, max }
+                if !(min.is_finite() && max.is_finite() && min < max) =>
+            {
+                return Err(invalid(
+                    at("max"),
+                    format!("need finite min < max, got [{min}, {max}]"),
+                ));
+            }
+            QuestionKind::Likert { points, .. } if !(2..=11).contains(points) => {
+                return Err(invalid(
+                    at("points"),
+                    format!("must be 2 to 11, got {points}"),
+                ));
+            }
+            QuestionKind::Categorical { options } if options.len() < 2 => {
+                return Err(invalid(at("options"), "need at least two options"));
+            }
+            QuestionKind::Categorical { options } => {
+                let unique: std::collections::HashSet<&String> = options.iter().collect();
+                if unique.len() != options.len() || options.iter().any(|o| o.trim().is_empty()) {
+                    return Err(invalid(
+                        at("options"),
+                        "options must be non-empty and distinct",
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Whether `id` is a valid survey id: 1–64 characters from `a–z 0–9 - _`, as the schema says.
 pub fn valid_survey_id(id: &str) -> bool {
     valid_identifier(id, &['-']) && !id.chars().any(|c| c.is_ascii_uppercase())
@@ -245,84 +353,12 @@ impl SurveyDefinition {
     }
 
     /// Check what the survey team writes: id, texts and questions (not the masking parameters,
-    /// which the collector's plan fills in). [`crate::draft::plan_survey`] runs it before it
-    /// codes the questions into columns.
+    /// which the collector's plan fills in): [`validate_content`] of this definition's fields.
     ///
     /// # Errors
     /// [`SurveyError::Invalid`] naming the first offending field.
     pub fn validate_content(&self) -> Result<(), SurveyError> {
-        if !valid_survey_id(&self.id) {
-            return Err(invalid("id", "use 1-64 characters from a-z, 0-9, - and _"));
-        }
-        if self.title.trim().is_empty() {
-            return Err(invalid("title", "must not be empty"));
-        }
-        if self.consent.trim().is_empty() {
-            return Err(invalid(
-                "consent",
-                "must not be empty: participants consent before answering",
-            ));
-        }
-        if self.questions.is_empty() {
-            return Err(invalid("questions", "a survey needs at least one question"));
-        }
-        let mut ids = std::collections::HashSet::new();
-        for (i, q) in self.questions.iter().enumerate() {
-            let at = |f: &str| format!("questions[{i}].{f}");
-            if !valid_identifier(&q.id, &[]) {
-                return Err(invalid(
-                    at("id"),
-                    "use 1-64 characters from a-z, A-Z, 0-9 and _",
-                ));
-            }
-            if !ids.insert(q.id.as_str()) {
-                return Err(invalid(
-                    at("id"),
-                    format!("duplicate question id {:?}", q.id),
-                ));
-            }
-            if q.label.trim().is_empty() {
-                return Err(invalid(at("label"), "must not be empty"));
-            }
-            match &q.kind {
-                QuestionKind::YesNo => {}
-                QuestionKind::Integer { min, max } if min >= max => {
-                    return Err(invalid(
-                        at("max"),
-                        format!("must exceed min ({min} >= {max})"),
-                    ));
-                }
-                QuestionKind::Number { min, max }
-                    if !(min.is_finite() && max.is_finite() && min < max) =>
-                {
-                    return Err(invalid(
-                        at("max"),
-                        format!("need finite min < max, got [{min}, {max}]"),
-                    ));
-                }
-                QuestionKind::Likert { points, .. } if !(2..=11).contains(points) => {
-                    return Err(invalid(
-                        at("points"),
-                        format!("must be 2 to 11, got {points}"),
-                    ));
-                }
-                QuestionKind::Categorical { options } if options.len() < 2 => {
-                    return Err(invalid(at("options"), "need at least two options"));
-                }
-                QuestionKind::Categorical { options } => {
-                    let unique: std::collections::HashSet<&String> = options.iter().collect();
-                    if unique.len() != options.len() || options.iter().any(|o| o.trim().is_empty())
-                    {
-                        return Err(invalid(
-                            at("options"),
-                            "options must be non-empty and distinct",
-                        ));
-                    }
-                }
-                _ => {}
-            }
-        }
-        Ok(())
+        validate_content(&self.id, &self.title, &self.consent, &self.questions)
     }
 
     fn validate_masking(&self) -> Result<(), SurveyError> {

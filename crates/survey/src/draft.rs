@@ -62,6 +62,18 @@ pub struct SurveyDraft {
     pub demonstration: bool,
 }
 
+impl SurveyDraft {
+    /// Check what the team wrote — id, texts, questions — as a definition is checked
+    /// ([`crate::definition::validate_content`]): the survey team's JSON editor runs it as they
+    /// type, [`plan_survey`] before anything else.
+    ///
+    /// # Errors
+    /// [`SurveyError::Invalid`] naming the first offending field.
+    pub fn validate_content(&self) -> Result<(), SurveyError> {
+        crate::definition::validate_content(&self.id, &self.title, &self.consent, &self.questions)
+    }
+}
+
 /// Requested DP level.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -64,11 +64,13 @@ impl Reducible for BuilderState {
                     text_error: None,
                 })
             }
+            // The builder follows any text that is a draft's shape; what the schema would still
+            // refuse (a field of another kind, an empty title, …) is shown as the editor's error.
             BuilderAction::Text(text) => match editor::parse(&text) {
                 Ok(draft) => Rc::new(Self {
                     form: DraftForm::from_draft(&draft),
+                    text_error: editor::check(&text).err().map(|e| e.to_string()),
                     text,
-                    text_error: None,
                 }),
                 Err(e) => Rc::new(Self {
                     form: self.form.clone(),
@@ -91,7 +93,21 @@ mod tests {
         assert!(s.text.contains("\"id\": \"abc\""), "{}", s.text);
         let edited = s.text.replace("\"abc\"", "\"xyz\"");
         let s = s.reduce(BuilderAction::Text(edited));
-        assert_eq!((s.form.id.as_str(), &s.text_error), ("xyz", &None));
+        // The builder follows; the still empty title is the editor's one line, as the schema
+        // would refuse it too.
+        assert_eq!(
+            (s.form.id.as_str(), s.text_error.as_deref()),
+            ("xyz", Some("survey definition: title: must not be empty"))
+        );
+        let titled = s.text.replace("\"title\": \"\"", "\"title\": \"T\"");
+        let s = s.reduce(BuilderAction::Text(titled));
+        // With a title, the line names the next thing to write (the default's empty consent).
+        assert_eq!(s.form.title, "T");
+        assert!(
+            s.text_error.as_deref().is_some_and(|e| e.contains("consent")),
+            "{:?}",
+            s.text_error
+        );
         // Invalid text: one line, and the builder keeps its last draft.
         let s = s.reduce(BuilderAction::Text("{\"id\": }".into()));
         assert_eq!(s.form.id, "xyz");
