@@ -14,12 +14,11 @@
 // coded the same way (1e-9 relative, every coefficient). DIR receives raw.csv and
 // invitations.csv. Exits non-zero on any failure; stops the services it started.
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, writeFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
-  repo, cli, parseArgs, mulberry32, requireBuilt, waitFor, startServices, launchChromium, fitsWidth,
-  analystCoefficients, sameCoefficients, run,
+  repo, cli, parseArgs, mulberry32, waitFor, withServices, fitsWidth, analystCoefficients,
+  sameCoefficients, run,
 } from './lib.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -123,15 +122,8 @@ async function buildSurvey(page, id) {
 }
 
 async function main() {
-  await requireBuilt();
-  await rm(out, { recursive: true, force: true });
-  await mkdir(out, { recursive: true });
-  const data = await mkdtemp(join(tmpdir(), 'orthomask-e2e-admin-'));
-  const services = await startServices(data);
-  let browser;
-  try {
+  await withServices('admin', out, async (services, browser) => {
     log(`collector ${services.collector}, provider ${services.msp}`);
-    browser = await launchChromium();
     const team = await browser.newContext({ acceptDownloads: true });
     const page = await team.newPage();
     const problems = [];
@@ -227,11 +219,7 @@ async function main() {
     const worst = sameCoefficients(raw, shown, 'raw answers vs analyst view on the release');
     log(`the analyst view's regression equals the raw answers' (largest relative difference ${worst.toExponential(2)})`);
     if (problems.length) throw new Error(problems.join('; '));
-  } finally {
-    if (browser) await browser.close();
-    await services.stop();
-    await rm(data, { recursive: true, force: true });
-  }
+  });
   log(`passed; files in ${out}`);
 }
 

@@ -3,7 +3,8 @@
 // condition, Chromium, and the relative comparison of the acceptance tolerance.
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
-import { readFile, access } from 'node:fs/promises';
+import { readFile, access, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -136,4 +137,26 @@ export function run(name, main) {
     console.error(`[e2e ${name}] FAILED: ${e.stack ?? e}`);
     process.exit(1);
   });
+}
+
+/**
+ * An end-to-end session: `out` emptied, fresh services in a temporary directory, Chromium; then
+ * `body(services, browser)`; then, whatever happened, the browser closed, the services stopped
+ * (they must exit cleanly) and their directory removed.
+ */
+export async function withServices(name, out, body) {
+  await requireBuilt();
+  await rm(out, { recursive: true, force: true });
+  await mkdir(out, { recursive: true });
+  const data = await mkdtemp(join(tmpdir(), `orthomask-e2e-${name}-`));
+  const services = await startServices(data);
+  let browser;
+  try {
+    browser = await launchChromium();
+    await body(services, browser);
+  } finally {
+    if (browser) await browser.close();
+    await services.stop();
+    await rm(data, { recursive: true, force: true });
+  }
 }

@@ -13,12 +13,11 @@
 // release (1e-9 relative) — and in the audit view, which passes. The manifest says the release
 // used teaching keys. DIR receives release.csv and manifest.json. Exits non-zero on any failure.
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
-  repo, cli, parseArgs, requireBuilt, waitFor, startServices, api, launchChromium, fitsWidth,
-  analystCoefficients, sameCoefficients, run,
+  repo, cli, parseArgs, waitFor, withServices, api, fitsWidth, analystCoefficients,
+  sameCoefficients, run,
 } from './lib.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -46,13 +45,7 @@ async function answerEverything(page) {
 }
 
 async function main() {
-  await requireBuilt();
-  await rm(out, { recursive: true, force: true });
-  await mkdir(out, { recursive: true });
-  const data = await mkdtemp(join(tmpdir(), 'orthomask-e2e-newcomer-'));
-  const services = await startServices(data);
-  let browser;
-  try {
+  await withServices('newcomer', out, async (services, browser) => {
     // The run command created the demonstrations on its own services.
     const listed = await api('GET', `${services.collector}/api/surveys`);
     const ids = listed.json.surveys.map((s) => s.survey);
@@ -61,7 +54,6 @@ async function main() {
     }
     log(`live demonstrations: ${ids.join(', ')}`);
 
-    browser = await launchChromium();
     // A newcomer on a phone: every screen of the loop must fit 375 pixels without sideways scrolling.
     const context = await browser.newContext({ viewport: { width: 375, height: 740 } });
     const page = await context.newPage();
@@ -139,11 +131,7 @@ async function main() {
     if (!/^Overall: (PASS|WARN) — \d+ passed, \d+ warnings, 0 failed/.test(verdict)) throw new Error(`audit: ${verdict}`);
     log(`audit view: ${verdict}`);
     if (problems.length) throw new Error(problems.join('; '));
-  } finally {
-    if (browser) await browser.close();
-    await services.stop();
-    await rm(data, { recursive: true, force: true });
-  }
+  });
   log(`passed; files in ${out}`);
 }
 
