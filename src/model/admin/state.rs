@@ -104,7 +104,9 @@ mod tests {
         // With a title, the line names the next thing to write (the default's empty consent).
         assert_eq!(s.form.title, "T");
         assert!(
-            s.text_error.as_deref().is_some_and(|e| e.contains("consent")),
+            s.text_error
+                .as_deref()
+                .is_some_and(|e| e.contains("consent")),
             "{:?}",
             s.text_error
         );
