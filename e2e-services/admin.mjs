@@ -138,6 +138,17 @@ async function main() {
     log(`wrong token: "${refused}"`);
     await page.fill('#admin-token', services.admin);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('new-survey').waitFor();
+    // The token stays in this tab: nothing that outlives it or reaches other tabs holds it, and
+    // another tab of the same browser must sign in again.
+    const kept = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, cookies: document.cookie }));
+    if (kept.includes(services.admin)) throw new Error('the admin token is in localStorage or a cookie');
+    const otherTab = await team.newPage();
+    await otherTab.goto(`${services.collector}/#/admin`);
+    await otherTab.locator('#admin-token').waitFor({ timeout: 60000 });
+    if (await otherTab.getByTestId('new-survey').count()) throw new Error('another tab is signed in');
+    await otherTab.close();
+    log('the admin token stays in its tab (not in localStorage or cookies; another tab must sign in)');
     await page.getByTestId('new-survey').click();
 
     const id = 'e2e-admin';
