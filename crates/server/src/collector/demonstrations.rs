@@ -46,6 +46,12 @@ impl std::fmt::Display for Demonstration {
     }
 }
 
+/// Whether a stored survey is a demonstration this deployment serves: labelled, and uploading
+/// only to this deployment's addresses (see the module documentation).
+fn serves(deployment: &Deployment, demonstration: bool, template: &SurveyDefinition) -> bool {
+    demonstration && deployment.check_destinations(template).is_ok()
+}
+
 /// The id of the `n`-th demonstration of a family: `base`, then `base-2`, `base-3`, ….
 fn nth_id(base: &str, n: u32) -> String {
     if n <= 1 {
@@ -123,9 +129,11 @@ impl Collector {
                                     serde_json::from_str(&plan).map_err(|e| corrupt("plan", e))?;
                                 let template: SurveyDefinition = serde_json::from_str(&template)
                                     .map_err(|e| corrupt("template", e))?;
-                                let served = plan.demonstration
-                                    && deployment.check_destinations(&template).is_ok();
-                                Ok((id, served, status))
+                                Ok((
+                                    id,
+                                    serves(&deployment, plan.demonstration, &template),
+                                    status,
+                                ))
                             })
                             .collect()
                     },
@@ -159,26 +167,30 @@ impl Collector {
 pub(super) async fn list_demonstrations(
     State(col): State<Collector>,
 ) -> Result<Response, ApiError> {
+    // One pass over the open surveys in one store call.
     let rows = col
         .0
         .store
-        .run(|c| -> Result<Vec<String>, ApiError> {
+        .run(|c| -> Result<Vec<(String, SurveyRow)>, ApiError> {
             let mut stmt = c
                 .prepare("SELECT id FROM surveys WHERE status = ?1 ORDER BY created_at, rowid")
                 .map_err(sql)?;
-            stmt.query_map([SurveyState::Open], |r| r.get(0))
+            let ids: Vec<String> = stmt
+                .query_map([SurveyState::Open], |r| r.get(0))
                 .map_err(sql)?
                 .collect::<Result<_, _>>()
-                .map_err(sql)
+                .map_err(sql)?;
+            ids.into_iter()
+                .map(|id| load_survey(c, &id).map(|row| (id, row)))
+                .collect()
         })
         .await?;
+    let deployment = col.deployment();
     let mut surveys = Vec::new();
-    for id in rows {
-        let s = id.clone();
-        let row = col.0.store.run(move |c| load_survey(c, &s)).await?;
-        // Listed only while devices would accept its addresses (see the module documentation).
-        let served = col.deployment().check_destinations(&row.template).is_ok();
-        if !row.plan.demonstration || !row.status.takes_participants() || !served {
+    for (id, row) in rows {
+        if !serves(&deployment, row.plan.demonstration, &row.template)
+            || !row.status.takes_participants()
+        {
             continue;
         }
         surveys.push(serde_json::json!({
