@@ -215,6 +215,16 @@ async function main() {
       log(`${Math.min(i + 4, participants)}/${participants} participants sent their masked answers`);
     }
 
+    // Watching: the counts follow the invitations (every participant opened one).
+    const counts = page.getByTestId('invitation-counts');
+    await counts.filter({ hasText: `${participants} opened` }).waitFor({ timeout: 60000 });
+    // The team closes cohort 0 on the page (not full: the minimum answered); its hand-over
+    // arrives and uses the invitations up.
+    await page.getByRole('button', { name: 'Close cohort 0' }).click();
+    await page.locator('tr[data-cohort="0"][data-status="received"]').waitFor({ timeout: 180000 });
+    await counts.filter({ hasText: `${participants} used` }).waitFor({ timeout: 60000 });
+    log(`cohort 0 closed on the page and received; invitations: ${await counts.textContent()}`);
+
     // The team closes the survey on the page and follows the analyst view link.
     await page.getByTestId('close-survey').click();
     const analyst = page.getByTestId('analyst-link');
