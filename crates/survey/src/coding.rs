@@ -9,16 +9,26 @@
 //! | `likert` | `id` = 1 … points | [1, points] |
 //! | `categorical` | `id=option` = 1/0 for every option but the first (the reference) | [0, 1] |
 //!
-//! An **optional** question adds a column `id_answered` (1 answered, 0 skipped) and, when skipped,
-//! its value columns take a neutral value: 0 for yes/no and dummies (the reference), the midpoint
-//! of the range for numbers and Likert items. The masked matrix must be complete, so a skipped
-//! answer is coded explicitly rather than left empty; analysts include `id_answered` in a model
-//! (or restrict to answered rows through it) instead of treating the neutral value as an answer.
+//! | optional, or with `show_if` | adds `id_answered` = 1 answered, 0 skipped or hidden | [0, 1] |
+//!
+//! An **optional** question, and a **conditional** one (`show_if`, [`crate::branching`]), adds a
+//! column `id_answered` (1 answered, 0 skipped or not shown) and, when skipped or hidden, its
+//! value columns take a neutral value: 0 for yes/no and dummies (the reference), the midpoint of
+//! the range for numbers and Likert items. A hidden question is coded exactly like a skipped
+//! optional one, and must be left empty ([`AnswerError::NotShown`]); a shown conditional question
+//! that is not optional needs an answer. The masked matrix must be complete, so a skipped answer
+//! is coded explicitly rather than left empty; analysts include `id_answered` in a model (or
+//! restrict to answered rows through it) instead of treating the neutral value as an answer.
+//!
+//! The coding never depends on the language the participant reads ([`crate::languages`]):
+//! categorical answers are option indices, column names come from the main language.
 //!
 //! # From text to answers
 //! A form field holds `"yes"`/`"no"`, a number, a Likert point `1…k`, or the 0-based index of a
 //! categorical option; empty means not answered. [`SurveyDefinition::parse_answer`] reads it and
-//! checks it with the same rules (and messages) as [`SurveyDefinition::encode`].
+//! checks it with the same rules (and messages) as [`SurveyDefinition::encode`]. A field whose
+//! question is hidden by an earlier answer reads as skipped whatever it holds: the form may keep
+//! text typed before the participant changed that answer, and it must not be sent.
 
 use crate::definition::{Question, QuestionKind, SurveyDefinition, SurveyError};
 
@@ -36,7 +46,7 @@ pub struct ColumnSpec {
 /// A participant's answer to one question.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Answer {
-    /// Skipped (only for optional questions).
+    /// Skipped (only for optional questions), or not shown ([`crate::branching`]).
     Skipped,
     /// Yes or no.
     YesNo(bool),
@@ -96,6 +106,9 @@ pub enum AnswerError {
         /// The 1-based question number asked for.
         number: usize,
     },
+    /// An answer to a question an earlier answer hides (`show_if`).
+    #[error("this question is not asked after the earlier answer; leave it empty")]
+    NotShown,
     /// A list of answers of the wrong length.
     #[error("expected {expected} answers, got {found}")]
     Count {
@@ -140,25 +153,42 @@ impl Question {
                 }
             }
         }
-        if self.optional {
+        if self.may_be_unanswered() {
             out.push(spec(self.answered_column(), (0.0, 1.0)));
         }
     }
 
-    /// Name of the `answered` indicator column of an optional question.
+    /// Name of the `answered` indicator column of an optional or conditional question.
     fn answered_column(&self) -> String {
         format!("{}_answered", self.id)
     }
 
-    /// Code one answer into its columns, appended to `out` (see the module documentation).
+    /// Code one answer to this question, shown, into its columns, appended to `out` (see the
+    /// module documentation).
     ///
     /// # Errors
     /// [`AnswerError`] when the answer is missing, out of range or of another kind.
     pub fn code(&self, answer: &Answer, out: &mut Vec<f64>) -> Result<(), AnswerError> {
-        let skipped = matches!(answer, Answer::Skipped);
-        if skipped && !self.optional {
+        if matches!(answer, Answer::Skipped) && !self.optional {
             return Err(AnswerError::Missing);
         }
+        self.code_unchecked_skip(answer, out)
+    }
+
+    /// Code this question when an earlier answer hides it: exactly a skipped optional item.
+    ///
+    /// # Errors
+    /// [`AnswerError::NotShown`] for any answer but [`Answer::Skipped`].
+    pub fn code_hidden(&self, answer: &Answer, out: &mut Vec<f64>) -> Result<(), AnswerError> {
+        if !matches!(answer, Answer::Skipped) {
+            return Err(AnswerError::NotShown);
+        }
+        self.code_unchecked_skip(answer, out)
+    }
+
+    /// [`Self::code`] without the rule that only optional questions may be skipped.
+    fn code_unchecked_skip(&self, answer: &Answer, out: &mut Vec<f64>) -> Result<(), AnswerError> {
+        let skipped = matches!(answer, Answer::Skipped);
         match (&self.kind, answer) {
             (QuestionKind::YesNo, Answer::YesNo(yes)) => out.push(f64::from(u8::from(*yes))),
             (QuestionKind::YesNo, Answer::Skipped) => out.push(0.0),
@@ -202,11 +232,11 @@ impl Question {
                 out.extend((1..options.len()).map(|j| f64::from(u8::from(j == *k))));
             }
             (QuestionKind::Categorical { options }, Answer::Skipped) => {
-                out.extend(std::iter::repeat_n(0.0, options.len() - 1))
+                out.extend(std::iter::repeat_n(0.0, options.len().saturating_sub(1)))
             }
             _ => return Err(AnswerError::WrongKind),
         }
-        if self.optional {
+        if self.may_be_unanswered() {
             out.push(if skipped { 0.0 } else { 1.0 });
         }
         Ok(())
@@ -285,13 +315,18 @@ impl SurveyDefinition {
                 },
             });
         }
+        let shown = self.shown(answers);
         let mut out = Vec::new();
-        for (q, a) in self.questions.iter().zip(answers) {
-            q.code(a, &mut out)
-                .map_err(|reason| SurveyError::BadAnswer {
-                    question: q.id.clone(),
-                    reason,
-                })?;
+        for ((q, a), shown) in self.questions.iter().zip(answers).zip(shown) {
+            let coded = if shown {
+                q.code(a, &mut out)
+            } else {
+                q.code_hidden(a, &mut out)
+            };
+            coded.map_err(|reason| SurveyError::BadAnswer {
+                question: q.id.clone(),
+                reason,
+            })?;
         }
         Ok(out)
     }
@@ -321,7 +356,7 @@ impl SurveyDefinition {
                 matches!(
                     q.kind,
                     QuestionKind::YesNo | QuestionKind::Categorical { .. }
-                ) || (q.optional && c.name == q.answered_column())
+                ) || (q.may_be_unanswered() && c.name == q.answered_column())
             })
             .map(|c| c.name)
             .collect()
@@ -340,20 +375,33 @@ impl SurveyDefinition {
             .parse_input(input)
     }
 
-    /// Check every field: `None` where the input is fine, the reason where it is not.
+    /// Check every field: `None` where the input is fine or its question is hidden, the reason
+    /// where it is not.
     pub fn input_errors(&self, inputs: &[String]) -> Vec<Option<AnswerError>> {
-        (0..self.questions.len())
-            .map(|i| self.parse_answer(i, field(inputs, i)).err())
+        self.shown_from_inputs(inputs)
+            .into_iter()
+            .enumerate()
+            .map(|(i, shown)| {
+                shown
+                    .then(|| self.parse_answer(i, field(inputs, i)).err())
+                    .flatten()
+            })
             .collect()
     }
 
-    /// Every answer, or the first invalid field.
+    /// Every answer (hidden questions [`Answer::Skipped`], whatever their field holds), or the
+    /// first invalid field.
     ///
     /// # Errors
     /// [`InputError`] naming the first invalid field.
     pub fn answers_from_inputs(&self, inputs: &[String]) -> Result<Vec<Answer>, InputError> {
-        (0..self.questions.len())
-            .map(|i| {
+        self.shown_from_inputs(inputs)
+            .into_iter()
+            .enumerate()
+            .map(|(i, shown)| {
+                if !shown {
+                    return Ok(Answer::Skipped);
+                }
                 self.parse_answer(i, field(inputs, i))
                     .map_err(|error| InputError { question: i, error })
             })
@@ -381,6 +429,7 @@ mod tests {
             label: "Q?".into(),
             help: None,
             optional,
+            show_if: None,
             kind,
         }];
         s

@@ -10,6 +10,10 @@
 
 use crate::coding::AnswerError;
 use crate::policy::SHARE_SCALE;
+use std::collections::BTreeMap;
+
+pub use crate::branching::{Condition, ConditionValue, ShowIf};
+pub use crate::languages::{QuestionTexts, QuestionTranslation, SurveyTexts, Translation};
 use orthomask_core::key::Key;
 use orthomask_core::protocol::ProtocolError;
 use orthomask_core::protocol::tm2::{DeviceDp, Tm2Design};
@@ -29,6 +33,16 @@ pub struct SurveyDefinition {
     pub description: Option<String>,
     /// Consent text the participant must accept first.
     pub consent: String,
+    /// BCP 47 tag of the language of the texts above (the main language; default `en`).
+    #[serde(
+        default = "crate::languages::default_language",
+        skip_serializing_if = "crate::languages::is_default_language"
+    )]
+    pub language: String,
+    /// The same texts in other languages, by BCP 47 tag; each is complete
+    /// ([`crate::languages`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub translations: BTreeMap<String, Translation>,
     /// The questions, in order.
     pub questions: Vec<Question>,
     /// Masking parameters.
@@ -51,6 +65,9 @@ pub struct Question {
     /// Whether the participant may skip it (coded explicitly, see the module documentation).
     #[serde(default)]
     pub optional: bool,
+    /// Shown only when an earlier answer meets a condition ([`crate::branching`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub show_if: Option<ShowIf>,
     /// The answer type.
     #[serde(flatten)]
     pub kind: QuestionKind,
@@ -61,21 +78,24 @@ pub struct Question {
 /// deny them across the flattened `kind`); the survey team's editor refuses them.
 pub fn question_fields(kind: &QuestionKind) -> &'static [&'static str] {
     match kind {
-        QuestionKind::YesNo => &["id", "label", "help", "optional", "kind"],
-        QuestionKind::Integer { .. } | QuestionKind::Number { .. } => {
-            &["id", "label", "help", "optional", "kind", "min", "max"]
-        }
+        QuestionKind::YesNo => &["id", "label", "help", "optional", "show_if", "kind"],
+        QuestionKind::Integer { .. } | QuestionKind::Number { .. } => &[
+            "id", "label", "help", "optional", "show_if", "kind", "min", "max",
+        ],
         QuestionKind::Likert { .. } => &[
             "id",
             "label",
             "help",
             "optional",
+            "show_if",
             "kind",
             "points",
             "low_label",
             "high_label",
         ],
-        QuestionKind::Categorical { .. } => &["id", "label", "help", "optional", "kind", "options"],
+        QuestionKind::Categorical { .. } => &[
+            "id", "label", "help", "optional", "show_if", "kind", "options",
+        ],
     }
 }
 
@@ -234,18 +254,40 @@ fn valid_identifier(s: &str, extra: &[char]) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || extra.contains(&c))
 }
 
-/// Check what the survey team writes — the id, the texts and the questions — for a definition
-/// or a draft alike ([`crate::draft::SurveyDraft::validate_content`]; `plan_survey` runs it
-/// before it codes the questions into columns).
+/// What the survey team writes, borrowed from a definition or a draft alike.
+#[derive(Clone, Copy, Debug)]
+pub struct Content<'a> {
+    /// The survey id.
+    pub id: &'a str,
+    /// The title.
+    pub title: &'a str,
+    /// The introduction, if any.
+    pub description: Option<&'a str>,
+    /// The consent text.
+    pub consent: &'a str,
+    /// The questions.
+    pub questions: &'a [Question],
+    /// The main language's tag.
+    pub language: &'a str,
+    /// The other languages' texts.
+    pub translations: &'a BTreeMap<String, Translation>,
+}
+
+/// Check what the survey team writes — the id, the texts, the questions, their conditions and
+/// their translations — for a definition or a draft alike
+/// ([`crate::draft::SurveyDraft::validate_content`]; `plan_survey` runs it before it codes the
+/// questions into columns).
 ///
 /// # Errors
 /// [`SurveyError::Invalid`] naming the first offending field.
-pub fn validate_content(
-    id: &str,
-    title: &str,
-    consent: &str,
-    questions: &[Question],
-) -> Result<(), SurveyError> {
+pub fn validate_content(content: &Content<'_>) -> Result<(), SurveyError> {
+    let Content {
+        id,
+        title,
+        consent,
+        questions,
+        ..
+    } = *content;
     if !valid_survey_id(id) {
         return Err(invalid("id", "use 1-64 characters from a-z, 0-9, - and _"));
     }
@@ -316,7 +358,11 @@ pub fn validate_content(
             _ => {}
         }
     }
-    Ok(())
+    // Conditions refer to earlier questions, whose own fields are checked by now.
+    for i in 0..questions.len() {
+        crate::branching::validate_show_if(questions, i)?;
+    }
+    crate::languages::validate_translations(content)
 }
 
 /// Whether `id` is a valid survey id: 1–64 characters from `a–z 0–9 - _`, as the schema says.
@@ -358,7 +404,20 @@ impl SurveyDefinition {
     /// # Errors
     /// [`SurveyError::Invalid`] naming the first offending field.
     pub fn validate_content(&self) -> Result<(), SurveyError> {
-        validate_content(&self.id, &self.title, &self.consent, &self.questions)
+        validate_content(&self.content())
+    }
+
+    /// What the survey team wrote, for [`validate_content`].
+    pub fn content(&self) -> Content<'_> {
+        Content {
+            id: &self.id,
+            title: &self.title,
+            description: self.description.as_deref(),
+            consent: &self.consent,
+            questions: &self.questions,
+            language: &self.language,
+            translations: &self.translations,
+        }
     }
 
     fn validate_masking(&self) -> Result<(), SurveyError> {

@@ -31,6 +31,7 @@ fn question(id: &str, label: &str, kind: QuestionKind) -> Question {
         label: label.into(),
         help: None,
         optional: false,
+        show_if: None,
         kind,
     }
 }
@@ -55,6 +56,8 @@ fn demonstration(
         title: title.into(),
         description: Some(description.into()),
         consent: consent.into(),
+        language: crate::languages::default_language(),
+        translations: std::collections::BTreeMap::new(),
         questions,
         cohort_size,
         min_cohort_size: None,

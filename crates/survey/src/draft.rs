@@ -16,8 +16,8 @@
 //! key ([`hydrate`]).
 
 use crate::definition::{
-    DpParameters, Masking, Question, RecordScaling, ShareMode, SurveyDefinition, SurveyError,
-    valid_survey_id,
+    Content, DpParameters, Masking, Question, RecordScaling, ShareMode, SurveyDefinition,
+    SurveyError, Translation, valid_survey_id,
 };
 use crate::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanError, PlanRequest};
 use crate::policy::{DEFAULT_QA_CONSTANT, MAX_COHORT, default_min_cohort_size};
@@ -25,6 +25,7 @@ use orthomask_core::key::Key;
 use orthomask_core::protocol::collusion::share_sigma;
 use orthomask_core::protocol::design::Strictness;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The administrator's draft of a survey; the collector fills in the masking parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -39,6 +40,15 @@ pub struct SurveyDraft {
     pub description: Option<String>,
     /// Consent text.
     pub consent: String,
+    /// BCP 47 tag of the texts' language (default `en`).
+    #[serde(
+        default = "crate::languages::default_language",
+        skip_serializing_if = "crate::languages::is_default_language"
+    )]
+    pub language: String,
+    /// The texts in other languages, by tag (the survey definition's format).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub translations: BTreeMap<String, Translation>,
     /// The questions (the survey definition's format).
     pub questions: Vec<Question>,
     /// Participants per cohort `m`.
@@ -70,7 +80,15 @@ impl SurveyDraft {
     /// # Errors
     /// [`SurveyError::Invalid`] naming the first offending field.
     pub fn validate_content(&self) -> Result<(), SurveyError> {
-        crate::definition::validate_content(&self.id, &self.title, &self.consent, &self.questions)
+        crate::definition::validate_content(&Content {
+            id: &self.id,
+            title: &self.title,
+            description: self.description.as_deref(),
+            consent: &self.consent,
+            questions: &self.questions,
+            language: &self.language,
+            translations: &self.translations,
+        })
     }
 }
 
@@ -239,6 +257,8 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
         title: draft.title.clone(),
         description: draft.description.clone(),
         consent: draft.consent.clone(),
+        language: draft.language.clone(),
+        translations: draft.translations.clone(),
         questions: draft.questions.clone(),
         masking: Masking {
             p2: 0,
@@ -390,6 +410,7 @@ mod tests {
             label: format!("{id}?"),
             help: None,
             optional: false,
+            show_if: None,
             kind,
         };
         SurveyDraft {
@@ -397,6 +418,8 @@ mod tests {
             title: "T".into(),
             description: None,
             consent: "ok".into(),
+            language: "en".into(),
+            translations: BTreeMap::new(),
             questions: vec![
                 q("smoker", QuestionKind::YesNo),
                 q("age", QuestionKind::Integer { min: 18, max: 100 }),

@@ -17,6 +17,8 @@
 //!   constant, share scale, limits), each with why;
 //! * [`definition`] — the survey definition a browser loads, and its validation;
 //! * [`coding`] — answers → numeric columns, and form text → answers;
+//! * [`branching`] — skip logic: which questions an earlier answer shows (`show_if`);
+//! * [`languages`] — the definition's texts in several languages, and which one a browser gets;
 //! * [`plan`] — the one plan: `p₂`, σ, device-side DP, for the CLI, the services, the bench and
 //!   the classroom;
 //! * [`draft`] — the administrator's draft → a planned definition (the collector's decisions);
@@ -39,6 +41,10 @@ pub mod policy;
 pub mod definition;
 
 pub mod coding;
+
+pub mod branching;
+
+pub mod languages;
 
 pub mod plan;
 

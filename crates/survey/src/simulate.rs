@@ -14,7 +14,9 @@
 //! * categorical: option `⌊Φ(u)·k⌋` (capped at `k − 1`).
 //!
 //! An optional question is skipped with probability [`SKIP_PROBABILITY`], so the `answered`
-//! columns vary too. Randomness comes from the caller (I/O-free, like the rest of this crate).
+//! columns vary too. A question an earlier answer hides (`show_if`, [`crate::branching`]) is
+//! [`Answer::Skipped`], decided in order as the answers are drawn, as a participant's form does.
+//! Randomness comes from the caller (I/O-free, like the rest of this crate).
 
 use crate::coding::Answer;
 use crate::definition::{Question, QuestionKind, SurveyDefinition};
@@ -31,11 +33,18 @@ pub const SKIP_PROBABILITY: f64 = 0.15;
 /// see the module documentation).
 pub fn simulated_answers<R: Rng + ?Sized>(survey: &SurveyDefinition, rng: &mut R) -> Vec<Answer> {
     let z = standard_normal(rng);
-    survey
-        .questions
-        .iter()
-        .map(|q| simulated_answer(q, z, rng))
-        .collect()
+    let mut answers = Vec::with_capacity(survey.questions.len());
+    let mut shown = Vec::with_capacity(survey.questions.len());
+    for (i, q) in survey.questions.iter().enumerate() {
+        let visible = survey.shown_given(i, &answers, &shown);
+        shown.push(visible);
+        answers.push(if visible {
+            simulated_answer(q, z, rng)
+        } else {
+            Answer::Skipped
+        });
+    }
+    answers
 }
 
 fn simulated_answer<R: Rng + ?Sized>(question: &Question, z: f64, rng: &mut R) -> Answer {
@@ -158,6 +167,52 @@ mod tests {
             (r - expected).abs() < CORRELATION_TOLERANCE,
             "correlation {r}, expected {expected}"
         );
+    }
+
+    /// Hidden questions are skipped, shown ones answered: every record encodes (`encode`
+    /// refuses an answer to a hidden question) and both branches of each condition occur.
+    #[test]
+    fn hidden_questions_are_skipped_in_order() {
+        use crate::definition::{Condition, ConditionValue, ShowIf};
+        let mut survey = every_kind();
+        // drinks (optional) only for smokers; mood only when drinks is 10 to 100, a chain.
+        survey.questions[1].show_if = Some(ShowIf {
+            question: "smoker".into(),
+            condition: Condition::Equals(ConditionValue::Text("yes".into())),
+        });
+        survey.questions[3].show_if = Some(ShowIf {
+            question: "drinks".into(),
+            condition: Condition::Range {
+                min: 10.0,
+                max: 100.0,
+            },
+        });
+        survey.validate().unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let (mut hidden, mut shown) = ([0usize; 5], [0usize; 5]);
+        for _ in 0..500 {
+            let answers = simulated_answers(&survey, &mut rng);
+            survey.encode(&answers).unwrap();
+            let visible = survey.shown(&answers);
+            for (i, (a, v)) in answers.iter().zip(&visible).enumerate() {
+                if *v {
+                    shown[i] += 1;
+                } else {
+                    assert_eq!(*a, Answer::Skipped);
+                    hidden[i] += 1;
+                }
+            }
+            if answers[0] == Answer::YesNo(false) {
+                assert!(!visible[1] && !visible[3]);
+            }
+        }
+        assert_eq!(hidden[0] + hidden[2] + hidden[4], 0);
+        for i in [1, 3] {
+            assert!(
+                hidden[i] > 0 && shown[i] > 0,
+                "question {i}: {hidden:?} {shown:?}"
+            );
+        }
     }
 
     #[test]
