@@ -191,7 +191,12 @@ fn serve_all_runs_every_service_apart_and_stops_cleanly() {
     );
     assert!(out.trim_end().ends_with("stopped"), "{out}");
     // Issue 12 §1: the live demonstrations, one line each (share mode's too: two right services).
-    for demo in ["leaps-demo", "wellbeing-optional", "shares-demo"] {
+    for demo in [
+        "leaps-demo",
+        "wellbeing-optional",
+        "habits-branching",
+        "shares-demo",
+    ] {
         assert!(
             out.contains(&format!("demonstration {demo} created: http://127.0.0.1:")),
             "{out}"

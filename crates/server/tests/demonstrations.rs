@@ -117,6 +117,7 @@ async fn demonstrations_are_listed_alone_and_anyone_may_take_one() {
         [
             ("leaps-demo", true),
             ("wellbeing-optional", true),
+            ("habits-branching", true),
             ("shares-demo", true)
         ]
     );
@@ -127,7 +128,12 @@ async fn demonstrations_are_listed_alone_and_anyone_may_take_one() {
     let list = public_list(&http, &collector).await;
     assert_eq!(
         ids(&list),
-        ["leaps-demo", "wellbeing-optional", "shares-demo"]
+        [
+            "leaps-demo",
+            "wellbeing-optional",
+            "habits-branching",
+            "shares-demo"
+        ]
     );
     for s in &list {
         let id = s["survey"].as_str().unwrap();
@@ -180,7 +186,7 @@ async fn demonstrations_are_listed_alone_and_anyone_may_take_one() {
     assert_eq!(by_id("leaps-demo")["demonstration"], true);
     assert_eq!(by_id("private")["demonstration"], false);
     assert_eq!(by_id("private")["title"], "Health and income (test)");
-    assert_eq!(listed.len(), 5);
+    assert_eq!(listed.len(), 6);
 
     // Issue 10 §2 stands for every survey that is not a demonstration: an open basic survey is
     // refused, in one line that says what to do.
@@ -223,7 +229,11 @@ async fn restarts_keep_open_demonstrations_and_follow_closed_ones() {
     let all = start_all(fixed()).await.unwrap();
     assert_eq!(
         created(&all),
-        pairs(&[("leaps-demo", true), ("wellbeing-optional", true)])
+        pairs(&[
+            ("leaps-demo", true),
+            ("wellbeing-optional", true),
+            ("habits-branching", true)
+        ])
     );
     // Simulated participants fill leaps-demo's cohort of 10; the team closes it.
     let collector = all.collector.url().to_owned();
@@ -257,12 +267,16 @@ async fn restarts_keep_open_demonstrations_and_follow_closed_ones() {
     let all = start_all(fixed()).await.unwrap();
     assert_eq!(
         created(&all),
-        pairs(&[("leaps-demo-2", true), ("wellbeing-optional", false)])
+        pairs(&[
+            ("leaps-demo-2", true),
+            ("wellbeing-optional", false),
+            ("habits-branching", false)
+        ])
     );
     let collector = all.collector.url().to_owned();
     assert_eq!(
         ids(&public_list(&http, &collector).await),
-        ["wellbeing-optional", "leaps-demo-2"]
+        ["wellbeing-optional", "habits-branching", "leaps-demo-2"]
     );
     all.stop().await;
 
@@ -270,7 +284,11 @@ async fn restarts_keep_open_demonstrations_and_follow_closed_ones() {
     let all = start_all(fixed()).await.unwrap();
     assert_eq!(
         created(&all),
-        pairs(&[("leaps-demo-2", false), ("wellbeing-optional", false)])
+        pairs(&[
+            ("leaps-demo-2", false),
+            ("wellbeing-optional", false),
+            ("habits-branching", false)
+        ])
     );
     let listed = admin_list(&http, &all).await;
     let mut surveys: Vec<&str> = listed
@@ -280,7 +298,12 @@ async fn restarts_keep_open_demonstrations_and_follow_closed_ones() {
     surveys.sort_unstable();
     assert_eq!(
         surveys,
-        ["leaps-demo", "leaps-demo-2", "wellbeing-optional"]
+        [
+            "habits-branching",
+            "leaps-demo",
+            "leaps-demo-2",
+            "wellbeing-optional"
+        ]
     );
     all.stop().await;
 
@@ -289,12 +312,20 @@ async fn restarts_keep_open_demonstrations_and_follow_closed_ones() {
     let all = start_all(config(dir.path(), 0, None, true)).await.unwrap();
     assert_eq!(
         created(&all),
-        pairs(&[("leaps-demo-3", true), ("wellbeing-optional-2", true)])
+        pairs(&[
+            ("leaps-demo-3", true),
+            ("wellbeing-optional-2", true),
+            ("habits-branching-2", true)
+        ])
     );
     let collector = all.collector.url().to_owned();
     assert_eq!(
         ids(&public_list(&http, &collector).await),
-        ["leaps-demo-3", "wellbeing-optional-2"]
+        [
+            "leaps-demo-3",
+            "wellbeing-optional-2",
+            "habits-branching-2"
+        ]
     );
     take(
         &http,
