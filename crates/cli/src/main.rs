@@ -50,6 +50,9 @@ enum Command {
     /// Run the services: masking service provider, data collector, right-masking services.
     #[command(subcommand)]
     Serve(commands::serve::ServeCommand),
+    /// Read a survey definition: check it, or code a CSV of answers into its numeric columns.
+    #[command(subcommand)]
+    Survey(commands::survey::SurveyCommand),
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -67,6 +70,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::SecureRegress(args) => commands::secure_regress::run(args),
         Command::Audit(args) => commands::audit::run(args),
         Command::Serve(command) => commands::serve::run(command),
+        Command::Survey(command) => commands::survey::run(command),
     }
 }
 

@@ -4,6 +4,9 @@
 //! quote), LF or CRLF line ends, an optional UTF-8 byte-order mark, trailing blank lines ignored.
 //! Every cell of the body must be a finite number: the masked matrix must be complete, so an empty
 //! cell, text, `NaN` or `inf` is an error, never a silent default.
+//!
+//! [`parse_text_table`] reads the same dialect with the cells left as text (a table of answers as
+//! a form would hold them, before they are coded into numbers).
 
 use nalgebra::DMatrix;
 
@@ -276,11 +279,45 @@ fn records(text: &str) -> Result<Vec<Record>, (usize, Option<usize>, CsvProblem)
     Ok(out)
 }
 
-/// Parse a numeric table from raw bytes. `source_name` is used in error messages.
+/// A table whose cells are text: unique header names, then rows of as many cells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextTable {
+    /// The header names, trimmed.
+    pub headers: Vec<String>,
+    /// The rows, in order.
+    pub rows: Vec<TextRow>,
+}
+
+/// One row of a [`TextTable`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextRow {
+    /// 1-based line of the file on which the row starts.
+    pub line: usize,
+    /// The cells, as written (quotes removed), one per header.
+    pub cells: Vec<String>,
+}
+
+/// Parse a table of text cells from raw bytes, in the dialect of [`parse_table`] (empty cells
+/// allowed). `source_name` is used in error messages.
 ///
 /// # Errors
-/// A [`CsvError`] naming the line and column of the first problem.
-pub fn parse_table(bytes: &[u8], source_name: &str) -> Result<Table, CsvError> {
+/// A [`CsvError`] naming the line and column of the first problem: not UTF-8, no header, empty
+/// or duplicate names, a row of another width, an unclosed quote, no rows.
+pub fn parse_text_table(bytes: &[u8], source_name: &str) -> Result<TextTable, CsvError> {
+    let (headers, records) = parse_records(bytes, source_name)?;
+    let mut rows = Vec::with_capacity(records.len());
+    for record in records {
+        check_width(&record, headers.len(), source_name)?;
+        rows.push(TextRow {
+            line: record.line,
+            cells: record.cells,
+        });
+    }
+    Ok(TextTable { headers, rows })
+}
+
+/// The header names and the rows of a CSV text, each row as wide as the header.
+fn parse_records(bytes: &[u8], source_name: &str) -> Result<(Vec<String>, Vec<Record>), CsvError> {
     let at = |line, column, problem| CsvError {
         source_name: source_name.to_owned(),
         line,
@@ -310,28 +347,50 @@ pub fn parse_table(bytes: &[u8], source_name: &str) -> Result<Table, CsvError> {
         .ok_or_else(|| at(1, None, CsvProblem::Empty))?;
     let headers: Vec<String> = header.cells.iter().map(|h| h.trim().to_owned()).collect();
     check_headers(&headers).map_err(|(column, problem)| at(header.line, Some(column), problem))?;
+    let body: Vec<Record> = records.collect();
+    if body.is_empty() {
+        return Err(at(header.line + 1, None, CsvProblem::NoRows));
+    }
+    Ok((headers, body))
+}
+
+/// A row with as many cells as the header has names, or where it is not.
+fn check_width(record: &Record, width: usize, source_name: &str) -> Result<(), CsvError> {
+    if record.cells.len() == width {
+        return Ok(());
+    }
+    Err(CsvError {
+        source_name: source_name.to_owned(),
+        line: record.line,
+        column: None,
+        problem: CsvProblem::Ragged {
+            expected: width,
+            found: record.cells.len(),
+        },
+    })
+}
+
+/// Parse a numeric table from raw bytes. `source_name` is used in error messages.
+///
+/// # Errors
+/// A [`CsvError`] naming the line and column of the first problem.
+pub fn parse_table(bytes: &[u8], source_name: &str) -> Result<Table, CsvError> {
+    let at = |line, column, problem| CsvError {
+        source_name: source_name.to_owned(),
+        line,
+        column,
+        problem,
+    };
+    let (headers, records) = parse_records(bytes, source_name)?;
     let width = headers.len();
-    let mut values = Vec::new();
-    let mut rows = 0;
-    for record in records {
-        if record.cells.len() != width {
-            return Err(at(
-                record.line,
-                None,
-                CsvProblem::Ragged {
-                    expected: width,
-                    found: record.cells.len(),
-                },
-            ));
-        }
+    let rows = records.len();
+    let mut values = Vec::with_capacity(rows * width);
+    for record in &records {
+        check_width(record, width, source_name)?;
         for (j, cell) in record.cells.iter().enumerate() {
             values
                 .push(parse_number(cell).map_err(|problem| at(record.line, Some(j + 1), problem))?);
         }
-        rows += 1;
-    }
-    if rows == 0 {
-        return Err(at(header.line + 1, None, CsvProblem::NoRows));
     }
     let data = DMatrix::from_row_slice(rows, width, &values);
     Ok(Table {
@@ -524,6 +583,28 @@ mod tests {
         let bad_utf8 = problem(b"a,b\n1,2\n3,\xff\n");
         assert_eq!((bad_utf8.line, bad_utf8.column), (3, Some(3)));
         assert_eq!(bad_utf8.problem, CsvProblem::NotUtf8(0xff));
+    }
+
+    #[test]
+    fn text_tables_keep_their_cells_and_lines() {
+        let t = parse_text_table(
+            b"\xef\xbb\xbfa, b\r\nyes,\"Weekly, or more\"\n\n,3\n",
+            "answers.csv",
+        )
+        .unwrap();
+        assert_eq!(t.headers, ["a", "b"]);
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows[0].cells, ["yes", "Weekly, or more"]);
+        assert_eq!((t.rows[1].line, t.rows[1].cells[0].as_str()), (4, ""));
+        let e = parse_text_table(b"a,b\nyes\n", "answers.csv").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "answers.csv:2: row has 1 cells but the header has 2"
+        );
+        let e = parse_text_table(b"a,a\n1,2\n", "answers.csv").unwrap_err();
+        assert_eq!((e.line, e.column), (1, Some(2)));
+        let e = parse_text_table(b"a,b\n", "answers.csv").unwrap_err();
+        assert_eq!(e.problem, CsvProblem::NoRows);
     }
 
     #[test]

@@ -321,11 +321,7 @@ async fn restarts_keep_open_demonstrations_and_follow_closed_ones() {
     let collector = all.collector.url().to_owned();
     assert_eq!(
         ids(&public_list(&http, &collector).await),
-        [
-            "leaps-demo-3",
-            "wellbeing-optional-2",
-            "habits-branching-2"
-        ]
+        ["leaps-demo-3", "wellbeing-optional-2", "habits-branching-2"]
     );
     take(
         &http,

@@ -29,6 +29,10 @@
 //! checks it with the same rules (and messages) as [`SurveyDefinition::encode`]. A field whose
 //! question is hidden by an earlier answer reads as skipped whatever it holds: the form may keep
 //! text typed before the participant changed that answer, and it must not be sent.
+//!
+//! A table of answers (one row per participant, [`SurveyDefinition::answers_from_record`], read
+//! by `orthomask survey code`) holds the same text except that a categorical cell holds the
+//! option's text in the main language; there a value in a hidden question is an error.
 
 use crate::definition::{Question, QuestionKind, SurveyDefinition, SurveyError};
 
@@ -105,6 +109,14 @@ pub enum AnswerError {
     NoSuchQuestion {
         /// The 1-based question number asked for.
         number: usize,
+    },
+    /// A categorical cell of a table of answers that names no option.
+    #[error("{given:?} is not one of the options ({})", options.join(", "))]
+    UnknownOption {
+        /// The text given.
+        given: String,
+        /// The options in the main language.
+        options: Vec<String>,
     },
     /// An answer to a question an earlier answer hides (`show_if`).
     #[error("this question is not asked after the earlier answer; leave it empty")]
@@ -289,6 +301,27 @@ impl Question {
         self.code(&answer, &mut Vec::new())?;
         Ok(answer)
     }
+
+    /// Read a cell of a table of answers: as [`Self::parse_input`], except that a categorical
+    /// cell holds the option's text in the main language (surrounding spaces ignored).
+    ///
+    /// # Errors
+    /// [`AnswerError::UnknownOption`] for a text that names no option, else as
+    /// [`Self::parse_input`].
+    pub fn parse_cell(&self, cell: &str) -> Result<Answer, AnswerError> {
+        let text = cell.trim();
+        match &self.kind {
+            QuestionKind::Categorical { options } if !text.is_empty() => options
+                .iter()
+                .position(|o| o == text)
+                .map(Answer::Category)
+                .ok_or_else(|| AnswerError::UnknownOption {
+                    given: text.chars().take(40).collect(),
+                    options: options.clone(),
+                }),
+            _ => self.parse_input(text),
+        }
+    }
 }
 
 impl SurveyDefinition {
@@ -404,6 +437,45 @@ impl SurveyDefinition {
                 }
                 self.parse_answer(i, field(inputs, i))
                     .map_err(|error| InputError { question: i, error })
+            })
+            .collect()
+    }
+}
+
+impl SurveyDefinition {
+    /// One participant's row of a table of answers (`cells[i]` is question `i`'s cell, read by
+    /// [`Question::parse_cell`]): every answer, hidden questions [`Answer::Skipped`]. Unlike a
+    /// form, whose fields may keep text typed before an earlier answer changed, a file holds
+    /// what its author meant, so a value in a hidden question is refused rather than dropped.
+    ///
+    /// # Errors
+    /// [`InputError`] naming the first cell, in question order, that is invalid or
+    /// ([`AnswerError::NotShown`]) not empty although its question is hidden.
+    pub fn answers_from_record(&self, cells: &[String]) -> Result<Vec<Answer>, InputError> {
+        let read: Vec<Result<Answer, AnswerError>> = self
+            .questions
+            .iter()
+            .enumerate()
+            .map(|(i, q)| q.parse_cell(field(cells, i)))
+            .collect();
+        // Visibility from the readable answers; an unreadable one is reported below, in order.
+        let lenient: Vec<Answer> = read
+            .iter()
+            .map(|r| r.clone().unwrap_or(Answer::Skipped))
+            .collect();
+        let shown = self.shown(&lenient);
+        read.into_iter()
+            .zip(shown)
+            .enumerate()
+            .map(|(i, (answer, shown))| {
+                let at = |error| InputError { question: i, error };
+                if shown {
+                    answer.map_err(at)
+                } else if field(cells, i).trim().is_empty() {
+                    Ok(Answer::Skipped)
+                } else {
+                    Err(at(AnswerError::NotShown))
+                }
             })
             .collect()
     }
@@ -535,6 +607,50 @@ mod tests {
         for (q, e) in s.questions.iter().zip(&errors) {
             assert_eq!(e.is_some(), !q.optional, "{}", q.id);
         }
+    }
+
+    #[test]
+    fn a_table_row_names_categorical_options_and_refuses_values_in_hidden_questions() {
+        let mut s = SurveyDefinition::parse(OPTIONAL, "wellbeing-optional.json").unwrap();
+        s.questions[1].show_if = Some(crate::definition::ShowIf {
+            question: "smoker".into(),
+            condition: crate::definition::Condition::Equals(
+                crate::definition::ConditionValue::Text("yes".into()),
+            ),
+        });
+        let row = |cells: [&str; 5]| cells.map(String::from).to_vec();
+        assert_eq!(
+            s.answers_from_record(&row(["yes", "4", "7.5", "", " student "]))
+                .unwrap(),
+            [
+                Answer::YesNo(true),
+                Answer::Integer(4),
+                Answer::Number(7.5),
+                Answer::Skipped,
+                Answer::Category(2)
+            ]
+        );
+        assert_eq!(
+            s.answers_from_record(&row(["no", "", "7.5", "3", ""]))
+                .unwrap()[1],
+            Answer::Skipped
+        );
+        let e = s
+            .answers_from_record(&row(["no", "4", "7.5", "3", ""]))
+            .unwrap_err();
+        assert_eq!((e.question, e.error), (1, AnswerError::NotShown));
+        let e = s
+            .answers_from_record(&row(["yes", "4", "7.5", "3", "2"]))
+            .unwrap_err();
+        assert_eq!(e.question, 4);
+        assert_eq!(
+            e.error.to_string(),
+            "\"2\" is not one of the options (employed, self-employed, student, not working)"
+        );
+        let e = s
+            .answers_from_record(&row(["yes", "4", "NaN", "3", ""]))
+            .unwrap_err();
+        assert_eq!(e.to_string(), "question 3: enter a number from 0 to 24");
     }
 
     /// The declared ranges bound the answers: the demo's largest is 100 (age, ADL), its `x_max`

@@ -247,11 +247,7 @@ fn habits() -> SurveyDraft {
              apply to you are skipped automatically. You may stop at any time. {NOT_PRIVATE}"
         ),
         vec![
-            question(
-                "smokes",
-                "Do you smoke tobacco, even occasionally?",
-                YesNo,
-            ),
+            question("smokes", "Do you smoke tobacco, even occasionally?", YesNo),
             cigarettes,
             question(
                 "exercise_days",
@@ -303,7 +299,10 @@ fn habits_in_spanish() -> Translation {
         ..label_only(label)
     };
     let questions = [
-        ("smokes", label("¿Fuma tabaco, aunque sea de vez en cuando?")),
+        (
+            "smokes",
+            label("¿Fuma tabaco, aunque sea de vez en cuando?"),
+        ),
         (
             "cigarettes",
             QuestionTranslation {
@@ -315,7 +314,10 @@ fn habits_in_spanish() -> Translation {
             "exercise_days",
             label("¿Cuántos días de la semana pasada hizo ejercicio al menos 30 minutos?"),
         ),
-        ("sleep_hours", label("¿Cuántas horas duerme en una noche normal?")),
+        (
+            "sleep_hours",
+            label("¿Cuántas horas duerme en una noche normal?"),
+        ),
         (
             "stress",
             QuestionTranslation {
@@ -328,7 +330,12 @@ fn habits_in_spanish() -> Translation {
             "relax",
             options(
                 "¿Qué le ayuda más a relajarse?",
-                ["Leer", "Hacer deporte", "Escuchar música", "Nada en particular"],
+                [
+                    "Leer",
+                    "Hacer deporte",
+                    "Escuchar música",
+                    "Nada en particular",
+                ],
             ),
         ),
         (
@@ -410,7 +417,6 @@ mod tests {
     use crate::draft::{DraftError, Endpoints, plan_survey};
     use crate::tolerance::HAND_COMPUTED;
     use orthomask_core::key::Key;
-
 
     const BUNDLED: [(&str, &str); 4] = [
         (

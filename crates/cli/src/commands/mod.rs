@@ -14,6 +14,7 @@ pub mod regress;
 pub mod secure_product;
 pub mod secure_regress;
 pub mod serve;
+pub mod survey;
 
 use clap::ValueEnum;
 use orthomask_core::protocol::tm2::{Generator, RightMaskKind};
