@@ -230,8 +230,15 @@ impl SurveyDefinition {
     /// "shown when drinks is weekly or daily", "shown when stress is from 4 to 5"; None without
     /// show_if (or past the last question).
     pub fn condition_text(&self, question: usize) -> Option<String> {
-        let show_if = self.questions.get(question)?.show_if.as_ref()?;
-        let what = match &show_if.condition {
+        Some(self.questions.get(question)?.show_if.as_ref()?.text())
+    }
+}
+
+impl ShowIf {
+    /// The condition in one English line, as [`SurveyDefinition::condition_text`] gives it (the
+    /// survey team's preview of a draft calls it directly).
+    pub fn text(&self) -> String {
+        let what = match &self.condition {
             Condition::Equals(v) => v.to_string(),
             Condition::OneOf(values) => {
                 let words: Vec<String> = values.iter().map(ToString::to_string).collect();
@@ -244,7 +251,7 @@ impl SurveyDefinition {
             }
             Condition::Range { min, max } => format!("from {min} to {max}"),
         };
-        Some(format!("shown when {} is {what}", show_if.question))
+        format!("shown when {} is {what}", self.question)
     }
 }
 

@@ -260,12 +260,21 @@ fn matching(
     }
 }
 
+/// The languages a survey offers: the main language first, then the translations in key order
+/// (for a definition, [`SurveyDefinition::languages`]; the team's preview of a draft calls it).
+pub fn offered<'a>(
+    language: &'a str,
+    translations: &'a BTreeMap<String, Translation>,
+) -> Vec<&'a str> {
+    std::iter::once(language)
+        .chain(translations.keys().map(String::as_str))
+        .collect()
+}
+
 impl SurveyDefinition {
     /// The languages offered: the main language first, then the translations in key order.
     pub fn languages(&self) -> Vec<&str> {
-        std::iter::once(self.language.as_str())
-            .chain(self.translations.keys().map(String::as_str))
-            .collect()
+        offered(&self.language, &self.translations)
     }
 
     /// Everything a participant reads, in `language` (the main language for a tag the survey

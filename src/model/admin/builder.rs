@@ -4,8 +4,15 @@
 //! ([`DraftForm::from_draft`]) for the JSON editor.
 //!
 //! The draft is built as JSON and read with serde, so fields the builder does not know (kept in
-//! [`DraftForm::extra`], e.g. `demonstration`) pass through, and the code compiles whatever
-//! fields `SurveyDraft` gains with `#[serde(default)]`.
+//! [`DraftForm::extra`], e.g. `demonstration`, `language` and `translations`, which are edited in
+//! the JSON editor) pass through, and the code compiles whatever fields `SurveyDraft` gains with
+//! `#[serde(default)]`.
+//!
+//! A question's skip logic ("Show only when …", `show_if`) is [`ShowIfForm`]: an earlier
+//! question, a condition its kind allows ([`ConditionKind::allowed`]) and the value(s), typed as
+//! the referenced question's answers are (numbers for integer, number and Likert questions, text
+//! otherwise). A condition the survey cannot hold (a later question, an unknown option) is still
+//! written to the draft, never dropped: the draft's validation names it.
 
 use orthomask_survey::draft::SurveyDraft;
 use serde_json::{Map, Value, json};
@@ -53,6 +60,109 @@ impl Kind {
     }
 }
 
+/// The kinds of condition of `show_if`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ConditionKind {
+    /// The answer is this value.
+    #[default]
+    Equals,
+    /// The answer is one of these values.
+    OneOf,
+    /// The answer is a number from `min` to `max`.
+    Range,
+}
+
+impl ConditionKind {
+    /// Every condition kind, with its JSON key and its label in the builder.
+    pub const ALL: [(ConditionKind, &'static str, &'static str); 3] = [
+        (ConditionKind::Equals, "equals", "is"),
+        (ConditionKind::OneOf, "one_of", "is one of"),
+        (ConditionKind::Range, "range", "is from … to …"),
+    ];
+
+    /// The JSON key.
+    pub fn key(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(k, ..)| *k == self)
+            .map_or("equals", |(_, key, _)| key)
+    }
+
+    /// The kind of a JSON key.
+    pub fn from_key(key: &str) -> Option<ConditionKind> {
+        Self::ALL
+            .iter()
+            .find(|(_, k, _)| *k == key)
+            .map(|(c, ..)| *c)
+    }
+
+    /// The conditions a question of `kind` can be the subject of: a yes/no answer is one value,
+    /// a category one or several, a number also a range.
+    pub fn allowed(kind: Kind) -> &'static [ConditionKind] {
+        match kind {
+            Kind::YesNo => &[ConditionKind::Equals],
+            Kind::Categorical => &[ConditionKind::Equals, ConditionKind::OneOf],
+            Kind::Integer | Kind::Number | Kind::Likert => &[
+                ConditionKind::Equals,
+                ConditionKind::OneOf,
+                ConditionKind::Range,
+            ],
+        }
+    }
+}
+
+/// "Show only when …": a question's `show_if`, as typed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ShowIfForm {
+    /// Whether the question is shown only under the condition.
+    pub enabled: bool,
+    /// Id of the earlier question whose answer decides.
+    pub question: String,
+    /// The kind of condition.
+    pub condition: ConditionKind,
+    /// The value of `equals`.
+    pub value: String,
+    /// The values of `one_of`: one per line (numbers may also be separated by commas).
+    pub values: String,
+    /// The smallest value of `range`.
+    pub min: String,
+    /// The largest value of `range`.
+    pub max: String,
+}
+
+impl ShowIfForm {
+    /// The `one_of` values, for a question of `kind`: lines, and for numbers commas too.
+    pub fn value_list(&self, kind: Option<Kind>) -> Vec<String> {
+        let numeric = matches!(kind, Some(Kind::Integer | Kind::Number | Kind::Likert));
+        self.values
+            .split(|c| c == '\n' || (numeric && c == ','))
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Whether `value` is among the `one_of` values (a categorical option's checkbox).
+    pub fn has(&self, value: &str) -> bool {
+        self.values.lines().any(|v| v.trim() == value)
+    }
+
+    /// Add `value` to the `one_of` values, or take it out (a checkbox changed).
+    pub fn toggle(&mut self, value: &str, on: bool) {
+        let mut lines: Vec<String> = self
+            .values
+            .lines()
+            .map(str::trim)
+            .filter(|v| !v.is_empty() && *v != value)
+            .map(str::to_owned)
+            .collect();
+        if on {
+            lines.push(value.to_owned());
+        }
+        self.values = lines.join("\n");
+    }
+}
+
 /// One question as the builder holds it; fields of other kinds are kept while the kind changes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QuestionForm {
@@ -78,9 +188,20 @@ pub struct QuestionForm {
     pub high_label: String,
     /// Categorical options, one per line.
     pub options: String,
+    /// Skip logic.
+    pub show_if: ShowIfForm,
 }
 
 impl QuestionForm {
+    /// The categorical options as the draft will have them.
+    pub fn option_list(&self) -> Vec<&str> {
+        self.options
+            .lines()
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+            .collect()
+    }
+
     /// A new question of `kind` with usable defaults, numbered `n` (1-based).
     pub fn new(kind: Kind, n: usize) -> Self {
         Self {
@@ -95,6 +216,7 @@ impl QuestionForm {
             low_label: "disagree".into(),
             high_label: "agree".into(),
             options: String::new(),
+            show_if: ShowIfForm::default(),
         }
     }
 }
@@ -196,6 +318,109 @@ fn non_empty(text: &str) -> Option<&str> {
 }
 
 impl DraftForm {
+    /// The questions before question `i` that a condition may name (those with an id).
+    pub fn earlier_questions(&self, i: usize) -> Vec<&QuestionForm> {
+        self.questions
+            .iter()
+            .take(i)
+            .filter(|q| !q.id.trim().is_empty())
+            .collect()
+    }
+
+    /// The earlier question question `i`'s condition names, if there is one.
+    pub fn condition_subject(&self, i: usize) -> Option<&QuestionForm> {
+        let wanted = self.questions.get(i)?.show_if.question.trim();
+        self.questions
+            .iter()
+            .take(i)
+            .find(|q| q.id.trim() == wanted)
+    }
+
+    /// Make question `i` conditional (or not). Turned on, it starts on the question just before
+    /// it, with the first condition that question's kind allows and its first answer.
+    pub fn set_conditional(&mut self, i: usize, on: bool) {
+        let Some(before) = i
+            .checked_sub(1)
+            .and_then(|j| self.questions.get(j))
+            .cloned()
+        else {
+            return;
+        };
+        let Some(q) = self.questions.get_mut(i) else {
+            return;
+        };
+        q.show_if.enabled = on;
+        if on && q.show_if.question.trim().is_empty() {
+            q.show_if.question = before.id.trim().to_owned();
+            choose_subject(&mut q.show_if, &before);
+        }
+    }
+
+    /// Make question `i`'s condition name the earlier question `id`, resetting the condition to
+    /// one that question's kind allows.
+    pub fn set_condition_subject(&mut self, i: usize, id: &str) {
+        let subject = self
+            .questions
+            .iter()
+            .take(i)
+            .find(|q| q.id.trim() == id)
+            .cloned();
+        if let Some(q) = self.questions.get_mut(i) {
+            q.show_if.question = id.to_owned();
+            if let Some(subject) = subject {
+                choose_subject(&mut q.show_if, &subject);
+            }
+        }
+    }
+
+    /// Question `i`'s `show_if` as JSON, typed as its subject's answers.
+    fn show_if_json(&self, i: usize) -> Result<Option<Value>, FormError> {
+        let Some(q) = self.questions.get(i) else {
+            return Ok(None);
+        };
+        let s = &q.show_if;
+        if !s.enabled {
+            return Ok(None);
+        }
+        let at = |f: &str| format!("question {} show only when {f}", i + 1);
+        let kind = self.condition_subject(i).map(|q| q.kind);
+        // Numbers for numeric subjects; text otherwise (an unknown subject keeps what parses as
+        // a number a number, so the draft's validation judges what was meant).
+        let value = |field: &str, text: &str| -> Result<Value, FormError> {
+            match kind {
+                Some(Kind::Integer | Kind::Number | Kind::Likert) => {
+                    Ok(number(&at(field), text)?.into())
+                }
+                Some(Kind::YesNo | Kind::Categorical) => Ok(text.trim().into()),
+                None => Ok(text
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .map_or_else(|| text.trim().into(), Value::from)),
+            }
+        };
+        let mut item = json!({ "question": s.question.trim() });
+        match s.condition {
+            ConditionKind::Equals => item["equals"] = value("value", &s.value)?,
+            ConditionKind::OneOf => {
+                item["one_of"] = s
+                    .value_list(kind)
+                    .iter()
+                    .map(|v| value("values", v))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into();
+            }
+            ConditionKind::Range => {
+                item["range"] = json!({
+                    "min": number(&at("from"), &s.min)?,
+                    "max": number(&at("to"), &s.max)?,
+                });
+            }
+        }
+        Ok(Some(item))
+    }
+
     /// The draft as JSON, exactly what `POST /api/admin/surveys` receives.
     ///
     /// # Errors
@@ -211,6 +436,9 @@ impl DraftForm {
             }
             if q.optional {
                 item["optional"] = true.into();
+            }
+            if let Some(show_if) = self.show_if_json(i)? {
+                item["show_if"] = show_if;
             }
             match q.kind {
                 Kind::YesNo => {}
@@ -231,15 +459,7 @@ impl DraftForm {
                     item["low_label"] = q.low_label.as_str().into();
                     item["high_label"] = q.high_label.as_str().into();
                 }
-                Kind::Categorical => {
-                    let options: Vec<&str> = q
-                        .options
-                        .lines()
-                        .map(str::trim)
-                        .filter(|o| !o.is_empty())
-                        .collect();
-                    item["options"] = options.into();
-                }
+                Kind::Categorical => item["options"] = q.option_list().into(),
             }
             questions.push(item);
         }
@@ -330,6 +550,55 @@ impl DraftForm {
     }
 }
 
+/// A condition fit for `subject`: its first allowed kind, its first answer as the value.
+fn choose_subject(show_if: &mut ShowIfForm, subject: &QuestionForm) {
+    let allowed = ConditionKind::allowed(subject.kind);
+    if !allowed.contains(&show_if.condition) {
+        show_if.condition = allowed[0];
+    }
+    show_if.value = match subject.kind {
+        Kind::YesNo => "yes".into(),
+        Kind::Categorical => subject
+            .option_list()
+            .first()
+            .map_or_else(String::new, |o| (*o).to_owned()),
+        Kind::Integer | Kind::Number => subject.max.trim().to_owned(),
+        Kind::Likert => subject.points.trim().to_owned(),
+    };
+    show_if.values.clear();
+    (show_if.min, show_if.max) = match subject.kind {
+        Kind::Integer | Kind::Number => (subject.min.clone(), subject.max.clone()),
+        Kind::Likert => ("1".into(), subject.points.clone()),
+        Kind::YesNo | Kind::Categorical => (String::new(), String::new()),
+    };
+}
+
+/// A `show_if` object read back into the builder's fields.
+fn show_if_from_json(v: &Value) -> ShowIfForm {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    let mut form = ShowIfForm {
+        enabled: true,
+        question: v.get("question").map(text).unwrap_or_default(),
+        ..ShowIfForm::default()
+    };
+    if let Some(value) = v.get("equals") {
+        form.condition = ConditionKind::Equals;
+        form.value = text(value);
+    } else if let Some(Value::Array(values)) = v.get("one_of") {
+        form.condition = ConditionKind::OneOf;
+        form.values = values.iter().map(text).collect::<Vec<_>>().join("\n");
+    } else if let Some(range) = v.get("range") {
+        form.condition = ConditionKind::Range;
+        form.min = range.get("min").map(text).unwrap_or_default();
+        form.max = range.get("max").map(text).unwrap_or_default();
+    }
+    form
+}
+
 fn question_from_json(q: &Value, n: usize) -> QuestionForm {
     let s = |k: &str| match q.get(k) {
         Some(Value::String(s)) => Some(s.clone()),
@@ -346,6 +615,9 @@ fn question_from_json(q: &Value, n: usize) -> QuestionForm {
     form.label = s("label").unwrap_or_default();
     form.help = s("help").unwrap_or_default();
     form.optional = q.get("optional").and_then(Value::as_bool).unwrap_or(false);
+    if let Some(show_if) = q.get("show_if").filter(|v| v.is_object()) {
+        form.show_if = show_if_from_json(show_if);
+    }
     if let (Some(min), Some(max)) = (s("min"), s("max")) {
         (form.min, form.max) = (min, max);
     }
@@ -458,6 +730,181 @@ mod tests {
         // SurveyDraft denies unknown fields: the builder shows serde's refusal.
         let e = form.draft().unwrap_err();
         assert!(e.contains("unknown field `no_such_field`"), "{e}");
+    }
+
+    /// smokes, cigarettes (when smokes is yes), stress (Likert), relax (when stress is 4 to 5),
+    /// drinks (categorical), per_week (when drinks is weekly or daily).
+    fn branching() -> DraftForm {
+        let q = |kind, id: &str, f: &dyn Fn(&mut QuestionForm)| {
+            let mut q = QuestionForm::new(kind, 1);
+            q.id = id.into();
+            q.label = format!("{id}?");
+            f(&mut q);
+            q
+        };
+        let mut form = DraftForm {
+            id: "habits".into(),
+            title: "Habits".into(),
+            consent: "I agree.".into(),
+            questions: vec![
+                q(Kind::YesNo, "smokes", &|_| {}),
+                q(Kind::Integer, "cigarettes", &|q| {
+                    (q.min, q.max) = ("1".into(), "60".into())
+                }),
+                q(Kind::Likert, "stress", &|_| {}),
+                q(Kind::Categorical, "relax", &|q| {
+                    q.options = "Reading\nSport".into()
+                }),
+                q(Kind::Categorical, "drinks", &|q| {
+                    q.options = "Never\nWeekly\nDaily".into()
+                }),
+                q(Kind::Integer, "per_week", &|q| {
+                    (q.min, q.max) = ("1".into(), "50".into())
+                }),
+            ],
+            ..DraftForm::default()
+        };
+        // Turned on, a condition starts on the question just before, with its first answer.
+        form.set_conditional(1, true);
+        assert_eq!(
+            (
+                form.questions[1].show_if.question.as_str(),
+                form.questions[1].show_if.condition,
+                form.questions[1].show_if.value.as_str()
+            ),
+            ("smokes", ConditionKind::Equals, "yes")
+        );
+        form.set_conditional(3, true);
+        form.questions[3].show_if.condition = ConditionKind::Range;
+        (form.questions[3].show_if.min, form.questions[3].show_if.max) = ("4".into(), "5".into());
+        form.set_conditional(5, true);
+        form.questions[5].show_if.condition = ConditionKind::OneOf;
+        form.questions[5].show_if.toggle("Daily", true);
+        form.questions[5].show_if.toggle("Weekly", true);
+        form.questions[5].show_if.toggle("Never", true);
+        form.questions[5].show_if.toggle("Never", false);
+        assert!(form.questions[5].show_if.has("Weekly") && !form.questions[5].show_if.has("Never"));
+        form
+    }
+
+    #[test]
+    fn conditions_become_the_drafts_show_if() {
+        let (json, draft) = branching().draft().unwrap();
+        assert_eq!(
+            json["questions"][1]["show_if"],
+            json!({"question": "smokes", "equals": "yes"})
+        );
+        assert_eq!(
+            json["questions"][3]["show_if"],
+            json!({"question": "stress", "range": {"min": 4.0, "max": 5.0}})
+        );
+        assert_eq!(
+            json["questions"][5]["show_if"],
+            json!({"question": "drinks", "one_of": ["Daily", "Weekly"]})
+        );
+        assert!(json["questions"][0].get("show_if").is_none());
+        draft.validate_content().unwrap();
+        // Only earlier questions may be named, and only the conditions their kind allows.
+        let form = branching();
+        let ids: Vec<&str> = form
+            .earlier_questions(3)
+            .iter()
+            .map(|q| q.id.as_str())
+            .collect();
+        assert_eq!(ids, ["smokes", "cigarettes", "stress"]);
+        assert_eq!(
+            form.condition_subject(3).map(|q| q.kind),
+            Some(Kind::Likert)
+        );
+        assert_eq!(ConditionKind::allowed(Kind::YesNo), [ConditionKind::Equals]);
+        assert!(!ConditionKind::allowed(Kind::Categorical).contains(&ConditionKind::Range));
+        assert_eq!(ConditionKind::allowed(Kind::Number).len(), 3);
+        // Numbers typed with commas for a numeric subject.
+        let mut form = branching();
+        form.set_condition_subject(5, "stress");
+        assert_eq!(
+            (
+                form.questions[5].show_if.condition,
+                form.questions[5].show_if.value.as_str()
+            ),
+            (ConditionKind::OneOf, "5")
+        );
+        form.questions[5].show_if.values = "4, 5".into();
+        let (json, _) = form.draft().unwrap();
+        assert_eq!(
+            json["questions"][5]["show_if"],
+            json!({"question": "stress", "one_of": [4.0, 5.0]})
+        );
+        form.questions[5].show_if.values = "4, five".into();
+        assert_eq!(
+            form.draft().unwrap_err(),
+            "question 6 show only when values: \"five\" is not a number"
+        );
+    }
+
+    /// A condition the survey cannot hold is written, not dropped: the draft's validation names
+    /// it (here the subject moved below the question).
+    #[test]
+    fn an_impossible_condition_is_kept_and_named() {
+        let mut form = branching();
+        form.questions.swap(0, 1);
+        let (json, draft) = form.draft().unwrap();
+        assert_eq!(json["questions"][0]["show_if"]["question"], "smokes");
+        let e = draft.validate_content().unwrap_err().to_string();
+        assert!(
+            e.contains("questions[0].show_if.question") && e.contains("comes later"),
+            "{e}"
+        );
+        // Switched off, the condition leaves the draft.
+        let mut form = branching();
+        form.set_conditional(1, false);
+        assert!(
+            form.to_json().unwrap()["questions"][1]
+                .get("show_if")
+                .is_none()
+        );
+    }
+
+    /// The editor's JSON with conditions, a main language and translations goes through the
+    /// builder and back unchanged, and an edit in the builder keeps them.
+    #[test]
+    fn conditions_and_translations_survive_the_builder_and_the_editor() {
+        use crate::model::admin::state::{BuilderAction, BuilderState};
+        use std::rc::Rc;
+        use yew::Reducible;
+        let (mut json, _) = branching().draft().unwrap();
+        json["language"] = "es".into();
+        let mut translation = json!({"title": "Habits", "consent": "I agree.", "questions": {}});
+        for q in json["questions"].as_array().unwrap() {
+            let id = q["id"].as_str().unwrap();
+            let mut t = json!({"label": format!("{id} (en)")});
+            if let Some(options) = q.get("options") {
+                t["options"] = options.clone();
+            }
+            if q["kind"] == "likert" {
+                (t["low_label"], t["high_label"]) = ("low".into(), "high".into());
+            }
+            translation["questions"][id] = t;
+        }
+        json["translations"] = json!({ "en": translation });
+        let text = crate::model::admin::editor::text(&json);
+        let draft = crate::model::admin::editor::check(&text).unwrap();
+        assert_eq!(draft.language, "es");
+        // Builder → draft: the same draft.
+        let form = DraftForm::from_draft(&draft);
+        assert!(form.questions[1].show_if.enabled);
+        assert_eq!(form.draft().unwrap().1, draft);
+        // The page: text in the editor, then an edit in the builder.
+        let state = Rc::new(BuilderState::default()).reduce(BuilderAction::Text(text));
+        assert_eq!(state.text_error, None);
+        let state = state.reduce(BuilderAction::Edit(Rc::new(|f| f.title = "Hábitos".into())));
+        let after = crate::model::admin::editor::check(&state.text).unwrap();
+        assert_eq!(after.title, "Hábitos");
+        assert_eq!(after.translations, draft.translations);
+        assert_eq!(after.language, "es");
+        let conditions =
+            |d: &SurveyDraft| -> Vec<_> { d.questions.iter().map(|q| q.show_if.clone()).collect() };
+        assert_eq!(conditions(&after), conditions(&draft));
     }
 
     #[test]

@@ -2,8 +2,12 @@
 //! `orthomask_survey::draft::plan_survey` the collector runs on `POST /api/admin/surveys`, with
 //! the endpoints it publishes at `GET /api/deployment`. An unsafe design is refused here with
 //! the API's own one-line reason (`DraftError`'s text), before anything is sent.
+//!
+//! [`notes`]: what the participant's form preview says about the draft beyond its questions —
+//! the languages offered and, under each conditional question, when it is shown.
 
 use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
+use orthomask_survey::languages::offered;
 
 /// Where the deployment's participants upload (the `msp` and `rights` of
 /// `orthomask_survey::trust::Deployment`). Read field by field, so fields the collector adds
@@ -97,6 +101,31 @@ pub fn preview(
     })
 }
 
+/// The preview's notes on a draft: languages and skip logic.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FormNotes {
+    /// The languages the participants may choose, the main one first.
+    pub languages: Vec<String>,
+    /// Under each question, when it is shown (`None`: always), e.g. "shown when smokes is yes".
+    pub conditions: Vec<Option<String>>,
+}
+
+/// The notes of [`FormNotes`] for `draft`, in the words of `orthomask_survey`
+/// (`SurveyDefinition::languages`, `SurveyDefinition::condition_text`).
+pub fn notes(draft: &SurveyDraft) -> FormNotes {
+    FormNotes {
+        languages: offered(&draft.language, &draft.translations)
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        conditions: draft
+            .questions
+            .iter()
+            .map(|q| q.show_if.as_ref().map(|s| s.text()))
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +186,40 @@ mod tests {
             preview(&empty, &endpoints()).unwrap_err(),
             "survey definition: questions[2].options: need at least two options"
         );
+    }
+
+    /// The preview names the languages and says under each conditional question when it is
+    /// shown; the survey's own test plans such a draft (`orthomask_survey::demonstrations`).
+    #[test]
+    fn the_notes_name_languages_and_conditions() {
+        let draft = editor::parse(
+            r#"{"id": "s", "title": "T", "consent": "ok", "cohort_size": 20, "invitations": true,
+              "translations": {"es": {"title": "T", "consent": "ok", "questions": {
+                  "smoker": {"label": "¿?"}, "n": {"label": "¿?"}, "stress": {"label": "¿?", "low_label": "a", "high_label": "b"}}}},
+              "questions": [{"id": "smoker", "label": "?", "kind": "yes_no"},
+                            {"id": "n", "label": "?", "kind": "integer", "min": 1, "max": 60, "show_if": {"question": "smoker", "equals": "yes"}},
+                            {"id": "stress", "label": "?", "kind": "likert", "points": 5, "low_label": "l", "high_label": "h",
+                             "show_if": {"question": "n", "range": {"min": 10, "max": 60}}}]}"#,
+        )
+        .unwrap();
+        draft.validate_content().unwrap();
+        let notes = notes(&draft);
+        assert_eq!(notes.languages, ["en", "es"]);
+        assert_eq!(
+            notes.conditions,
+            [
+                None,
+                Some("shown when smoker is yes".to_owned()),
+                Some("shown when n is from 10 to 60".to_owned())
+            ]
+        );
+        let plain = notes_of(DRAFT);
+        assert_eq!(plain.languages, ["en"]);
+        assert!(plain.conditions.iter().all(Option::is_none));
+    }
+
+    fn notes_of(text: &str) -> FormNotes {
+        notes(&editor::parse(text).unwrap())
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Create a survey: the question builder, the JSON editor of the same draft (two-way, validated
 //! as you type), the participant's form as it will look, and the design the collector will
 //! choose — `plan_survey` run here with the deployment's endpoints, refusing unsafe designs with
-//! the API's one-line reason before anything is sent.
+//! the API's one-line reason before anything is sent. A question after the first may be shown
+//! only when an earlier answer meets a condition ("Show only when …", `show_if`); texts in other
+//! languages are written in the JSON editor (`translations`), which the builder keeps.
 
 use std::rc::Rc;
 
@@ -9,7 +11,7 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::preview::FormPreview;
-use crate::model::admin::builder::{DraftForm, Kind, QuestionForm};
+use crate::model::admin::builder::{ConditionKind, DraftForm, Kind, QuestionForm};
 use crate::model::admin::preview::{DeploymentEndpoints, PlanPreview, preview};
 use crate::model::admin::state::{BuilderAction, BuilderState};
 use crate::model::format::sig;
@@ -77,7 +79,171 @@ fn check(id: &str, label: &str, checked: bool, on: Callback<Event>) -> Html {
     }
 }
 
-fn question_editor(d: &Dispatch, i: usize, q: &QuestionForm, count: usize) -> Html {
+fn select(
+    id: &str,
+    label: &str,
+    options: Vec<(String, String, bool)>,
+    on: Callback<String>,
+) -> Html {
+    let onchange = Callback::from(move |e: Event| on.emit(target_value(&e)));
+    html! {
+        <label for={id.to_owned()} class="field">
+            <span>{ label }</span>
+            <select id={id.to_owned()} onchange={onchange}>
+                { for options.into_iter().map(|(value, text, selected)| html! {
+                    <option value={value} selected={selected}>{ text }</option>
+                }) }
+            </select>
+        </label>
+    }
+}
+
+/// "Show only when …": the earlier question, the condition its kind allows, the value(s).
+fn condition_editor(d: &Dispatch, form: &DraftForm, i: usize) -> Html {
+    let Some(q) = form.questions.get(i) else {
+        return html! {};
+    };
+    let s = &q.show_if;
+    let earlier = form.earlier_questions(i);
+    // The first question has nothing to depend on, unless the editor gave it a condition.
+    if earlier.is_empty() && !s.enabled {
+        return html! {};
+    }
+    let at = |f: &str| format!("b-q{i}-if-{f}");
+    let set = |f: fn(&mut crate::model::admin::builder::ShowIfForm, String)| {
+        edit(d, move |form, v| {
+            if let Some(q) = form.questions.get_mut(i) {
+                f(&mut q.show_if, v);
+            }
+        })
+    };
+    let on_enabled = edit_check(d, move |form, on| form.set_conditional(i, on));
+    let toggle = check(
+        &at("on"),
+        "Show only when an earlier answer is …",
+        s.enabled,
+        on_enabled,
+    );
+    if !s.enabled {
+        return html! { <div class="condition-editor">{ toggle }</div> };
+    }
+    let subject = form.condition_subject(i);
+    let kind = subject.map(|q| q.kind);
+    let mut subjects: Vec<(String, String, bool)> = earlier
+        .iter()
+        .map(|e| {
+            let id = e.id.trim().to_owned();
+            let text = if e.label.trim().is_empty() {
+                id.clone()
+            } else {
+                format!("{id}: {}", e.label.trim())
+            };
+            let selected = id == s.question.trim();
+            (id, text, selected)
+        })
+        .collect();
+    if subject.is_none() {
+        // Never hidden: a condition on a question that is not earlier stays visible (and the
+        // draft's validation says what is wrong with it).
+        subjects.insert(
+            0,
+            (
+                s.question.clone(),
+                format!("{} (not an earlier question)", s.question),
+                true,
+            ),
+        );
+    }
+    let on_subject = edit(d, move |form, v| form.set_condition_subject(i, &v));
+    let allowed: Vec<ConditionKind> = kind.map_or_else(
+        || ConditionKind::ALL.iter().map(|(k, ..)| *k).collect(),
+        |k| ConditionKind::allowed(k).to_vec(),
+    );
+    let conditions: Vec<(String, String, bool)> = ConditionKind::ALL
+        .iter()
+        .filter(|(k, ..)| allowed.contains(k) || *k == s.condition)
+        .map(|(k, key, label)| ((*key).to_owned(), (*label).to_owned(), *k == s.condition))
+        .collect();
+    let options: Vec<String> = match (kind, subject) {
+        (Some(Kind::YesNo), _) => vec!["yes".into(), "no".into()],
+        (Some(Kind::Categorical), Some(q)) => {
+            q.option_list().into_iter().map(str::to_owned).collect()
+        }
+        _ => Vec::new(),
+    };
+    let choices = matches!(kind, Some(Kind::YesNo | Kind::Categorical));
+    let value = match s.condition {
+        ConditionKind::Equals if choices => {
+            let mut list: Vec<(String, String, bool)> = options
+                .iter()
+                .map(|o| (o.clone(), o.clone(), *o == s.value))
+                .collect();
+            if !options.contains(&s.value) {
+                list.insert(
+                    0,
+                    (
+                        s.value.clone(),
+                        format!("{} (not an answer)", s.value),
+                        true,
+                    ),
+                );
+            }
+            select(&at("value"), "Answer", list, set(|s, v| s.value = v))
+        }
+        ConditionKind::Equals => field(
+            &at("value"),
+            "Answer",
+            &s.value,
+            set(|s, v| s.value = v),
+            "text",
+        ),
+        ConditionKind::OneOf if choices => html! {
+            <fieldset class="condition-values">
+                <legend>{ "Answers" }</legend>
+                { for options.iter().enumerate().map(|(k, o)| {
+                    let option = o.clone();
+                    let on = edit_check(d, move |form, on| {
+                        if let Some(q) = form.questions.get_mut(i) {
+                            q.show_if.toggle(&option, on);
+                        }
+                    });
+                    check(&at(&format!("value-{k}")), o, s.has(o), on)
+                }) }
+            </fieldset>
+        },
+        ConditionKind::OneOf => field(
+            &at("values"),
+            "Answers, separated by commas",
+            &s.values,
+            set(|s, v| s.values = v),
+            "text",
+        ),
+        ConditionKind::Range => html! {
+            <>
+                { field(&at("min"), "From", &s.min, set(|s, v| s.min = v), "text") }
+                { field(&at("max"), "To", &s.max, set(|s, v| s.max = v), "text") }
+            </>
+        },
+    };
+    html! {
+        <div class="condition-editor" data-testid={format!("condition-{i}")}>
+            { toggle }
+            <div class="fields">
+                { select(&at("question"), "Earlier question", subjects, on_subject) }
+                { select(&at("condition"), "Condition", conditions, set(|s, v| s.condition = ConditionKind::from_key(&v).unwrap_or_default())) }
+                { value }
+            </div>
+        </div>
+    }
+}
+
+fn question_editor(
+    d: &Dispatch,
+    form: &DraftForm,
+    i: usize,
+    q: &QuestionForm,
+    count: usize,
+) -> Html {
     let at = |f: &str| format!("b-q{i}-{f}");
     let set = |f: fn(&mut QuestionForm, String)| {
         edit(d, move |form, v| {
@@ -144,6 +310,7 @@ fn question_editor(d: &Dispatch, i: usize, q: &QuestionForm, count: usize) -> Ht
                 { specific }
             </div>
             { check(&at("optional"), "Participants may skip it", q.optional, on_optional) }
+            { condition_editor(d, form, i) }
             <div class="buttons">
                 <button type="button" onclick={action(|qs, i| qs.swap(i - 1, i))} disabled={i == 0}>{ "Move up" }</button>
                 <button type="button" onclick={action(|qs, i| qs.swap(i, i + 1))} disabled={i + 1 == count}>{ "Move down" }</button>
@@ -279,7 +446,7 @@ pub fn builder(props: &BuilderProps) -> Html {
                 <div class="builder-fields">
                     { survey_fields }
                     <h3>{ "Questions" }</h3>
-                    { for form.questions.iter().enumerate().map(|(i, q)| question_editor(&d, i, q, count)) }
+                    { for form.questions.iter().enumerate().map(|(i, q)| question_editor(&d, form, i, q, count)) }
                     <button type="button" onclick={on_add} data-testid="add-question">{ "Add a question" }</button>
                     { design_fields }
                 </div>

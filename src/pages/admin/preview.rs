@@ -1,12 +1,15 @@
 //! The participant's form as it will look, every question on one page and read-only, with the
 //! participant page's markup and classes (`form.question`, `.choices`, `.choice`, `.help`,
-//! `.badge`) so the preview follows the page's style.
+//! `.badge`) so the preview follows the page's style. It names the languages offered and says
+//! under each conditional question when it is shown (`crate::model::admin::preview::notes`).
 
 use std::rc::Rc;
 
 use orthomask_survey::definition::{Question, QuestionKind};
 use orthomask_survey::draft::SurveyDraft;
 use yew::prelude::*;
+
+use crate::model::admin::preview::notes;
 
 /// Props of [`FormPreview`].
 #[derive(Properties, PartialEq)]
@@ -65,9 +68,19 @@ fn input(index: usize, q: &Question) -> Html {
 pub fn form_preview(props: &FormPreviewProps) -> Html {
     let d = &props.draft;
     let n = d.questions.len();
+    let notes = notes(d);
+    let languages = match notes.languages.split_first() {
+        Some((main, [])) => format!("Language: {main}"),
+        Some((main, others)) => format!(
+            "Languages offered: {main} (main), {} (participants choose; the browser's preference first)",
+            others.join(", ")
+        ),
+        None => String::new(),
+    };
     html! {
         <div class="participate form-preview" data-testid="form-preview" aria-label="Preview of the participant's form" role="region">
             <h3>{ &d.title }</h3>
+            <p class="languages" data-testid="preview-languages">{ languages }</p>
             if let Some(text) = &d.description { <p>{ text }</p> }
             <h4>{ "Consent" }</h4>
             <p class="consent-text">{ &d.consent }</p>
@@ -78,7 +91,11 @@ pub fn form_preview(props: &FormPreviewProps) -> Html {
                             <span class="counter">{ format!("Question {} of {n}", i + 1) }</span>
                             <span class="label">{ &q.label }</span>
                             if q.optional { <span class="badge">{ "optional" }</span> }
+                            if q.show_if.is_some() { <span class="badge">{ "conditional" }</span> }
                         </legend>
+                        if let Some(Some(when)) = notes.conditions.get(i) {
+                            <p class="condition" data-testid="preview-condition">{ when }</p>
+                        }
                         if let Some(help) = &q.help { <p class="help">{ help }</p> }
                         { input(i, q) }
                     </fieldset>
