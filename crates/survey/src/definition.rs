@@ -7,6 +7,10 @@
 //! right-multiplies by `B_k`); `masking.share_mode` means the collusion-resistant extension of
 //! §3.5 (the device splits its record into additive shares). Exactly one must be given. The JSON
 //! Schema is `docs/survey.schema.json`; samples are in `www/surveys/`.
+//!
+//! A question may be shown only after certain earlier answers (`show_if`, [`crate::branching`]),
+//! and the texts may come in several languages (`language`, `translations`,
+//! [`crate::languages`]); [`validate_content`] checks both with the questions.
 
 use crate::coding::AnswerError;
 use crate::policy::SHARE_SCALE;
