@@ -1,5 +1,6 @@
 // Shared helpers: the server, Debian's chromium through playwright-core, request/console/storage
 // recorders, screenshots and the non-blank-canvas check.
+import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -83,13 +84,14 @@ export async function workerLog(page) {
   return page.evaluate(() => window.__workerProbe.log.slice());
 }
 
-export async function setup({ viewport = { width: 1280, height: 900 } } = {}) {
+export async function setup({ viewport = { width: 1280, height: 900 }, locale = 'en-US' } = {}) {
   const server = await startServer({ dist, fixtures });
   const profile = await mkdtemp(join(tmpdir(), 'orthomask-e2e-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
     viewport,
+    locale,
     acceptDownloads: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -98,7 +100,10 @@ export async function setup({ viewport = { width: 1280, height: 900 } } = {}) {
   await context.addInitScript(installWorkerProbe);
   const page = context.pages()[0] ?? await context.newPage();
   const record = { requests: [], console: [], errors: [] };
-  context.on('request', (r) => record.requests.push({ url: r.url(), method: r.method(), body: r.postData() ?? '', headers: r.headers() }));
+  // `worker`: made by the service worker (its install fetches the app's files), not the page.
+  context.on('request', (r) => record.requests.push({
+    url: r.url(), method: r.method(), body: r.postData() ?? '', headers: r.headers(), worker: r.serviceWorker() !== null,
+  }));
   page.on('console', (m) => record.console.push(m.text()));
   page.on('pageerror', (e) => record.errors.push(String(e)));
   await mkdir(artifacts, { recursive: true });
@@ -127,15 +132,44 @@ export async function canvasVariance(page, selector) {
   });
 }
 
-/** Storage the page could have written to: local, session, IndexedDB, cookies, Cache API. */
-export async function storageSnapshot(page) {
-  return page.evaluate(async () => ({
-    local: Object.fromEntries(Object.entries(localStorage)),
-    session: Object.fromEntries(Object.entries(sessionStorage)),
-    indexedDB: (await indexedDB.databases()).map((d) => d.name),
-    cookie: document.cookie,
-    caches: 'caches' in self ? await caches.keys() : [],
-  }));
+export { readDeviceStorage } from './device-storage.mjs';
+
+/**
+ * What the device keeps, checked: no local or session storage, no cookie; IndexedDB only the
+ * outbox, whose entries are masked uploads (the fields of a waiting submission, no raw number);
+ * the Cache API only the app's own files and the participant page's two GETs (the deployment and
+ * the signed offer), with no raw number in them. Returns the outbox's entries.
+ */
+export function assertNothingKept(storage, rawNumbers, label) {
+  assert.deepEqual([storage.local, storage.session, storage.cookie], [{}, {}, ''], `${label}: web storage`);
+  const waiting = [];
+  for (const [db, stores] of Object.entries(storage.indexedDB)) {
+    assert.deepEqual([db, Object.keys(stores)], ['orthomask', ['outbox']], `${label}: IndexedDB`);
+    for (const { key, value } of stores.outbox) {
+      const entry = JSON.parse(value);
+      assert.deepEqual(Object.keys(entry).sort(), ['cohort', 'destinations', 'survey', 'token'], `${label}: outbox entry`);
+      assert.equal(entry.token, key);
+      for (const d of entry.destinations) assert.deepEqual(Object.keys(d).sort(), ['upload', 'url']);
+      waiting.push(entry);
+    }
+  }
+  for (const entries of Object.values(storage.caches)) {
+    for (const { url, text } of entries) {
+      const { pathname } = new URL(url);
+      if (!pathname.startsWith('/api/')) continue;
+      assert.ok(pathname === '/api/deployment' || /^\/api\/surveys\/[a-z0-9_-]+\/definition$/.test(pathname), `${label}: cached ${url}`);
+      assert.ok(text !== null, `${label}: ${url} is JSON`);
+      noRawNumber(JSON.parse(text), rawNumbers, `${label}: cached ${url}`);
+    }
+  }
+  noRawNumber(waiting, rawNumbers, `${label}: the outbox`);
+  return waiting;
+}
+
+function noRawNumber(value, rawNumbers, label) {
+  for (const v of numbersIn(value)) {
+    for (const raw of rawNumbers) assert.ok(Math.abs(v - raw) > 1e-9, `${label} holds the raw answer ${raw}`);
+  }
 }
 
 /** Every number anywhere inside a JSON value. */

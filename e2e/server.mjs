@@ -28,6 +28,7 @@ import { extname, join, normalize } from 'node:path';
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json', '.csv': 'text/csv',
+  '.webmanifest': 'application/manifest+json', '.svg': 'image/svg+xml',
 };
 
 /** Upload::hash() of crates/formats/src/survey.rs: SHA-256 over a canonical little-endian encoding. */

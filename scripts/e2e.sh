@@ -55,4 +55,6 @@ log "the survey team's page (#/admin): builder, invitations, participants, close
 node e2e-services/admin.mjs --out "$out/admin"
 log "a newcomer's demonstration loop: live demo, receipt, simulated participants, release, analyst and audit views"
 node e2e-services/newcomer.mjs --out "$out/newcomer"
-log "end to end passed (basic and share mode, the survey team's page, the demonstration loop); files in $out/{basic,shares,admin,newcomer}"
+log "in the field: one participant offline, in Spanish, through a branch; the release equals the raw answers"
+node e2e-services/field.mjs --out "$out/field"
+log "end to end passed (basic and share mode, the survey team's page, the demonstration loop, the field form); files in $out/{basic,shares,admin,newcomer,field}"

@@ -13,6 +13,7 @@
 //! * [`model`] — pure, I/O-free logic behind each view (native tests cover it): the participant
 //!   form, the analysis, the classroom, the audit, the benchmark, and the worker's jobs;
 //! * [`plots`] — every figure as a function generic over plotters' `DrawingBackend`;
+//! * [`i18n`] — the app's own texts, one Fluent catalogue per language (`locales/`);
 //! * [`state`] — reducers (`Action` enums, `impl Reducible`), no HTML;
 //! * [`services`] — all I/O: HTTP, files, downloads, the Web Worker, timing;
 //! * [`context`] — shared state through contexts and `use_xxx()` hooks;
@@ -20,6 +21,7 @@
 //! * [`components`], [`pages`], [`app`] — the views;
 //! * [`worker`] — the worker side of the job protocol.
 
+pub mod i18n;
 pub mod model;
 pub mod plots;
 
@@ -40,6 +42,8 @@ pub mod worker;
 /// when running in a Web Worker.
 pub fn start() {
     if web_sys::window().is_some() {
+        // Installable and usable offline once opened (issue 13 §1; `www/sw.js`).
+        services::browser::register_service_worker();
         yew::Renderer::<app::App>::new().render();
     } else {
         worker::serve();

@@ -29,7 +29,7 @@ pub enum Phase {
     Broken(String),
     /// Reading the consent text.
     Consent,
-    /// Answering question `index` (0-based).
+    /// Answering question `index` (0-based; only questions the earlier answers show).
     Question(usize),
     /// Looking at what will leave the device.
     Review,
@@ -39,6 +39,47 @@ pub enum Phase {
     Done,
     /// Sending failed; everything is kept for another try.
     Failed(String),
+    /// No connection: the masked upload waits in the device's outbox and goes out when the
+    /// connection returns (issue 13 §1).
+    Waiting,
+}
+
+/// What the page's `aria-live` region says, in the participant's language when shown
+/// (`pages::participate` renders it through the catalogue).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Announcement {
+    /// Nothing yet.
+    Nothing,
+    /// The survey opened.
+    Loaded,
+    /// Begin was pressed without consent.
+    NeedConsent,
+    /// Question `number` (1-based) of `total` is on screen.
+    Question {
+        /// 1-based position.
+        number: usize,
+        /// Questions in the survey.
+        total: usize,
+    },
+    /// The answer to question `number` does not fit.
+    Invalid {
+        /// 1-based position.
+        number: usize,
+        /// Why.
+        error: AnswerError,
+    },
+    /// Every shown question is answered.
+    AllAnswered,
+    /// Attempt `n` is on its way.
+    Sending(u32),
+    /// Sent; the receipt is shown.
+    Sent,
+    /// Kept in the outbox until the connection returns.
+    Waiting,
+    /// The waiting upload was discarded.
+    Discarded,
+    /// A message from elsewhere (a service, the browser), shown as it came.
+    Message(String),
 }
 
 /// The participant form. The answers live only here, in memory.
@@ -66,8 +107,8 @@ pub struct ParticipantState {
     pub prepare_error: Option<String>,
     /// Receipts per destination.
     pub receipts: Vec<(String, Receipt)>,
-    /// The text of the `aria-live` region.
-    pub announcement: String,
+    /// What the `aria-live` region says.
+    pub announcement: Announcement,
 }
 
 impl Default for ParticipantState {
@@ -83,7 +124,7 @@ impl Default for ParticipantState {
             prepared_inputs: Vec::new(),
             prepare_error: None,
             receipts: Vec::new(),
-            announcement: String::new(),
+            announcement: Announcement::Nothing,
         }
     }
 }
@@ -106,9 +147,9 @@ pub enum ParticipantAction {
         /// New text.
         value: String,
     },
-    /// Validate this screen and go on.
+    /// Validate this screen and go on to the next question the answers show.
     Next,
-    /// Go back one screen.
+    /// Go back one screen (to the previous question the answers show).
     Back,
     /// The masked upload was prepared (or could not be).
     Prepared(Result<Rc<Prepared>, String>),
@@ -118,6 +159,10 @@ pub enum ParticipantAction {
     Sent(Vec<(String, Receipt)>),
     /// Sending failed after every retry.
     Failed(String),
+    /// No connection: the masked upload is kept in the outbox.
+    Waiting,
+    /// The participant discarded the waiting upload (nothing of it was sent): back to review.
+    Discarded,
     /// Back to the answers from the review or a failure.
     Edit,
 }
@@ -133,9 +178,48 @@ impl ParticipantState {
         let total = self.question_count().max(1) as f64;
         match self.phase {
             Phase::Question(i) => i as f64 / total,
-            Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done => 1.0,
+            Phase::Review
+            | Phase::Sending(_)
+            | Phase::Failed(_)
+            | Phase::Done
+            | Phase::Waiting => 1.0,
             _ => 0.0,
         }
+    }
+
+    /// Which questions the current answers show (skip logic, `show_if`).
+    fn shown(&self) -> Vec<bool> {
+        self.survey
+            .as_ref()
+            .map_or_else(Vec::new, |s| s.shown_from_inputs(&self.inputs))
+    }
+
+    /// The first question after `after` (or from the start with `None`) that the answers show.
+    fn next_shown(&self, after: Option<usize>) -> Option<usize> {
+        let from = after.map_or(0, |i| i + 1);
+        self.shown()
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find_map(|(i, shown)| shown.then_some(i))
+    }
+
+    /// The last question before `before` that the answers show.
+    fn previous_shown(&self, before: usize) -> Option<usize> {
+        self.shown()
+            .iter()
+            .enumerate()
+            .take(before)
+            .rev()
+            .find_map(|(i, shown)| shown.then_some(i))
+    }
+
+    fn go_to_question(&mut self, i: usize) {
+        self.phase = Phase::Question(i);
+        self.announcement = Announcement::Question {
+            number: i + 1,
+            total: self.question_count(),
+        };
     }
 }
 
@@ -155,20 +239,20 @@ impl Reducible for ParticipantState {
                 s.errors = vec![None; survey.questions.len()];
                 s.survey = Some(survey);
                 s.phase = Phase::Consent;
-                s.announcement = "Survey loaded. Please read the consent text.".into();
+                s.announcement = Announcement::Loaded;
             }
             ParticipantAction::Loaded(Err(e)) => {
                 s = ParticipantState::default();
-                s.announcement = e.clone();
+                s.announcement = Announcement::Message(e.clone());
                 s.phase = Phase::Broken(e);
             }
             ParticipantAction::Consent(yes) => s.consent = yes,
             ParticipantAction::Begin => {
                 if s.consent && s.phase == Phase::Consent {
-                    s.phase = Phase::Question(0);
-                    s.announcement = format!("Question 1 of {}", s.question_count());
+                    // The first question is never conditional (a condition needs an earlier one).
+                    s.go_to_question(0);
                 } else {
-                    s.announcement = "Please tick the consent box to continue.".into();
+                    s.announcement = Announcement::NeedConsent;
                 }
             }
             ParticipantAction::Input { index, value } => {
@@ -185,68 +269,77 @@ impl Reducible for ParticipantState {
             ParticipantAction::Next => {
                 if let (Phase::Question(i), Some(survey)) = (s.phase.clone(), s.survey.clone()) {
                     match survey.parse_answer(i, &s.inputs[i]) {
-                        Err(e) => {
-                            s.announcement = format!("Question {}: {e}", i + 1);
-                            s.errors[i] = Some(e);
+                        Err(error) => {
+                            s.announcement = Announcement::Invalid {
+                                number: i + 1,
+                                error: error.clone(),
+                            };
+                            s.errors[i] = Some(error);
                         }
                         Ok(_) => {
                             s.errors[i] = None;
-                            if i + 1 < survey.questions.len() {
-                                s.phase = Phase::Question(i + 1);
-                                s.announcement =
-                                    format!("Question {} of {}", i + 2, survey.questions.len());
-                            } else {
-                                s.phase = Phase::Review;
-                                if s.prepared_inputs != s.inputs {
-                                    s.prepared = None;
+                            match s.next_shown(Some(i)) {
+                                Some(next) => s.go_to_question(next),
+                                None => {
+                                    s.phase = Phase::Review;
+                                    if s.prepared_inputs != s.inputs {
+                                        s.prepared = None;
+                                    }
+                                    s.prepare_error = None;
+                                    s.announcement = Announcement::AllAnswered;
                                 }
-                                s.prepare_error = None;
-                                s.announcement =
-                                    "All questions answered. Review what will leave your device."
-                                        .into();
                             }
                         }
                     }
                 }
             }
-            ParticipantAction::Back => {
-                s.phase = match s.phase {
-                    Phase::Question(0) => Phase::Consent,
-                    Phase::Question(i) => Phase::Question(i - 1),
-                    Phase::Review | Phase::Failed(_) => {
-                        Phase::Question(s.question_count().saturating_sub(1))
-                    }
-                    ref other => other.clone(),
-                };
-            }
+            ParticipantAction::Back => match s.phase {
+                Phase::Question(0) => s.phase = Phase::Consent,
+                Phase::Question(i) => {
+                    let to = s.previous_shown(i).unwrap_or(0);
+                    s.go_to_question(to);
+                }
+                Phase::Review | Phase::Failed(_) => {
+                    let last = s.question_count();
+                    let to = s.previous_shown(last).unwrap_or(0);
+                    s.go_to_question(to);
+                }
+                _ => {}
+            },
             ParticipantAction::Prepared(Ok(p)) => {
                 s.prepared = Some(p);
                 s.prepared_inputs = s.inputs.clone();
                 s.prepare_error = None;
             }
             ParticipantAction::Prepared(Err(e)) => {
-                s.announcement = e.clone();
+                s.announcement = Announcement::Message(e.clone());
                 s.prepare_error = Some(e);
             }
             ParticipantAction::Sending(n) => {
                 s.phase = Phase::Sending(n);
-                s.announcement = if n == 1 {
-                    "Sending…".into()
-                } else {
-                    format!("Sending, attempt {n}…")
-                };
+                s.announcement = Announcement::Sending(n);
             }
             ParticipantAction::Sent(receipts) => {
                 s.receipts = receipts;
                 s.phase = Phase::Done;
-                s.announcement = "Sent. Your receipt is below.".into();
+                s.announcement = Announcement::Sent;
             }
             ParticipantAction::Failed(e) => {
-                s.announcement = e.clone();
+                s.announcement = Announcement::Message(e.clone());
                 s.phase = Phase::Failed(e);
             }
+            ParticipantAction::Waiting => {
+                s.phase = Phase::Waiting;
+                s.announcement = Announcement::Waiting;
+            }
+            ParticipantAction::Discarded => {
+                if s.phase == Phase::Waiting {
+                    s.phase = Phase::Review;
+                    s.announcement = Announcement::Discarded;
+                }
+            }
             ParticipantAction::Edit => {
-                s.phase = Phase::Question(0);
+                s.go_to_question(0);
             }
         }
         Rc::new(s)
@@ -428,6 +521,7 @@ mod tests {
     use super::*;
 
     const DEMO: &str = include_str!("../www/surveys/leaps-demo.json");
+    const BRANCHING: &str = include_str!("../www/surveys/habits-branching.json");
 
     fn loaded() -> Rc<ParticipantState> {
         let survey = SurveyDefinition::parse(DEMO, "demo").unwrap();
@@ -469,7 +563,7 @@ mod tests {
     fn consent_comes_first_and_errors_are_announced() {
         let s = loaded().reduce(ParticipantAction::Begin);
         assert_eq!(s.phase, Phase::Consent);
-        assert!(s.announcement.contains("consent"));
+        assert_eq!(s.announcement, Announcement::NeedConsent);
         let s = s
             .reduce(ParticipantAction::Consent(true))
             .reduce(ParticipantAction::Begin);
@@ -481,7 +575,13 @@ mod tests {
             s.errors[0].as_ref().map(ToString::to_string).as_deref(),
             Some("this question needs an answer")
         );
-        assert!(s.announcement.starts_with("Question 1:"));
+        assert_eq!(
+            s.announcement,
+            Announcement::Invalid {
+                number: 1,
+                error: AnswerError::Missing
+            }
+        );
         let s = s.reduce(ParticipantAction::Input {
             index: 0,
             value: "yes".into(),
@@ -514,6 +614,64 @@ mod tests {
             .reduce(ParticipantAction::Failed("down".into()));
         assert_eq!(s.phase, Phase::Failed("down".into()));
         assert_eq!(s.inputs[3], "60");
+        // No connection: the upload waits; discarding it returns to the review, answers kept.
+        let waiting = s.reduce(ParticipantAction::Waiting);
+        assert_eq!(
+            (&waiting.phase, &waiting.announcement),
+            (&Phase::Waiting, &Announcement::Waiting)
+        );
+        let discarded = waiting.reduce(ParticipantAction::Discarded);
+        assert_eq!(discarded.phase, Phase::Review);
+        assert_eq!(discarded.inputs[3], "60");
+    }
+
+    /// Skip logic: `Next` jumps over questions the answers hide, `Back` returns over them, and
+    /// changing the earlier answer brings the question back.
+    #[test]
+    fn next_and_back_follow_the_branches() {
+        let survey = SurveyDefinition::parse(BRANCHING, "habits-branching.json").unwrap();
+        let index = |id: &str| survey.questions.iter().position(|q| q.id == id).unwrap();
+        let (smokes, cigarettes) = (index("smokes"), index("cigarettes"));
+        assert_eq!(cigarettes, smokes + 1, "the bundled file asks the follow-up next");
+        let total = survey.questions.len();
+        let mut s = Rc::new(ParticipantState::default())
+            .reduce(ParticipantAction::Loaded(Ok((
+                Rc::new(survey),
+                Access::Demonstration,
+            ))))
+            .reduce(ParticipantAction::Consent(true))
+            .reduce(ParticipantAction::Begin);
+        while s.phase != Phase::Question(smokes) {
+            let Phase::Question(i) = s.phase else {
+                panic!("{:?}", s.phase)
+            };
+            s = s
+                .reduce(ParticipantAction::Input {
+                    index: i,
+                    value: "1".into(),
+                })
+                .reduce(ParticipantAction::Next);
+        }
+        let answer = |s: Rc<ParticipantState>, value: &str| {
+            s.reduce(ParticipantAction::Input {
+                index: smokes,
+                value: value.into(),
+            })
+            .reduce(ParticipantAction::Next)
+        };
+        let no = answer(s.clone(), "no");
+        assert_eq!(no.phase, Phase::Question(cigarettes + 1), "the follow-up is skipped");
+        assert_eq!(
+            no.announcement,
+            Announcement::Question {
+                number: cigarettes + 2,
+                total
+            }
+        );
+        let back = no.reduce(ParticipantAction::Back);
+        assert_eq!(back.phase, Phase::Question(smokes), "and skipped going back");
+        let yes = answer(back, "yes");
+        assert_eq!(yes.phase, Phase::Question(cigarettes), "asked after a yes");
     }
 
     /// After a failure, going back and returning with the same answers keeps the prepared upload

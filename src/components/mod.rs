@@ -8,8 +8,10 @@
 //! * [`save_button`] — save text as a file.
 
 pub mod file_picker;
+pub mod language_switcher;
 pub mod number_control;
 pub mod plot_canvas;
 pub mod progress;
+pub mod receipts;
 pub mod save_button;
 pub mod tables;

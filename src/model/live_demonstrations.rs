@@ -5,7 +5,7 @@
 //!
 //! The collector lists only demonstration surveys (`GET /api/surveys`): a real survey's existence
 //! is not public. A page served by a static host gets no list, and says that sending needs the
-//! services ([`STATIC_HOST_NOTE`]).
+//! services (`chooser-static-host` in the catalogues, `locales/`).
 
 use serde::Deserialize;
 
@@ -13,11 +13,6 @@ use orthomask_survey::definition::valid_survey_id;
 
 /// Where the collector lists its live demonstrations (same origin).
 pub const LIVE_SURVEYS_PATH: &str = "/api/surveys";
-
-/// What the page says when no collector answered: it was served without the services.
-pub const STATIC_HOST_NOTE: &str = "This copy of the app runs without the Orthomask services (a \
-    static host), so the demonstrations below are practice: sending needs the services. Run `bash \
-    scripts/run.sh` to try the whole loop on your machine.";
 
 /// One live demonstration, as the collector lists it.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]

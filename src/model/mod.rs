@@ -21,6 +21,7 @@
 pub mod format;
 
 pub mod live_demonstrations;
+pub mod outbox;
 pub mod participation;
 
 pub mod analysis;

@@ -18,7 +18,7 @@ use orthomask_survey::definition::{SurveyDefinition, SurveyError, valid_survey_i
 use orthomask_survey::trust::{DefinitionOffer, Deployment, TrustError, UploadCredential};
 
 /// The demonstration surveys bundled with the app (`www/surveys/NAME.json`): name and title.
-pub const DEMONSTRATIONS: [(&str, &str); 3] = [
+pub const DEMONSTRATIONS: [(&str, &str); 4] = [
     (
         "leaps-demo",
         "Walking after a stroke (the paper's LEAPS questions)",
@@ -30,6 +30,10 @@ pub const DEMONSTRATIONS: [(&str, &str); 3] = [
     (
         "shares-demo",
         "Share mode (collusion-resistant: three services)",
+    ),
+    (
+        "habits-branching",
+        "Everyday habits (questions that follow your answers; English and Spanish)",
     ),
 ];
 

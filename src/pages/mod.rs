@@ -18,6 +18,7 @@ pub mod home;
 pub mod participate;
 pub mod simulated_participants;
 pub mod survey_chooser;
+pub mod waiting_uploads;
 
 use wasm_bindgen::JsCast;
 

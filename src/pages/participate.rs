@@ -1,7 +1,11 @@
 //! The participant's survey form (`#/participate?survey=ID[&invite=TOKEN]`, or
-//! `#/participate?demo=NAME`): consent first, one question per screen with a progress bar,
-//! validation announced to screen readers, a "what leaves your device" panel, submission with
-//! retry and an idempotency token, and a receipt to save.
+//! `#/participate?demo=NAME`): consent first, one question per screen with a progress bar (only
+//! the questions the earlier answers show: `show_if`), validation announced to screen readers, a
+//! "what leaves your device" panel, submission with retry and an idempotency token, and a receipt
+//! to save. In the participant's language: the survey's texts from its definition
+//! (`SurveyDefinition::texts`), the page's own from the catalogue ([`crate::i18n`]), starting
+//! from the browser's preference, with a switcher. Offline, the masked upload waits on the device
+//! ([`crate::services::outbox`]) and goes out when the connection returns.
 //!
 //! The form appears only once the survey is trusted ([`model::participation`]): a collector's
 //! survey after its signature, upload addresses and credential were checked, a demonstration
@@ -9,23 +13,31 @@
 //!
 //! The answers stay in this page's memory (the [`ParticipantState`] reducer): nothing is written
 //! to storage or the console, and only [`Prepared`](orthomask_survey::client::Prepared) — masked
-//! numbers from the participant client `orthomask_survey::client` — is ever sent.
+//! numbers from the participant client `orthomask_survey::client` — is ever sent or kept.
 
 use std::rc::Rc;
 
-use orthomask_survey::client::{receipt_file, receipts_list_url};
-use orthomask_survey::definition::{Question, QuestionKind, SurveyDefinition};
+use orthomask_survey::client::Prepared;
+use orthomask_survey::definition::{QuestionKind, SurveyDefinition};
+use orthomask_survey::languages::{QuestionTexts, SurveyTexts};
 use yew::prelude::*;
 
 use super::target_value;
-use crate::components::save_button::SaveButton;
+use crate::components::language_switcher::LanguageSwitcher;
+use crate::components::receipts::Receipts;
 use crate::context::use_query;
+use crate::i18n::{AppLanguage, answer_error};
 use crate::model::format::sig;
+use crate::model::outbox::WaitingSubmission;
 use crate::model::participation::{self as participation, Access};
 use crate::pages::simulated_participants::SimulatedParticipants;
 use crate::pages::survey_chooser::SurveyChooser;
-use crate::services::participation as open_survey;
-use crate::state::{ParticipantAction, ParticipantState, Phase};
+use crate::pages::waiting_uploads::WaitingUploads;
+use crate::services::browser::{OnlineListener, preferred_languages};
+use crate::services::http::SendError;
+use crate::services::{outbox, participation as open_survey};
+use crate::state::{Announcement, ParticipantAction, ParticipantState, Phase};
+use crate::t;
 
 /// The participant page.
 #[function_component(Participate)]
@@ -33,6 +45,9 @@ pub fn participate() -> Html {
     let params = use_query();
     let source = participation::source_from_query(&params);
     let state = use_reducer(ParticipantState::default);
+    // The language the participant picked with the switcher (none: the browser's preference).
+    let picked = use_state(|| None::<String>);
+    let browser_languages = use_memo((), |()| preferred_languages());
 
     // Which opening is current: a slow answer for a link the page has since left is dropped.
     let opening = use_mut_ref(|| 0_u64);
@@ -84,42 +99,100 @@ pub fn participate() -> Html {
         });
     }
 
+    // The survey's language: the one picked, else the browser's preferred one the survey offers.
+    let survey_language = state.survey.as_ref().map(|survey| {
+        picked
+            .as_ref()
+            .filter(|tag| survey.languages().contains(&tag.as_str()))
+            .cloned()
+            .unwrap_or_else(|| survey.preferred_language(&browser_languages).to_owned())
+    });
+    // The page's own texts follow the survey's language when there is a catalogue for it.
+    let lang = match &survey_language {
+        Some(tag) => AppLanguage::for_tag(tag).unwrap_or(AppLanguage::English),
+        None => AppLanguage::preferred(&browser_languages),
+    };
+    // Screen readers read the page in its language (`<html lang>`), and the app's other pages
+    // are English again once the participant leaves.
+    {
+        let tag = survey_language.clone().unwrap_or_else(|| lang.tag().to_owned());
+        use_effect_with(tag, |tag| {
+            set_document_language(tag);
+            || set_document_language("en")
+        });
+    }
+    // While the upload waits for a connection, send it when the connection returns.
+    {
+        let waiting = (state.phase == Phase::Waiting)
+            .then(|| state.prepared.clone())
+            .flatten();
+        let dispatch = state.dispatcher();
+        use_effect_with(waiting, move |waiting| {
+            let listener = waiting.clone().map(|prepared| {
+                OnlineListener::new(move || submit(dispatch.clone(), prepared.clone(), lang))
+            });
+            move || drop(listener)
+        });
+    }
+
+    let waiting_token = (state.phase == Phase::Waiting)
+        .then(|| state.prepared.as_ref())
+        .flatten()
+        .and_then(|p| p.destinations.first())
+        .map(|d| d.upload.token.clone());
+    let waiting_panel = html! { <WaitingUploads language={lang} exclude={waiting_token} /> };
     if matches!(source, Ok(None)) {
-        return html! { <SurveyChooser /> };
+        return html! { <>{ waiting_panel }<SurveyChooser language={lang} /></> };
     }
     let demonstration = matches!(state.access, Some(Access::Demonstration));
-
-    let live = html! {
-        <p class="visually-hidden" aria-live="assertive" role="status" data-testid="announcer">{ &state.announcement }</p>
-    };
-    let body = match (&state.phase, &state.survey) {
-        (Phase::Loading, _) => html! { <p role="status">{ "Loading the survey…" }</p> },
-        (Phase::Broken(e), _) => {
-            html! { <p class="error" role="alert">{ format!("This survey cannot be opened: {e}") }</p> }
-        }
-        (_, None) => html! {},
-        (Phase::Consent, Some(survey)) => consent(survey, &state),
-        (Phase::Question(i), Some(survey)) => question_screen(survey, *i, &state),
-        (Phase::Review | Phase::Sending(_) | Phase::Failed(_), Some(survey)) => {
-            review(survey, &state)
-        }
-        (Phase::Done, Some(survey)) => receipt(survey, &state),
-    };
-    let title = state
+    let texts = state
         .survey
         .as_ref()
-        .map_or_else(|| "Survey".to_owned(), |s| s.title.clone());
+        .zip(survey_language.as_deref())
+        .map(|(survey, tag)| survey.texts(tag));
+
+    let live = html! {
+        <p class="visually-hidden" aria-live="assertive" role="status" data-testid="announcer">{ announcement(lang, &state.announcement) }</p>
+    };
+    let body = match (&state.phase, &state.survey, &texts) {
+        (Phase::Loading, ..) => html! { <p role="status">{ t!(lang, "survey-loading") }</p> },
+        (Phase::Broken(e), ..) => {
+            html! { <p class="error" role="alert">{ t!(lang, "survey-broken", reason = e) }</p> }
+        }
+        (_, None, _) | (_, _, None) => html! {},
+        (Phase::Consent, _, Some(texts)) => consent(texts, &state, lang),
+        (Phase::Question(i), Some(survey), Some(texts)) => {
+            question_screen(survey, texts, *i, &state, lang)
+        }
+        (Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Waiting, Some(survey), _) => {
+            review(survey, &state, lang)
+        }
+        (Phase::Done, Some(survey), _) => receipt(survey, &state, lang),
+    };
+    let title = texts
+        .as_ref()
+        .map_or_else(|| t!(lang, "survey-fallback-title"), |t| t.title.to_owned());
+    let on_language = {
+        let picked = picked.clone();
+        Callback::from(move |tag: String| picked.set(Some(tag)))
+    };
     html! {
-        <section class="participate">
+        <section class="participate" lang={survey_language.clone()}>
+            { waiting_panel }
+            if let (Some(survey), Some(current)) = (&state.survey, &survey_language) {
+                <LanguageSwitcher
+                    languages={survey.languages().into_iter().map(str::to_owned).collect::<Vec<_>>()}
+                    current={current.clone()} app_language={lang} on_change={on_language} />
+            }
             <h1>{ title }</h1>
             if demonstration && state.survey.is_some() {
-                <p class="badge teaching" data-testid="demonstration">{ "Demonstration: this survey uses a published teaching key, so answers are not private. Practise freely — nothing you enter is sent anywhere." }</p>
+                <p class="badge teaching" data-testid="demonstration">{ t!(lang, "badge-practice") }</p>
             } else if state.survey.as_ref().is_some_and(|s| s.masking.teaching) {
-                <p class="badge teaching" data-testid="live-demonstration">{ "Demonstration survey: anyone may take it and its device key is given to everyone who opens it, so do not enter real personal data." }</p>
+                <p class="badge teaching" data-testid="live-demonstration">{ t!(lang, "badge-live-demonstration") }</p>
             }
-            if matches!(state.phase, Phase::Question(_) | Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done) {
+            if matches!(state.phase, Phase::Question(_) | Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done | Phase::Waiting) {
                 <label class="survey-progress">
-                    { format!("Progress: {:.0}%", state.progress() * 100.0) }
+                    { t!(lang, "progress", percent = format!("{:.0}", state.progress() * 100.0)) }
                     <progress max="1" value={state.progress().to_string()} />
                 </label>
             }
@@ -129,7 +202,71 @@ pub fn participate() -> Html {
     }
 }
 
-fn consent(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>) -> Html {
+fn set_document_language(tag: &str) {
+    if let Some(root) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = root.set_attribute("lang", tag);
+    }
+}
+
+/// The live region's text in the participant's language.
+fn announcement(lang: AppLanguage, a: &Announcement) -> String {
+    match a {
+        Announcement::Nothing => String::new(),
+        Announcement::Loaded => t!(lang, "announce-loaded"),
+        Announcement::NeedConsent => t!(lang, "announce-need-consent"),
+        Announcement::Question { number, total } => {
+            t!(lang, "question-counter", number = number, total = total)
+        }
+        Announcement::Invalid { number, error } => t!(
+            lang,
+            "announce-invalid",
+            number = number,
+            reason = answer_error(lang, error)
+        ),
+        Announcement::AllAnswered => t!(lang, "announce-all-answered"),
+        Announcement::Sending(1) => t!(lang, "announce-sending"),
+        Announcement::Sending(n) => t!(lang, "announce-sending-attempt", attempt = n),
+        Announcement::Sent => t!(lang, "announce-sent"),
+        Announcement::Waiting => t!(lang, "announce-waiting"),
+        Announcement::Discarded => t!(lang, "announce-discarded"),
+        Announcement::Message(m) => m.clone(),
+    }
+}
+
+/// Send `prepared`; without a connection keep it in the outbox (masked uploads only) and wait.
+fn submit(dispatch: UseReducerDispatcher<ParticipantState>, prepared: Rc<Prepared>, lang: AppLanguage) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let progress = dispatch.clone();
+        let sent = open_survey::send(&prepared, &move |n| {
+            progress.dispatch(ParticipantAction::Sending(n))
+        })
+        .await;
+        let token = prepared.destinations.first().map(|d| d.upload.token.clone());
+        let action = match sent {
+            Ok(receipts) => {
+                // It may have waited: it waits no more.
+                if let Some(token) = token {
+                    let _ = outbox::remove(&token).await;
+                }
+                ParticipantAction::Sent(receipts)
+            }
+            Err(SendError::Unreachable(reason)) => match WaitingSubmission::from_prepared(&prepared) {
+                Some(waiting) => match outbox::keep(&waiting).await {
+                    Ok(()) => ParticipantAction::Waiting,
+                    Err(e) => ParticipantAction::Failed(t!(lang, "waiting-store-failed", reason = e)),
+                },
+                None => ParticipantAction::Failed(reason),
+            },
+            Err(SendError::Failed(e)) => ParticipantAction::Failed(e),
+        };
+        dispatch.dispatch(action);
+    });
+}
+
+fn consent(texts: &SurveyTexts<'_>, state: &UseReducerHandle<ParticipantState>, lang: AppLanguage) -> Html {
     let on_check = {
         let d = state.dispatcher();
         Callback::from(move |e: Event| {
@@ -145,26 +282,32 @@ fn consent(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>
     };
     html! {
         <form class="consent" onsubmit={on_submit}>
-            if let Some(d) = &survey.description { <p>{ d }</p> }
-            <h2>{ "Consent" }</h2>
-            <p class="consent-text">{ &survey.consent }</p>
+            if let Some(d) = texts.description { <p>{ d }</p> }
+            <h2>{ t!(lang, "consent-heading") }</h2>
+            <p class="consent-text">{ texts.consent }</p>
             <label class="check">
                 <input type="checkbox" id="consent" checked={state.consent} onchange={on_check} />
-                { "I have read this and agree to take part." }
+                { t!(lang, "consent-agree") }
             </label>
-            <button type="submit" class="primary" disabled={!state.consent}>{ "Start the survey" }</button>
+            <button type="submit" class="primary" disabled={!state.consent}>{ t!(lang, "consent-start") }</button>
         </form>
     }
 }
 
-fn question_input(
-    q: &Question,
+/// What the participant picks or types for one question, in its language's words; the values
+/// (`yes`/`no`, points, option indices) are the same in every language.
+struct InputView<'a> {
+    kind: &'a QuestionKind,
+    texts: &'a QuestionTexts<'a>,
     index: usize,
-    value: &str,
-    error_id: &str,
+    value: &'a str,
+    error_id: &'a str,
     has_error: bool,
     on_input: Callback<String>,
-) -> Html {
+}
+
+fn question_input(v: InputView<'_>, lang: AppLanguage) -> Html {
+    let InputView { kind, texts, index, value, error_id, has_error, on_input } = v;
     let radio = |name: String, options: Vec<(String, String)>| -> Html {
         html! {
             <div class="choices" role="radiogroup" aria-describedby={error_id.to_owned()} aria-invalid={has_error.to_string()}>
@@ -184,74 +327,60 @@ fn question_input(
         }
     };
     let name = format!("q{index}");
-    match &q.kind {
+    match kind {
         QuestionKind::YesNo => radio(
             name,
-            vec![("yes".into(), "Yes".into()), ("no".into(), "No".into())],
+            vec![
+                ("yes".into(), t!(lang, "answer-yes")),
+                ("no".into(), t!(lang, "answer-no")),
+            ],
         ),
-        QuestionKind::Likert {
-            points,
-            low_label,
-            high_label,
-        } => radio(
+        QuestionKind::Likert { points, .. } => {
+            let (low, high) = (texts.low_label.unwrap_or(""), texts.high_label.unwrap_or(""));
+            radio(
+                name,
+                (1..=*points)
+                    .map(|k| {
+                        let label = if k == 1 {
+                            format!("{k} ({low})")
+                        } else if k == *points {
+                            format!("{k} ({high})")
+                        } else {
+                            k.to_string()
+                        };
+                        (k.to_string(), label)
+                    })
+                    .collect(),
+            )
+        }
+        QuestionKind::Categorical { .. } => radio(
             name,
-            (1..=*points)
-                .map(|k| {
-                    let label = if k == 1 {
-                        format!("{k} ({low_label})")
-                    } else if k == *points {
-                        format!("{k} ({high_label})")
-                    } else {
-                        k.to_string()
-                    };
-                    (k.to_string(), label)
-                })
-                .collect(),
-        ),
-        QuestionKind::Categorical { options } => radio(
-            name,
-            options
+            texts
+                .options
                 .iter()
                 .enumerate()
-                .map(|(k, o)| (k.to_string(), o.clone()))
+                .map(|(k, o)| (k.to_string(), (*o).to_owned()))
                 .collect(),
         ),
         QuestionKind::Integer { min, max } => numeric(
-            index,
-            value,
-            error_id,
-            has_error,
-            on_input,
-            &min.to_string(),
-            &max.to_string(),
-            "1",
-            "numeric",
+            index, value, error_id, has_error, on_input,
+            (&min.to_string(), &max.to_string(), "1", "numeric"),
         ),
         QuestionKind::Number { min, max } => numeric(
-            index,
-            value,
-            error_id,
-            has_error,
-            on_input,
-            &min.to_string(),
-            &max.to_string(),
-            "any",
-            "decimal",
+            index, value, error_id, has_error, on_input,
+            (&min.to_string(), &max.to_string(), "any", "decimal"),
         ),
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A number field: `(min, max, step, inputmode)` from the question's declared range.
 fn numeric(
     index: usize,
     value: &str,
     error_id: &str,
     has_error: bool,
     on_input: Callback<String>,
-    min: &str,
-    max: &str,
-    step: &str,
-    mode: &str,
+    (min, max, step, mode): (&str, &str, &str, &str),
 ) -> Html {
     let oninput = Callback::from(move |e: InputEvent| {
         let e: Event = e.into();
@@ -266,17 +395,20 @@ fn numeric(
 
 fn question_screen(
     survey: &SurveyDefinition,
+    texts: &SurveyTexts<'_>,
     i: usize,
     state: &UseReducerHandle<ParticipantState>,
+    lang: AppLanguage,
 ) -> Html {
     let q = &survey.questions[i];
+    let q_texts = &texts.questions[i];
     let value = state.inputs.get(i).cloned().unwrap_or_default();
     let error = state
         .errors
         .get(i)
         .cloned()
         .flatten()
-        .map(|e| e.to_string());
+        .map(|e| answer_error(lang, &e));
     let error_id = format!("q{i}-error");
     let on_input = {
         let d = state.dispatcher();
@@ -305,57 +437,75 @@ fn question_screen(
             d.dispatch(ParticipantAction::Next);
         })
     };
-    let last = i + 1 == survey.questions.len();
+    // The last question the answers so far can show: after it comes the review.
+    let mut with_this = state.inputs.clone();
+    with_this[i] = value.clone();
+    let last = !survey
+        .shown_from_inputs(&with_this)
+        .iter()
+        .skip(i + 1)
+        .any(|shown| *shown);
+    let input = InputView {
+        kind: &q.kind,
+        texts: q_texts,
+        index: i,
+        value: &value,
+        error_id: &error_id,
+        has_error: error.is_some(),
+        on_input,
+    };
     html! {
         <form class="question" onsubmit={on_submit} novalidate=true>
             <fieldset>
                 <legend id={format!("q{i}-label")}>
-                    <span class="counter">{ format!("Question {} of {}", i + 1, survey.questions.len()) }</span>
-                    <span class="label">{ &q.label }</span>
-                    if q.optional { <span class="badge">{ "optional" }</span> }
+                    <span class="counter">{ t!(lang, "question-counter", number = i + 1, total = survey.questions.len()) }</span>
+                    <span class="label">{ q_texts.label }</span>
+                    if q.optional { <span class="badge">{ t!(lang, "question-optional") }</span> }
                 </legend>
-                if let Some(help) = &q.help { <p class="help">{ help }</p> }
-                { question_input(q, i, &value, &error_id, error.is_some(), on_input) }
+                if let Some(help) = q_texts.help { <p class="help">{ help }</p> }
+                { question_input(input, lang) }
                 <p id={error_id} class="error" role={error.is_some().then_some("alert")}>{ error.unwrap_or_default() }</p>
             </fieldset>
             <div class="buttons">
-                <button type="button" onclick={on_back}>{ "Back" }</button>
-                if q.optional { <button type="button" onclick={on_skip}>{ "Skip this question" }</button> }
-                <button type="submit" class="primary">{ if last { "Review" } else { "Next" } }</button>
+                <button type="button" onclick={on_back}>{ t!(lang, "button-back") }</button>
+                if q.optional { <button type="button" onclick={on_skip}>{ t!(lang, "button-skip") }</button> }
+                <button type="submit" class="primary">{ if last { t!(lang, "button-review") } else { t!(lang, "button-next") } }</button>
             </div>
         </form>
     }
 }
 
-fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>) -> Html {
+fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>, lang: AppLanguage) -> Html {
     if let Some(e) = &state.prepare_error {
-        return html! { <p class="error" role="alert">{ format!("Your answers could not be masked: {e}") }</p> };
+        return html! { <p class="error" role="alert">{ t!(lang, "review-mask-failed", reason = e) }</p> };
     }
     let Some(prepared) = state.prepared.clone() else {
-        return html! { <p role="status">{ "Masking your answers on this device…" }</p> };
+        return html! { <p role="status">{ t!(lang, "review-masking") }</p> };
     };
+    // Only a collector's survey sends, and every upload carries its credential.
+    let sendable = !prepared
+        .destinations
+        .iter()
+        .any(|dest| dest.upload.credential.is_none());
     let on_send = {
         let d = state.dispatcher();
         let prepared = prepared.clone();
         Callback::from(move |_| {
-            // Only a collector's survey sends, and every upload carries its credential.
-            if prepared
-                .destinations
-                .iter()
-                .any(|dest| dest.upload.credential.is_none())
-            {
-                return;
+            if sendable {
+                submit(d.clone(), prepared.clone(), lang);
             }
-            let (d, prepared) = (d.clone(), prepared.clone());
+        })
+    };
+    let on_discard = {
+        let d = state.dispatcher();
+        let token = prepared.destinations.first().map(|dest| dest.upload.token.clone());
+        Callback::from(move |_| {
+            let (d, token) = (d.clone(), token.clone());
             wasm_bindgen_futures::spawn_local(async move {
-                let d2 = d.clone();
-                match open_survey::send(&prepared, &move |n| {
-                    d2.dispatch(ParticipantAction::Sending(n))
-                })
-                .await
+                if let Some(token) = token
+                    && outbox::remove(&token).await.is_ok()
                 {
-                    Ok(receipts) => d.dispatch(ParticipantAction::Sent(receipts)),
-                    Err(e) => d.dispatch(ParticipantAction::Failed(e)),
+                    d.dispatch(ParticipantAction::Discarded);
                 }
             });
         })
@@ -370,85 +520,86 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>)
         // What one service alone learns (orthomask_survey::share_view): its share shows the
         // answers at this signal-to-noise ratio, a Gaussian mechanism with this (ε, δ).
         let view = prepared.one_service_view.map_or_else(String::new, |v| {
-            format!(
-                " On its own, one part shows your answers at a signal-to-noise ratio below {} — as private as a Gaussian mechanism with ε = {} at δ = {}.",
-                sig(v.signal_to_noise, 2),
-                sig(v.epsilon, 2),
-                sig(v.delta, 1)
-            )
+            format!(" {}", t!(lang, "leaves-one-service",
+                snr = sig(v.signal_to_noise, 2), epsilon = sig(v.epsilon, 2), delta = sig(v.delta, 1)))
         });
         format!(
-            "Your {} answers were padded with {} random numbers and split into {} random parts that add up to them; each part goes to a different service, and each part hides your answers under random noise {:.0} times larger than any answer this survey allows.{view} The survey team only ever receives everyone's rows mixed together by every service, so nobody — not one service, not the survey team — can read or link your answers.",
-            survey.questions.len(),
-            prepared.p2,
-            prepared.destinations.len(),
-            prepared.share_noise_ratio.unwrap_or(f64::NAN)
+            "{}{view} {}",
+            t!(lang, "leaves-shares",
+                answers = survey.questions.len(),
+                p2 = prepared.p2,
+                parts = prepared.destinations.len(),
+                ratio = format!("{:.0}", prepared.share_noise_ratio.unwrap_or(f64::NAN))),
+            t!(lang, "leaves-shares-nobody")
         )
     } else {
-        format!(
-            "Your answers were padded with {} random numbers and turned by a secret random rotation, so these {p} numbers do not reveal any single answer. The masking service sees only these turned numbers, and the survey team can undo the rotation only after that service has mixed your row with everyone else's — so nobody can read or link your answers.",
-            prepared.p2
-        )
+        t!(lang, "leaves-basic", p2 = prepared.p2, count = p)
     };
     let sending = matches!(state.phase, Phase::Sending(_));
+    let waiting = state.phase == Phase::Waiting;
     // A demonstration has no credential and a published key: it never sends.
     let practice = !matches!(state.access, Some(Access::Collector(_)));
     html! {
         <div class="review">
             <section class="leaves-device" aria-labelledby="leaves-title">
-                <h2 id="leaves-title">{ "What leaves your device" }</h2>
+                <h2 id="leaves-title">{ t!(lang, "leaves-heading") }</h2>
                 <p>{ why }</p>
                 if practice {
-                    <p class="badge teaching">{ "In this demonstration the key is published, so anyone could undo the masking: never enter real answers here." }</p>
+                    <p class="badge teaching">{ t!(lang, "leaves-practice-key") }</p>
                 }
                 { for prepared.destinations.iter().enumerate().map(|(k, dest)| html! {
                     <details open={k == 0}>
-                        <summary>{ format!("{} numbers {} {}", dest.upload.values.len(), if practice { "would go to" } else { "to" }, dest.url) }</summary>
+                        <summary>{ if practice {
+                            t!(lang, "leaves-destination-practice", count = dest.upload.values.len(), url = dest.url)
+                        } else {
+                            t!(lang, "leaves-destination", count = dest.upload.values.len(), url = dest.url)
+                        } }</summary>
                         <p class="masked-vector" data-testid="masked-vector">
                             { dest.upload.values.iter().map(|v| sig(*v, 6)).collect::<Vec<_>>().join(", ") }
                         </p>
                     </details>
                 }) }
-                <p class="small">{ format!("Survey {:?}, cohort {}, submission token {} (it makes a retried upload count once).", first.survey, first.cohort, first.token) }</p>
+                <p class="small">{ t!(lang, "leaves-token", survey = format!("{:?}", first.survey), cohort = first.cohort, token = first.token) }</p>
             </section>
             if let Phase::Failed(e) = &state.phase {
                 <p class="error" role="alert">{ e }</p>
             }
-            if practice {
-                <p class="practice" role="status" data-testid="practice">{ "This was practice: a demonstration survey sends nothing. In a real survey, the link your survey team sends you opens its own collector's survey, and only these masked numbers would be sent." }</p>
+            if waiting {
+                <section class="waiting" aria-labelledby="form-waiting-title" data-testid="form-waiting">
+                    <h2 id="form-waiting-title">{ t!(lang, "waiting-heading") }</h2>
+                    <p role="status">{ t!(lang, "waiting-explain") }</p>
+                    <div class="buttons">
+                        <button type="button" class="primary" onclick={on_send.clone()}>{ t!(lang, "waiting-send-now") }</button>
+                        <button type="button" onclick={on_discard}>{ t!(lang, "waiting-discard") }</button>
+                    </div>
+                </section>
             }
-            <div class="buttons">
-                <button type="button" onclick={on_back} disabled={sending}>{ "Change my answers" }</button>
-                if !practice {
-                    <button type="button" class="primary" onclick={on_send} disabled={sending}>
-                        { match state.phase { Phase::Sending(n) => format!("Sending (attempt {n})…"), Phase::Failed(_) => "Try again".to_owned(), _ => "Send".to_owned() } }
-                    </button>
-                }
-            </div>
+            if practice {
+                <p class="practice" role="status" data-testid="practice">{ t!(lang, "practice-note") }</p>
+            }
+            if !waiting {
+                <div class="buttons">
+                    <button type="button" onclick={on_back} disabled={sending}>{ t!(lang, "button-change") }</button>
+                    if !practice {
+                        <button type="button" class="primary" onclick={on_send} disabled={sending}>
+                            { match state.phase {
+                                Phase::Sending(n) => t!(lang, "button-sending", attempt = n),
+                                Phase::Failed(_) => t!(lang, "button-try-again"),
+                                _ => t!(lang, "button-send"),
+                            } }
+                        </button>
+                    }
+                </div>
+            }
         </div>
     }
 }
 
-fn receipt(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>) -> Html {
-    let file = receipt_file(&state.receipts);
-    let name = format!("orthomask-receipt-{}.json", survey.id);
+fn receipt(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>, lang: AppLanguage) -> Html {
     html! {
         <div class="receipt">
-            <h2>{ "Thank you — your masked answers were received" }</h2>
-            { for state.receipts.iter().map(|(url, r)| html! {
-                <dl>
-                    <dt>{ "Received by" }</dt><dd>{ url }</dd>
-                    <dt>{ "Cohort" }</dt><dd>{ r.cohort }</dd>
-                    <dt>{ "Time" }</dt><dd>{ &r.received_at }</dd>
-                    <dt>{ "Upload hash" }</dt><dd class="hash" data-testid="receipt-hash">{ &r.upload_hash }</dd>
-                    if let Some(list) = receipts_list_url(url, r.cohort) {
-                        <dt>{ "Published list" }</dt>
-                        <dd><a href={list} data-testid="receipt-list">{ format!("Receipts of cohort {} at this service (once it closes)", r.cohort) }</a></dd>
-                    }
-                </dl>
-            }) }
-            <p>{ "The hash identifies exactly what was sent; it was checked against your upload. Keep it to verify later that your record is in the published cohort." }</p>
-            <SaveButton label="Save receipt" class={classes!("primary")} file_name={name} mime="application/json" text={file} />
+            <h2>{ t!(lang, "receipt-heading") }</h2>
+            <Receipts survey={survey.id.clone()} receipts={state.receipts.clone()} language={lang} />
             // A live demonstration (a collector's survey labelled as one) can be filled at once.
             if let (Some(Access::Collector(_)), true, Some((_, r))) = (&state.access, survey.masking.teaching, state.receipts.first()) {
                 <SimulatedParticipants survey={survey.id.clone()} cohort={r.cohort} />

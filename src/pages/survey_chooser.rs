@@ -5,11 +5,13 @@
 
 use yew::prelude::*;
 
+use crate::i18n::AppLanguage;
 use crate::model::live_demonstrations::{
-    LIVE_SURVEYS_PATH, LiveSurvey, STATIC_HOST_NOTE, live_surveys, participant_link,
+    LIVE_SURVEYS_PATH, LiveSurvey, live_surveys, participant_link,
 };
 use crate::model::participation::{DEMONSTRATIONS, demonstration_link};
 use crate::services::http::get_text;
+use crate::t;
 
 /// What the collector's list said.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,9 +22,17 @@ enum Live {
     Unavailable,
 }
 
+/// Properties of [`SurveyChooser`].
+#[derive(Properties, Clone, PartialEq)]
+pub struct SurveyChooserProps {
+    /// The participant's language (the browser's preference).
+    pub language: AppLanguage,
+}
+
 /// The survey chooser.
 #[function_component(SurveyChooser)]
-pub fn survey_chooser() -> Html {
+pub fn survey_chooser(props: &SurveyChooserProps) -> Html {
+    let lang = props.language;
     let live = use_state(|| Live::Loading);
     {
         let live = live.clone();
@@ -37,22 +47,22 @@ pub fn survey_chooser() -> Html {
         });
     }
     let live_list = match &*live {
-        Live::Loading => html! { <p role="status">{ "Looking for live demonstrations…" }</p> },
+        Live::Loading => html! { <p role="status">{ t!(lang, "chooser-looking") }</p> },
         Live::Unavailable => html! {
-            <p class="small" data-testid="static-host">{ STATIC_HOST_NOTE }</p>
+            <p class="small" data-testid="static-host">{ t!(lang, "chooser-static-host") }</p>
         },
         Live::Listed(list) if list.is_empty() => html! {
-            <p class="small" data-testid="no-live">{ "This deployment runs no live demonstration right now; its survey team sends the links to real surveys." }</p>
+            <p class="small" data-testid="no-live">{ t!(lang, "chooser-no-live") }</p>
         },
         Live::Listed(list) => html! {
             <>
-                <h2>{ "Live demonstrations" }</h2>
-                <p>{ "These run on this deployment's services: your answers are masked on this device and the masked numbers are really sent. They are demonstrations, so do not enter real personal data." }</p>
+                <h2>{ t!(lang, "chooser-live-heading") }</h2>
+                <p>{ t!(lang, "chooser-live-intro") }</p>
                 <ul data-testid="live-surveys">
                     { for list.iter().map(|s| html! {
                         <li>
                             <a href={participant_link(&s.survey)} data-testid="live-survey">{ &s.title }</a>
-                            { format!(" — groups of {}{}", s.cohort_size, if s.share_mode { ", split over several services (share mode)" } else { "" }) }
+                            { " " }{ if s.share_mode { t!(lang, "chooser-groups-shares", size = s.cohort_size) } else { t!(lang, "chooser-groups", size = s.cohort_size) } }
                             if let Some(d) = &s.description { <br /><span class="small">{ d }</span> }
                         </li>
                     }) }
@@ -62,10 +72,10 @@ pub fn survey_chooser() -> Html {
     };
     html! {
         <section>
-            <h1>{ "Take a survey" }</h1>
-            <p>{ "Open the link your survey team sent you, or try a demonstration." }</p>
+            <h1>{ t!(lang, "chooser-title") }</h1>
+            <p>{ t!(lang, "chooser-intro") }</p>
             { live_list }
-            <h2>{ "Practice (nothing is sent)" }</h2>
+            <h2>{ t!(lang, "chooser-practice-heading") }</h2>
             <ul data-testid="practice-surveys">
                 { for DEMONSTRATIONS.iter().map(|(name, title)| html! {
                     <li><a href={demonstration_link(name)}>{ *title }</a></li>

@@ -94,6 +94,19 @@ fn error_message(status: u16, body: &str) -> String {
     )
 }
 
+/// Why an upload did not go through.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SendError {
+    /// No connection: the browser is offline, or no attempt reached the service. The upload may
+    /// wait on the device (`services::outbox`) and go out when the connection returns.
+    #[error("{0}")]
+    Unreachable(String),
+    /// The service answered and refused, failed every attempt, or sent a receipt that does not
+    /// match: the participant tries again or reads why.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// POST `upload` to `url`, retrying network errors, `5xx` answers and `429 Too Many Requests`
 /// (a rate limit shared by participants behind one address) with exponential backoff — waiting
 /// at least the service's `Retry-After` — and check that the receipt acknowledges exactly this
@@ -101,41 +114,51 @@ fn error_message(status: u16, body: &str) -> String {
 /// `on_attempt` is told the number of each attempt.
 ///
 /// # Errors
-/// One line: a refusal (`4xx`, with the service's message), a receipt that does not match, or
-/// the last failure after every attempt.
+/// [`SendError::Unreachable`] when the browser is offline or no attempt reached the service;
+/// otherwise [`SendError::Failed`], one line: a refusal (`4xx`, with the service's message), a
+/// receipt that does not match, or the last failure after every attempt.
 pub async fn send_upload(
     url: &str,
     upload: &Upload,
     policy: RetryPolicy,
     on_attempt: &dyn Fn(u32),
-) -> Result<Receipt, String> {
-    let body =
-        serde_json::to_string(upload).map_err(|e| format!("could not encode the upload: {e}"))?;
+) -> Result<Receipt, SendError> {
+    use SendError::{Failed, Unreachable};
+    let body = serde_json::to_string(upload)
+        .map_err(|e| Failed(format!("could not encode the upload: {e}")))?;
     let mut delay = policy.first_delay_ms;
     let mut last = String::new();
+    let mut reached = false;
     for attempt in 1..=policy.attempts.max(1) {
+        // Offline for certain: no attempt can reach anything, so do not make the participant
+        // wait through the retries.
+        if !super::browser::is_online() {
+            return Err(Unreachable(format!("{url}: this device is offline")));
+        }
         on_attempt(attempt);
         let init = web_sys::RequestInit::new();
         init.set_method("POST");
         init.set_mode(web_sys::RequestMode::Cors);
         init.set_body(&body.as_str().into());
         let request = web_sys::Request::new_with_str_and_init(url, &init)
-            .map_err(|_| format!("{url}: not a valid URL"))?;
+            .map_err(|_| Failed(format!("{url}: not a valid URL")))?;
         let _ = request.headers().set("Content-Type", "application/json");
         match fetch(&request, url).await {
             Err(network) => last = network,
             Ok(response) => {
+                reached = true;
                 let status = response.status();
                 let text = body_text(&response, url).await.unwrap_or_default();
                 if status == 200 || status == 201 {
-                    let receipt: Receipt = serde_json::from_str(&text)
-                        .map_err(|e| format!("{url}: the service's receipt is malformed: {e}"))?;
-                    verify_receipt(upload, &receipt).map_err(|e| e.to_string())?;
+                    let receipt: Receipt = serde_json::from_str(&text).map_err(|e| {
+                        Failed(format!("{url}: the service's receipt is malformed: {e}"))
+                    })?;
+                    verify_receipt(upload, &receipt).map_err(|e| Failed(e.to_string()))?;
                     return Ok(receipt);
                 }
                 let message = format!("{url}: {}", error_message(status, &text));
                 if status < 500 && status != 429 {
-                    return Err(message);
+                    return Err(Failed(message));
                 }
                 if status == 429 {
                     let retry_after_ms = response
@@ -155,8 +178,13 @@ pub async fn send_upload(
             delay = delay.saturating_mul(2);
         }
     }
-    Err(format!(
+    let message = format!(
         "the upload did not go through after {} attempts ({last}); nothing was lost: your answers are still on this page, try again",
         policy.attempts
-    ))
+    );
+    Err(if reached {
+        Failed(message)
+    } else {
+        Unreachable(message)
+    })
 }

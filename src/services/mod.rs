@@ -15,11 +15,13 @@
 //! * [`admin`] — the collector's admin API with the team's bearer token, kept for the tab only.
 
 pub mod admin;
+pub mod browser;
 pub mod clock;
 pub mod download;
 pub mod files;
 pub mod http;
 pub mod jobs;
+pub mod outbox;
 pub mod participation;
 pub mod query;
 pub mod random;

@@ -3,13 +3,13 @@
 //! by [`model::participation::accept`](crate::model::participation::accept) — or a bundled
 //! demonstration from the app's own files. Never from an address taken from the link.
 
-use orthomask_survey::client::{Client, Prepared};
+use orthomask_survey::client::{Client, Destination, Prepared};
 use orthomask_survey::coding::Answer;
 use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::upload::Receipt;
 
 use super::clock::unix_seconds;
-use super::http::{RetryPolicy, get_text, send_upload};
+use super::http::{RetryPolicy, SendError, get_text, send_upload};
 use super::random;
 use crate::model::participation::{
     self, Access, DEPLOYMENT_PATH, Source, definition_path, demonstration_path,
@@ -65,14 +65,25 @@ pub fn prepare(
 /// each receipt checked against its upload. `attempt(n)` is told of each attempt.
 ///
 /// # Errors
-/// One line from [`send_upload`]; uploads already sent stay sent (a retry with the same token
-/// returns the same receipt).
+/// [`SendError`] from [`send_upload`]; uploads already sent stay sent (a retry with the same
+/// token returns the same receipt).
 pub async fn send(
     prepared: &Prepared,
     attempt: &dyn Fn(u32),
-) -> Result<Vec<(String, Receipt)>, String> {
-    let mut receipts = Vec::with_capacity(prepared.destinations.len());
-    for dest in &prepared.destinations {
+) -> Result<Vec<(String, Receipt)>, SendError> {
+    send_to(&prepared.destinations, attempt).await
+}
+
+/// Send each destination's upload in turn (a form's submission, or one that waited offline).
+///
+/// # Errors
+/// As [`send`].
+pub async fn send_to(
+    destinations: &[Destination],
+    attempt: &dyn Fn(u32),
+) -> Result<Vec<(String, Receipt)>, SendError> {
+    let mut receipts = Vec::with_capacity(destinations.len());
+    for dest in destinations {
         let receipt = send_upload(&dest.url, &dest.upload, RetryPolicy::default(), attempt).await?;
         receipts.push((dest.url.clone(), receipt));
     }

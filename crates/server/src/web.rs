@@ -89,6 +89,7 @@ fn content_type(path: &Path) -> &'static str {
         "wasm" => "application/wasm",
         "css" => "text/css; charset=utf-8",
         "json" => "application/json",
+        "webmanifest" => "application/manifest+json",
         "csv" => "text/csv; charset=utf-8",
         "svg" => "image/svg+xml",
         "png" => "image/png",

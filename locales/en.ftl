@@ -1,0 +1,107 @@
+# The participant's texts in English: the survey form, the "what leaves your device" panel, the
+# receipt, the offline outbox and the survey chooser (issue 13 §2). Every other catalogue in this
+# directory has exactly these message ids (src/i18n/tests.rs fails otherwise). The survey's own
+# texts (title, consent, questions) come from its definition, not from here.
+
+## Language
+language-label = Language
+# The name of this language in itself, shown in the language switcher.
+language-name = English
+
+## Opening a survey
+survey-fallback-title = Survey
+survey-loading = Loading the survey…
+survey-broken = This survey cannot be opened: { $reason }
+badge-practice = Demonstration: this survey uses a published teaching key, so answers are not private. Practise freely — nothing you enter is sent anywhere.
+badge-live-demonstration = Demonstration survey: anyone may take it and its device key is given to everyone who opens it, so do not enter real personal data.
+progress = Progress: { $percent }%
+
+## Consent
+consent-heading = Consent
+consent-agree = I have read this and agree to take part.
+consent-start = Start the survey
+
+## One question per screen
+question-counter = Question { $number } of { $total }
+question-optional = optional
+answer-yes = Yes
+answer-no = No
+button-back = Back
+button-skip = Skip this question
+button-next = Next
+button-review = Review
+
+## Why an answer does not fit (next to the field and announced)
+answer-missing = this question needs an answer
+answer-not-yes-no = choose yes or no
+answer-integer = enter a whole number from { $min } to { $max }
+answer-number = enter a number from { $min } to { $max }
+answer-likert = choose a point from 1 to { $points }
+answer-category = choose one of the { $count } options
+answer-wrong-kind = the answer does not match the question type
+answer-no-such-question = there is no question { $number }
+answer-count = expected { $expected } answers, got { $found }
+answer-not-shown = this question is not asked after the earlier answer; leave it empty
+answer-unknown-option = { $given } is not one of the options ({ $options })
+
+## Announcements for screen readers
+announce-loaded = Survey loaded. Please read the consent text.
+announce-need-consent = Please tick the consent box to continue.
+announce-invalid = Question { $number }: { $reason }
+announce-all-answered = All questions answered. Review what will leave your device.
+announce-sending = Sending…
+announce-sending-attempt = Sending, attempt { $attempt }…
+announce-sent = Sent. Your receipt is below.
+announce-waiting = No connection: your masked answers wait on this device and go out when the connection returns.
+announce-discarded = The waiting upload was discarded; nothing of it was sent.
+
+## Review: what leaves your device
+review-mask-failed = Your answers could not be masked: { $reason }
+review-masking = Masking your answers on this device…
+leaves-heading = What leaves your device
+leaves-basic = Your answers were padded with { $p2 } random numbers and turned by a secret random rotation, so these { $count } numbers do not reveal any single answer. The masking service sees only these turned numbers, and the survey team can undo the rotation only after that service has mixed your row with everyone else's — so nobody can read or link your answers.
+leaves-shares = Your { $answers } answers were padded with { $p2 } random numbers and split into { $parts } random parts that add up to them; each part goes to a different service, and each part hides your answers under random noise { $ratio } times larger than any answer this survey allows.
+leaves-one-service = On its own, one part shows your answers at a signal-to-noise ratio below { $snr } — as private as a Gaussian mechanism with ε = { $epsilon } at δ = { $delta }.
+leaves-shares-nobody = The survey team only ever receives everyone's rows mixed together by every service, so nobody — not one service, not the survey team — can read or link your answers.
+leaves-practice-key = In this demonstration the key is published, so anyone could undo the masking: never enter real answers here.
+leaves-destination = { $count } numbers to { $url }
+leaves-destination-practice = { $count } numbers would go to { $url }
+leaves-token = Survey { $survey }, cohort { $cohort }, submission token { $token } (it makes a retried upload count once).
+practice-note = This was practice: a demonstration survey sends nothing. In a real survey, the link your survey team sends you opens its own collector's survey, and only these masked numbers would be sent.
+button-change = Change my answers
+button-send = Send
+button-sending = Sending (attempt { $attempt })…
+button-try-again = Try again
+
+## Receipt
+receipt-heading = Thank you — your masked answers were received
+receipt-received-by = Received by
+receipt-cohort = Cohort
+receipt-time = Time
+receipt-hash = Upload hash
+receipt-list = Published list
+receipt-list-link = Receipts of cohort { $cohort } at this service (once it closes)
+receipt-explain = The hash identifies exactly what was sent; it was checked against your upload. Keep it to verify later that your record is in the published cohort.
+receipt-save = Save receipt
+
+## Waiting to send (offline)
+waiting-heading = Waiting to send
+waiting-explain = There is no connection. Only your masked numbers (never your answers) wait on this device, and they are sent as soon as the connection returns; the receipt is shown then.
+waiting-item = Survey { $survey }, cohort { $cohort }: { $count } masked numbers
+waiting-send-now = Send now
+waiting-discard = Discard
+waiting-sending = Sending the waiting upload…
+waiting-refused = The service refused the waiting upload: { $reason }
+waiting-store-failed = This browser could not keep the masked upload for later ({ $reason }); stay on this page and try again when you are online.
+
+## Choosing a survey
+chooser-title = Take a survey
+chooser-intro = Open the link your survey team sent you, or try a demonstration.
+chooser-looking = Looking for live demonstrations…
+chooser-static-host = This copy of the app runs without the Orthomask services (a static host), so the demonstrations below are practice: sending needs the services. Run `bash scripts/run.sh` to try the whole loop on your machine.
+chooser-no-live = This deployment runs no live demonstration right now; its survey team sends the links to real surveys.
+chooser-live-heading = Live demonstrations
+chooser-live-intro = These run on this deployment's services: your answers are masked on this device and the masked numbers are really sent. They are demonstrations, so do not enter real personal data.
+chooser-groups = — groups of { $size }
+chooser-groups-shares = — groups of { $size }, split over several services (share mode)
+chooser-practice-heading = Practice (nothing is sent)

@@ -1,0 +1,105 @@
+# Los textos del participante en español: el formulario, el panel «lo que sale de su
+# dispositivo», el recibo, los envíos en espera sin conexión y la elección de encuesta
+# (issue 13 §2). Tiene exactamente los mismos identificadores que en.ftl (src/i18n/tests.rs).
+
+## Language
+language-label = Idioma
+language-name = Español
+
+## Opening a survey
+survey-fallback-title = Encuesta
+survey-loading = Cargando la encuesta…
+survey-broken = No se puede abrir esta encuesta: { $reason }
+badge-practice = Demostración: esta encuesta usa una clave de enseñanza publicada, así que las respuestas no son privadas. Practique libremente: nada de lo que escriba se envía a ningún sitio.
+badge-live-demonstration = Encuesta de demostración: cualquiera puede responderla y su clave se entrega a todo el que la abre, así que no escriba datos personales reales.
+progress = Progreso: { $percent } %
+
+## Consent
+consent-heading = Consentimiento
+consent-agree = He leído esto y acepto participar.
+consent-start = Empezar la encuesta
+
+## One question per screen
+question-counter = Pregunta { $number } de { $total }
+question-optional = opcional
+answer-yes = Sí
+answer-no = No
+button-back = Atrás
+button-skip = Saltar esta pregunta
+button-next = Siguiente
+button-review = Revisar
+
+## Why an answer does not fit (next to the field and announced)
+answer-missing = esta pregunta necesita una respuesta
+answer-not-yes-no = elija sí o no
+answer-integer = escriba un número entero de { $min } a { $max }
+answer-number = escriba un número de { $min } a { $max }
+answer-likert = elija un punto de 1 a { $points }
+answer-category = elija una de las { $count } opciones
+answer-wrong-kind = la respuesta no corresponde al tipo de pregunta
+answer-no-such-question = no hay pregunta { $number }
+answer-count = se esperaban { $expected } respuestas y llegaron { $found }
+answer-not-shown = esta pregunta no se hace tras su respuesta anterior; déjela vacía
+answer-unknown-option = { $given } no es una de las opciones ({ $options })
+
+## Announcements for screen readers
+announce-loaded = Encuesta cargada. Lea el texto de consentimiento.
+announce-need-consent = Marque la casilla de consentimiento para continuar.
+announce-invalid = Pregunta { $number }: { $reason }
+announce-all-answered = Todas las preguntas respondidas. Revise lo que saldrá de su dispositivo.
+announce-sending = Enviando…
+announce-sending-attempt = Enviando, intento { $attempt }…
+announce-sent = Enviado. Su recibo está abajo.
+announce-waiting = Sin conexión: sus respuestas enmascaradas esperan en este dispositivo y se enviarán cuando vuelva la conexión.
+announce-discarded = El envío en espera se descartó; no se envió nada de él.
+
+## Review: what leaves your device
+review-mask-failed = No se pudieron enmascarar sus respuestas: { $reason }
+review-masking = Enmascarando sus respuestas en este dispositivo…
+leaves-heading = Lo que sale de su dispositivo
+leaves-basic = Sus respuestas se completaron con { $p2 } números aleatorios y se giraron con una rotación aleatoria secreta, así que estos { $count } números no revelan ninguna respuesta concreta. El servicio de enmascaramiento solo ve estos números girados, y el equipo de la encuesta solo puede deshacer la rotación después de que ese servicio haya mezclado su fila con las de todos los demás: nadie puede leer ni vincular sus respuestas.
+leaves-shares = Sus { $answers } respuestas se completaron con { $p2 } números aleatorios y se dividieron en { $parts } partes aleatorias que suman lo mismo; cada parte va a un servicio distinto y oculta sus respuestas bajo un ruido aleatorio { $ratio } veces mayor que cualquier respuesta que admita esta encuesta.
+leaves-one-service = Por sí sola, una parte muestra sus respuestas con una relación señal-ruido inferior a { $snr }: tan privada como un mecanismo gaussiano con ε = { $epsilon } y δ = { $delta }.
+leaves-shares-nobody = El equipo de la encuesta solo recibe las filas de todos mezcladas por cada servicio, así que nadie —ni un servicio ni el equipo de la encuesta— puede leer ni vincular sus respuestas.
+leaves-practice-key = En esta demostración la clave es pública, así que cualquiera podría deshacer el enmascaramiento: nunca escriba respuestas reales aquí.
+leaves-destination = { $count } números a { $url }
+leaves-destination-practice = { $count } números irían a { $url }
+leaves-token = Encuesta { $survey }, cohorte { $cohort }, código de envío { $token } (hace que un envío repetido cuente una sola vez).
+practice-note = Esto fue una práctica: una encuesta de demostración no envía nada. En una encuesta real, el enlace que le envía el equipo abre la encuesta de su propio recolector, y solo se enviarían estos números enmascarados.
+button-change = Cambiar mis respuestas
+button-send = Enviar
+button-sending = Enviando (intento { $attempt })…
+button-try-again = Intentar de nuevo
+
+## Receipt
+receipt-heading = Gracias: se recibieron sus respuestas enmascaradas
+receipt-received-by = Recibido por
+receipt-cohort = Cohorte
+receipt-time = Hora
+receipt-hash = Huella del envío
+receipt-list = Lista publicada
+receipt-list-link = Recibos de la cohorte { $cohort } en este servicio (cuando se cierre)
+receipt-explain = La huella identifica exactamente lo que se envió; se comprobó con su envío. Guárdela para verificar más tarde que su registro está en la cohorte publicada.
+receipt-save = Guardar el recibo
+
+## Waiting to send (offline)
+waiting-heading = En espera de envío
+waiting-explain = No hay conexión. Solo sus números enmascarados (nunca sus respuestas) esperan en este dispositivo, y se envían en cuanto vuelve la conexión; entonces se muestra el recibo.
+waiting-item = Encuesta { $survey }, cohorte { $cohort }: { $count } números enmascarados
+waiting-send-now = Enviar ahora
+waiting-discard = Descartar
+waiting-sending = Enviando el envío en espera…
+waiting-refused = El servicio rechazó el envío en espera: { $reason }
+waiting-store-failed = Este navegador no pudo guardar el envío enmascarado para más tarde ({ $reason }); permanezca en esta página e inténtelo de nuevo cuando tenga conexión.
+
+## Choosing a survey
+chooser-title = Responder una encuesta
+chooser-intro = Abra el enlace que le envió el equipo de la encuesta, o pruebe una demostración.
+chooser-looking = Buscando demostraciones en vivo…
+chooser-static-host = Esta copia de la aplicación funciona sin los servicios de Orthomask (un alojamiento estático), así que las demostraciones de abajo son prácticas: enviar necesita los servicios. Ejecute `bash scripts/run.sh` para probar el ciclo completo en su equipo.
+chooser-no-live = Este despliegue no tiene ahora ninguna demostración en vivo; su equipo envía los enlaces a las encuestas reales.
+chooser-live-heading = Demostraciones en vivo
+chooser-live-intro = Funcionan con los servicios de este despliegue: sus respuestas se enmascaran en este dispositivo y los números enmascarados se envían de verdad. Son demostraciones, así que no escriba datos personales reales.
+chooser-groups = — grupos de { $size }
+chooser-groups-shares = — grupos de { $size }, repartidos entre varios servicios (modo de partes)
+chooser-practice-heading = Práctica (no se envía nada)

@@ -1,0 +1,223 @@
+//! Masked uploads that waited on this device from an earlier visit (issue 13 §1): listed at the
+//! top of the participant page, sent as soon as the page opens online or the connection returns
+//! (the window's `online` event), each with its receipt once it went through — or discarded by
+//! the participant. The form's own submission, while it waits, is shown by the form instead
+//! (`exclude`).
+
+use std::rc::Rc;
+
+use orthomask_survey::upload::Receipt;
+use yew::prelude::*;
+
+use crate::components::receipts::Receipts;
+use crate::i18n::AppLanguage;
+use crate::model::outbox::WaitingSubmission;
+use crate::services::browser::{OnlineListener, is_online};
+use crate::services::http::SendError;
+use crate::services::{outbox, participation};
+use crate::t;
+
+/// Where one stored submission stands.
+#[derive(Clone, Debug, PartialEq)]
+enum Status {
+    Waiting,
+    Sending,
+    Sent(Vec<(String, Receipt)>),
+    /// The service answered and refused (an expired credential, a closed cohort): it stays
+    /// until discarded.
+    Refused(String),
+    /// Not a waiting submission (only discarding makes sense).
+    Unreadable(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Entry {
+    key: String,
+    waiting: Option<Rc<WaitingSubmission>>,
+    status: Status,
+}
+
+/// Properties of [`WaitingUploads`].
+#[derive(Properties, Clone, PartialEq)]
+pub struct WaitingUploadsProps {
+    /// The participant's language.
+    pub language: AppLanguage,
+    /// The token of the submission the form itself is showing (not listed twice).
+    #[prop_or_default]
+    pub exclude: Option<String>,
+}
+
+/// The listed submissions, changed only through [`Change`] (sends finish in any order).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Entries(Vec<Entry>);
+
+/// What happens to the list.
+enum Change {
+    Loaded(Vec<Entry>),
+    Status(String, Status),
+    Removed(String),
+}
+
+impl Reducible for Entries {
+    type Action = Change;
+
+    fn reduce(self: Rc<Self>, change: Change) -> Rc<Self> {
+        let mut entries = self.0.clone();
+        match change {
+            Change::Loaded(loaded) => entries = loaded,
+            Change::Status(key, status) => {
+                if let Some(e) = entries.iter_mut().find(|e| e.key == key) {
+                    e.status = status;
+                }
+            }
+            Change::Removed(key) => entries.retain(|e| e.key != key),
+        }
+        Rc::new(Self(entries))
+    }
+}
+
+/// Send one waiting submission and record the outcome.
+fn deliver(dispatch: UseReducerDispatcher<Entries>, key: String, waiting: Rc<WaitingSubmission>) {
+    dispatch.dispatch(Change::Status(key.clone(), Status::Sending));
+    wasm_bindgen_futures::spawn_local(async move {
+        let status = match participation::send_to(&waiting.destinations(), &|_| {}).await {
+            Ok(receipts) => {
+                // Sent: it no longer waits (if forgetting fails, a later send gets the same
+                // receipt for the same token).
+                let _ = outbox::remove(&waiting.token).await;
+                Status::Sent(receipts)
+            }
+            Err(SendError::Unreachable(_)) => Status::Waiting,
+            Err(SendError::Failed(e)) => Status::Refused(e),
+        };
+        dispatch.dispatch(Change::Status(key, status));
+    });
+}
+
+/// The panel; nothing when no upload waits.
+#[function_component(WaitingUploads)]
+pub fn waiting_uploads(props: &WaitingUploadsProps) -> Html {
+    let lang = props.language;
+    let entries = use_reducer(Entries::default);
+    // Load once.
+    {
+        let dispatch = entries.dispatcher();
+        use_effect_with((), move |()| {
+            wasm_bindgen_futures::spawn_local(async move {
+                let Ok(stored) = outbox::all().await else {
+                    return;
+                };
+                let loaded: Vec<Entry> = stored
+                    .into_iter()
+                    .map(|(key, entry)| match entry {
+                        Ok(w) => Entry {
+                            key,
+                            waiting: Some(Rc::new(w)),
+                            status: Status::Waiting,
+                        },
+                        Err(e) => Entry {
+                            key,
+                            waiting: None,
+                            status: Status::Unreadable(e.to_string()),
+                        },
+                    })
+                    .collect();
+                dispatch.dispatch(Change::Loaded(loaded));
+            });
+        });
+    }
+    // Whenever something waits and the browser is (or comes back) online, send it.
+    let waiting: Vec<(String, Rc<WaitingSubmission>)> = entries
+        .0
+        .iter()
+        .filter(|e| e.status == Status::Waiting && Some(&e.key) != props.exclude.as_ref())
+        .filter_map(|e| e.waiting.clone().map(|w| (e.key.clone(), w)))
+        .collect();
+    {
+        let dispatch = entries.dispatcher();
+        use_effect_with(waiting, move |waiting| {
+            let send_all = {
+                let (dispatch, waiting) = (dispatch.clone(), waiting.clone());
+                move || {
+                    for (key, w) in &waiting {
+                        deliver(dispatch.clone(), key.clone(), w.clone());
+                    }
+                }
+            };
+            let listener = (!waiting.is_empty()).then(|| {
+                if is_online() {
+                    send_all();
+                }
+                OnlineListener::new(send_all)
+            });
+            move || drop(listener)
+        });
+    }
+    let shown: Vec<&Entry> = entries
+        .0
+        .iter()
+        .filter(|e| Some(&e.key) != props.exclude.as_ref())
+        .collect();
+    if shown.is_empty() {
+        return html! {};
+    }
+    let discard = |key: String| {
+        let dispatch = entries.dispatcher();
+        Callback::from(move |_| {
+            let (dispatch, key) = (dispatch.clone(), key.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                if outbox::remove(&key).await.is_ok() {
+                    dispatch.dispatch(Change::Removed(key));
+                }
+            });
+        })
+    };
+    let send_now = |e: &Entry| {
+        let (dispatch, key, waiting) = (entries.dispatcher(), e.key.clone(), e.waiting.clone());
+        Callback::from(move |_| {
+            if let Some(w) = waiting.clone() {
+                deliver(dispatch.clone(), key.clone(), w);
+            }
+        })
+    };
+    html! {
+        <section class="waiting" aria-labelledby="waiting-title" data-testid="waiting-uploads">
+            <h2 id="waiting-title">{ t!(lang, "waiting-heading") }</h2>
+            if shown.iter().any(|e| matches!(e.status, Status::Waiting | Status::Sending)) {
+                <p>{ t!(lang, "waiting-explain") }</p>
+            }
+            <ul>
+                { for shown.iter().map(|e| {
+                    let line = e.waiting.as_ref().map_or_else(String::new, |w| t!(lang, "waiting-item",
+                        survey = w.survey, cohort = w.cohort, count = w.values_per_upload()));
+                    html! {
+                        <li data-testid="waiting-item">
+                            <p>{ line }</p>
+                            { match &e.status {
+                                Status::Waiting => html! {
+                                    <div class="buttons">
+                                        <button type="button" class="primary" onclick={send_now(e)}>{ t!(lang, "waiting-send-now") }</button>
+                                        <button type="button" onclick={discard(e.key.clone())}>{ t!(lang, "waiting-discard") }</button>
+                                    </div>
+                                },
+                                Status::Sending => html! { <p role="status">{ t!(lang, "waiting-sending") }</p> },
+                                Status::Sent(receipts) => html! {
+                                    <div class="receipt" role="status">
+                                        <h3>{ t!(lang, "receipt-heading") }</h3>
+                                        <Receipts survey={e.waiting.as_ref().map(|w| w.survey.clone()).unwrap_or_default()} receipts={receipts.clone()} language={lang} />
+                                    </div>
+                                },
+                                Status::Refused(reason) | Status::Unreadable(reason) => html! {
+                                    <>
+                                        <p class="error" role="alert">{ t!(lang, "waiting-refused", reason = reason) }</p>
+                                        <button type="button" onclick={discard(e.key.clone())}>{ t!(lang, "waiting-discard") }</button>
+                                    </>
+                                },
+                            } }
+                        </li>
+                    }
+                }) }
+            </ul>
+        </section>
+    }
+}

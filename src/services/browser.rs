@@ -1,0 +1,69 @@
+//! What the browser tells and offers the participant form: whether it is online (and the
+//! `online` event when the connection returns), the preferred languages, the service worker.
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+
+/// `navigator.onLine`: `false` means certainly offline; `true` only that a network exists.
+pub fn is_online() -> bool {
+    web_sys::window().is_none_or(|w| w.navigator().on_line())
+}
+
+/// A listener for the window's `online` event, removed when dropped.
+pub struct OnlineListener {
+    callback: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+impl OnlineListener {
+    /// Call `on_online` every time the connection returns.
+    pub fn new(mut on_online: impl FnMut() + 'static) -> Self {
+        let callback = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| on_online());
+        if let Some(window) = web_sys::window() {
+            let _ = window
+                .add_event_listener_with_callback("online", callback.as_ref().unchecked_ref());
+        }
+        Self { callback }
+    }
+}
+
+impl Drop for OnlineListener {
+    fn drop(&mut self) {
+        if let Some(window) = web_sys::window() {
+            let _ = window.remove_event_listener_with_callback(
+                "online",
+                self.callback.as_ref().unchecked_ref(),
+            );
+        }
+    }
+}
+
+/// The browser's preferred languages (`navigator.languages`, else `navigator.language`).
+pub fn preferred_languages() -> Vec<String> {
+    let Some(navigator) = web_sys::window().map(|w| w.navigator()) else {
+        return Vec::new();
+    };
+    let listed: Vec<String> = navigator
+        .languages()
+        .iter()
+        .filter_map(|v| v.as_string())
+        .collect();
+    if listed.is_empty() {
+        navigator.language().into_iter().collect()
+    } else {
+        listed
+    }
+}
+
+/// Register the service worker (`sw.js`, next to the page) that keeps the app and the opened
+/// survey for offline use. Browsers without service workers (or an insecure origin) just work
+/// online.
+pub fn register_service_worker() {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let navigator = window.navigator();
+    if !js_sys::Reflect::has(&navigator, &JsValue::from_str("serviceWorker")).unwrap_or(false) {
+        return;
+    }
+    let _ = navigator.service_worker().register("sw.js");
+}
