@@ -178,11 +178,9 @@ impl ParticipantState {
         let total = self.question_count().max(1) as f64;
         match self.phase {
             Phase::Question(i) => i as f64 / total,
-            Phase::Review
-            | Phase::Sending(_)
-            | Phase::Failed(_)
-            | Phase::Done
-            | Phase::Waiting => 1.0,
+            Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done | Phase::Waiting => {
+                1.0
+            }
             _ => 0.0,
         }
     }
@@ -632,7 +630,11 @@ mod tests {
         let survey = SurveyDefinition::parse(BRANCHING, "habits-branching.json").unwrap();
         let index = |id: &str| survey.questions.iter().position(|q| q.id == id).unwrap();
         let (smokes, cigarettes) = (index("smokes"), index("cigarettes"));
-        assert_eq!(cigarettes, smokes + 1, "the bundled file asks the follow-up next");
+        assert_eq!(
+            cigarettes,
+            smokes + 1,
+            "the bundled file asks the follow-up next"
+        );
         let total = survey.questions.len();
         let mut s = Rc::new(ParticipantState::default())
             .reduce(ParticipantAction::Loaded(Ok((
@@ -660,7 +662,11 @@ mod tests {
             .reduce(ParticipantAction::Next)
         };
         let no = answer(s.clone(), "no");
-        assert_eq!(no.phase, Phase::Question(cigarettes + 1), "the follow-up is skipped");
+        assert_eq!(
+            no.phase,
+            Phase::Question(cigarettes + 1),
+            "the follow-up is skipped"
+        );
         assert_eq!(
             no.announcement,
             Announcement::Question {
@@ -669,7 +675,11 @@ mod tests {
             }
         );
         let back = no.reduce(ParticipantAction::Back);
-        assert_eq!(back.phase, Phase::Question(smokes), "and skipped going back");
+        assert_eq!(
+            back.phase,
+            Phase::Question(smokes),
+            "and skipped going back"
+        );
         let yes = answer(back, "yes");
         assert_eq!(yes.phase, Phase::Question(cigarettes), "asked after a yes");
     }

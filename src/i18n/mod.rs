@@ -33,8 +33,16 @@ pub enum AppLanguage {
 
 /// Every catalogue: its language, BCP 47 tag and Fluent source.
 pub const CATALOGUES: [(AppLanguage, &str, &str); 2] = [
-    (AppLanguage::English, "en", include_str!("../../locales/en.ftl")),
-    (AppLanguage::Spanish, "es", include_str!("../../locales/es.ftl")),
+    (
+        AppLanguage::English,
+        "en",
+        include_str!("../../locales/en.ftl"),
+    ),
+    (
+        AppLanguage::Spanish,
+        "es",
+        include_str!("../../locales/es.ftl"),
+    ),
 ];
 
 /// The primary language subtag of a BCP 47 tag, lower case (`"es-MX"` → `"es"`).

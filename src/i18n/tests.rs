@@ -24,7 +24,8 @@ fn messages(tag: &str, source: &str) -> BTreeMap<String, BTreeSet<String>> {
             let mut variables = BTreeSet::new();
             for element in &value.elements {
                 if let ast::PatternElement::Placeable {
-                    expression: ast::Expression::Inline(ast::InlineExpression::VariableReference { id }),
+                    expression:
+                        ast::Expression::Inline(ast::InlineExpression::VariableReference { id }),
                 } = element
                 {
                     variables.insert(id.name.to_owned());
@@ -40,7 +41,9 @@ fn messages(tag: &str, source: &str) -> BTreeMap<String, BTreeSet<String>> {
 /// macro and these tests' samples).
 fn ids_in_sources() -> BTreeSet<String> {
     fn walk(dir: &Path, out: &mut BTreeSet<String>) {
-        let own = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join("i18n");
+        let own = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src")
+            .join("i18n");
         for entry in std::fs::read_dir(dir).expect("src/ is readable") {
             let path = entry.expect("a directory entry").path();
             if path.is_dir() {
@@ -97,7 +100,10 @@ fn ids_in(text: &str) -> Vec<String> {
 #[test]
 fn every_catalogue_has_every_message_with_the_same_variables() {
     let english = messages("en", CATALOGUES[0].2);
-    assert!(english.len() > 50, "the English catalogue is the participant's whole form");
+    assert!(
+        english.len() > 50,
+        "the English catalogue is the participant's whole form"
+    );
     for (_, tag, source) in &CATALOGUES[1..] {
         let other = messages(tag, source);
         let missing: Vec<&String> = english.keys().filter(|k| !other.contains_key(*k)).collect();
@@ -107,7 +113,10 @@ fn every_catalogue_has_every_message_with_the_same_variables() {
             "locales/{tag}.ftl: missing {missing:?}, not in English {extra:?}"
         );
         for (id, variables) in &english {
-            assert_eq!(&other[id], variables, "locales/{tag}.ftl: {id} uses other variables");
+            assert_eq!(
+                &other[id], variables,
+                "locales/{tag}.ftl: {id} uses other variables"
+            );
         }
     }
 }
@@ -116,20 +125,33 @@ fn every_catalogue_has_every_message_with_the_same_variables() {
 fn every_message_the_code_asks_for_exists() {
     let english = messages("en", CATALOGUES[0].2);
     let used = ids_in_sources();
-    assert!(used.len() > 40, "the scan finds the participant form's messages: {used:?}");
-    let missing: Vec<&String> = used.iter().filter(|id| !english.contains_key(*id)).collect();
-    assert!(missing.is_empty(), "asked for but not in locales/en.ftl: {missing:?}");
+    assert!(
+        used.len() > 40,
+        "the scan finds the participant form's messages: {used:?}"
+    );
+    let missing: Vec<&String> = used
+        .iter()
+        .filter(|id| !english.contains_key(*id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "asked for but not in locales/en.ftl: {missing:?}"
+    );
     // And none is left over: a message nobody shows is a translation nobody needs.
     let unused: Vec<&String> = english
         .keys()
         .filter(|id| !used.contains(*id) && id.as_str() != "language-name")
         .collect();
-    assert!(unused.is_empty(), "in locales/en.ftl but never shown: {unused:?}");
+    assert!(
+        unused.is_empty(),
+        "in locales/en.ftl but never shown: {unused:?}"
+    );
 }
 
 #[test]
 fn the_scan_reads_ids_after_the_language_argument() {
-    let text = r#"t!(lang, "a-b"); t!(pick(x, y), "c", n = 1); let _ = format!("t!(x)"); no_t!(l, "d")"#;
+    let text =
+        r#"t!(lang, "a-b"); t!(pick(x, y), "c", n = 1); let _ = format!("t!(x)"); no_t!(l, "d")"#;
     assert_eq!(ids_in(text), ["a-b", "c"]);
 }
 
@@ -141,12 +163,18 @@ fn english_answer_errors_are_the_codings_messages() {
         AnswerError::Missing,
         AnswerError::NotYesNo,
         AnswerError::Integer { min: 18, max: 100 },
-        AnswerError::Number { min: -1.0, max: 2.5 },
+        AnswerError::Number {
+            min: -1.0,
+            max: 2.5,
+        },
         AnswerError::Likert { points: 5 },
         AnswerError::Category { count: 4 },
         AnswerError::WrongKind,
         AnswerError::NoSuchQuestion { number: 9 },
-        AnswerError::Count { expected: 3, found: 2 },
+        AnswerError::Count {
+            expected: 3,
+            found: 2,
+        },
         AnswerError::NotShown,
         AnswerError::UnknownOption {
             given: "Tea".into(),
@@ -159,7 +187,10 @@ fn english_answer_errors_are_the_codings_messages() {
         assert!(!spanish.is_empty() && spanish != e.to_string(), "{spanish}");
     }
     assert_eq!(
-        answer_error(AppLanguage::Spanish, &AnswerError::Integer { min: 18, max: 100 }),
+        answer_error(
+            AppLanguage::Spanish,
+            &AnswerError::Integer { min: 18, max: 100 }
+        ),
         "escriba un número entero de 18 a 100"
     );
 }
@@ -167,9 +198,18 @@ fn english_answer_errors_are_the_codings_messages() {
 #[test]
 fn languages_follow_the_browsers_preferences() {
     let prefs = |tags: &[&str]| tags.iter().map(|t| (*t).to_owned()).collect::<Vec<_>>();
-    assert_eq!(AppLanguage::preferred(&prefs(&["es-MX", "en"])), AppLanguage::Spanish);
-    assert_eq!(AppLanguage::preferred(&prefs(&["fr-FR", "ES"])), AppLanguage::Spanish);
-    assert_eq!(AppLanguage::preferred(&prefs(&["fr", "de"])), AppLanguage::English);
+    assert_eq!(
+        AppLanguage::preferred(&prefs(&["es-MX", "en"])),
+        AppLanguage::Spanish
+    );
+    assert_eq!(
+        AppLanguage::preferred(&prefs(&["fr-FR", "ES"])),
+        AppLanguage::Spanish
+    );
+    assert_eq!(
+        AppLanguage::preferred(&prefs(&["fr", "de"])),
+        AppLanguage::English
+    );
     assert_eq!(AppLanguage::preferred(&[]), AppLanguage::English);
     assert_eq!(AppLanguage::Spanish.tag(), "es");
     assert_eq!(language_name("es-419"), "Español");
@@ -180,8 +220,16 @@ fn languages_follow_the_browsers_preferences() {
 #[test]
 fn arguments_are_placed_without_isolation_marks_and_unknown_ids_show_themselves() {
     assert_eq!(
-        crate::t!(AppLanguage::Spanish, "question-counter", number = 2, total = 7),
+        crate::t!(
+            AppLanguage::Spanish,
+            "question-counter",
+            number = 2,
+            total = 7
+        ),
         "Pregunta 2 de 7"
     );
-    assert_eq!(tr(AppLanguage::Spanish, "no-such-message", &[]), "no-such-message");
+    assert_eq!(
+        tr(AppLanguage::Spanish, "no-such-message", &[]),
+        "no-such-message"
+    );
 }

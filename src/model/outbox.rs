@@ -154,7 +154,13 @@ mod tests {
                 u64::MAX,
             ));
         }
-        let p = client.prepare(&answers, TOKEN, &orthomask_core::key::Key::from_bytes([9; 32])).unwrap();
+        let p = client
+            .prepare(
+                &answers,
+                TOKEN,
+                &orthomask_core::key::Key::from_bytes([9; 32]),
+            )
+            .unwrap();
         (survey, p)
     }
 
@@ -168,9 +174,14 @@ mod tests {
         assert_eq!(WaitingSubmission::from_json(&text).unwrap(), waiting);
         // No answer is in what waits: none of the answers' numbers appears among its numbers.
         let stored: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let values = stored["destinations"][0]["upload"]["values"].as_array().unwrap();
+        let values = stored["destinations"][0]["upload"]["values"]
+            .as_array()
+            .unwrap();
         for answer in [0.0625, 61.0, 37.0, 88.5] {
-            assert!(values.iter().all(|v| v.as_f64() != Some(answer)), "{answer}");
+            assert!(
+                values.iter().all(|v| v.as_f64() != Some(answer)),
+                "{answer}"
+            );
             assert!(!text.contains(&format!("\"{answer}\"")), "{answer}");
         }
         let keys: Vec<&String> = stored.as_object().unwrap().keys().collect();
@@ -193,6 +204,9 @@ mod tests {
         empty.destinations.clear();
         assert!(WaitingSubmission::from_json(&empty.to_json()).is_err());
         let e = WaitingSubmission::from_json("{").unwrap_err().to_string();
-        assert!(e.starts_with("a waiting upload on this device is unreadable"), "{e}");
+        assert!(
+            e.starts_with("a waiting upload on this device is unreadable"),
+            "{e}"
+        );
     }
 }

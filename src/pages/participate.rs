@@ -115,7 +115,9 @@ pub fn participate() -> Html {
     // Screen readers read the page in its language (`<html lang>`), and the app's other pages
     // are English again once the participant leaves.
     {
-        let tag = survey_language.clone().unwrap_or_else(|| lang.tag().to_owned());
+        let tag = survey_language
+            .clone()
+            .unwrap_or_else(|| lang.tag().to_owned());
         use_effect_with(tag, |tag| {
             set_document_language(tag);
             || set_document_language("en")
@@ -164,9 +166,11 @@ pub fn participate() -> Html {
         (Phase::Question(i), Some(survey), Some(texts)) => {
             question_screen(survey, texts, *i, &state, lang)
         }
-        (Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Waiting, Some(survey), _) => {
-            review(survey, &state, lang)
-        }
+        (
+            Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Waiting,
+            Some(survey),
+            _,
+        ) => review(survey, &state, lang),
         (Phase::Done, Some(survey), _) => receipt(survey, &state, lang),
     };
     let title = texts
@@ -237,14 +241,21 @@ fn announcement(lang: AppLanguage, a: &Announcement) -> String {
 }
 
 /// Send `prepared`; without a connection keep it in the outbox (masked uploads only) and wait.
-fn submit(dispatch: UseReducerDispatcher<ParticipantState>, prepared: Rc<Prepared>, lang: AppLanguage) {
+fn submit(
+    dispatch: UseReducerDispatcher<ParticipantState>,
+    prepared: Rc<Prepared>,
+    lang: AppLanguage,
+) {
     wasm_bindgen_futures::spawn_local(async move {
         let progress = dispatch.clone();
         let sent = open_survey::send(&prepared, &move |n| {
             progress.dispatch(ParticipantAction::Sending(n))
         })
         .await;
-        let token = prepared.destinations.first().map(|d| d.upload.token.clone());
+        let token = prepared
+            .destinations
+            .first()
+            .map(|d| d.upload.token.clone());
         let action = match sent {
             Ok(receipts) => {
                 // It may have waited: it waits no more.
@@ -253,20 +264,28 @@ fn submit(dispatch: UseReducerDispatcher<ParticipantState>, prepared: Rc<Prepare
                 }
                 ParticipantAction::Sent(receipts)
             }
-            Err(SendError::Unreachable(reason)) => match WaitingSubmission::from_prepared(&prepared) {
-                Some(waiting) => match outbox::keep(&waiting).await {
-                    Ok(()) => ParticipantAction::Waiting,
-                    Err(e) => ParticipantAction::Failed(t!(lang, "waiting-store-failed", reason = e)),
-                },
-                None => ParticipantAction::Failed(reason),
-            },
+            Err(SendError::Unreachable(reason)) => {
+                match WaitingSubmission::from_prepared(&prepared) {
+                    Some(waiting) => match outbox::keep(&waiting).await {
+                        Ok(()) => ParticipantAction::Waiting,
+                        Err(e) => {
+                            ParticipantAction::Failed(t!(lang, "waiting-store-failed", reason = e))
+                        }
+                    },
+                    None => ParticipantAction::Failed(reason),
+                }
+            }
             Err(SendError::Failed(e)) => ParticipantAction::Failed(e),
         };
         dispatch.dispatch(action);
     });
 }
 
-fn consent(texts: &SurveyTexts<'_>, state: &UseReducerHandle<ParticipantState>, lang: AppLanguage) -> Html {
+fn consent(
+    texts: &SurveyTexts<'_>,
+    state: &UseReducerHandle<ParticipantState>,
+    lang: AppLanguage,
+) -> Html {
     let on_check = {
         let d = state.dispatcher();
         Callback::from(move |e: Event| {
@@ -307,7 +326,15 @@ struct InputView<'a> {
 }
 
 fn question_input(v: InputView<'_>, lang: AppLanguage) -> Html {
-    let InputView { kind, texts, index, value, error_id, has_error, on_input } = v;
+    let InputView {
+        kind,
+        texts,
+        index,
+        value,
+        error_id,
+        has_error,
+        on_input,
+    } = v;
     let radio = |name: String, options: Vec<(String, String)>| -> Html {
         html! {
             <div class="choices" role="radiogroup" aria-describedby={error_id.to_owned()} aria-invalid={has_error.to_string()}>
@@ -336,7 +363,10 @@ fn question_input(v: InputView<'_>, lang: AppLanguage) -> Html {
             ],
         ),
         QuestionKind::Likert { points, .. } => {
-            let (low, high) = (texts.low_label.unwrap_or(""), texts.high_label.unwrap_or(""));
+            let (low, high) = (
+                texts.low_label.unwrap_or(""),
+                texts.high_label.unwrap_or(""),
+            );
             radio(
                 name,
                 (1..=*points)
@@ -363,11 +393,19 @@ fn question_input(v: InputView<'_>, lang: AppLanguage) -> Html {
                 .collect(),
         ),
         QuestionKind::Integer { min, max } => numeric(
-            index, value, error_id, has_error, on_input,
+            index,
+            value,
+            error_id,
+            has_error,
+            on_input,
             (&min.to_string(), &max.to_string(), "1", "numeric"),
         ),
         QuestionKind::Number { min, max } => numeric(
-            index, value, error_id, has_error, on_input,
+            index,
+            value,
+            error_id,
+            has_error,
+            on_input,
             (&min.to_string(), &max.to_string(), "any", "decimal"),
         ),
     }
@@ -475,7 +513,11 @@ fn question_screen(
     }
 }
 
-fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>, lang: AppLanguage) -> Html {
+fn review(
+    survey: &SurveyDefinition,
+    state: &UseReducerHandle<ParticipantState>,
+    lang: AppLanguage,
+) -> Html {
     if let Some(e) = &state.prepare_error {
         return html! { <p class="error" role="alert">{ t!(lang, "review-mask-failed", reason = e) }</p> };
     }
@@ -498,7 +540,10 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>,
     };
     let on_discard = {
         let d = state.dispatcher();
-        let token = prepared.destinations.first().map(|dest| dest.upload.token.clone());
+        let token = prepared
+            .destinations
+            .first()
+            .map(|dest| dest.upload.token.clone());
         Callback::from(move |_| {
             let (d, token) = (d.clone(), token.clone());
             wasm_bindgen_futures::spawn_local(async move {
@@ -520,16 +565,27 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>,
         // What one service alone learns (orthomask_survey::share_view): its share shows the
         // answers at this signal-to-noise ratio, a Gaussian mechanism with this (ε, δ).
         let view = prepared.one_service_view.map_or_else(String::new, |v| {
-            format!(" {}", t!(lang, "leaves-one-service",
-                snr = sig(v.signal_to_noise, 2), epsilon = sig(v.epsilon, 2), delta = sig(v.delta, 1)))
+            format!(
+                " {}",
+                t!(
+                    lang,
+                    "leaves-one-service",
+                    snr = sig(v.signal_to_noise, 2),
+                    epsilon = sig(v.epsilon, 2),
+                    delta = sig(v.delta, 1)
+                )
+            )
         });
         format!(
             "{}{view} {}",
-            t!(lang, "leaves-shares",
+            t!(
+                lang,
+                "leaves-shares",
                 answers = survey.questions.len(),
                 p2 = prepared.p2,
                 parts = prepared.destinations.len(),
-                ratio = format!("{:.0}", prepared.share_noise_ratio.unwrap_or(f64::NAN))),
+                ratio = format!("{:.0}", prepared.share_noise_ratio.unwrap_or(f64::NAN))
+            ),
             t!(lang, "leaves-shares-nobody")
         )
     } else {
@@ -595,7 +651,11 @@ fn review(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>,
     }
 }
 
-fn receipt(survey: &SurveyDefinition, state: &UseReducerHandle<ParticipantState>, lang: AppLanguage) -> Html {
+fn receipt(
+    survey: &SurveyDefinition,
+    state: &UseReducerHandle<ParticipantState>,
+    lang: AppLanguage,
+) -> Html {
     html! {
         <div class="receipt">
             <h2>{ t!(lang, "receipt-heading") }</h2>

@@ -126,7 +126,9 @@ pub async fn remove(token: &str) -> Result<(), String> {
         .map_err(|_| failed("remove the upload"))?;
     let committed = JsFuture::from(transaction_done(&transaction)).await;
     db.close();
-    committed.map(|_| ()).map_err(|_| failed("remove the upload"))
+    committed
+        .map(|_| ())
+        .map_err(|_| failed("remove the upload"))
 }
 
 /// Every waiting submission, each read back and checked; an unreadable entry is reported with
@@ -143,7 +145,9 @@ pub async fn all() -> Result<Vec<(String, Result<WaitingSubmission, WaitingError
         .object_store(STORE)
         .map_err(|_| failed("read the outbox"))?;
     let keys = JsFuture::from(request_done(
-        &store.get_all_keys().map_err(|_| failed("read the outbox"))?,
+        &store
+            .get_all_keys()
+            .map_err(|_| failed("read the outbox"))?,
     ))
     .await
     .map_err(|_| failed("read the outbox"))?;
