@@ -119,6 +119,23 @@ async function buildSurvey(page, id) {
   // The preview shows every question as the participant will see it.
   const shown = await page.getByTestId('form-preview').locator('legend .label').allTextContents();
   if (shown.join('|') !== questions.map((q) => q.label).join('|')) throw new Error(`the preview shows ${JSON.stringify(shown)}`);
+
+  // Skip logic in the builder, through its labelled controls: "region" shown only when "smoker"
+  // is yes — the preview says so and the JSON editor holds the `show_if` — then taken off again
+  // (the participants below answer every question).
+  const draftInEditor = async () => JSON.parse(await page.getByTestId('json-editor').inputValue());
+  await page.getByLabel('Show only when an earlier answer is …').last().check();
+  await page.selectOption('#b-q4-if-question', 'smoker');
+  await page.selectOption('#b-q4-if-condition', 'equals');
+  await page.selectOption('#b-q4-if-value', 'yes');
+  const when = await page.getByTestId('preview-condition').textContent();
+  if (!/smoker/.test(when) || !/yes/.test(when)) throw new Error(`the preview describes the branch as ${JSON.stringify(when)}`);
+  const branched = (await draftInEditor()).questions[4].show_if;
+  if (JSON.stringify(branched) !== JSON.stringify({ question: 'smoker', equals: 'yes' })) throw new Error(`the draft's show_if: ${JSON.stringify(branched)}`);
+  await page.getByLabel('Show only when an earlier answer is …').last().uncheck();
+  if ((await draftInEditor()).questions[4].show_if !== undefined) throw new Error('the condition stays after it was taken off');
+  if (await page.getByTestId('preview-condition').count()) throw new Error('the preview still shows a condition');
+  log(`the builder made and removed a branch; the preview said "${when}"`);
 }
 
 async function main() {
