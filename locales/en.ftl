@@ -105,3 +105,21 @@ chooser-live-intro = These run on this deployment's services: your answers are m
 chooser-groups = — groups of { $size }
 chooser-groups-shares = — groups of { $size }, split over several services (share mode)
 chooser-practice-heading = Practice (nothing is sent)
+
+## Practice demonstrations (bundled, nothing is sent)
+practice-leaps-demo = Walking after a stroke (the paper's LEAPS questions)
+practice-wellbeing-optional = Health and wellbeing (every question type, optional items)
+practice-shares-demo = Share mode (collusion-resistant: three services)
+practice-habits-branching = Everyday habits (questions that follow your answers; English and Spanish)
+
+## Simulated participants (on the receipt of a live demonstration)
+simulate-heading = Fill the cohort with simulated participants
+simulate-explain = This is a demonstration, so nobody need wait for other people: simulated participants can take the free places of cohort { $cohort }. Each one answers at random and goes through the same masking and sending as a participant's form.
+simulate-button = Let simulated participants join
+simulate-counting = Counting the free places in cohort { $cohort }…
+simulate-joining = { $joined } of { $of } simulated participants joined…
+simulate-already-full = Cohort { $cohort } was already full: it closes on its own and the services hand it over.
+simulate-done = { $joined } simulated participants joined: cohort { $cohort } is full, so it closes on its own and the services hand it over to the collector.
+simulate-next-before = The survey team closes the survey and publishes the release on their page,
+simulate-next-link = the survey team's page
+simulate-next-after = (sign in with the admin token that scripts/run.sh printed); from there the release opens in the analyst view and the audit view.

@@ -103,3 +103,21 @@ chooser-live-intro = Funcionan con los servicios de este despliegue: sus respues
 chooser-groups = — grupos de { $size }
 chooser-groups-shares = — grupos de { $size }, repartidos entre varios servicios (modo de partes)
 chooser-practice-heading = Práctica (no se envía nada)
+
+## Practice demonstrations (bundled, nothing is sent)
+practice-leaps-demo = Caminar después de un ictus (las preguntas LEAPS del artículo)
+practice-wellbeing-optional = Salud y bienestar (todos los tipos de pregunta, preguntas opcionales)
+practice-shares-demo = Modo de partes (resistente a la colusión: tres servicios)
+practice-habits-branching = Hábitos cotidianos (preguntas que siguen sus respuestas; inglés y español)
+
+## Simulated participants (on the receipt of a live demonstration)
+simulate-heading = Completar la cohorte con participantes simulados
+simulate-explain = Esto es una demostración, así que nadie tiene que esperar a otras personas: participantes simulados pueden ocupar las plazas libres de la cohorte { $cohort }. Cada uno responde al azar y pasa por el mismo enmascaramiento y envío que el formulario de un participante.
+simulate-button = Dejar que se unan participantes simulados
+simulate-counting = Contando las plazas libres de la cohorte { $cohort }…
+simulate-joining = { $joined } de { $of } participantes simulados se han unido…
+simulate-already-full = La cohorte { $cohort } ya estaba completa: se cierra sola y los servicios la entregan.
+simulate-done = Se unieron { $joined } participantes simulados: la cohorte { $cohort } está completa, así que se cierra sola y los servicios la entregan al recolector.
+simulate-next-before = El equipo de la encuesta cierra la encuesta y publica los resultados en su página,
+simulate-next-link = la página del equipo de la encuesta
+simulate-next-after = (inicie sesión con el token de administración que mostró scripts/run.sh); desde allí los resultados se abren en la vista de análisis y en la de auditoría.

@@ -17,24 +17,13 @@
 use orthomask_survey::definition::{SurveyDefinition, SurveyError, valid_survey_id};
 use orthomask_survey::trust::{DefinitionOffer, Deployment, TrustError, UploadCredential};
 
-/// The demonstration surveys bundled with the app (`www/surveys/NAME.json`): name and title.
-pub const DEMONSTRATIONS: [(&str, &str); 4] = [
-    (
-        "leaps-demo",
-        "Walking after a stroke (the paper's LEAPS questions)",
-    ),
-    (
-        "wellbeing-optional",
-        "Health and wellbeing (every question type, optional items)",
-    ),
-    (
-        "shares-demo",
-        "Share mode (collusion-resistant: three services)",
-    ),
-    (
-        "habits-branching",
-        "Everyday habits (questions that follow your answers; English and Spanish)",
-    ),
+/// The demonstration surveys bundled with the app (`www/surveys/NAME.json`), in the order the
+/// participant page lists them (their titles there come from the catalogue: `locales/`).
+pub const DEMONSTRATIONS: [&str; 4] = [
+    "leaps-demo",
+    "wellbeing-optional",
+    "shares-demo",
+    "habits-branching",
 ];
 
 /// Where the collector that served the page publishes its deployment (same origin).
@@ -110,11 +99,11 @@ pub fn source_from_query(pairs: &[(String, String)]) -> Result<Option<Source>, S
         }
         (None, Some(given)) => DEMONSTRATIONS
             .iter()
-            .find(|(name, _)| *name == given)
-            .map(|(name, _)| Some(Source::Demonstration { name }))
+            .find(|name| **name == given)
+            .map(|name| Some(Source::Demonstration { name: *name }))
             .ok_or_else(|| SourceError::UnknownDemonstration {
                 given,
-                known: DEMONSTRATIONS.map(|(name, _)| name).join(", "),
+                known: DEMONSTRATIONS.join(", "),
             }),
     }
 }
@@ -366,7 +355,7 @@ mod tests {
             demonstration_link("leaps-demo"),
             "#/participate?demo=leaps-demo"
         );
-        for (name, _) in DEMONSTRATIONS {
+        for name in DEMONSTRATIONS {
             assert_eq!(
                 source_from_query(&pairs(&[("demo", name)])),
                 Ok(Some(Source::Demonstration { name }))

@@ -662,7 +662,7 @@ fn receipt(
             <Receipts survey={survey.id.clone()} receipts={state.receipts.clone()} language={lang} />
             // A live demonstration (a collector's survey labelled as one) can be filled at once.
             if let (Some(Access::Collector(_)), true, Some((_, r))) = (&state.access, survey.masking.teaching, state.receipts.first()) {
-                <SimulatedParticipants survey={survey.id.clone()} cohort={r.cohort} />
+                <SimulatedParticipants survey={survey.id.clone()} cohort={r.cohort} language={lang} />
             }
         </div>
     }

@@ -5,7 +5,9 @@
 
 use yew::prelude::*;
 
+use crate::i18n::AppLanguage;
 use crate::services::simulate;
+use crate::t;
 
 /// Where the filling stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,6 +29,9 @@ pub struct SimulatedParticipantsProps {
     /// Shown on the survey team's page (which closes and publishes), not on a receipt.
     #[prop_or_default]
     pub on_team_page: bool,
+    /// The language of the texts (the participant's on a receipt; the team page is English).
+    #[prop_or(AppLanguage::English)]
+    pub language: AppLanguage,
 }
 
 /// The "let simulated participants join" block.
@@ -59,38 +64,28 @@ pub fn simulated_participants(props: &SimulatedParticipantsProps) -> Html {
         })
     };
     let busy = matches!(*filling, Filling::Counting | Filling::Joining { .. });
+    let (lang, cohort) = (props.language, props.cohort);
     let status = match &*filling {
         Filling::Idle => String::new(),
-        Filling::Counting => format!("Counting the free places in cohort {}…", props.cohort),
-        Filling::Joining { joined, of } => {
-            format!("{joined} of {of} simulated participants joined…")
-        }
-        Filling::Done { joined: 0 } => format!(
-            "Cohort {} was already full: it closes on its own and the services hand it over.",
-            props.cohort
-        ),
-        Filling::Done { joined } => format!(
-            "{joined} simulated participants joined: cohort {} is full, so it closes on its own and the services hand it over to the collector.",
-            props.cohort
-        ),
+        Filling::Counting => t!(lang, "simulate-counting", cohort = cohort),
+        Filling::Joining { joined, of } => t!(lang, "simulate-joining", joined = joined, of = of),
+        Filling::Done { joined: 0 } => t!(lang, "simulate-already-full", cohort = cohort),
+        Filling::Done { joined } => t!(lang, "simulate-done", joined = joined, cohort = cohort),
         Filling::Failed(e) => e.clone(),
     };
     html! {
         <div class="simulated" data-testid="simulated-participants">
-            <h2>{ "Fill the cohort with simulated participants" }</h2>
-            <p>{ format!(
-                "This is a demonstration, so nobody need wait for other people: simulated participants can take the free places of cohort {}. Each one answers at random and goes through the same masking and sending as a participant's form.",
-                props.cohort
-            ) }</p>
+            <h2>{ t!(lang, "simulate-heading") }</h2>
+            <p>{ t!(lang, "simulate-explain", cohort = cohort) }</p>
             <button class="primary" onclick={on_fill} disabled={busy} data-testid="simulate">
-                { "Let simulated participants join" }
+                { t!(lang, "simulate-button") }
             </button>
             <p role="status" aria-live="polite" class={classes!(matches!(*filling, Filling::Failed(_)).then_some("error"))} data-testid="simulate-status">{ status }</p>
             if matches!(*filling, Filling::Done { .. }) && !props.on_team_page {
                 <p>
-                    { "The survey team closes the survey and publishes the release on their page, " }
-                    <a href={format!("#/admin?survey={}", props.survey)} data-testid="team-page">{ "the survey team's page" }</a>
-                    { " (sign in with the admin token that scripts/run.sh printed); from there the release opens in the analyst view and the audit view." }
+                    { t!(lang, "simulate-next-before") }{ " " }
+                    <a href={format!("#/admin?survey={}", props.survey)} data-testid="team-page">{ t!(lang, "simulate-next-link") }</a>
+                    { " " }{ t!(lang, "simulate-next-after") }
                 </p>
             }
         </div>

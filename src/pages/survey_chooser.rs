@@ -22,6 +22,17 @@ enum Live {
     Unavailable,
 }
 
+/// A bundled demonstration's title in the participant's language.
+fn demonstration_title(lang: AppLanguage, name: &str) -> String {
+    match name {
+        "leaps-demo" => t!(lang, "practice-leaps-demo"),
+        "wellbeing-optional" => t!(lang, "practice-wellbeing-optional"),
+        "shares-demo" => t!(lang, "practice-shares-demo"),
+        "habits-branching" => t!(lang, "practice-habits-branching"),
+        other => other.to_owned(),
+    }
+}
+
 /// Properties of [`SurveyChooser`].
 #[derive(Properties, Clone, PartialEq)]
 pub struct SurveyChooserProps {
@@ -77,10 +88,25 @@ pub fn survey_chooser(props: &SurveyChooserProps) -> Html {
             { live_list }
             <h2>{ t!(lang, "chooser-practice-heading") }</h2>
             <ul data-testid="practice-surveys">
-                { for DEMONSTRATIONS.iter().map(|(name, title)| html! {
-                    <li><a href={demonstration_link(name)}>{ *title }</a></li>
+                { for DEMONSTRATIONS.iter().map(|name| html! {
+                    <li><a href={demonstration_link(name)}>{ demonstration_title(lang, name) }</a></li>
                 }) }
             </ul>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_demonstration_has_a_title_in_every_language() {
+        for language in [AppLanguage::English, AppLanguage::Spanish] {
+            for name in DEMONSTRATIONS {
+                let title = demonstration_title(language, name);
+                assert!(title != name && !title.is_empty(), "{name}: {title}");
+            }
+        }
     }
 }
