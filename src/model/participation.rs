@@ -98,9 +98,9 @@ pub fn source_from_query(pairs: &[(String, String)]) -> Result<Option<Source>, S
             }))
         }
         (None, Some(given)) => DEMONSTRATIONS
-            .iter()
-            .find(|name| **name == given)
-            .map(|name| Some(Source::Demonstration { name: *name }))
+            .into_iter()
+            .find(|name| *name == given)
+            .map(|name| Some(Source::Demonstration { name }))
             .ok_or_else(|| SourceError::UnknownDemonstration {
                 given,
                 known: DEMONSTRATIONS.join(", "),
