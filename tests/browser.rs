@@ -21,7 +21,7 @@ use orthomask_web::model::dp::DpParams;
 use orthomask_web::model::jobs::{Job, Output};
 use orthomask_web::plots::Plot;
 use orthomask_web::services::clock::sleep;
-use orthomask_web::services::http::{RetryPolicy, get_text, send_upload};
+use orthomask_web::services::http::{RetryPolicy, SendError, get_text, send_upload};
 use orthomask_web::services::jobs::{JobRunner, Progress};
 use orthomask_web::services::{query, random};
 use wasm_bindgen::JsCast;
@@ -104,6 +104,9 @@ async fn an_unreachable_service_is_retried_then_reported_with_nothing_lost() {
     .await
     .unwrap_err();
     assert_eq!(*attempts.borrow(), vec![1, 2, 3]);
+    // No attempt reached a service: the form may keep the masked upload for later (offline).
+    assert!(matches!(e, SendError::Unreachable(_)), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("did not go through after 3 attempts"), "{e}");
     assert!(e.contains("nothing was lost"), "{e}");
 }
@@ -343,4 +346,46 @@ async fn the_file_picker_loads_from_an_address_and_reports_a_missing_one() {
     let (name, text) = wait_for(&loaded).await;
     assert!(name.starts_with("data:text/csv"), "{name}");
     assert_eq!(text, "a,b\n1,2\n");
+}
+
+/// The offline outbox in the browser's IndexedDB: a masked submission is kept under its token,
+/// read back identical, and forgotten (issue 13 §1).
+#[wasm_bindgen_test]
+async fn the_outbox_keeps_reads_back_and_forgets_a_waiting_submission() {
+    use orthomask_survey::trust::{CollectorSigningKey, UploadCredential};
+    use orthomask_web::model::outbox::{WaitingDestination, WaitingSubmission};
+    use orthomask_web::services::outbox;
+
+    let token = random::token().unwrap();
+    let signer = CollectorSigningKey::from_secret([1; 32]);
+    let waiting = WaitingSubmission {
+        token: token.clone(),
+        survey: "s".into(),
+        cohort: 2,
+        destinations: vec![WaitingDestination {
+            url: "http://127.0.0.1:9/api/surveys/s/uploads".into(),
+            upload: Upload {
+                survey: "s".into(),
+                cohort: 2,
+                token: token.clone(),
+                values: vec![0.25, -1.5],
+                credential: Some(UploadCredential::issue(&signer, "s", 2, [3; 16], u64::MAX)),
+            },
+        }],
+    };
+    outbox::keep(&waiting).await.unwrap();
+    let kept = outbox::all().await.unwrap();
+    let (_, read) = kept
+        .iter()
+        .find(|(key, _)| *key == token)
+        .expect("kept under its token");
+    assert_eq!(read.as_ref().unwrap(), &waiting);
+    outbox::remove(&token).await.unwrap();
+    assert!(
+        outbox::all()
+            .await
+            .unwrap()
+            .iter()
+            .all(|(key, _)| *key != token)
+    );
 }
