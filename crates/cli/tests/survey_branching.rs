@@ -30,6 +30,23 @@ fn habits_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../www/surveys/habits-branching.json")
 }
 
+/// `orthomask survey code` of the bundled branching survey on `answers`, to `out` or stdout.
+fn code_habits(answers: &Path, out: Option<&Path>) -> std::process::Output {
+    let (survey, answers) = (habits_path(), answers.to_path_buf());
+    let mut args = vec![
+        "survey".to_owned(),
+        "code".to_owned(),
+        "--survey".to_owned(),
+        survey.display().to_string(),
+        "--answers".to_owned(),
+        answers.display().to_string(),
+    ];
+    if let Some(out) = out {
+        args.extend(["--out".to_owned(), out.display().to_string()]);
+    }
+    orthomask(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 fn habits() -> SurveyDefinition {
     SurveyDefinition::parse(
         &std::fs::read_to_string(habits_path()).unwrap(),
@@ -147,16 +164,7 @@ fn coded_answers_through_the_pipeline_give_the_raw_analyses() {
     let table = dir.path().join("answers.csv");
     std::fs::write(&table, text).unwrap();
     let raw = dir.path().join("raw.csv");
-    let out = ok(&orthomask(&[
-        "survey",
-        "code",
-        "--survey",
-        habits_path().to_str().unwrap(),
-        "--answers",
-        table.to_str().unwrap(),
-        "--out",
-        raw.to_str().unwrap(),
-    ]));
+    let out = ok(&code_habits(&table, Some(&raw)));
     assert!(
         out.contains("coded 60 participants into 15 columns"),
         "{out}"
@@ -171,14 +179,7 @@ fn coded_answers_through_the_pipeline_give_the_raw_analyses() {
         assert_eq!(row, expected, "participant {i}");
     }
     // Without --out the same CSV goes to standard output.
-    let stdout = ok(&orthomask(&[
-        "survey",
-        "code",
-        "--survey",
-        habits_path().to_str().unwrap(),
-        "--answers",
-        table.to_str().unwrap(),
-    ]));
+    let stdout = ok(&code_habits(&table, None));
     assert_eq!(stdout, std::fs::read_to_string(&raw).unwrap());
 
     let released = dir.path().join("out");
@@ -272,14 +273,7 @@ fn bad_tables_of_answers_are_refused_in_one_line() {
     let code = |name: &str, text: &str| {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
-        failure(&orthomask(&[
-            "survey",
-            "code",
-            "--survey",
-            habits_path().to_str().unwrap(),
-            "--answers",
-            path.to_str().unwrap(),
-        ]))
+        failure(&code_habits(&path, None))
     };
     let cases = [
         (
