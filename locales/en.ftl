@@ -1,5 +1,5 @@
 # The participant's texts in English: the survey form, the "what leaves your device" panel, the
-# receipt, the offline outbox and the survey chooser (issue 13 §2). Every other catalogue in this
+# receipt, the offline outbox, the survey chooser and the app's frame around them (issue 13 §2). Every other catalogue in this
 # directory has exactly these message ids (src/i18n/tests.rs fails otherwise). The survey's own
 # texts (title, consent, questions) come from its definition, not from here.
 
@@ -123,3 +123,14 @@ simulate-done = { $joined } simulated participants joined: cohort { $cohort } is
 simulate-next-before = The survey team closes the survey and publishes the release on their page,
 simulate-next-link = the survey team's page
 simulate-next-after = (sign in with the admin token that scripts/run.sh printed); from there the release opens in the analyst view and the audit view.
+
+## The app's frame (navigation, skip link, footer)
+nav-label = Main
+nav-home = Home
+nav-participate = Take a survey
+nav-analyze = Analyse a release
+nav-classroom = Classroom
+nav-audit = Audit
+nav-admin = Survey team
+skip-to-content = Skip to content
+footer = Orthomask — privacy-preserving survey data collection by triple matrix masking.

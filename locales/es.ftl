@@ -121,3 +121,14 @@ simulate-done = Se unieron { $joined } participantes simulados: la cohorte { $co
 simulate-next-before = El equipo de la encuesta cierra la encuesta y publica los resultados en su página,
 simulate-next-link = la página del equipo de la encuesta
 simulate-next-after = (inicie sesión con el token de administración que mostró scripts/run.sh); desde allí los resultados se abren en la vista de análisis y en la de auditoría.
+
+## The app's frame (navigation, skip link, footer)
+nav-label = Principal
+nav-home = Inicio
+nav-participate = Responder una encuesta
+nav-analyze = Analizar unos resultados
+nav-classroom = Aula
+nav-audit = Auditoría
+nav-admin = Equipo de la encuesta
+skip-to-content = Saltar al contenido
+footer = Orthomask: recogida de datos de encuestas que protege la privacidad mediante el triple enmascaramiento matricial.

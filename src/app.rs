@@ -3,21 +3,30 @@
 use yew::prelude::*;
 use yew_router::prelude::*;
 
+use crate::i18n::AppLanguage;
 use crate::route::{Route, switch};
 use crate::services::jobs::JobRunner;
+use crate::t;
+
+/// The language of the app's frame (navigation, skip link, footer): English, except while the
+/// participant page shows a survey in another language it has a catalogue for — that page sets
+/// it, and sets it back when the participant leaves.
+pub type ShellLanguage = UseStateHandle<AppLanguage>;
 
 /// The navigation bar.
 #[function_component(Nav)]
 fn nav() -> Html {
     let route = use_route::<Route>();
+    let lang = use_context::<ShellLanguage>().map_or(AppLanguage::English, |l| *l);
     html! {
-        <nav class="top no-print" aria-label="Main">
+        <nav class="top no-print" aria-label={t!(lang, "nav-label")}>
             <ul>
-                { for Route::NAV.iter().map(|(r, label)| {
+                { for Route::NAV.iter().map(|r| {
+                    let label = r.nav_label(lang).unwrap_or_default();
                     let current = route.as_ref() == Some(r);
                     html! {
                         <li><Link<Route> to={r.clone()} classes={classes!(current.then_some("current"))}>
-                            if current { <span aria-current="page">{ *label }</span> } else { { *label } }
+                            if current { <span aria-current="page">{ label }</span> } else { { label } }
                         </Link<Route>></li>
                     }
                 }) }
@@ -30,21 +39,25 @@ fn nav() -> Html {
 #[function_component(App)]
 pub fn app() -> Html {
     let jobs = use_memo((), |()| JobRunner::start());
+    let shell = use_state(|| AppLanguage::English);
+    let lang = *shell;
     html! {
         <ContextProvider<JobRunner> context={(*jobs).clone()}>
+        <ContextProvider<ShellLanguage> context={shell.clone()}>
             <HashRouter>
                 <a class="skip-link" href="#main" onclick={Callback::from(|e: MouseEvent| {
                     e.prevent_default();
                     if let Some(main) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("main")) {
                         let _ = main.scroll_into_view();
                     }
-                })}>{ "Skip to content" }</a>
+                })}>{ t!(lang, "skip-to-content") }</a>
                 <header><Nav /></header>
                 <main id="main" tabindex="-1">
                     <Switch<Route> render={switch} />
                 </main>
-                <footer class="no-print"><p>{ "Orthomask — privacy-preserving survey data collection by triple matrix masking." }</p></footer>
+                <footer class="no-print"><p>{ t!(lang, "footer") }</p></footer>
             </HashRouter>
+        </ContextProvider<ShellLanguage>>
         </ContextProvider<JobRunner>>
     }
 }

@@ -7,7 +7,9 @@
 use yew::prelude::*;
 use yew_router::prelude::*;
 
+use crate::i18n::AppLanguage;
 use crate::pages;
+use crate::t;
 
 /// Every page of the app.
 #[derive(Clone, Debug, PartialEq, Eq, Routable)]
@@ -41,14 +43,27 @@ pub enum Route {
 
 impl Route {
     /// The navigation entries, in order, with their labels.
-    pub const NAV: [(Route, &'static str); 6] = [
-        (Route::Home, "Home"),
-        (Route::Participate, "Take a survey"),
-        (Route::Analyze, "Analyse a release"),
-        (Route::Classroom, "Classroom"),
-        (Route::Audit, "Audit"),
-        (Route::Admin, "Survey team"),
+    pub const NAV: [Route; 6] = [
+        Route::Home,
+        Route::Participate,
+        Route::Analyze,
+        Route::Classroom,
+        Route::Audit,
+        Route::Admin,
     ];
+
+    /// Its name in the navigation bar, in `language` (`locales/`); `None` off the bar.
+    pub fn nav_label(&self, language: AppLanguage) -> Option<String> {
+        Some(match self {
+            Route::Home => t!(language, "nav-home"),
+            Route::Participate => t!(language, "nav-participate"),
+            Route::Analyze => t!(language, "nav-analyze"),
+            Route::Classroom => t!(language, "nav-classroom"),
+            Route::Audit => t!(language, "nav-audit"),
+            Route::Admin => t!(language, "nav-admin"),
+            Route::Bench | Route::NotFound => return None,
+        })
+    }
 }
 
 /// The one `switch` of the app.

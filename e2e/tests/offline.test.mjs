@@ -139,11 +139,16 @@ test('the language switcher changes every text and keeps the answers; the form i
     await s.page.getByRole('checkbox').check();
     await s.page.getByRole('button', { name: 'Empezar la encuesta' }).click();
     await s.page.getByRole('radio', { name: 'Sí', exact: true }).check();
+    // The app's frame speaks the survey's language too.
+    const nav = s.page.getByRole('navigation', { name: 'Principal' });
+    await nav.getByRole('link', { name: 'Responder una encuesta' }).waitFor();
+    assert.equal(await s.page.locator('footer').textContent(), 'Orthomask: recogida de datos de encuestas que protege la privacidad mediante el triple enmascaramiento matricial.');
     // Switch by keyboard: focus the select, choose English.
     await s.page.getByLabel('Idioma').focus();
     await s.page.getByLabel('Idioma').selectOption('en');
     await s.page.getByRole('button', { name: 'Next' }).waitFor();
     assert.equal(await s.page.evaluate(() => document.documentElement.lang), 'en');
+    await s.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Take a survey' }).waitFor();
     assert.ok(await s.page.getByRole('radio', { name: 'Yes', exact: true }).isChecked(), 'the answer stays');
     await s.page.getByRole('button', { name: 'Next' }).focus();
     await s.page.keyboard.press('Enter');
@@ -157,6 +162,10 @@ test('the language switcher changes every text and keeps the answers; the form i
     assert.match(await s.page.getByTestId('announcer').textContent(), /Pregunta 2: escriba un número entero de 1 a 60/);
     // Phone width: nothing wider than the screen.
     assert.ok(await s.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'fits 375px');
+    // Leaving the participant page, the app's other pages (English) have an English frame again.
+    await s.page.getByRole('navigation', { name: 'Principal' }).getByRole('link', { name: 'Inicio' }).click();
+    await s.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Home' }).waitFor();
+    assert.equal(await s.page.evaluate(() => document.documentElement.lang), 'en');
   } finally {
     await s.close();
   }

@@ -23,6 +23,7 @@ use orthomask_survey::languages::{QuestionTexts, SurveyTexts};
 use yew::prelude::*;
 
 use super::target_value;
+use crate::app::ShellLanguage;
 use crate::components::language_switcher::LanguageSwitcher;
 use crate::components::receipts::Receipts;
 use crate::context::use_query;
@@ -121,6 +122,21 @@ pub fn participate() -> Html {
         use_effect_with(tag, |tag| {
             set_document_language(tag);
             || set_document_language("en")
+        });
+    }
+    // The app's frame (navigation, skip link, footer) speaks the page's language while it is
+    // open, and English again once the participant leaves.
+    {
+        let shell = use_context::<ShellLanguage>();
+        use_effect_with(lang, move |lang| {
+            if let Some(shell) = &shell {
+                shell.set(*lang);
+            }
+            move || {
+                if let Some(shell) = shell {
+                    shell.set(AppLanguage::English);
+                }
+            }
         });
     }
     // While the upload waits for a connection, send it when the connection returns.
