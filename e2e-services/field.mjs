@@ -19,7 +19,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { repo, cli, parseArgs, waitFor, api, agree, withServices, fitsWidth, run } from './lib.mjs';
-import { readDeviceStorage } from '../e2e/device-storage.mjs';
+import { readDeviceStorage, assertNothingKept } from '../e2e/device-storage.mjs';
 
 const args = parseArgs(process.argv.slice(2));
 const out = resolve(args.out ?? join(repo, 'target', 'e2e-field'));
@@ -88,27 +88,6 @@ async function answer(page, a, words) {
 const ENGLISH = { next: /^(Next|Review)$/, yes: 'Yes', no: 'No', cigarettes: 'How many cigarettes a day?', sleep: 'Hours of sleep', leaves: 'What leaves your device' };
 const SPANISH = { next: /^(Siguiente|Revisar)$/, yes: 'Sí', no: 'No', cigarettes: '¿Cuántos cigarrillos al día?', sleep: 'Horas de sueño', leaves: 'Lo que sale de su dispositivo' };
 
-/** Every store of the browser: no web storage, and only masked uploads without raw numbers. */
-function assertNothingRaw(storage, what) {
-  if (Object.keys(storage.local).length || Object.keys(storage.session).length || storage.cookie) {
-    throw new Error(`${what}: web storage or cookies were written`);
-  }
-  const numbers = [];
-  const collect = (v) => {
-    if (typeof v === 'number') numbers.push(v);
-    else if (v && typeof v === 'object') Object.values(v).forEach(collect);
-  };
-  const waiting = (storage.indexedDB.orthomask?.outbox ?? []).map((e) => JSON.parse(e.value));
-  collect(waiting);
-  for (const entries of Object.values(storage.caches)) {
-    for (const { url, text } of entries) if (new URL(url).pathname.startsWith('/api/')) collect(JSON.parse(text));
-  }
-  for (const raw of RAW_NUMBERS) {
-    if (numbers.some((v) => Math.abs(v - raw) < 1e-9)) throw new Error(`${what}: the raw answer ${raw} is kept on the device`);
-  }
-  return waiting;
-}
-
 async function offlineInSpanish(browser, link, a) {
   const context = await browser.newContext({ locale: 'es-ES', viewport: { width: 375, height: 740 } });
   const page = await context.newPage();
@@ -131,13 +110,13 @@ async function offlineInSpanish(browser, link, a) {
     await fitsWidth(page, 'the review at phone width');
     await page.getByRole('button', { name: 'Enviar', exact: true }).click();
     await page.getByTestId('form-waiting').waitFor({ timeout: 60000 });
-    const waiting = assertNothingRaw(await readDeviceStorage(page), 'while waiting');
+    const waiting = assertNothingKept(await readDeviceStorage(page), RAW_NUMBERS, 'while waiting');
     if (waiting.length !== 1) throw new Error(`${waiting.length} uploads wait, expected 1`);
     log('waiting to send: only the masked upload is kept (IndexedDB, Cache API, web storage read whole)');
     await context.setOffline(false);
     const hash = await page.getByTestId('receipt-hash').first().textContent({ timeout: 120000 });
     await page.getByRole('heading', { name: 'Gracias: se recibieron sus respuestas enmascaradas' }).waitFor();
-    if (assertNothingRaw(await readDeviceStorage(page), 'after sending').length) throw new Error('the upload still waits after sending');
+    if (assertNothingKept(await readDeviceStorage(page), RAW_NUMBERS, 'after sending').length) throw new Error('the upload still waits after sending');
     if (problems.length) throw new Error(problems.join('; '));
     log(`online again: sent, receipt ${hash.slice(0, 16)}…`);
     return hash;

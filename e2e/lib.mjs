@@ -1,6 +1,5 @@
 // Shared helpers: the server, Debian's chromium through playwright-core, request/console/storage
 // recorders, screenshots and the non-blank-canvas check.
-import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -132,50 +131,5 @@ export async function canvasVariance(page, selector) {
   });
 }
 
-export { readDeviceStorage } from './device-storage.mjs';
+export { readDeviceStorage, assertNothingKept, numbersIn } from './device-storage.mjs';
 
-/**
- * What the device keeps, checked: no local or session storage, no cookie; IndexedDB only the
- * outbox, whose entries are masked uploads (the fields of a waiting submission, no raw number);
- * the Cache API only the app's own files and the participant page's two GETs (the deployment and
- * the signed offer), with no raw number in them. Returns the outbox's entries.
- */
-export function assertNothingKept(storage, rawNumbers, label) {
-  assert.deepEqual([storage.local, storage.session, storage.cookie], [{}, {}, ''], `${label}: web storage`);
-  const waiting = [];
-  for (const [db, stores] of Object.entries(storage.indexedDB)) {
-    assert.deepEqual([db, Object.keys(stores)], ['orthomask', ['outbox']], `${label}: IndexedDB`);
-    for (const { key, value } of stores.outbox) {
-      const entry = JSON.parse(value);
-      assert.deepEqual(Object.keys(entry).sort(), ['cohort', 'destinations', 'survey', 'token'], `${label}: outbox entry`);
-      assert.equal(entry.token, key);
-      for (const d of entry.destinations) assert.deepEqual(Object.keys(d).sort(), ['upload', 'url']);
-      waiting.push(entry);
-    }
-  }
-  for (const entries of Object.values(storage.caches)) {
-    for (const { url, text } of entries) {
-      const { pathname } = new URL(url);
-      if (!pathname.startsWith('/api/')) continue;
-      assert.ok(pathname === '/api/deployment' || /^\/api\/surveys\/[a-z0-9_-]+\/definition$/.test(pathname), `${label}: cached ${url}`);
-      assert.ok(text !== null, `${label}: ${url} is JSON`);
-      noRawNumber(JSON.parse(text), rawNumbers, `${label}: cached ${url}`);
-    }
-  }
-  noRawNumber(waiting, rawNumbers, `${label}: the outbox`);
-  return waiting;
-}
-
-function noRawNumber(value, rawNumbers, label) {
-  for (const v of numbersIn(value)) {
-    for (const raw of rawNumbers) assert.ok(Math.abs(v - raw) > 1e-9, `${label} holds the raw answer ${raw}`);
-  }
-}
-
-/** Every number anywhere inside a JSON value. */
-export function numbersIn(value, out = []) {
-  if (typeof value === 'number') out.push(value);
-  else if (Array.isArray(value)) value.forEach((v) => numbersIn(v, out));
-  else if (value && typeof value === 'object') Object.values(value).forEach((v) => numbersIn(v, out));
-  return out;
-}

@@ -352,8 +352,9 @@ async fn the_file_picker_loads_from_an_address_and_reports_a_missing_one() {
 /// read back identical, and forgotten (issue 13 §1).
 #[wasm_bindgen_test]
 async fn the_outbox_keeps_reads_back_and_forgets_a_waiting_submission() {
+    use orthomask_survey::client::Destination;
     use orthomask_survey::trust::{CollectorSigningKey, UploadCredential};
-    use orthomask_web::model::outbox::{WaitingDestination, WaitingSubmission};
+    use orthomask_web::model::outbox::WaitingSubmission;
     use orthomask_web::services::outbox;
 
     let token = random::token().unwrap();
@@ -362,7 +363,7 @@ async fn the_outbox_keeps_reads_back_and_forgets_a_waiting_submission() {
         token: token.clone(),
         survey: "s".into(),
         cohort: 2,
-        destinations: vec![WaitingDestination {
+        destinations: vec![Destination {
             url: "http://127.0.0.1:9/api/surveys/s/uploads".into(),
             upload: Upload {
                 survey: "s".into(),

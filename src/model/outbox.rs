@@ -7,7 +7,6 @@
 //! No I/O here: the JSON a waiting submission is kept as, and the checks on reading it back.
 
 use orthomask_survey::client::{Destination, Prepared};
-use orthomask_survey::upload::Upload;
 use serde::{Deserialize, Serialize};
 
 /// One submission waiting to be sent.
@@ -20,18 +19,9 @@ pub struct WaitingSubmission {
     pub survey: String,
     /// The cohort.
     pub cohort: u32,
-    /// Where each masked upload goes (one, or one share per right-masking service).
-    pub destinations: Vec<WaitingDestination>,
-}
-
-/// One masked upload and its address.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WaitingDestination {
-    /// Upload URL, as the checked definition gave it.
-    pub url: String,
-    /// The upload: masked values, token and the collector's credential.
-    pub upload: Upload,
+    /// Where each masked upload goes, and the upload (one, or one share per right-masking
+    /// service), as the participant client prepared it.
+    pub destinations: Vec<Destination>,
 }
 
 /// Why a stored entry is not a waiting submission (it is shown, never sent).
@@ -61,26 +51,8 @@ impl WaitingSubmission {
             token: first.token.clone(),
             survey: first.survey.clone(),
             cohort: first.cohort,
-            destinations: prepared
-                .destinations
-                .iter()
-                .map(|d| WaitingDestination {
-                    url: d.url.clone(),
-                    upload: d.upload.clone(),
-                })
-                .collect(),
+            destinations: prepared.destinations.clone(),
         })
-    }
-
-    /// The destinations as the participant client's type, to send.
-    pub fn destinations(&self) -> Vec<Destination> {
-        self.destinations
-            .iter()
-            .map(|d| Destination {
-                url: d.url.clone(),
-                upload: d.upload.clone(),
-            })
-            .collect()
     }
 
     /// Masked numbers per upload.
@@ -169,7 +141,7 @@ mod tests {
         let (_, p) = prepared(true);
         let waiting = WaitingSubmission::from_prepared(&p).unwrap();
         assert_eq!(waiting.token, TOKEN);
-        assert_eq!(waiting.destinations(), p.destinations);
+        assert_eq!(waiting.destinations, p.destinations);
         let text = waiting.to_json();
         assert_eq!(WaitingSubmission::from_json(&text).unwrap(), waiting);
         // No answer is in what waits: none of the answers' numbers appears among its numbers.

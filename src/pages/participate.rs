@@ -264,22 +264,12 @@ fn submit(
 ) {
     wasm_bindgen_futures::spawn_local(async move {
         let progress = dispatch.clone();
-        let sent = open_survey::send(&prepared, &move |n| {
+        let sent = outbox::deliver(&prepared.destinations, &move |n| {
             progress.dispatch(ParticipantAction::Sending(n))
         })
         .await;
-        let token = prepared
-            .destinations
-            .first()
-            .map(|d| d.upload.token.clone());
         let action = match sent {
-            Ok(receipts) => {
-                // It may have waited: it waits no more.
-                if let Some(token) = token {
-                    let _ = outbox::remove(&token).await;
-                }
-                ParticipantAction::Sent(receipts)
-            }
+            Ok(receipts) => ParticipantAction::Sent(receipts),
             Err(SendError::Unreachable(reason)) => {
                 match WaitingSubmission::from_prepared(&prepared) {
                     Some(waiting) => match outbox::keep(&waiting).await {
@@ -492,10 +482,8 @@ fn question_screen(
         })
     };
     // The last question the answers so far can show: after it comes the review.
-    let mut with_this = state.inputs.clone();
-    with_this[i] = value.clone();
     let last = !survey
-        .shown_from_inputs(&with_this)
+        .shown_from_inputs(&state.inputs)
         .iter()
         .skip(i + 1)
         .any(|shown| *shown);

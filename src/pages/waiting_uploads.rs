@@ -14,7 +14,7 @@ use crate::i18n::AppLanguage;
 use crate::model::outbox::WaitingSubmission;
 use crate::services::browser::{OnlineListener, is_online};
 use crate::services::http::SendError;
-use crate::services::{outbox, participation};
+use crate::services::outbox;
 use crate::t;
 
 /// Where one stored submission stands.
@@ -80,13 +80,8 @@ impl Reducible for Entries {
 fn deliver(dispatch: UseReducerDispatcher<Entries>, key: String, waiting: Rc<WaitingSubmission>) {
     dispatch.dispatch(Change::Status(key.clone(), Status::Sending));
     wasm_bindgen_futures::spawn_local(async move {
-        let status = match participation::send_to(&waiting.destinations(), &|_| {}).await {
-            Ok(receipts) => {
-                // Sent: it no longer waits (if forgetting fails, a later send gets the same
-                // receipt for the same token).
-                let _ = outbox::remove(&waiting.token).await;
-                Status::Sent(receipts)
-            }
+        let status = match outbox::deliver(&waiting.destinations, &|_| {}).await {
+            Ok(receipts) => Status::Sent(receipts),
             Err(SendError::Unreachable(_)) => Status::Waiting,
             Err(SendError::Failed(e)) => Status::Refused(e),
         };

@@ -11,6 +11,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbDatabase, IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbTransactionMode};
 
+use orthomask_survey::client::Destination;
+use orthomask_survey::upload::Receipt;
+
+use super::http::SendError;
+use super::participation::send;
 use crate::model::outbox::{WaitingError, WaitingSubmission};
 
 /// The IndexedDB database of the app.
@@ -170,4 +175,21 @@ pub async fn all() -> Result<Vec<(String, Result<WaitingSubmission, WaitingError
             (key, entry)
         })
         .collect())
+}
+
+/// Send a submission that may have waited here (the form's, or one from an earlier visit) and,
+/// once every destination answered with its receipt, forget it: it waits no more. If forgetting
+/// fails, a later send of the same token gets the same receipt.
+///
+/// # Errors
+/// As [`send`]; nothing is forgotten then.
+pub async fn deliver(
+    destinations: &[Destination],
+    attempt: &dyn Fn(u32),
+) -> Result<Vec<(String, Receipt)>, SendError> {
+    let receipts = send(destinations, attempt).await?;
+    if let Some(first) = destinations.first() {
+        let _ = remove(&first.upload.token).await;
+    }
+    Ok(receipts)
 }

@@ -61,24 +61,15 @@ pub fn prepare(
         .map_err(|e| e.to_string())
 }
 
-/// Send every upload of `prepared` (one, or one share per right-masking service) with retries,
-/// each receipt checked against its upload. `attempt(n)` is told of each attempt.
+/// Send every upload of a prepared submission (one, or one share per right-masking service) in
+/// turn with retries, each receipt checked against its upload. `attempt(n)` is told of each
+/// attempt. The form sends through [`super::outbox::deliver`], which also forgets a submission
+/// that waited offline.
 ///
 /// # Errors
 /// [`SendError`] from [`send_upload`]; uploads already sent stay sent (a retry with the same
 /// token returns the same receipt).
 pub async fn send(
-    prepared: &Prepared,
-    attempt: &dyn Fn(u32),
-) -> Result<Vec<(String, Receipt)>, SendError> {
-    send_to(&prepared.destinations, attempt).await
-}
-
-/// Send each destination's upload in turn (a form's submission, or one that waited offline).
-///
-/// # Errors
-/// As [`send`].
-pub async fn send_to(
     destinations: &[Destination],
     attempt: &dyn Fn(u32),
 ) -> Result<Vec<(String, Receipt)>, SendError> {

@@ -44,7 +44,7 @@ pub async fn join(survey: &str, count: usize, joined: &dyn Fn(usize)) -> Result<
         let (definition, access) = open(&source).await.map_err(failed)?;
         let answers = simulated_answers(&definition, &mut rng);
         let prepared = prepare(&definition, &access, &answers).map_err(failed)?;
-        send(&prepared, &|_| {})
+        send(&prepared.destinations, &|_| {})
             .await
             .map_err(|e| failed(e.to_string()))?;
         joined(k);

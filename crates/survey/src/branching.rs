@@ -219,7 +219,7 @@ impl SurveyDefinition {
             .iter()
             .enumerate()
             .map(|(i, q)| {
-                q.parse_input(inputs.get(i).map_or("", String::as_str))
+                q.parse_input(crate::coding::field(inputs, i))
                     .unwrap_or(Answer::Skipped)
             })
             .collect();

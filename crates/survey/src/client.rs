@@ -64,8 +64,10 @@ pub enum ReceiptError {
     },
 }
 
-/// One request the device will send: where, and what.
-#[derive(Clone, Debug, PartialEq)]
+/// One request the device will send: where, and what (also what waits on the device offline:
+/// the web app's outbox keeps these as they are).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Destination {
     /// Upload URL (the masking service provider, or right-masking service `i` in share mode).
     pub url: String,

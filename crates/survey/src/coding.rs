@@ -482,7 +482,7 @@ impl SurveyDefinition {
 }
 
 /// The text of field `i` (empty when the form has fewer fields).
-fn field(inputs: &[String], i: usize) -> &str {
+pub(crate) fn field(inputs: &[String], i: usize) -> &str {
     inputs.get(i).map_or("", String::as_str)
 }
 
