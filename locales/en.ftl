@@ -91,7 +91,7 @@ waiting-item = Survey { $survey }, cohort { $cohort }: { $count } masked numbers
 waiting-send-now = Send now
 waiting-discard = Discard
 waiting-sending = Sending the waiting upload…
-waiting-refused = The service refused the waiting upload: { $reason }
+waiting-refused = The waiting upload was not sent: { $reason }
 waiting-store-failed = This browser could not keep the masked upload for later ({ $reason }); stay on this page and try again when you are online.
 
 ## Choosing a survey

@@ -89,7 +89,7 @@ waiting-item = Encuesta { $survey }, cohorte { $cohort }: { $count } números en
 waiting-send-now = Enviar ahora
 waiting-discard = Descartar
 waiting-sending = Enviando el envío en espera…
-waiting-refused = El servicio rechazó el envío en espera: { $reason }
+waiting-refused = El envío en espera no se envió: { $reason }
 waiting-store-failed = Este navegador no pudo guardar el envío enmascarado para más tarde ({ $reason }); permanezca en esta página e inténtelo de nuevo cuando tenga conexión.
 
 ## Choosing a survey

@@ -7,6 +7,7 @@
 //   the receipt when the connection returns; exactly one upload reached the service;
 // * an upload that waited across a visit is listed on the next one and sent when the page opens
 //   online; a discarded one is never sent;
+// * a waiting upload edited in storage to send elsewhere is refused before anything is sent;
 // * the service worker's list of app files is the built app;
 // * the catalogues' language follows the switcher and the answers stay.
 // IndexedDB, localStorage, sessionStorage, cookies and the Cache API are read whole at every
@@ -126,6 +127,47 @@ test('an upload that waited is sent on the next visit; a discarded one never is'
     assert.deepEqual(received.map((u) => u.body.token), [left[0].token], 'only the kept upload, once');
     assert.deepEqual(assertNothingKept(await readDeviceStorage(s.page), RAW_NUMBERS, 'sent'), []);
     await screenshot(s.page, 'offline-next-visit');
+  } finally {
+    await s.close();
+  }
+});
+
+test('a waiting upload edited in storage to send elsewhere is refused, never sent, and can be discarded', async () => {
+  const s = await setup({ locale: 'es-ES' });
+  try {
+    await openOnceOnline(s);
+    await s.context.setOffline(true);
+    await s.page.reload();
+    await answerInSpanish(s.page);
+    await s.page.getByRole('button', { name: 'Enviar', exact: true }).click();
+    await s.page.getByTestId('form-waiting').waitFor();
+    // The attack: someone with the device rewrites the stored entry's upload address.
+    const evil = `http://evil.example/api/surveys/${SURVEY}/uploads`;
+    await s.page.evaluate(async (url) => {
+      const done = (r) => new Promise((resolve, reject) => { r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error); });
+      const db = await done(indexedDB.open('orthomask'));
+      const store = db.transaction('outbox', 'readwrite').objectStore('outbox');
+      const [key] = await done(store.getAllKeys());
+      const entry = JSON.parse(await done(store.get(key)));
+      entry.destinations[0].url = url;
+      await done(store.put(JSON.stringify(entry), key));
+      db.close();
+    }, evil);
+    // The next visit, online: the entry fails the deployment's checks and is not sent.
+    await s.page.goto('about:blank');
+    await s.context.setOffline(false);
+    await s.page.goto(`${s.server.base}/#/participate`);
+    const panel = s.page.getByTestId('waiting-uploads');
+    const alert = panel.getByRole('alert').filter({ hasText: 'evil.example' });
+    await alert.waitFor();
+    assert.match(await alert.textContent(), /^El envío en espera no se envió: .*not one of this deployment's services/);
+    assert.deepEqual(await uploads(s), [], 'nothing reached the service');
+    assert.ok(!s.record.requests.some((r) => r.url.includes('evil.example')), 'nothing went to the foreign address');
+    // It stays until the participant discards it; then nothing of it is left.
+    assert.equal(assertNothingKept(await readDeviceStorage(s.page), RAW_NUMBERS, 'refused').length, 1);
+    await panel.getByRole('button', { name: 'Descartar' }).click();
+    await panel.waitFor({ state: 'detached' });
+    assert.deepEqual(assertNothingKept(await readDeviceStorage(s.page), RAW_NUMBERS, 'discarded'), []);
   } finally {
     await s.close();
   }

@@ -7,6 +7,7 @@
 //! No I/O here: the JSON a waiting submission is kept as, and the checks on reading it back.
 
 use orthomask_survey::client::{Destination, Prepared};
+use orthomask_survey::trust::{Deployment, TrustError};
 use serde::{Deserialize, Serialize};
 
 /// One submission waiting to be sent.
@@ -60,6 +61,33 @@ impl WaitingSubmission {
         self.destinations
             .first()
             .map_or(0, |d| d.upload.values.len())
+    }
+
+    /// Check what was read back from the device's storage, as the form checked the definition
+    /// it came from (`Deployment::accept`), before anything of it is sent: every address is this
+    /// deployment's (the provider's, or in share mode distinct right-masking services'), and
+    /// every credential is the collector's for this survey and cohort, unexpired at `now`. A
+    /// stored entry someone edited to send elsewhere, or with a forged credential, is refused.
+    ///
+    /// # Errors
+    /// The first [`TrustError`].
+    pub fn check(&self, deployment: &Deployment, now: u64) -> Result<(), TrustError> {
+        let urls: Vec<String> = self.destinations.iter().map(|d| d.url.clone()).collect();
+        match urls.as_slice() {
+            [one] => deployment.check_provider_address(&self.survey, one)?,
+            shares => deployment.check_share_addresses(&self.survey, shares)?,
+        }
+        for d in &self.destinations {
+            if let Some(credential) = &d.upload.credential {
+                credential.check(
+                    &deployment.collector_public_key,
+                    &self.survey,
+                    self.cohort,
+                    now,
+                )?;
+            }
+        }
+        Ok(())
     }
 
     /// The stored text.
@@ -158,6 +186,46 @@ mod tests {
         }
         let keys: Vec<&String> = stored.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["cohort", "destinations", "survey", "token"]);
+    }
+
+    fn deployment(signer: &CollectorSigningKey) -> Deployment {
+        Deployment {
+            collector_public_key: signer.public_key(),
+            collector: "http://c".into(),
+            msp: "http://c".into(),
+            rights: vec!["http://r0".into(), "http://r1".into()],
+        }
+    }
+
+    /// The attack on the stored entry: edited to send elsewhere, or carrying a credential another
+    /// key signed or whose expiry was moved, it fails the checks the definition passed before the
+    /// form showed.
+    #[test]
+    fn a_stored_entry_edited_to_send_elsewhere_or_with_a_forged_credential_is_refused() {
+        let (survey, p) = prepared(true);
+        let mut waiting = WaitingSubmission::from_prepared(&p).unwrap();
+        waiting.destinations[0].url = Deployment::upload_url("http://c", &survey.id);
+        let genuine = deployment(&CollectorSigningKey::from_secret([3; 32]));
+        waiting.check(&genuine, 1_800_000_000).unwrap();
+        let mut elsewhere = waiting.clone();
+        elsewhere.destinations[0].url = "http://evil.example/api/surveys/leaps-demo/uploads".into();
+        assert!(matches!(
+            elsewhere.check(&genuine, 1_800_000_000),
+            Err(TrustError::ForeignDestination { .. })
+        ));
+        let forger = deployment(&CollectorSigningKey::from_secret([8; 32]));
+        assert!(matches!(
+            waiting.check(&forger, 1_800_000_000),
+            Err(TrustError::Credential(_))
+        ));
+        let mut expired = waiting.clone();
+        if let Some(c) = expired.destinations[0].upload.credential.as_mut() {
+            c.expires_at = 1;
+        }
+        assert!(matches!(
+            expired.check(&genuine, 1_800_000_000),
+            Err(TrustError::Credential(_))
+        ));
     }
 
     #[test]

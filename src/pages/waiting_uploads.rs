@@ -23,8 +23,9 @@ enum Status {
     Waiting,
     Sending,
     Sent(Vec<(String, Receipt)>),
-    /// The service answered and refused (an expired credential, a closed cohort): it stays
-    /// until discarded.
+    /// Refused: the entry failed the deployment's checks (edited to send elsewhere, a forged
+    /// credential), or the service answered no (an expired credential, a closed cohort). It
+    /// stays until discarded.
     Refused(String),
     /// Not a waiting submission (only discarding makes sense).
     Unreadable(String),
@@ -80,7 +81,7 @@ impl Reducible for Entries {
 fn deliver(dispatch: UseReducerDispatcher<Entries>, key: String, waiting: Rc<WaitingSubmission>) {
     dispatch.dispatch(Change::Status(key.clone(), Status::Sending));
     wasm_bindgen_futures::spawn_local(async move {
-        let status = match outbox::deliver(&waiting.destinations, &|_| {}).await {
+        let status = match outbox::deliver_stored(&waiting).await {
             Ok(receipts) => Status::Sent(receipts),
             Err(SendError::Unreachable(_)) => Status::Waiting,
             Err(SendError::Failed(e)) => Status::Refused(e),

@@ -14,9 +14,11 @@ use web_sys::{IdbDatabase, IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbTran
 use orthomask_survey::client::Destination;
 use orthomask_survey::upload::Receipt;
 
-use super::http::SendError;
+use super::clock::unix_seconds;
+use super::http::{SendError, get_text};
 use super::participation::send;
 use crate::model::outbox::{WaitingError, WaitingSubmission};
+use crate::model::participation::DEPLOYMENT_PATH;
 
 /// The IndexedDB database of the app.
 pub const DATABASE: &str = "orthomask";
@@ -192,4 +194,25 @@ pub async fn deliver(
         let _ = remove(&first.upload.token).await;
     }
     Ok(receipts)
+}
+
+/// Deliver a submission read back from this store, once it passed the checks its definition
+/// passed before the form showed ([`WaitingSubmission::check`] against this origin's
+/// deployment): storage can be edited, so nothing read from it is sent unchecked.
+///
+/// # Errors
+/// [`SendError::Unreachable`] when the deployment cannot be fetched (try again later);
+/// [`SendError::Failed`] with the reason when the entry is refused; else as [`deliver`].
+pub async fn deliver_stored(
+    waiting: &WaitingSubmission,
+) -> Result<Vec<(String, Receipt)>, SendError> {
+    let text = get_text(DEPLOYMENT_PATH)
+        .await
+        .map_err(SendError::Unreachable)?;
+    let deployment = serde_json::from_str(&text)
+        .map_err(|e| SendError::Failed(format!("{DEPLOYMENT_PATH} is not a deployment ({e})")))?;
+    waiting
+        .check(&deployment, unix_seconds())
+        .map_err(|e| SendError::Failed(e.to_string()))?;
+    deliver(&waiting.destinations, &|_| {}).await
 }

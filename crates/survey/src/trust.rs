@@ -449,27 +449,47 @@ impl Deployment {
     /// # Errors
     /// [`TrustError::ForeignDestination`] naming the first address outside the deployment.
     pub fn check_destinations(&self, definition: &SurveyDefinition) -> Result<(), TrustError> {
-        let msp_upload = Self::upload_url(&self.msp, &definition.id);
-        if definition.upload_url != msp_upload {
+        self.check_provider_address(&definition.id, &definition.upload_url)?;
+        match &definition.masking.share_mode {
+            Some(share) => self.check_share_addresses(&definition.id, &share.providers),
+            None => Ok(()),
+        }
+    }
+
+    /// Check that `url` is the provider's upload address of `survey`.
+    ///
+    /// # Errors
+    /// [`TrustError::ForeignDestination`] when it is not.
+    pub fn check_provider_address(&self, survey: &str, url: &str) -> Result<(), TrustError> {
+        let msp_upload = Self::upload_url(&self.msp, survey);
+        if url != msp_upload {
             return Err(TrustError::ForeignDestination {
-                url: definition.upload_url.clone(),
+                url: url.to_owned(),
                 expected: msp_upload,
             });
         }
-        if let Some(share) = &definition.masking.share_mode {
-            let allowed: Vec<String> = self
-                .rights
-                .iter()
-                .map(|base| Self::upload_url(base, &definition.id))
-                .collect();
-            let mut seen = std::collections::HashSet::new();
-            for url in &share.providers {
-                if !allowed.contains(url) || !seen.insert(url.as_str()) {
-                    return Err(TrustError::ForeignDestination {
-                        url: url.clone(),
-                        expected: format!("one share to each of {}", allowed.join(", ")),
-                    });
-                }
+        Ok(())
+    }
+
+    /// Check that share mode's `urls` are distinct right-masking services' upload addresses of
+    /// `survey`.
+    ///
+    /// # Errors
+    /// [`TrustError::ForeignDestination`] naming the first address outside the deployment or
+    /// given twice.
+    pub fn check_share_addresses(&self, survey: &str, urls: &[String]) -> Result<(), TrustError> {
+        let allowed: Vec<String> = self
+            .rights
+            .iter()
+            .map(|base| Self::upload_url(base, survey))
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        for url in urls {
+            if !allowed.contains(url) || !seen.insert(url.as_str()) {
+                return Err(TrustError::ForeignDestination {
+                    url: url.clone(),
+                    expected: format!("one share to each of {}", allowed.join(", ")),
+                });
             }
         }
         Ok(())
