@@ -6,8 +6,11 @@
 // and as the survey team in headless Chromium: a wrong admin token gets one clear line; the right
 // one (<data-dir>/admin-token) signs in; the builder makes a survey with one question of each
 // kind (yes/no, integer, number, Likert — optional — and categorical) and invitations on; a
-// cohort too small shows the plan's one-line reason before anything is sent; invalid JSON in the
-// editor shows one line with line and column; the survey is created; invitations are generated
+// cohort too small shows the plan's one-line reason before anything is sent; an open survey
+// (invitations off, share mode) gets the note recommending differential privacy, with the option
+// one click away, and a survey with invitations does not (issue 20 §9); invalid JSON in the
+// editor shows one line with line and column; the survey is created; its page shows how often
+// cohorts were spoilt and the refused hand-over claims (none here); invitations are generated
 // and downloaded as CSV; headless participants (one browser context each) answer through their
 // invitation links; the team closes the survey on the page and follows the analyst view link,
 // whose regression must equal `orthomask regress --json` on the answers the participants typed,
@@ -186,6 +189,30 @@ async function main() {
     if (!(participants >= 3 && participants <= COHORT_SIZE)) throw new Error(`minimum cohort ${participants}`);
     log(`plan: p1 = ${await page.getByTestId('plan-p1').textContent()}, p2 = ${await page.getByTestId('plan-p2').textContent()}, sigma = ${await page.getByTestId('plan-sigma').textContent()}, failure probability ${await page.getByTestId('plan-failure').textContent()}, minimum cohort ${participants}`);
 
+    // Issue 20 §9: an open survey is told to turn on differential privacy, one click away; a
+    // survey with invitations is not.
+    const dpNote = page.getByTestId('open-survey-dp-note');
+    if (await dpNote.count()) throw new Error('a survey with invitations gets the open-survey DP note');
+    await page.uncheck('#b-invitations');
+    await page.check('#b-share-mode');
+    await dpNote.waitFor({ timeout: 30000 });
+    const advice = await dpNote.textContent();
+    if (!/Anyone can take places in an open survey/.test(advice) || !/differential privacy/.test(advice)) throw new Error(`the DP note says ${JSON.stringify(advice)}`);
+    if ((await dpNote.count()) !== 1) throw new Error('the DP note is shown more than once');
+    await dpNote.getByRole('button', { name: 'Turn on differential privacy' }).click();
+    await dpNote.waitFor({ state: 'detached', timeout: 30000 });
+    if (!(await page.isChecked('#b-dp'))) throw new Error('the note\'s button did not turn DP on');
+    await page.locator('#b-epsilon').waitFor();
+    // Share mode now allows device-side DP: the collector's plan has a DP σ for it.
+    await page.getByTestId('plan-dp-sigma').waitFor({ timeout: 30000 });
+    log(`open survey: the DP note ("${advice.slice(0, 60)}…"), one click turned DP on (DP σ ${await page.getByTestId('plan-dp-sigma').textContent()})`);
+    await page.uncheck('#b-dp');
+    await dpNote.waitFor({ timeout: 30000 });
+    await page.uncheck('#b-share-mode');
+    await page.check('#b-invitations');
+    await dpNote.waitFor({ state: 'detached', timeout: 30000 });
+    await page.getByTestId('plan').waitFor();
+
     // Invalid JSON in the editor: one line with line and column; the builder is untouched.
     const editor = page.getByTestId('json-editor');
     const good = await editor.inputValue();
@@ -207,6 +234,13 @@ async function main() {
     const answer = JSON.parse(await page.getByTestId('create-answer').textContent({ timeout: 60000 }));
     if (answer.survey !== id || answer.min_cohort_size !== participants) throw new Error(`created: ${JSON.stringify(answer)}`);
     await page.getByTestId('open-created').click();
+
+    // Issue 20 §8: how often cohorts were spoilt and the refused hand-over claims (none yet).
+    const spoilt = (await page.getByTestId('spoilt').textContent({ timeout: 60000 })).trim();
+    if (spoilt !== 'No cohort was spoilt (none was left out for invalid data).') throw new Error(`spoilt cohorts: ${spoilt}`);
+    const refusedClaims = (await page.getByTestId('refused-handovers').textContent()).trim();
+    if (refusedClaims !== 'None: every hand-over claim was believed.') throw new Error(`refused hand-overs: ${refusedClaims}`);
+    log(`survey page: "${spoilt}" "${refusedClaims}"`);
 
     // Invitations, downloaded as CSV.
     await page.fill('#invite-count', String(participants));

@@ -6,11 +6,14 @@
 //
 // Starts `orthomask serve all`, creates through the admin API a survey with a conditional
 // question (`show_if`) and a complete Spanish translation, with invitations. The first
-// participant's browser prefers Spanish: it opens its invitation once online (the service worker
-// keeps the app and the signed offer), loses the connection, reloads the app from the copy,
-// answers in Spanish (a smoker, so the follow-up is asked), sends — the masked upload waits in
-// IndexedDB, and every store of the browser is read to show that no answer is kept — and gets
-// its receipt when the connection returns. The other participants answer online in English,
+// participant's browser prefers Spanish: it opens its invitation online (the service worker keeps
+// the app's files, never the signed offer), loses the connection without reloading, answers in
+// Spanish (a smoker, so the follow-up is asked), sends — the masked upload waits in IndexedDB,
+// and every store of the browser is read to show that no answer and no key material is kept
+// (the offer's device key and the invitation nowhere, the upload's token and credential only in
+// its outbox entry) — then reloads offline: the page says the survey needs a connection and
+// lists the waiting upload; when the connection returns the list sends it and shows its receipt,
+// and the device keeps nothing of it. The other participants answer online in English,
 // smokers and not, so the follow-up is hidden for some (coded like a skipped optional item: the
 // range's midpoint and `cigarettes_answered` 0). The cohort closes with exactly one upload per
 // participant, and `orthomask regress` on the release equals the raw answers coded the same way,
@@ -19,7 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { repo, cli, parseArgs, waitFor, api, agree, withServices, fitsWidth, run } from './lib.mjs';
-import { readDeviceStorage, assertNothingKept } from '../e2e/device-storage.mjs';
+import { assertDeviceClean, watchKeyMaterial } from '../e2e/device-storage.mjs';
 
 const args = parseArgs(process.argv.slice(2));
 const out = resolve(args.out ?? join(repo, 'target', 'e2e-field'));
@@ -90,35 +93,44 @@ const SPANISH = { next: /^(Siguiente|Revisar)$/, yes: 'Sí', no: 'No', cigarette
 
 async function offlineInSpanish(browser, link, a) {
   const context = await browser.newContext({ locale: 'es-ES', viewport: { width: 375, height: 740 } });
+  const secrets = watchKeyMaterial(context);
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(`page error: ${e}`));
   try {
-    // Opened once online: the service worker installs, then keeps this visit's offer.
+    // Opened online: the service worker installs and keeps the app's files (not the offer).
     await page.goto(link);
     await page.evaluate(() => navigator.serviceWorker.ready);
-    await page.reload();
     await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
     await page.getByRole('checkbox').waitFor({ timeout: 60000 });
-    await context.setOffline(true);
-    await page.reload();
     await page.getByRole('heading', { name: DRAFT.translations.es.title }).waitFor({ timeout: 60000 });
-    log('offline: the app and the survey came from the service worker, in Spanish');
+    await context.setOffline(true);
+    log('offline: the form opened online keeps working, in Spanish');
     await page.getByLabel('He leído esto y acepto participar.').check();
     await page.getByRole('button', { name: 'Empezar la encuesta' }).click();
     await answer(page, a, SPANISH);
     await fitsWidth(page, 'the review at phone width');
     await page.getByRole('button', { name: 'Enviar', exact: true }).click();
     await page.getByTestId('form-waiting').waitFor({ timeout: 60000 });
-    const waiting = assertNothingKept(await readDeviceStorage(page), RAW_NUMBERS, 'while waiting');
+    const waiting = await assertDeviceClean(page, RAW_NUMBERS, 'while waiting', secrets);
     if (waiting.length !== 1) throw new Error(`${waiting.length} uploads wait, expected 1`);
-    log('waiting to send: only the masked upload is kept (IndexedDB, Cache API, web storage read whole)');
+    if (secrets.deviceKeys.size !== 1 || secrets.invites.size !== 1) throw new Error(`the check did not know the offer's key material: ${secrets.deviceKeys.size} keys, ${secrets.invites.size} invitations`);
+    log('waiting to send: only the masked upload is kept, with its own token and credential; no device key, no invitation (IndexedDB, Cache API, web storage read whole)');
+    // Reloaded offline: nothing of the survey is on the device, so it does not open.
+    await page.reload();
+    const needs = page.getByTestId('needs-connection');
+    await needs.waitFor({ timeout: 60000 });
+    const line = await needs.getByRole('status').textContent();
+    if (!/^Esta encuesta necesita conexión para abrirse; nada de lo que respondió se guarda en este dispositivo/.test(line)) throw new Error(`reloaded offline: ${line}`);
+    await page.getByTestId('waiting-item').waitFor({ timeout: 60000 });
+    log(`reloaded offline: "${line}", the waiting upload listed`);
     await context.setOffline(false);
-    const hash = await page.getByTestId('receipt-hash').first().textContent({ timeout: 120000 });
-    await page.getByRole('heading', { name: 'Gracias: se recibieron sus respuestas enmascaradas' }).waitFor();
-    if (assertNothingKept(await readDeviceStorage(page), RAW_NUMBERS, 'after sending').length) throw new Error('the upload still waits after sending');
+    const panel = page.getByTestId('waiting-uploads');
+    const hash = await panel.getByTestId('receipt-hash').first().textContent({ timeout: 120000 });
+    await panel.getByRole('heading', { name: 'Gracias: se recibieron sus respuestas enmascaradas' }).waitFor();
+    if ((await assertDeviceClean(page, RAW_NUMBERS, 'after sending', secrets)).length) throw new Error('the upload still waits after sending');
     if (problems.length) throw new Error(problems.join('; '));
-    log(`online again: sent, receipt ${hash.slice(0, 16)}…`);
+    log(`online again: sent, receipt ${hash.slice(0, 16)}…; nothing of it is left on the device`);
     return hash;
   } finally {
     await context.close();

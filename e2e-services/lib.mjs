@@ -54,12 +54,12 @@ export async function waitFor(predicate, what, seconds = 60) {
 }
 
 /**
- * `orthomask serve all` in `data` on free loopback ports with two right-masking services and the
- * built app; `extra` adds arguments. Answers services.json's URLs, the admin token, the output
+ * `orthomask serve all` in `data` on free loopback ports with its default right-masking services
+ * (three) and the built app; `extra` adds arguments. Answers services.json's URLs, the admin token, the output
  * so far and `stop()` (SIGTERM, which must end with exit code 0).
  */
 export async function startServices(data, extra = []) {
-  const child = spawn(cli, ['serve', 'all', '--data-dir', data, '--port', '0', '--right-services', '2',
+  const child = spawn(cli, ['serve', 'all', '--data-dir', data, '--port', '0',
     '--web-dir', dist, '--rate-burst', '100000', '--rate-per-second', '10000', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });

@@ -143,7 +143,8 @@ async function main() {
     const release = await waitFor(async () => {
       const r = await api('GET', `${services.collector}/api/surveys/${id}/release.csv`);
       if (r.status === 200) return r.text;
-      const s = await api('GET', `${services.collector}/api/surveys/${id}/status`);
+      // A real survey's status is the survey team's (issue 20 §7): with the admin token.
+      const s = await api('GET', `${services.collector}/api/surveys/${id}/status`, undefined, services.admin);
       if (s.json?.status === 'failed') throw new Error(`the survey failed: ${s.text}`);
       return null;
     }, 'the release');
@@ -156,7 +157,11 @@ async function main() {
     if (!m.qa.passed) throw new Error('the QA check failed');
 
     // Every receipt is in the published list of its cohort, at every service that issued one.
-    const status = await api('GET', `${services.collector}/api/surveys/${id}/status`);
+    const status = await api('GET', `${services.collector}/api/surveys/${id}/status`, undefined, services.admin);
+    if (status.status !== 200) throw new Error(`status: ${status.status} ${status.text}`);
+    // Without the token a real survey's status is not public.
+    const anonymous = await api('GET', `${services.collector}/api/surveys/${id}/status`);
+    if (anonymous.status !== 401) throw new Error(`an anonymous status request answered ${anonymous.status}: ${anonymous.text}`);
     const bases = mode === 'shares' ? services.rights : [services.msp];
     const published = new Set();
     for (const c of status.json.cohorts.filter((c) => c.status === 'received')) {
@@ -199,12 +204,12 @@ async function main() {
   // The stores, closed cleanly by the services' shutdown.
   await copyFile(join(data, 'collector', 'collector.sqlite3'), join(out, 'collector.sqlite3'));
   await copyFile(join(data, 'msp', 'msp.sqlite3'), join(out, 'msp.sqlite3'));
-  if (mode === 'shares') {
-    for (const i of [0, 1]) await copyFile(join(data, `right-${i}`, 'right.sqlite3'), join(out, `right-${i}.sqlite3`));
-  }
+  // Every right-masking service `serve all` started (three by default).
+  const rights = mode === 'shares' ? services.rights.map((_, i) => `right-${i}.sqlite3`) : [];
+  for (const [i, file] of rights.entries()) await copyFile(join(data, `right-${i}`, 'right.sqlite3'), join(out, file));
   await rm(data, { recursive: true, force: true });
   // No generated answer in any store: neither as a double (either byte order) nor as text.
-  const stores = ['collector.sqlite3', 'msp.sqlite3', ...(mode === 'shares' ? ['right-0.sqlite3', 'right-1.sqlite3'] : [])];
+  const stores = ['collector.sqlite3', 'msp.sqlite3', ...rights];
   const secrets = Array.from({ length: participants }, (_, i) => answersOf(i)).flatMap((a) => [a.income, a.score]);
   for (const file of stores) {
     const bytes = await readFile(join(out, file));

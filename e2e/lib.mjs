@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from './server.mjs';
+import { watchKeyMaterial } from './device-storage.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repo = join(here, '..');
@@ -105,9 +106,11 @@ export async function setup({ viewport = { width: 1280, height: 900 }, locale = 
   }));
   page.on('console', (m) => record.console.push(m.text()));
   page.on('pageerror', (e) => record.errors.push(String(e)));
+  // The key material every page of this context receives and sends (e2e/device-storage.mjs).
+  const secrets = watchKeyMaterial(context);
   await mkdir(artifacts, { recursive: true });
   return {
-    server, context, page, record,
+    server, context, page, record, secrets,
     async close() {
       await context.close();
       await server.close();
@@ -131,5 +134,5 @@ export async function canvasVariance(page, selector) {
   });
 }
 
-export { readDeviceStorage, assertNothingKept, numbersIn } from './device-storage.mjs';
+export { readDeviceStorage, assertNothingKept, assertDeviceClean, watchKeyMaterial, numbersIn } from './device-storage.mjs';
 

@@ -2,24 +2,38 @@
 // that serves the app, its masking service provider and its right-masking services, all on one
 // loopback origin. The tests start and stop it; its Ed25519 key is made afresh for every run.
 //
-// API mocked (the contract of src/services/http.rs and src/services/participation.rs):
+// API mocked (the contract of src/services/http.rs, src/services/participation.rs and
+// src/services/fate.rs; docs/openapi.yaml is the real one):
 //   GET  /api/deployment -> {collector_public_key, collector, msp, rights}: collector = msp = base,
 //        rights = [base/right/0, base/right/1, base/right/2]
-//   GET  /api/surveys/:id/definition[?invite=T] -> DefinitionOffer {signed: {definition, signature},
-//        credential}: the bundled surveys/:id.json pointed at this server, signed, with a fresh
-//        credential (one nonce per offer)
+//   POST /api/surveys/:id/definition, Content-Type: application/json, body {"invite": T} or {}
+//        -> DefinitionOffer {signed: {definition, signature}, credential}: the bundled
+//        surveys/:id.json (planned parameters, which meet the policy's floors) pointed at this
+//        server, in the survey's current cohort, signed, with a fresh credential (one nonce per
+//        offer); 415 for another content type, 400 for another body; GET answers 405 (taking a
+//        place is never a GET, issue 20 §7)
+//   GET  /api/surveys/:id/cohorts/:k/fate -> {survey, cohort, fate, answer_again}: "spoilt" (and
+//        answer_again) for a cohort the test spoilt, else "open"
 //   POST /api/surveys/:id/uploads (provider), POST /right/:i/api/surveys/:id/uploads (share i)
-//     body Upload {survey, cohort, token, values, credential} -> 201 Receipt {survey, cohort,
-//     upload_hash, received_at}; 401 without a credential this deployment signed for this survey
-//     and cohort, unexpired; a nonce counts once per service (a retry with the same token returns
-//     the same receipt); errors are {"error": "one line"}.
+//     body Upload {survey, cohort, token, values, credential, definition} -> 201 Receipt {survey,
+//     cohort, upload_hash, received_at}; 401 without a credential this deployment signed for this
+//     survey and cohort, unexpired; a nonce counts once per service (a retry with the same token
+//     returns the same receipt); `definition` (the template's SHA-256) is checked for its form
+//     only; errors are {"error": "one line"}.
+//   Answers of /api/ are `Cache-Control: no-store`, the app's files `no-cache` (as the real
+//   collector's).
 // Test controls:
 //   POST /__mock/mode {"fail_next": N} -> the next N uploads answer 503; {"down": true|false};
-//        {"offer": "genuine" | "other_key" | "foreign_upload" | "foreign_share"} -> the offers
-//        served from now on: signed by another key, or signed by this deployment's key but
-//        uploading (or sending one share) to http://evil.example
+//        {"offer": "genuine" | "other_key" | "foreign_upload" | "foreign_share" | "weak_p2"} ->
+//        the offers served from now on: signed by another key, signed by this deployment's key
+//        but uploading (or sending one share) to http://evil.example, or signed by this
+//        deployment's key with no noise columns (masking.p2 = 0, below the policy's floors);
+//        {"spoil": {"survey": ID, "cohort": K}} -> cohort K is spoilt (someone sent invalid
+//        data): its fate says so, and new places of ID go to cohort K + 1;
+//        {"fate_busy": N} -> the next N fate requests answer 429 with Retry-After: 1
 //   GET  /__mock/uploads -> every upload request received (bodies as parsed JSON)
-//   GET  /__mock/offers -> every definition request received ({survey, invite})
+//   GET  /__mock/offers -> every place request received ({method, survey, invite, cohort})
+//   GET  /__mock/fates -> every fate request received ({survey, cohort, status})
 import { createServer } from 'node:http';
 import { createHash, generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -89,14 +103,21 @@ function validUpload(u) {
   if (typeof u.survey !== 'string' || !Number.isInteger(u.cohort)) return 'survey or cohort missing';
   if (typeof u.token !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(u.token)) return 'bad idempotency token';
   if (!Array.isArray(u.values) || u.values.some((v) => typeof v !== 'number' || !Number.isFinite(v))) return 'values must be finite numbers';
-  const keys = Object.keys(u).filter((k) => k !== 'credential').sort().join(',');
+  if ('definition' in u && !/^[0-9a-f]{64}$/.test(u.definition)) return 'definition must be 64 hex digits';
+  const keys = Object.keys(u).filter((k) => k !== 'credential' && k !== 'definition').sort().join(',');
   if (keys !== 'cohort,survey,token,values') return `unexpected fields: ${keys}`;
   return null;
 }
 
-/** The offer for bundled survey `id`, pointed at `base` (or, forged, elsewhere). */
-async function offer(dist, base, id, key, forger, mode) {
+/**
+ * The offer for bundled survey `id` in `cohort`, pointed at `base` (or, forged, elsewhere). As a
+ * collector's, its device key is the cohort's own (made from this run's `secret`), never the
+ * bundled file's published teaching key.
+ */
+async function offer(dist, base, id, cohort, key, forger, mode, secret) {
   const def = JSON.parse(await readFile(join(dist, 'surveys', `${id}.json`), 'utf8'));
+  def.masking.cohort = cohort;
+  if (def.masking.right_mask_key) def.masking.right_mask_key = createHash('sha256').update(`${secret}/${id}/${cohort}`).digest('hex');
   def.upload_url = `${base}/api/surveys/${id}/uploads`;
   if (def.masking.share_mode) {
     def.masking.share_mode.providers = def.masking.share_mode.providers.map((_, i) => `${base}/right/${i}/api/surveys/${id}/uploads`);
@@ -106,6 +127,7 @@ async function offer(dist, base, id, key, forger, mode) {
     if (!def.masking.share_mode) throw new Error('foreign_share needs a share-mode survey');
     def.masking.share_mode.providers[1] = `${EVIL}/right/1/api/surveys/${id}/uploads`;
   }
+  if (mode === 'weak_p2') def.masking.p2 = 0;
   const text = JSON.stringify(def, null, 2);
   const signer = mode === 'other_key' ? forger : key;
   return {
@@ -115,14 +137,19 @@ async function offer(dist, base, id, key, forger, mode) {
 }
 
 export async function startServer({ dist, fixtures }) {
-  const state = { failNext: 0, down: false, offer: 'genuine', uploads: [], offers: [], receipts: new Map(), nonces: new Map() };
+  const state = {
+    failNext: 0, down: false, offer: 'genuine', fateBusy: 0, uploads: [], offers: [], fates: [],
+    receipts: new Map(), nonces: new Map(), spoilt: new Set(), cohortOf: new Map(),
+  };
   const key = collectorKey();
   const forger = collectorKey();
+  const secret = randomBytes(32).toString('hex');
   let base = '';
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
-    const send = (status, body, type = 'application/json') => {
-      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' });
+    const send = (status, body, type = 'application/json', headers = {}) => {
+      const cache = url.pathname.startsWith('/api/') || url.pathname.startsWith('/right/') ? 'no-store' : 'no-cache';
+      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': cache, ...headers });
       res.end(typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body));
     };
     const readBody = () => new Promise((resolve) => { let d = ''; req.on('data', (c) => { d += c; }); req.on('end', () => resolve(d)); });
@@ -132,20 +159,52 @@ export async function startServer({ dist, fixtures }) {
         if ('fail_next' in m) state.failNext = m.fail_next;
         if ('down' in m) state.down = m.down;
         if ('offer' in m) state.offer = m.offer;
+        if ('fate_busy' in m) state.fateBusy = m.fate_busy;
+        if ('spoil' in m) {
+          state.spoilt.add(`${m.spoil.survey}/${m.spoil.cohort}`);
+          state.cohortOf.set(m.spoil.survey, Math.max(state.cohortOf.get(m.spoil.survey) ?? 0, m.spoil.cohort + 1));
+        }
         return send(200, { ok: true });
       }
       if (url.pathname === '/__mock/uploads') return send(200, state.uploads);
       if (url.pathname === '/__mock/offers') return send(200, state.offers);
+      if (url.pathname === '/__mock/fates') return send(200, state.fates);
       if (url.pathname === '/api/deployment' && req.method === 'GET') {
         return send(200, { collector_public_key: key.publicHex, collector: base, msp: base, rights: [0, 1, 2].map((i) => `${base}/right/${i}`) });
       }
       const definition = url.pathname.match(/^\/api\/surveys\/([a-z0-9_-]+)\/definition$/);
-      if (definition && req.method === 'GET') {
+      if (definition) {
         const id = definition[1];
-        state.offers.push({ survey: id, invite: url.searchParams.get('invite') });
+        if (req.method !== 'POST') {
+          state.offers.push({ method: req.method, survey: id });
+          return send(405, { error: 'take a place with POST and a JSON body' }, 'application/json', { Allow: 'POST' });
+        }
+        if (!/^application\/json(;|$)/.test(req.headers['content-type'] ?? '')) return send(415, { error: 'the body must be application/json' });
+        let body;
+        try { body = JSON.parse(await readBody()); } catch { return send(400, { error: 'the body is not JSON' }); }
+        const fields = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : null;
+        if (!fields || fields.some((f) => f !== 'invite') || ('invite' in body && typeof body.invite !== 'string')) {
+          return send(400, { error: 'the body is {"invite": "…"} or {}' });
+        }
+        const bundled = await stat(join(dist, 'surveys', `${id}.json`)).catch(() => null);
+        const cohort = state.cohortOf.get(id) ?? 0;
+        state.offers.push({ method: 'POST', survey: id, invite: body.invite ?? null, cohort });
+        if (!bundled) return send(404, { error: `no survey ${id} at this collector` });
+        return send(200, await offer(dist, base, id, cohort, key, forger, state.offer, secret));
+      }
+      const fate = url.pathname.match(/^\/api\/surveys\/([a-z0-9_-]+)\/cohorts\/([0-9]+)\/fate$/);
+      if (fate && req.method === 'GET') {
+        const [id, cohort] = [fate[1], Number(fate[2])];
         const bundled = await stat(join(dist, 'surveys', `${id}.json`)).catch(() => null);
         if (!bundled) return send(404, { error: `no survey ${id} at this collector` });
-        return send(200, await offer(dist, base, id, key, forger, state.offer));
+        if (state.fateBusy > 0) {
+          state.fateBusy -= 1;
+          state.fates.push({ survey: id, cohort, status: 429 });
+          return send(429, { error: 'too many requests' }, 'application/json', { 'Retry-After': '1' });
+        }
+        state.fates.push({ survey: id, cohort, status: 200 });
+        const spoilt = state.spoilt.has(`${id}/${cohort}`);
+        return send(200, { survey: id, cohort, fate: spoilt ? 'spoilt' : 'open', answer_again: spoilt });
       }
       // Provider: /api/surveys/:id/uploads; right-masking service i: /right/:i/api/surveys/:id/uploads.
       const api = url.pathname.match(/^(?:\/(right\/[0-9]+))?\/api\/surveys\/([a-z0-9_-]+)\/uploads$/);

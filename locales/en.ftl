@@ -12,6 +12,13 @@ language-name = English
 survey-fallback-title = Survey
 survey-loading = Loading the survey…
 survey-broken = This survey cannot be opened: { $reason }
+survey-needs-connection = This survey needs a connection to open; nothing you answered is stored on this device.
+survey-weak-plan = This survey cannot be opened: it would protect your answers less than this app requires ({ $reason }). It was refused and nothing was sent.
+floor-no-qa = it has no check column, so data altered on its way could not be detected
+floor-cohort = it would release a group of { $found } answers, fewer than the { $floor } needed to hide each answer among others
+floor-noise-columns = it pads the answers with { $found } random numbers, fewer than the { $needed } a group of { $cohort } needs
+floor-noise-level = its noise level { $found } is below the { $needed } that hides the answers
+floor-unchecked = its masking cannot be checked: { $reason }
 badge-practice = Demonstration: this survey uses a published teaching key, so answers are not private. Practise freely — nothing you enter is sent anywhere.
 badge-live-demonstration = Demonstration survey: anyone may take it and its device key is given to everyone who opens it, so do not enter real personal data.
 progress = Progress: { $percent }%
@@ -54,6 +61,8 @@ announce-sending-attempt = Sending, attempt { $attempt }…
 announce-sent = Sent. Your receipt is below.
 announce-waiting = No connection: your masked answers wait on this device and go out when the connection returns.
 announce-discarded = The waiting upload was discarded; nothing of it was sent.
+announce-answering-again = Someone in your group sent invalid data, so the group was left out of the results. Your answers are being sent again in a new group…
+announce-sent-again = Someone in your group sent invalid data, so the group was left out of the results; your answers were sent again in a new group. Your new receipt is below.
 
 ## Review: what leaves your device
 review-mask-failed = Your answers could not be masked: { $reason }
@@ -84,6 +93,12 @@ receipt-list-link = Receipts of cohort { $cohort } at this service (once it clos
 receipt-explain = The hash identifies exactly what was sent; it was checked against your upload. Keep it to verify later that your record is in the published cohort.
 receipt-save = Save receipt
 
+## Answering again (the group was left out)
+again-taking-place = Someone in your group sent invalid data, so that group was left out of the results. Your answers are still on this page: they are masked afresh and sent again in a new group…
+again-failed = Your group was left out of the results because someone in it sent invalid data, and your answers could not be sent again yet: { $reason }
+again-try = Send my answers again
+again-note = Someone in your earlier group sent invalid data, so that group was left out of the results; your answers were sent again in a new group. This is your new receipt: the earlier one no longer counts.
+
 ## Waiting to send (offline)
 waiting-heading = Waiting to send
 waiting-explain = There is no connection. Only your masked numbers (never your answers) wait on this device, and they are sent as soon as the connection returns; the receipt is shown then.
@@ -93,6 +108,7 @@ waiting-discard = Discard
 waiting-sending = Sending the waiting upload…
 waiting-refused = The waiting upload was not sent: { $reason }
 waiting-store-failed = This browser could not keep the masked upload for later ({ $reason }); stay on this page and try again when you are online.
+waiting-left-out = Someone in this group sent invalid data, so the group was left out of the results and these masked answers will not be used. Only masked numbers were kept on this device, so they cannot be sent again: please answer again through the link you were sent.
 
 ## Choosing a survey
 chooser-title = Take a survey

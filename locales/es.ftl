@@ -10,6 +10,13 @@ language-name = Español
 survey-fallback-title = Encuesta
 survey-loading = Cargando la encuesta…
 survey-broken = No se puede abrir esta encuesta: { $reason }
+survey-needs-connection = Esta encuesta necesita conexión para abrirse; nada de lo que respondió se guarda en este dispositivo.
+survey-weak-plan = No se puede abrir esta encuesta: protegería sus respuestas menos de lo que exige esta aplicación ({ $reason }). Se rechazó y no se envió nada.
+floor-no-qa = no tiene columna de control, así que no se detectarían datos alterados por el camino
+floor-cohort = publicaría un grupo de { $found } respuestas, menos de las { $floor } necesarias para ocultar cada respuesta entre otras
+floor-noise-columns = completa las respuestas con { $found } números aleatorios, menos de los { $needed } que necesita un grupo de { $cohort }
+floor-noise-level = su nivel de ruido { $found } está por debajo del { $needed } que oculta las respuestas
+floor-unchecked = no se puede comprobar su enmascaramiento: { $reason }
 badge-practice = Demostración: esta encuesta usa una clave de enseñanza publicada, así que las respuestas no son privadas. Practique libremente: nada de lo que escriba se envía a ningún sitio.
 badge-live-demonstration = Encuesta de demostración: cualquiera puede responderla y su clave se entrega a todo el que la abre, así que no escriba datos personales reales.
 progress = Progreso: { $percent } %
@@ -52,6 +59,8 @@ announce-sending-attempt = Enviando, intento { $attempt }…
 announce-sent = Enviado. Su recibo está abajo.
 announce-waiting = Sin conexión: sus respuestas enmascaradas esperan en este dispositivo y se enviarán cuando vuelva la conexión.
 announce-discarded = El envío en espera se descartó; no se envió nada de él.
+announce-answering-again = Alguien de su grupo envió datos no válidos, así que el grupo quedó fuera de los resultados. Sus respuestas se están enviando de nuevo en un grupo nuevo…
+announce-sent-again = Alguien de su grupo envió datos no válidos, así que el grupo quedó fuera de los resultados; sus respuestas se enviaron de nuevo en un grupo nuevo. Su nuevo recibo está abajo.
 
 ## Review: what leaves your device
 review-mask-failed = No se pudieron enmascarar sus respuestas: { $reason }
@@ -82,6 +91,12 @@ receipt-list-link = Recibos de la cohorte { $cohort } en este servicio (cuando s
 receipt-explain = La huella identifica exactamente lo que se envió; se comprobó con su envío. Guárdela para verificar más tarde que su registro está en la cohorte publicada.
 receipt-save = Guardar el recibo
 
+## Answering again (the group was left out)
+again-taking-place = Alguien de su grupo envió datos no válidos, así que ese grupo quedó fuera de los resultados. Sus respuestas siguen en esta página: se enmascaran de nuevo y se envían en un grupo nuevo…
+again-failed = Su grupo quedó fuera de los resultados porque alguien envió datos no válidos, y todavía no se pudieron enviar de nuevo sus respuestas: { $reason }
+again-try = Enviar de nuevo mis respuestas
+again-note = Alguien de su grupo anterior envió datos no válidos, así que ese grupo quedó fuera de los resultados; sus respuestas se enviaron de nuevo en un grupo nuevo. Este es su nuevo recibo: el anterior ya no cuenta.
+
 ## Waiting to send (offline)
 waiting-heading = En espera de envío
 waiting-explain = No hay conexión. Solo sus números enmascarados (nunca sus respuestas) esperan en este dispositivo, y se envían en cuanto vuelve la conexión; entonces se muestra el recibo.
@@ -91,6 +106,7 @@ waiting-discard = Descartar
 waiting-sending = Enviando el envío en espera…
 waiting-refused = El envío en espera no se envió: { $reason }
 waiting-store-failed = Este navegador no pudo guardar el envío enmascarado para más tarde ({ $reason }); permanezca en esta página e inténtelo de nuevo cuando tenga conexión.
+waiting-left-out = Alguien de este grupo envió datos no válidos, así que el grupo quedó fuera de los resultados y estas respuestas enmascaradas no se usarán. En este dispositivo solo se guardaron números enmascarados, así que no pueden enviarse de nuevo: responda otra vez mediante el enlace que recibió.
 
 ## Choosing a survey
 chooser-title = Responder una encuesta

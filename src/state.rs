@@ -16,7 +16,7 @@ use yew::Reducible;
 use crate::model::audit::NamedText;
 use crate::model::classroom::{ClassroomMethod, ClassroomParams, KeyChoice};
 use crate::model::dp::DpParams;
-use crate::model::participation::Access;
+use crate::model::participation::{Access, Unopened};
 
 // ── Participant ─────────────────────────────────────────────────────────────────────────────
 
@@ -25,8 +25,8 @@ use crate::model::participation::Access;
 pub enum Phase {
     /// Fetching the survey definition.
     Loading,
-    /// The definition could not be loaded.
-    Broken(String),
+    /// The survey is not shown: no connection, a weak plan, or a refusal.
+    Broken(Unopened),
     /// Reading the consent text.
     Consent,
     /// Answering question `index` (0-based; only questions the earlier answers show).
@@ -42,6 +42,12 @@ pub enum Phase {
     /// No connection: the masked upload waits in the device's outbox and goes out when the
     /// connection returns (issue 13 §1).
     Waiting,
+    /// The cohort of the receipt was left out because someone in it sent invalid data (issue 20
+    /// §8): a new place is being taken and the answers, still on this page, masked afresh.
+    AnsweringAgain,
+    /// Taking the new place or masking afresh failed (the answers are still here; the page
+    /// offers to try again).
+    AgainFailed(String),
 }
 
 /// What the page's `aria-live` region says, in the participant's language when shown
@@ -78,6 +84,12 @@ pub enum Announcement {
     Waiting,
     /// The waiting upload was discarded.
     Discarded,
+    /// The survey is not shown, and why.
+    Unopened(Unopened),
+    /// The cohort was left out (someone sent invalid data): the answers go again.
+    AnsweringAgain,
+    /// Sent again in a new cohort; the new receipt is shown.
+    SentAgain,
     /// A message from elsewhere (a service, the browser), shown as it came.
     Message(String),
 }
@@ -107,6 +119,9 @@ pub struct ParticipantState {
     pub prepare_error: Option<String>,
     /// Receipts per destination.
     pub receipts: Vec<(String, Receipt)>,
+    /// How many times the answers were sent again because a cohort was left out (0: the first
+    /// cohort holds them).
+    pub sent_again: u32,
     /// What the `aria-live` region says.
     pub announcement: Announcement,
 }
@@ -124,6 +139,7 @@ impl Default for ParticipantState {
             prepared_inputs: Vec::new(),
             prepare_error: None,
             receipts: Vec::new(),
+            sent_again: 0,
             announcement: Announcement::Nothing,
         }
     }
@@ -135,7 +151,7 @@ pub enum ParticipantAction {
     /// The page opens another survey (its route changed): forget the one before, show loading.
     Open,
     /// The definition arrived, checked (or failed: nothing is shown, masked or sent).
-    Loaded(Result<(Rc<SurveyDefinition>, Access), String>),
+    Loaded(Result<(Rc<SurveyDefinition>, Access), Unopened>),
     /// The consent box changed.
     Consent(bool),
     /// Begin answering (needs consent).
@@ -165,6 +181,12 @@ pub enum ParticipantAction {
     Discarded,
     /// Back to the answers from the review or a failure.
     Edit,
+    /// The collector says the receipt's cohort was left out and its participants should answer
+    /// again (issue 20 §8): take a new place, keeping the answers.
+    LeftOut,
+    /// The new place, with the answers masked afresh for it (a new token, new noise, a new
+    /// credential) — or why not. Sending follows as for the first submission.
+    Reassigned(Result<(Rc<SurveyDefinition>, Access, Rc<Prepared>), String>),
 }
 
 impl ParticipantState {
@@ -178,9 +200,13 @@ impl ParticipantState {
         let total = self.question_count().max(1) as f64;
         match self.phase {
             Phase::Question(i) => i as f64 / total,
-            Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done | Phase::Waiting => {
-                1.0
-            }
+            Phase::Review
+            | Phase::Sending(_)
+            | Phase::Failed(_)
+            | Phase::Done
+            | Phase::Waiting
+            | Phase::AnsweringAgain
+            | Phase::AgainFailed(_) => 1.0,
             _ => 0.0,
         }
     }
@@ -241,7 +267,7 @@ impl Reducible for ParticipantState {
             }
             ParticipantAction::Loaded(Err(e)) => {
                 s = ParticipantState::default();
-                s.announcement = Announcement::Message(e.clone());
+                s.announcement = Announcement::Unopened(e.clone());
                 s.phase = Phase::Broken(e);
             }
             ParticipantAction::Consent(yes) => s.consent = yes,
@@ -320,7 +346,11 @@ impl Reducible for ParticipantState {
             ParticipantAction::Sent(receipts) => {
                 s.receipts = receipts;
                 s.phase = Phase::Done;
-                s.announcement = Announcement::Sent;
+                s.announcement = if s.sent_again > 0 {
+                    Announcement::SentAgain
+                } else {
+                    Announcement::Sent
+                };
             }
             ParticipantAction::Failed(e) => {
                 s.announcement = Announcement::Message(e.clone());
@@ -338,6 +368,33 @@ impl Reducible for ParticipantState {
             }
             ParticipantAction::Edit => {
                 s.go_to_question(0);
+            }
+            ParticipantAction::LeftOut => {
+                // Only a shown receipt's cohort (or a failed attempt to leave it) can be left.
+                if matches!(s.phase, Phase::Done | Phase::AgainFailed(_)) {
+                    s.phase = Phase::AnsweringAgain;
+                    s.announcement = Announcement::AnsweringAgain;
+                }
+            }
+            ParticipantAction::Reassigned(Ok((survey, access, prepared))) => {
+                if s.phase == Phase::AnsweringAgain {
+                    // The same answers, in the new cohort: its definition, credential and a
+                    // fresh upload; the old receipts no longer count.
+                    s.survey = Some(survey);
+                    s.access = Some(access);
+                    s.prepared = Some(prepared);
+                    s.prepared_inputs = s.inputs.clone();
+                    s.prepare_error = None;
+                    s.receipts.clear();
+                    s.sent_again += 1;
+                    s.phase = Phase::Review;
+                }
+            }
+            ParticipantAction::Reassigned(Err(e)) => {
+                if s.phase == Phase::AnsweringAgain {
+                    s.announcement = Announcement::Message(e.clone());
+                    s.phase = Phase::AgainFailed(e);
+                }
             }
         }
         Rc::new(s)
@@ -543,8 +600,17 @@ mod tests {
         assert!(opening.survey.is_none() && opening.inputs.is_empty());
         let refused = s
             .clone()
-            .reduce(ParticipantAction::Loaded(Err("forged".into())));
-        assert_eq!(refused.phase, Phase::Broken("forged".into()));
+            .reduce(ParticipantAction::Loaded(Err(Unopened::Refused(
+                "forged".into(),
+            ))));
+        assert_eq!(
+            refused.phase,
+            Phase::Broken(Unopened::Refused("forged".into()))
+        );
+        assert_eq!(
+            refused.announcement,
+            Announcement::Unopened(Unopened::Refused("forged".into()))
+        );
         assert!(refused.survey.is_none() && refused.access.is_none());
         assert!(refused.inputs.is_empty() && !refused.consent);
         let survey = SurveyDefinition::parse(DEMO, "demo").unwrap();
@@ -733,6 +799,88 @@ mod tests {
             .reduce(ParticipantAction::Next);
         assert_eq!(changed.phase, Phase::Review);
         assert!(changed.prepared.is_none());
+    }
+
+    /// Issue 20 §8: when the receipt's cohort is left out, the answers stay and go again in a
+    /// new cohort with a fresh upload; the new receipt is announced as such. A stale verdict (the
+    /// page no longer shows a receipt) changes nothing.
+    #[test]
+    fn a_left_out_cohort_sends_the_same_answers_again_in_a_new_one() {
+        let answers = ["no", "yes", "0.5", "60", "30", "no", "no", "50"];
+        let mut s = loaded()
+            .reduce(ParticipantAction::Consent(true))
+            .reduce(ParticipantAction::Begin);
+        for (i, v) in answers.iter().enumerate() {
+            s = s
+                .reduce(ParticipantAction::Input {
+                    index: i,
+                    value: (*v).into(),
+                })
+                .reduce(ParticipantAction::Next);
+        }
+        // Two distinct uploads (told apart by identity).
+        let upload = || {
+            Rc::new(Prepared {
+                destinations: Vec::new(),
+                p1: 9,
+                p2: 503,
+                share_mode: false,
+                share_noise_ratio: None,
+                one_service_view: None,
+                teaching: false,
+            })
+        };
+        let first = upload();
+        let receipt = |cohort| Receipt {
+            survey: "leaps-demo".into(),
+            cohort,
+            upload_hash: "h".into(),
+            received_at: "t".into(),
+        };
+        let done = s
+            .reduce(ParticipantAction::Prepared(Ok(first.clone())))
+            .reduce(ParticipantAction::Sent(vec![("u".into(), receipt(0))]));
+        assert_eq!(done.announcement, Announcement::Sent);
+        // A verdict while the page shows no receipt is stale.
+        let review = done.clone().reduce(ParticipantAction::Edit);
+        assert_eq!(
+            review.clone().reduce(ParticipantAction::LeftOut).phase,
+            review.phase
+        );
+        let again = done.reduce(ParticipantAction::LeftOut);
+        assert_eq!(
+            (&again.phase, &again.announcement),
+            (&Phase::AnsweringAgain, &Announcement::AnsweringAgain)
+        );
+        // Taking the new place failed: the answers stay, and the participant may try again.
+        let failed = again
+            .clone()
+            .reduce(ParticipantAction::Reassigned(Err("down".into())));
+        assert_eq!(failed.phase, Phase::AgainFailed("down".into()));
+        assert_eq!(failed.inputs, answers);
+        assert_eq!(
+            failed.reduce(ParticipantAction::LeftOut).phase,
+            Phase::AnsweringAgain
+        );
+        let survey = Rc::new(SurveyDefinition::parse(DEMO, "demo").unwrap());
+        let second = upload();
+        let moved = again.reduce(ParticipantAction::Reassigned(Ok((
+            survey,
+            Access::Demonstration,
+            second.clone(),
+        ))));
+        assert!(Rc::ptr_eq(moved.prepared.as_ref().unwrap(), &second));
+        assert!(
+            moved.receipts.is_empty(),
+            "the old receipt no longer counts"
+        );
+        assert_eq!(moved.inputs, answers);
+        assert_eq!(moved.sent_again, 1);
+        let sent = moved.reduce(ParticipantAction::Sent(vec![("u".into(), receipt(1))]));
+        assert_eq!(
+            (&sent.phase, &sent.announcement),
+            (&Phase::Done, &Announcement::SentAgain)
+        );
     }
 
     #[test]

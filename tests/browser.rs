@@ -89,6 +89,7 @@ async fn an_unreachable_service_is_retried_then_reported_with_nothing_lost() {
         token: random::token().unwrap(),
         values: vec![1.0, 2.0],
         credential: None,
+        definition: String::new(),
     };
     let attempts = Rc::new(RefCell::new(Vec::new()));
     let seen = attempts.clone();
@@ -371,6 +372,7 @@ async fn the_outbox_keeps_reads_back_and_forgets_a_waiting_submission() {
                 token: token.clone(),
                 values: vec![0.25, -1.5],
                 credential: Some(UploadCredential::issue(&signer, "s", 2, [3; 16], u64::MAX)),
+                definition: String::new(),
             },
         }],
     };

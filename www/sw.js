@@ -1,17 +1,22 @@
-// The service worker (issue 13 §1): it keeps the built app and the surveys a participant opened,
-// so a participant who opened an invitation once can fill in the form without a connection.
+// The service worker (issue 13 §1, issue 20 §6): it keeps the built app, so the app itself opens
+// without a connection — and nothing else that could matter.
 //
-// What it keeps, in the Cache API: the app's own files (APP_FILES, cached on install) and the
-// answers to two GET requests of the participant page — the deployment (`/api/deployment`) and
-// the signed survey offer (`/api/surveys/ID/definition[?invite=…]`) — none of which holds an
-// answer. Everything is fetched from the network first and the copy used only when the network
-// fails, so an online participant always gets the current app and a fresh credential, and an
-// offline one the copy (whose credential's expiry the page still checks). Uploads (POST) and
-// every other request pass straight through: the masked uploads that wait for a connection are
-// kept by the page in IndexedDB, never here.
+// What it keeps, in the Cache API: the app's own files (APP_FILES, cached on install and
+// refreshed from the network) and the deployment description (`/api/deployment`: addresses and
+// a public key) when the server lets it be stored. Never a survey offer (its definition carries
+// the cohort's device key `masking.right_mask_key`, from which the right mask B_k is built, and
+// its upload credential), never a POST, never any answer the server marked
+// `Cache-Control: no-store`, never anything of another origin. So a survey opens only online; a
+// form opened online keeps working offline while its page stays open, and its masked upload waits
+// in IndexedDB (the page's outbox, which holds that upload's masked values, credential and token
+// until it is sent or discarded) — never here.
 //
-// e2e/tests/offline.test.mjs checks APP_FILES against the built dist/ directory.
-const CACHE = 'orthomask-v1';
+// An earlier version kept survey offers: on activation every other cache is deleted, and any
+// entry of this cache that this version would not keep is removed.
+//
+// e2e/tests/offline.test.mjs checks APP_FILES against the built dist/ directory, and reads every
+// cache while and after a submission waits.
+const CACHE = 'orthomask-v2';
 const APP_FILES = [
   './',
   'index.html',
@@ -26,43 +31,66 @@ const APP_FILES = [
   'surveys/shares-demo.json',
   'surveys/habits-branching.json',
 ];
+/** Same-origin API paths this worker may keep (when the answer allows it). */
+const KEPT_API = ['/api/deployment'];
+
+/** The absolute URLs of the app's files, without query or fragment. */
+const appUrls = new Set(APP_FILES.map((f) => new URL(f, self.registration.scope).href));
+
+/**
+ * Whether a request is one this worker answers and may keep: same origin, GET, no query string
+ * (an address with one might carry a token), and an app file or a kept API path.
+ */
+function keepable(request) {
+  if (request.method !== 'GET') return false;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin || url.search !== '') return false;
+  if (url.pathname.startsWith('/api/')) return KEPT_API.includes(url.pathname);
+  url.hash = '';
+  return appUrls.has(url.href);
+}
+
+/** Whether the server forbids keeping this answer. */
+function noStore(response) {
+  return /(^|,)\s*no-store\s*(,|$)/i.test(response.headers.get('Cache-Control') ?? '');
+}
 
 self.addEventListener('install', (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(APP_FILES)).then(() => self.skipWaiting()));
 });
 
 self.addEventListener('activate', (event) => {
-  // Older versions' caches go; this version controls the open pages at once.
-  event.waitUntil(
-    caches.keys()
-      .then((names) => Promise.all(names.filter((n) => n !== CACHE).map((n) => caches.delete(n))))
-      .then(() => self.clients.claim()),
-  );
+  // Older versions' caches go (an earlier version kept survey offers); of this one, whatever
+  // this version would not keep goes too. Then this version controls the open pages at once.
+  event.waitUntil((async () => {
+    for (const name of await caches.keys()) {
+      if (name !== CACHE) await caches.delete(name);
+    }
+    const cache = await caches.open(CACHE);
+    for (const request of await cache.keys()) {
+      if (!keepable(request)) await cache.delete(request);
+    }
+    await self.clients.claim();
+  })());
 });
-
-/** Whether a request is one this worker answers: same origin, GET, the app or a survey offer. */
-function kept(request) {
-  if (request.method !== 'GET') return false;
-  const url = new URL(request.url);
-  if (url.origin !== self.location.origin) return false;
-  if (url.pathname.startsWith('/api/')) {
-    return url.pathname === '/api/deployment' || /^\/api\/surveys\/[a-z0-9_-]+\/definition$/.test(url.pathname);
-  }
-  return true;
-}
 
 self.addEventListener('fetch', (event) => {
   const { request } = event;
-  if (!kept(request)) return;
+  const navigation = request.mode === 'navigate' && request.method === 'GET'
+    && new URL(request.url).origin === self.location.origin;
+  // Everything else (POSTs, survey offers, fates, uploads, other origins) passes straight
+  // through: the worker neither answers nor keeps it.
+  if (!keepable(request) && !navigation) return;
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
     try {
       const response = await fetch(request);
-      if (response.ok) await cache.put(request, response.clone());
+      if (keepable(request) && response.ok && !noStore(response)) await cache.put(request, response.clone());
       return response;
     } catch (offline) {
       // A page navigation (any hash route) is the app's index page.
-      const copy = (await cache.match(request)) ?? (request.mode === 'navigate' ? await cache.match('./') : undefined);
+      const copy = (keepable(request) ? await cache.match(request) : undefined)
+        ?? (navigation ? await cache.match('./') : undefined);
       if (copy) return copy;
       throw offline;
     }

@@ -1,22 +1,27 @@
-// The participant form in the field (issue 13): installable and usable offline, in the
-// participant's language, with questions that follow the answers. Against the mock deployment
-// (e2e/server.mjs), with the browser context really offline (Playwright's setOffline):
-// * a participant whose browser prefers Spanish opens the branching survey once online, loses
-//   the connection, reloads the app from the service worker's copy, answers in Spanish through
-//   the branches, sees "waiting to send" — only the masked upload waits, in IndexedDB — and gets
-//   the receipt when the connection returns; exactly one upload reached the service;
-// * an upload that waited across a visit is listed on the next one and sent when the page opens
-//   online; a discarded one is never sent;
+// The participant form in the field (issue 13, issue 20 §6): installable and usable offline, in
+// the participant's language, with questions that follow the answers — and nothing that carries
+// key material kept on the device. Against the mock deployment (e2e/server.mjs), with the
+// browser context really offline (Playwright's setOffline):
+// * a participant whose browser prefers Spanish opens the branching survey online, loses the
+//   connection WITHOUT reloading, answers in Spanish through the branches, sees "waiting to
+//   send" — only the masked upload waits, in IndexedDB, and no device key, invitation or other
+//   upload's credential is anywhere — and gets the receipt when the connection returns; exactly
+//   one upload reached the service;
+// * reloaded offline, the page does not open the survey (nothing of it is kept) and says so in one
+//   line, with the uploads that wait; a discarded one is never sent, the other goes out on the
+//   next visit online — and when its cohort is then left out (someone sent invalid data), the
+//   list says so and asks to answer again through the link;
 // * a waiting upload edited in storage to send elsewhere is refused before anything is sent;
+// * the service worker keeps no survey offer, and forgets the offers an earlier version kept;
 // * the service worker's list of app files is the built app;
 // * the catalogues' language follows the switcher and the answers stay.
 // IndexedDB, localStorage, sessionStorage, cookies and the Cache API are read whole at every
-// step (e2e/device-storage.mjs): no answer is kept anywhere.
+// step (e2e/device-storage.mjs): no answer and no key material out of place is kept anywhere.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { setup, screenshot, readDeviceStorage, assertNothingKept, dist } from '../lib.mjs';
+import { setup, screenshot, assertDeviceClean, readDeviceStorage, dist, HANG_GUARD_MS } from '../lib.mjs';
 
 const SURVEY = 'habits-branching';
 // Distinctive answers (none is a number of the definition): cigarettes, sleep, drinks per week.
@@ -26,14 +31,17 @@ async function uploads(s) {
   return (await fetch(`${s.server.base}/__mock/uploads`)).json();
 }
 
-/** Open the survey online, wait until the service worker controls the page and keeps its copy. */
-async function openOnceOnline(s) {
-  await s.page.goto(`${s.server.base}/#/participate?survey=${SURVEY}`);
-  await s.page.evaluate(() => navigator.serviceWorker.ready);
-  // Reloaded under the worker: this visit's offer goes through it and is kept.
-  await s.page.reload();
-  await s.page.waitForFunction(() => navigator.serviceWorker.controller !== null);
-  await s.page.getByRole('checkbox').waitFor();
+async function mode(s, m) {
+  const r = await fetch(`${s.server.base}/__mock/mode`, { method: 'POST', body: JSON.stringify(m) });
+  assert.equal(r.status, 200);
+}
+
+/** Open the survey online in `page`, with the service worker in control (the app's files kept). */
+async function openOnline(s, page = s.page) {
+  await page.goto(`${s.server.base}/#/participate?survey=${SURVEY}`);
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  await page.getByRole('checkbox').waitFor();
 }
 
 /** Answer in Spanish: smokes yes → cigarettes asked; stress 2 → relax skipped; weekly → count. */
@@ -57,27 +65,40 @@ async function answerInSpanish(page) {
   await page.getByRole('region', { name: 'Lo que sale de su dispositivo' }).waitFor();
 }
 
-test('offline in Spanish through the branches: the masked upload waits, then goes out once with its receipt', async () => {
+/** Answer offline and send: the masked upload waits. */
+async function answerAndWait(page) {
+  await answerInSpanish(page);
+  await page.getByRole('button', { name: 'Enviar', exact: true }).click();
+  await page.getByTestId('form-waiting').waitFor();
+}
+
+/** The Cache API holds the app's files only (issue 20 §6): no survey offer, nothing of the API. */
+async function onlyAppFilesCached(s) {
+  const { caches } = await readDeviceStorage(s.page);
+  assert.deepEqual(Object.keys(caches), ['orthomask-v2']);
+  const urls = caches['orthomask-v2'].map((e) => new URL(e.url).pathname);
+  assert.ok(urls.length >= 10 && urls.every((u) => !u.startsWith('/api/')), `cached: ${urls.join(' ')}`);
+}
+
+test('offline in Spanish through the branches, without reloading: the masked upload waits, then goes out once with its receipt', async () => {
   const s = await setup({ locale: 'es-ES' });
   try {
-    await openOnceOnline(s);
+    await openOnline(s);
     await s.context.setOffline(true);
-    await s.page.reload();
-    // The app and the survey come from the service worker's copy, in the browser's language.
-    await s.page.getByRole('heading', { name: 'Hábitos cotidianos (preguntas condicionales, inglés y español)' }).waitFor();
+    // The form opened online keeps working offline while the page stays open.
     assert.equal(await s.page.evaluate(() => document.documentElement.lang), 'es');
     assert.equal(await s.page.getByTestId('language').inputValue(), 'es');
-    await answerInSpanish(s.page);
-    await s.page.getByRole('button', { name: 'Enviar', exact: true }).click();
-    const waiting = s.page.getByTestId('form-waiting');
-    await waiting.getByRole('heading', { name: 'En espera de envío' }).waitFor();
+    await answerAndWait(s.page);
     assert.match(await s.page.getByTestId('announcer').textContent(), /Sin conexión/);
     await screenshot(s.page, 'offline-waiting');
-    // Only the masked upload waits, under its token.
-    const kept = assertNothingKept(await readDeviceStorage(s.page), RAW_NUMBERS, 'waiting');
+    // Only the masked upload waits, under its token, with its own credential; the offer's device
+    // key is nowhere on the device.
+    const kept = await assertDeviceClean(s.page, RAW_NUMBERS, 'waiting', s.secrets);
     assert.equal(kept.length, 1);
     assert.equal(kept[0].survey, SURVEY);
     assert.equal(kept[0].destinations[0].upload.values.length, 16 + 488);
+    assert.equal(s.secrets.deviceKeys.size, 1, 'the check knew the device key');
+    await onlyAppFilesCached(s);
     assert.deepEqual(await uploads(s), [], 'nothing reached the service while offline');
 
     // The connection returns: the `online` event sends it and the receipt shows.
@@ -87,46 +108,86 @@ test('offline in Spanish through the branches: the masked upload waits, then goe
     assert.equal(received.length, 1, 'exactly one upload');
     assert.equal(received[0].body.token, kept[0].token);
     assert.deepEqual(received[0].body.values, kept[0].destinations[0].upload.values);
-    assert.deepEqual(assertNothingKept(await readDeviceStorage(s.page), RAW_NUMBERS, 'sent'), []);
+    assert.deepEqual(await assertDeviceClean(s.page, RAW_NUMBERS, 'sent', s.secrets), []);
     assert.deepEqual(s.record.errors, []);
   } finally {
     await s.close();
   }
 });
 
-test('an upload that waited is sent on the next visit; a discarded one never is', async () => {
+test('reloaded offline, a survey does not open and the page says why; a discarded upload is never sent, the other goes out on the next visit, and its spoilt cohort is reported', async () => {
   const s = await setup({ locale: 'es-ES' });
   try {
-    await openOnceOnline(s);
+    // Two forms opened online in two tabs; both answered offline: two uploads wait.
+    const other = await s.context.newPage();
+    await openOnline(s);
+    await openOnline(s, other);
     await s.context.setOffline(true);
-    // Two submissions wait: the second is discarded from the list on the next visit.
-    for (let i = 0; i < 2; i += 1) {
-      await s.page.reload();
-      await answerInSpanish(s.page);
-      await s.page.getByRole('button', { name: 'Enviar', exact: true }).click();
-      await s.page.getByTestId('form-waiting').waitFor();
-    }
-    const tokens = assertNothingKept(await readDeviceStorage(s.page), RAW_NUMBERS, 'two waiting').map((w) => w.token);
+    await answerAndWait(s.page);
+    await answerAndWait(other);
+    await other.close();
+    const tokens = (await assertDeviceClean(s.page, RAW_NUMBERS, 'two waiting', s.secrets)).map((w) => w.token);
     assert.equal(tokens.length, 2);
-    // Next visit, still offline: both are listed, with Send now and Discard.
-    await s.page.goto(`${s.server.base}/#/participate`);
+    // Reloaded without a connection: the app opens from the service worker, the survey does not
+    // (nothing of it is kept on the device) — one clear line, and the uploads that wait.
+    await s.page.reload();
+    const needs = s.page.getByTestId('needs-connection');
+    await needs.waitFor();
+    assert.equal(
+      (await needs.getByRole('status').textContent()),
+      'Esta encuesta necesita conexión para abrirse; nada de lo que respondió se guarda en este dispositivo.',
+    );
+    assert.equal(await s.page.getByRole('checkbox').count(), 0, 'no form');
     const items = s.page.getByTestId('waiting-item');
     await items.nth(1).waitFor();
     assert.equal(await items.count(), 2);
+    await screenshot(s.page, 'offline-reloaded');
+    // Discarded: never sent, and nothing of it is left.
     await items.nth(1).getByRole('button', { name: 'Descartar' }).click();
     await s.page.waitForFunction(() => document.querySelectorAll('[data-testid=waiting-item]').length === 1);
-    const left = assertNothingKept(await readDeviceStorage(s.page), RAW_NUMBERS, 'one discarded');
+    const left = await assertDeviceClean(s.page, RAW_NUMBERS, 'one discarded', s.secrets);
     assert.equal(left.length, 1);
     // Online again, on a fresh visit (no page of the app open while the connection returns): the
     // page sends what waits as it opens, and shows its receipt.
     await s.page.goto('about:blank');
     await s.context.setOffline(false);
     await s.page.goto(`${s.server.base}/#/participate`);
-    await s.page.getByTestId('waiting-uploads').getByRole('heading', { name: 'Gracias: se recibieron sus respuestas enmascaradas' }).waitFor();
+    const panel = s.page.getByTestId('waiting-uploads');
+    await panel.getByRole('heading', { name: 'Gracias: se recibieron sus respuestas enmascaradas' }).waitFor();
     const received = await uploads(s);
     assert.deepEqual(received.map((u) => u.body.token), [left[0].token], 'only the kept upload, once');
-    assert.deepEqual(assertNothingKept(await readDeviceStorage(s.page), RAW_NUMBERS, 'sent'), []);
+    assert.deepEqual(await assertDeviceClean(s.page, RAW_NUMBERS, 'sent', s.secrets), []);
     await screenshot(s.page, 'offline-next-visit');
+    // Its cohort is then left out (someone in it sent invalid data): only masked numbers were
+    // kept, so the list cannot send the answers again — it says so and asks to answer again.
+    await mode(s, { spoil: { survey: SURVEY, cohort: 0 } });
+    const leftOut = panel.getByTestId('waiting-left-out');
+    await leftOut.waitFor({ timeout: HANG_GUARD_MS });
+    assert.match(await leftOut.textContent(), /^Alguien de este grupo envió datos no válidos, así que el grupo quedó fuera de los resultados.*responda otra vez mediante el enlace que recibió\.$/);
+    assert.equal((await uploads(s)).length, 1, 'nothing was sent again');
+    assert.deepEqual(s.record.errors, []);
+  } finally {
+    await s.close();
+  }
+});
+
+test('reloaded offline, the survey opens again on "Try again" once the connection is back', async () => {
+  const s = await setup({ locale: 'es-ES' });
+  try {
+    await openOnline(s);
+    await s.context.setOffline(true);
+    await s.page.reload();
+    const needs = s.page.getByTestId('needs-connection');
+    await needs.waitFor();
+    // Still offline: trying again fails the same way, and takes no place.
+    await needs.getByRole('button', { name: 'Intentar de nuevo' }).click();
+    await needs.waitFor();
+    await s.context.setOffline(false);
+    await s.page.getByTestId('needs-connection').getByRole('button', { name: 'Intentar de nuevo' }).click();
+    await s.page.getByRole('checkbox', { name: 'He leído esto y acepto participar.' }).waitFor();
+    const offers = await (await fetch(`${s.server.base}/__mock/offers`)).json();
+    assert.equal(offers.length, 2, 'a place taken online, then again on the participant\'s request');
+    assert.deepEqual(await assertDeviceClean(s.page, RAW_NUMBERS, 'reopened', s.secrets), []);
   } finally {
     await s.close();
   }
@@ -135,12 +196,9 @@ test('an upload that waited is sent on the next visit; a discarded one never is'
 test('a waiting upload edited in storage to send elsewhere is refused, never sent, and can be discarded', async () => {
   const s = await setup({ locale: 'es-ES' });
   try {
-    await openOnceOnline(s);
+    await openOnline(s);
     await s.context.setOffline(true);
-    await s.page.reload();
-    await answerInSpanish(s.page);
-    await s.page.getByRole('button', { name: 'Enviar', exact: true }).click();
-    await s.page.getByTestId('form-waiting').waitFor();
+    await answerAndWait(s.page);
     // The attack: someone with the device rewrites the stored entry's upload address.
     const evil = `http://evil.example/api/surveys/${SURVEY}/uploads`;
     await s.page.evaluate(async (url) => {
@@ -164,10 +222,38 @@ test('a waiting upload edited in storage to send elsewhere is refused, never sen
     assert.deepEqual(await uploads(s), [], 'nothing reached the service');
     assert.ok(!s.record.requests.some((r) => r.url.includes('evil.example')), 'nothing went to the foreign address');
     // It stays until the participant discards it; then nothing of it is left.
-    assert.equal(assertNothingKept(await readDeviceStorage(s.page), RAW_NUMBERS, 'refused').length, 1);
+    assert.equal((await assertDeviceClean(s.page, RAW_NUMBERS, 'refused', s.secrets)).length, 1);
     await panel.getByRole('button', { name: 'Descartar' }).click();
     await panel.waitFor({ state: 'detached' });
-    assert.deepEqual(assertNothingKept(await readDeviceStorage(s.page), RAW_NUMBERS, 'discarded'), []);
+    assert.deepEqual(await assertDeviceClean(s.page, RAW_NUMBERS, 'discarded', s.secrets), []);
+  } finally {
+    await s.close();
+  }
+});
+
+test('the service worker keeps no survey offer, and forgets the offers an earlier version kept', async () => {
+  const s = await setup();
+  try {
+    // Before this worker is installed: what an earlier version kept (issue 20 §6) — a survey
+    // offer with its invitation in the address and its device key in the body, in the earlier
+    // version's cache and, as if kept by mistake, in this version's.
+    const oldKey = 'ab'.repeat(32);
+    const oldInvite = 'an-invitation-an-old-worker-kept';
+    await s.page.goto(`${s.server.base}/icon.svg`);
+    await s.page.evaluate(async ([key, invite]) => {
+      const body = JSON.stringify({ signed: { definition: JSON.stringify({ masking: { right_mask_key: key } }) } });
+      const offer = () => new Response(body, { headers: { 'content-type': 'application/json' } });
+      await (await caches.open('orthomask-v1')).put(`/api/surveys/leaps-demo/definition?invite=${invite}`, offer());
+      await (await caches.open('orthomask-v2')).put('/api/surveys/leaps-demo/definition', offer());
+    }, [oldKey, oldInvite]);
+    s.secrets.deviceKeys.add(oldKey);
+    s.secrets.invites.add(oldInvite);
+    await openOnline(s, s.page);
+    // This visit took a place (POST, passed through) and none of it, nor of the earlier
+    // version's, is kept.
+    await onlyAppFilesCached(s);
+    assert.deepEqual(await assertDeviceClean(s.page, [], 'after activation', s.secrets), []);
+    assert.equal(s.secrets.deviceKeys.size, 2);
   } finally {
     await s.close();
   }

@@ -1,13 +1,16 @@
-// The participant form end to end against the mock deployment (e2e/server.mjs): consent first,
-// validation announced, the "what leaves your device" panel, retry with one idempotency token and
-// one credential, a verified receipt — and no raw answer anywhere outside the page: not in any
-// request (URL, header or body), not in storage, not in the console. And the trust checks of
-// issue 10 §3 (docs/threat-model.md, "forged survey definition"): a definition signed by another
-// key, one that sends to a foreign origin, or a link naming an address instead of a survey id is
-// refused before the form shows, and a demonstration sends nothing.
+// The participant form end to end against the mock deployment (e2e/server.mjs): a place taken
+// with POST and the invitation in the JSON body (issue 20 §7), consent first, validation
+// announced, the "what leaves your device" panel, retry with one idempotency token and one
+// credential, a verified receipt — and no raw answer anywhere outside the page: not in any
+// request (URL, header or body), not in storage, not in the console; no key material kept on the
+// device (issue 20 §6). A cohort left out because someone sent invalid data is answered again,
+// once, in a new cohort (issue 20 §8). And the trust checks of issue 10 §3 and issue 20 §3
+// (docs/threat-model.md, "forged survey definition"): a definition signed by another key, one
+// that sends to a foreign origin, one below the policy's floors, or a link naming an address
+// instead of a survey id is refused before the form shows, and a demonstration sends nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, screenshot, readDeviceStorage, assertNothingKept, numbersIn } from '../lib.mjs';
+import { setup, screenshot, assertDeviceClean, numbersIn, HANG_GUARD_MS } from '../lib.mjs';
 
 // Distinctive answers: none of these numbers may leave the page.
 const ANSWERS = { delta: '1.37', age: '73', bbs: '41', adl: '61.5' };
@@ -20,6 +23,17 @@ async function mode(s, m) {
   assert.equal(r.status, 200);
 }
 
+/** Ask `check` every half second until it answers something truthy (a hang guard, not a timing). */
+async function until(check, what) {
+  const deadline = Date.now() + HANG_GUARD_MS;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    assert.ok(Date.now() < deadline, `hung waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
 async function uploads(s) {
   return (await fetch(`${s.server.base}/__mock/uploads`)).json();
 }
@@ -30,8 +44,11 @@ function surveyLink(s, id = 'leaps-demo', invite = null) {
   return `${s.server.base}/#/participate?survey=${id}${query}`;
 }
 
-/** The body fields of every upload: the credential travels with the masked values. */
-const UPLOAD_FIELDS = ['cohort', 'credential', 'survey', 'token', 'values'];
+/** The body fields of every upload: the credential and the definition's digest travel with the masked values. */
+const UPLOAD_FIELDS = ['cohort', 'credential', 'definition', 'survey', 'token', 'values'];
+/** The place requests: POST, JSON, `{"invite": …}` or `{}`. */
+const PLACE = /^\/api\/surveys\/[a-z0-9_-]+\/definition$/;
+const isPlace = (r) => r.method === 'POST' && PLACE.test(new URL(r.url).pathname);
 
 /// Pointer answering: check the radio or fill the field, then click Next/Review.
 function byPointer(page) {
@@ -64,7 +81,11 @@ function assertNoRawData(s, label) {
       // JSON bodies are checked number by number below (their random token may hold any digits).
       if (!parsed) assert.ok(!t.test(r.body), `${label}: ${t} in a request body to ${r.url}`);
     }
-    if (parsed) {
+    if (parsed && isPlace(r)) {
+      // A place request carries the invitation and nothing else.
+      assert.ok(Object.keys(parsed).every((k) => k === 'invite'), `${label}: place request ${r.body}`);
+      assert.ok(!new URL(r.url).search, `${label}: a place request's address has no query`);
+    } else if (parsed) {
       // Only the fields of an Upload: no answer can hide in another field.
       assert.deepEqual(Object.keys(parsed).sort(), UPLOAD_FIELDS, `${label}: body fields`);
       assert.deepEqual(Object.keys(parsed.credential).sort(), ['cohort', 'expires_at', 'nonce', 'signature', 'survey'], `${label}: credential fields`);
@@ -142,10 +163,17 @@ test('a participant submits through transient failures and gets a verified recei
     // anything else with 401, so the receipt proves it was accepted).
     assert.equal(body.credential.survey, 'leaps-demo');
     assert.equal(body.credential.cohort, 0);
-    // The page asked this origin for the survey by id, with the invitation intact.
+    // The page took a place in the survey by id from this origin with POST, the invitation intact
+    // in the JSON body and in no address (issue 20 §7).
     const offers = await (await fetch(`${s.server.base}/__mock/offers`)).json();
-    assert.deepEqual(offers, [{ survey: 'leaps-demo', invite }]);
-    assert.ok(s.record.requests.some((r) => r.url === `${s.server.base}/api/surveys/leaps-demo/definition?invite=inv%20tok%26en%3D%2F%C3%A9`), 'invite percent-encoded');
+    assert.deepEqual(offers, [{ method: 'POST', survey: 'leaps-demo', invite, cohort: 0 }]);
+    const places = s.record.requests.filter((r) => r.url.includes('/definition'));
+    assert.deepEqual(places.map((r) => [r.method, r.url]), [['POST', `${s.server.base}/api/surveys/leaps-demo/definition`]]);
+    assert.match(places[0].headers['content-type'], /^application\/json/);
+    assert.deepEqual(JSON.parse(places[0].body), { invite });
+    for (const r of s.record.requests) {
+      for (const form of [invite, encodeURIComponent(invite), 'inv%20tok', 'inv+tok']) assert.ok(!r.url.includes(form), `the invitation in the address ${r.url}`);
+    }
     // The receipt's hash was verified by the page against Upload::hash; the mock computed it independently.
     const { uploadHash } = await import('../server.mjs');
     assert.equal(await hash.textContent(), uploadHash(body));
@@ -157,8 +185,12 @@ test('a participant submits through transient failures and gets a verified recei
     await screenshot(s.page, 'participate-receipt');
     // Nothing raw anywhere.
     assertNoRawData(s, 'happy path');
-    // Nothing of the answers is kept: the outbox is empty once sent, the caches hold the app.
-    assert.deepEqual(assertNothingKept(await readDeviceStorage(s.page), RAW_NUMBERS, 'after sending'), []);
+    // Nothing of the answers and no key material is kept: the outbox is empty once sent, the
+    // caches hold the app; the offer's device key, the invitation, the credential and the token
+    // are nowhere on the device.
+    assert.deepEqual(await assertDeviceClean(s.page, RAW_NUMBERS, 'after sending', s.secrets), []);
+    assert.equal(s.secrets.deviceKeys.size, 1, 'the check knew the device key');
+    assert.deepEqual([...s.secrets.invites], [invite]);
     assert.deepEqual(s.record.errors, []);
   } finally {
     await s.close();
@@ -197,7 +229,7 @@ test('when the service stays down the participant sees why, keeps every answer, 
     assert.equal(new Set(all.map((u) => JSON.stringify(u.body.credential))).size, 1, 'the same credential on every try');
     assert.deepEqual(new Set(all.map((u) => JSON.stringify(u.body.values))).size, 1);
     assertNoRawData(s, 'failure path');
-    assert.deepEqual((await readDeviceStorage(s.page)).local, {});
+    assert.deepEqual(await assertDeviceClean(s.page, RAW_NUMBERS, 'failure path', s.secrets), []);
   } finally {
     await s.close();
   }
@@ -225,6 +257,61 @@ test('"Try again" after a failure resends the same upload with the same token', 
   }
 });
 
+test('a cohort left out because someone sent invalid data: the page takes a new place and sends the answers again, once', async () => {
+  const s = await setup();
+  try {
+    const invite = 'spoilt-cohort-invitation';
+    await s.page.goto(surveyLink(s, 'leaps-demo', invite));
+    await s.page.getByLabel('I have read this and agree to take part.').check();
+    await s.page.getByRole('button', { name: 'Start the survey' }).click();
+    await answerLeaps(s.page);
+    await s.page.getByRole('button', { name: 'Send' }).click();
+    await s.page.getByTestId('receipt-hash').waitFor();
+    const [first] = await uploads(s);
+    assert.equal(first.body.cohort, 0);
+    // The collector leaves cohort 0 out (someone in it sent invalid data) and reopens its
+    // invitations; it is busy the first time the page asks (429, Retry-After), and asked again.
+    await mode(s, { fate_busy: 1 });
+    await mode(s, { spoil: { survey: 'leaps-demo', cohort: 0 } });
+    // While the page stays open it learns the cohort's fate, takes a new place with the same
+    // invitation, masks the answers still in memory afresh and sends them.
+    await s.page.getByTestId('answered-again').waitFor();
+    const announcer = s.page.getByTestId('announcer');
+    assert.match(await announcer.textContent(), /^Someone in your group sent invalid data, so the group was left out of the results; your answers were sent again in a new group\./);
+    await screenshot(s.page, 'participate-answered-again');
+    const offers = await (await fetch(`${s.server.base}/__mock/offers`)).json();
+    assert.deepEqual(offers, [
+      { method: 'POST', survey: 'leaps-demo', invite, cohort: 0 },
+      { method: 'POST', survey: 'leaps-demo', invite, cohort: 1 },
+    ], 'a new place through the same invitation');
+    let all = await uploads(s);
+    assert.equal(all.length, 2);
+    const second = all[1].body;
+    assert.equal(second.cohort, 1);
+    assert.equal(second.credential.cohort, 1);
+    assert.notEqual(second.token, first.body.token, 'a new idempotency token');
+    assert.notEqual(second.credential.nonce, first.body.credential.nonce, 'the new place\'s credential');
+    assert.ok(second.values.every((v, i) => v !== first.body.values[i]), 'masked afresh: new noise, the new cohort\'s key');
+    const { uploadHash } = await import('../server.mjs');
+    assert.equal(await s.page.getByTestId('receipt-hash').textContent(), uploadHash(second));
+    // The page went on asking after the busy answer, and asks about the new cohort now; it sent
+    // nothing more.
+    const fates = await until(async () => {
+      const asked = await (await fetch(`${s.server.base}/__mock/fates`)).json();
+      return asked.some((f) => f.cohort === 1) && asked;
+    }, 'a question about the new cohort');
+    assert.deepEqual(fates.filter((f) => f.cohort === 0).map((f) => f.status).slice(0, 2), [429, 200], 'asked again after 429');
+    all = await uploads(s);
+    assert.equal(all.length, 2, 'sent again exactly once');
+    assertNoRawData(s, 'answered again');
+    assert.deepEqual(await assertDeviceClean(s.page, RAW_NUMBERS, 'answered again', s.secrets), []);
+    assert.equal(s.secrets.deviceKeys.size, 2, "both cohorts' device keys were checked for");
+    assert.deepEqual(s.record.errors, []);
+  } finally {
+    await s.close();
+  }
+});
+
 test('optional questions can be skipped, and share mode sends one additive share to each service', async () => {
   const s = await setup();
   try {
@@ -243,8 +330,8 @@ test('optional questions can be skipped, and share mode sends one additive share
     await s.page.getByRole('button', { name: 'Send' }).click();
     await s.page.getByTestId('receipt-hash').waitFor();
     const [one] = await uploads(s);
-    // 1 + (1 + 1) + 1 + (1 + 1) + (3 + 1) answer columns, the QA column, 400 noise columns.
-    assert.equal(one.body.values.length, 10 + 1 + 400);
+    // 1 + (1 + 1) + 1 + (1 + 1) + (3 + 1) answer columns, the QA column, 482 noise columns.
+    assert.equal(one.body.values.length, 10 + 1 + 482);
 
     await s.page.goto(surveyLink(s, 'shares-demo'));
     await s.page.getByLabel('I have read this and agree to take part.').check();
@@ -344,17 +431,24 @@ async function assertRefused(s, link, message) {
   return text;
 }
 
-/** No upload reached any service and the page sent no request with a body. */
+/** No upload reached any service and the page sent no request with a body but its place requests (no answer in them). */
 async function assertNothingSent(s, label) {
   assert.deepEqual(await uploads(s), [], `${label}: no upload`);
-  const sent = s.record.requests.filter((r) => r.method !== 'GET' || r.body !== '');
+  for (const r of s.record.requests.filter(isPlace)) {
+    assert.ok(Object.keys(JSON.parse(r.body)).every((k) => k === 'invite'), `${label}: place request ${r.body}`);
+  }
+  const sent = s.record.requests.filter((r) => (r.method !== 'GET' || r.body !== '') && !isPlace(r));
   assert.deepEqual(sent.map((r) => `${r.method} ${r.url}`), [], `${label}: no request carried anything`);
 }
 
-test('the mock services refuse an upload without a valid credential (so a receipt proves the page sent one)', async () => {
+test('the mock services refuse an upload without a valid credential (so a receipt proves the page sent one) and a place taken by GET or a form', async () => {
   const s = await setup();
   try {
-    const offer = await (await fetch(`${s.server.base}/api/surveys/leaps-demo/definition`)).json();
+    const place = `${s.server.base}/api/surveys/leaps-demo/definition`;
+    // Taking a place is a JSON POST (issue 20 §7): a GET (an <img src>) or a form post takes none.
+    assert.equal((await fetch(place)).status, 405, 'GET');
+    assert.equal((await fetch(place, { method: 'POST', body: 'invite=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status, 415, 'a form post');
+    const offer = await (await fetch(place, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).json();
     const upload = { survey: 'leaps-demo', cohort: 0, token: 'A'.repeat(32), values: [1, 2, 3] };
     const post = (body, path = '/api/surveys/leaps-demo/uploads') => fetch(`${s.server.base}${path}`, { method: 'POST', body: JSON.stringify(body) });
     assert.equal((await post(upload)).status, 401, 'no credential');
@@ -395,6 +489,31 @@ test('a correctly signed definition sending to a foreign origin is refused: uplo
     assert.ok(!s.record.requests.some((r) => r.url.includes('evil.example')), 'nothing went to the foreign origin');
   } finally {
     await s.close();
+  }
+});
+
+test('a definition signed by this deployment but below the policy\'s floors (p2 = 0) is refused, in the participant\'s language', async () => {
+  for (const [locale, words] of [
+    ['en-US', /^This survey cannot be opened: it would protect your answers less than this app requires \(it pads the answers with 0 random numbers, fewer than the 503 a group of 20 needs\)\. It was refused and nothing was sent\.$/],
+    ['es-ES', /^No se puede abrir esta encuesta: protegería sus respuestas menos de lo que exige esta aplicación \(completa las respuestas con 0 números aleatorios, menos de los 503 que necesita un grupo de 20\)\. Se rechazó y no se envió nada\.$/],
+  ]) {
+    const s = await setup({ locale });
+    try {
+      await mode(s, { offer: 'weak_p2' });
+      await s.page.goto(surveyLink(s));
+      const alert = s.page.getByRole('alert').filter({ hasText: /0/ });
+      await alert.waitFor();
+      assert.match(await alert.textContent(), words);
+      assert.equal(await s.page.getByRole('checkbox').count(), 0, 'the consent form never shows');
+      assert.equal(await s.page.locator('form.consent').count(), 0);
+      await assertNothingSent(s, `weak plan (${locale})`);
+      const offers = await (await fetch(`${s.server.base}/__mock/offers`)).json();
+      assert.equal(offers.length, 1, 'the offer was served (and refused by the device)');
+      if (locale === 'en-US') await screenshot(s.page, 'participate-weak-plan');
+      assert.deepEqual(s.record.errors, []);
+    } finally {
+      await s.close();
+    }
   }
 });
 

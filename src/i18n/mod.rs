@@ -19,6 +19,9 @@ use fluent_bundle::{FluentArgs, FluentBundle, FluentResource};
 mod answer_errors;
 pub use answer_errors::answer_error;
 
+mod refusals;
+pub use refusals::floor_reason;
+
 #[cfg(test)]
 mod tests;
 

@@ -9,6 +9,8 @@
 //!
 //! * [`format`] — numbers as the pages print them;
 //! * [`participation`] — which survey the participant page may open, and whether to trust it;
+//! * [`fate`] — what became of the participant's cohort after the receipt (left out when
+//!   spoilt, so the answers go again);
 //! * [`analysis`] — regression, contingency tables, logistic regression, diagnostics, exports;
 //! * [`audit`] — the audit checks of `orthomask_stats::audit` on a release and its manifest;
 //! * [`classroom`] — the LEAPS walk-through: every party's view, the attack, collusion, Table 6;
@@ -23,6 +25,8 @@ pub mod format;
 pub mod live_demonstrations;
 pub mod outbox;
 pub mod participation;
+
+pub mod fate;
 
 pub mod analysis;
 pub mod audit;

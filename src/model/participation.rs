@@ -3,11 +3,13 @@
 //! The page opens a survey in one of two ways, and in no other:
 //!
 //! * **From its collector**: `#/participate?survey=ID[&invite=TOKEN]`. `ID` must be a survey id;
-//!   the page fetches the deployment and the signed offer from its own origin
-//!   ([`DEPLOYMENT_PATH`], [`definition_path`]) and masks nothing until [`accept`] has checked
-//!   the collector's signature, every upload address and the upload credential
-//!   (`orthomask_survey::trust::Deployment::accept`). A link can therefore never point the page
-//!   at a definition elsewhere: there is no URL in the route to follow.
+//!   the page fetches the deployment from its own origin ([`DEPLOYMENT_PATH`]) and takes a place
+//!   with `POST` [`definition_path`] (the invitation in the JSON body, [`place_request`]: never
+//!   in an address, and never a `GET` another site could trigger — issue 20 §7), and masks
+//!   nothing until [`accept`] has checked the collector's signature, the policy's floors, every
+//!   upload address and the upload credential (`orthomask_survey::trust::Deployment::accept`).
+//!   A link can therefore never point the page at a definition elsewhere: there is no URL in
+//!   the route to follow.
 //! * **As a demonstration**: `#/participate?demo=NAME`, `NAME` one of the bundled
 //!   [`DEMONSTRATIONS`], loaded from the app's own files ([`demonstration_path`]). It uses a
 //!   published teaching key, so nothing is ever sent ([`Access::Demonstration`]).
@@ -15,6 +17,7 @@
 //! No I/O here: the services fetch, this module decides.
 
 use orthomask_survey::definition::{SurveyDefinition, SurveyError, valid_survey_id};
+use orthomask_survey::floors::FloorError;
 use orthomask_survey::trust::{DefinitionOffer, Deployment, TrustError, UploadCredential};
 
 /// The demonstration surveys bundled with the app (`www/surveys/NAME.json`), in the order the
@@ -118,13 +121,20 @@ pub fn demonstration_path(name: &str) -> String {
     format!("surveys/{name}.json")
 }
 
-/// Where the collector serves the offer for `survey` (same origin, a path only), with the
-/// invitation percent-encoded.
-pub fn definition_path(survey: &str, invite: Option<&str>) -> String {
-    let path = format!("/api/surveys/{}/definition", percent_encode(survey));
+/// Where the collector hands out a place in `survey` — a cohort, its signed definition and an
+/// upload credential (same origin, a path only): `POST` with the JSON body [`place_request`].
+/// The address never holds the invitation.
+pub fn definition_path(survey: &str) -> String {
+    format!("/api/surveys/{}/definition", percent_encode(survey))
+}
+
+/// The JSON body of the request for a place: `{"invite": TOKEN}`, or `{}` for a survey open to
+/// anyone. Sent with `Content-Type: application/json`, which no other site's page can send
+/// here without the collector's consent (a CORS preflight it refuses).
+pub fn place_request(invite: Option<&str>) -> String {
     match invite {
-        Some(token) => format!("{path}?invite={}", percent_encode(token)),
-        None => path,
+        Some(token) => serde_json::json!({ "invite": token }).to_string(),
+        None => "{}".to_owned(),
     }
 }
 
@@ -183,6 +193,34 @@ pub enum AcceptError {
     /// A signature, an upload address or the credential failed the deployment's checks.
     #[error(transparent)]
     Trust(#[from] TrustError),
+}
+
+/// Why the participant page shows no form for a collector's survey. Nothing was masked or sent
+/// after any of these; the page says each in the participant's language.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Unopened {
+    /// The collector could not be reached (the device is offline, or the network failed). A
+    /// survey opens only with a connection: nothing of an offer is kept on the device
+    /// (issue 20 §6), so the page opens it again when the connection returns.
+    #[error("the collector could not be reached, and a survey opens only with a connection")]
+    NeedsConnection,
+    /// Correctly signed, but below the policy's floors (`orthomask_survey::floors`): a weak plan
+    /// is refused whoever signed it.
+    #[error(transparent)]
+    WeakPlan(FloorError),
+    /// Any other reason, one line: a refusal of the collector, a forged or foreign offer, a link
+    /// that names no survey.
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl From<AcceptError> for Unopened {
+    fn from(e: AcceptError) -> Self {
+        match e {
+            AcceptError::Trust(TrustError::BelowFloor(floor)) => Self::WeakPlan(floor),
+            other => Self::Refused(other.to_string()),
+        }
+    }
 }
 
 /// Check an offer for survey `requested` (the texts the collector answered) against the
@@ -340,16 +378,18 @@ mod tests {
         );
     }
 
+    /// Issue 20 §7: the address of a place never holds the invitation; the body does, as JSON.
     #[test]
-    fn the_offer_is_fetched_by_path_with_the_invitation_percent_encoded() {
+    fn a_place_is_asked_for_by_path_with_the_invitation_in_the_json_body() {
         assert_eq!(
-            definition_path("leaps-demo", None),
+            definition_path("leaps-demo"),
             "/api/surveys/leaps-demo/definition"
         );
-        assert_eq!(
-            definition_path("s_1", Some("a b&c=d/é~")),
-            "/api/surveys/s_1/definition?invite=a%20b%26c%3Dd%2F%C3%A9~"
-        );
+        assert_eq!(definition_path("s_1"), "/api/surveys/s_1/definition");
+        let token = "a b&c=d/é~\"";
+        let body: serde_json::Value = serde_json::from_str(&place_request(Some(token))).unwrap();
+        assert_eq!(body, serde_json::json!({ "invite": token }));
+        assert_eq!(place_request(None), "{}");
         assert_eq!(demonstration_path("leaps-demo"), "surveys/leaps-demo.json");
         assert_eq!(
             demonstration_link("leaps-demo"),
@@ -438,6 +478,70 @@ mod tests {
             refuse("<html>", "leaps-demo"),
             AcceptError::Offer { .. }
         ));
+    }
+
+    /// The mock deployment of the web suite serves the bundled surveys as its offers, and the
+    /// collector's planner makes the same kind: each one meets the policy's floors, so a device
+    /// opens it.
+    #[test]
+    fn every_bundled_survey_offered_by_a_collector_meets_the_floors() {
+        let k = key(1);
+        for name in DEMONSTRATIONS {
+            let text = std::fs::read_to_string(format!(
+                "{}/www/surveys/{name}.json",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap();
+            let d = pointed(&text);
+            accept(
+                &deployment_text(&k),
+                &offer_text(&k, &d, NOW + 60),
+                name,
+                "/api/surveys/x/definition",
+                NOW,
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+
+    /// Issue 20 §3: an offer signed by the deployment's own key but with no noise columns is
+    /// refused as a weak plan (the page says so in the participant's language); every other
+    /// refusal stays one line.
+    #[test]
+    fn a_signed_weak_plan_is_refused_as_such() {
+        let k = key(1);
+        let mut weak = pointed(LEAPS);
+        weak.masking.p2 = 0;
+        let e = accept(
+            &deployment_text(&k),
+            &offer_text(&k, &weak, NOW + 60),
+            "leaps-demo",
+            "/api/surveys/leaps-demo/definition",
+            NOW,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                Unopened::from(e),
+                Unopened::WeakPlan(FloorError::TooFewNoiseColumns { found: 0, .. })
+            ),
+            "p2 = 0"
+        );
+        let forged = accept(
+            &deployment_text(&k),
+            &offer_text(&key(2), &pointed(LEAPS), NOW + 60),
+            "leaps-demo",
+            "/api/surveys/leaps-demo/definition",
+            NOW,
+        )
+        .unwrap_err();
+        let Unopened::Refused(line) = Unopened::from(forged) else {
+            panic!("a forged offer is a refusal")
+        };
+        assert!(
+            line.contains("not signed by this deployment's collector"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -5,7 +5,14 @@
 //! to save. In the participant's language: the survey's texts from its definition
 //! (`SurveyDefinition::texts`), the page's own from the catalogue ([`crate::i18n`]), starting
 //! from the browser's preference, with a switcher. Offline, the masked upload waits on the device
-//! ([`crate::services::outbox`]) and goes out when the connection returns.
+//! ([`crate::services::outbox`]) and goes out when the connection returns; nothing of the survey
+//! itself is kept on the device, so a survey opens only online (reloaded offline, the page says
+//! so in one line, lists what waits, and offers to try again).
+//!
+//! After the receipt, while the page stays open, it watches the cohort's fate
+//! ([`crate::services::fate`]): when the collector left the cohort out because someone in it sent
+//! invalid data, the page takes a new place through the same link, masks the answers still in
+//! memory afresh (a new token, new noise, a new credential) and sends them, announcing why.
 //!
 //! The form appears only once the survey is trusted ([`model::participation`]): a collector's
 //! survey after its signature, upload addresses and credential were checked, a demonstration
@@ -15,6 +22,7 @@
 //! to storage or the console, and only [`Prepared`](orthomask_survey::client::Prepared) — masked
 //! numbers from the participant client `orthomask_survey::client` — is ever sent or kept.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use orthomask_survey::client::Prepared;
@@ -27,16 +35,16 @@ use crate::app::ShellLanguage;
 use crate::components::language_switcher::LanguageSwitcher;
 use crate::components::receipts::Receipts;
 use crate::context::use_query;
-use crate::i18n::{AppLanguage, answer_error};
+use crate::i18n::{AppLanguage, answer_error, floor_reason};
 use crate::model::format::sig;
 use crate::model::outbox::WaitingSubmission;
-use crate::model::participation::{self as participation, Access};
+use crate::model::participation::{self as participation, Access, Source, Unopened};
 use crate::pages::simulated_participants::SimulatedParticipants;
 use crate::pages::survey_chooser::SurveyChooser;
 use crate::pages::waiting_uploads::WaitingUploads;
 use crate::services::browser::{OnlineListener, preferred_languages};
 use crate::services::http::SendError;
-use crate::services::{outbox, participation as open_survey};
+use crate::services::{fate, outbox, participation as open_survey};
 use crate::state::{Announcement, ParticipantAction, ParticipantState, Phase};
 use crate::t;
 
@@ -52,18 +60,21 @@ pub fn participate() -> Html {
 
     // Which opening is current: a slow answer for a link the page has since left is dropped.
     let opening = use_mut_ref(|| 0_u64);
+    // Bumped to open the same link again ("Try again" once the connection is back: not on its
+    // own, since in an open survey every opening takes a place).
+    let reopen = use_state(|| 0_u32);
     {
         let dispatch = state.dispatcher();
-        use_effect_with(source.clone(), move |source| {
+        use_effect_with((source.clone(), *reopen), move |(source, _)| {
             // Nothing of the survey shown before stays on the page while this one loads.
             dispatch.dispatch(ParticipantAction::Open);
             *opening.borrow_mut() += 1;
             let this = *opening.borrow();
             match source.clone() {
                 // Nothing is fetched for a route that names no trusted source.
-                Err(refused) => {
-                    dispatch.dispatch(ParticipantAction::Loaded(Err(refused.to_string())))
-                }
+                Err(refused) => dispatch.dispatch(ParticipantAction::Loaded(Err(
+                    Unopened::Refused(refused.to_string()),
+                ))),
                 Ok(None) => {}
                 Ok(Some(source)) => wasm_bindgen_futures::spawn_local(async move {
                     let loaded = open_survey::open(&source)
@@ -153,6 +164,32 @@ pub fn participate() -> Html {
         });
     }
 
+    // After the receipt, while the page stays open: watch the cohort's fate, and answer again in
+    // a new cohort when the collector left it out.
+    {
+        let watched = match (&state.phase, &state.access, state.receipts.first()) {
+            (Phase::Done, Some(Access::Collector(_)), Some((_, receipt))) => {
+                Some((receipt.survey.clone(), receipt.cohort, state.sent_again))
+            }
+            _ => None,
+        };
+        let (dispatch, source, inputs) = (state.dispatcher(), source.clone(), state.inputs.clone());
+        use_effect_with(watched, move |watched| {
+            let alive = Rc::new(Cell::new(true));
+            if let (Some((survey, cohort, _)), Ok(Some(source))) = (watched.clone(), source) {
+                let alive = alive.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    let verdict = fate::watch(&survey, cohort, &alive).await;
+                    if alive.get() && verdict.is_some_and(|f| f.answer_again) {
+                        dispatch.dispatch(ParticipantAction::LeftOut);
+                        answer_again(dispatch, source, inputs, lang);
+                    }
+                });
+            }
+            move || alive.set(false)
+        });
+    }
+
     let waiting_token = (state.phase == Phase::Waiting)
         .then(|| state.prepared.as_ref())
         .flatten()
@@ -174,8 +211,20 @@ pub fn participate() -> Html {
     };
     let body = match (&state.phase, &state.survey, &texts) {
         (Phase::Loading, ..) => html! { <p role="status">{ t!(lang, "survey-loading") }</p> },
+        (Phase::Broken(Unopened::NeedsConnection), ..) => {
+            let on_retry = {
+                let reopen = reopen.clone();
+                Callback::from(move |_| reopen.set(*reopen + 1))
+            };
+            html! {
+                <div class="needs-connection" data-testid="needs-connection">
+                    <p role="status">{ unopened_line(lang, &Unopened::NeedsConnection) }</p>
+                    <button type="button" onclick={on_retry}>{ t!(lang, "button-try-again") }</button>
+                </div>
+            }
+        }
         (Phase::Broken(e), ..) => {
-            html! { <p class="error" role="alert">{ t!(lang, "survey-broken", reason = e) }</p> }
+            html! { <p class="error" role="alert">{ unopened_line(lang, e) }</p> }
         }
         (_, None, _) | (_, _, None) => html! {},
         (Phase::Consent, _, Some(texts)) => consent(texts, &state, lang),
@@ -188,6 +237,27 @@ pub fn participate() -> Html {
             _,
         ) => review(survey, &state, lang),
         (Phase::Done, Some(survey), _) => receipt(survey, &state, lang),
+        (Phase::AnsweringAgain, ..) => html! {
+            <p role="status" data-testid="answering-again">{ t!(lang, "again-taking-place") }</p>
+        },
+        (Phase::AgainFailed(e), ..) => {
+            let on_again = {
+                let (d, source, inputs) =
+                    (state.dispatcher(), source.clone(), state.inputs.clone());
+                Callback::from(move |_| {
+                    if let Ok(Some(source)) = source.clone() {
+                        d.dispatch(ParticipantAction::LeftOut);
+                        answer_again(d.clone(), source, inputs.clone(), lang);
+                    }
+                })
+            };
+            html! {
+                <>
+                    <p class="error" role="alert">{ t!(lang, "again-failed", reason = e) }</p>
+                    <button type="button" class="primary" onclick={on_again}>{ t!(lang, "again-try") }</button>
+                </>
+            }
+        }
     };
     let title = texts
         .as_ref()
@@ -210,7 +280,7 @@ pub fn participate() -> Html {
             } else if state.survey.as_ref().is_some_and(|s| s.masking.teaching) {
                 <p class="badge teaching" data-testid="live-demonstration">{ t!(lang, "badge-live-demonstration") }</p>
             }
-            if matches!(state.phase, Phase::Question(_) | Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done | Phase::Waiting) {
+            if matches!(state.phase, Phase::Question(_) | Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done | Phase::Waiting | Phase::AnsweringAgain | Phase::AgainFailed(_)) {
                 <label class="survey-progress">
                     { t!(lang, "progress", percent = format!("{:.0}", state.progress() * 100.0)) }
                     <progress max="1" value={state.progress().to_string()} />
@@ -228,6 +298,17 @@ fn set_document_language(tag: &str) {
         .and_then(|d| d.document_element())
     {
         let _ = root.set_attribute("lang", tag);
+    }
+}
+
+/// Why the survey is not shown, in the participant's language.
+fn unopened_line(lang: AppLanguage, why: &Unopened) -> String {
+    match why {
+        Unopened::NeedsConnection => t!(lang, "survey-needs-connection"),
+        Unopened::WeakPlan(floor) => {
+            t!(lang, "survey-weak-plan", reason = floor_reason(lang, floor))
+        }
+        Unopened::Refused(e) => t!(lang, "survey-broken", reason = e),
     }
 }
 
@@ -252,8 +333,38 @@ fn announcement(lang: AppLanguage, a: &Announcement) -> String {
         Announcement::Sent => t!(lang, "announce-sent"),
         Announcement::Waiting => t!(lang, "announce-waiting"),
         Announcement::Discarded => t!(lang, "announce-discarded"),
+        Announcement::Unopened(why) => unopened_line(lang, why),
+        Announcement::AnsweringAgain => t!(lang, "announce-answering-again"),
+        Announcement::SentAgain => t!(lang, "announce-sent-again"),
         Announcement::Message(m) => m.clone(),
     }
+}
+
+/// The receipt's cohort was left out (issue 20 §8): take a new place through the same link (its
+/// invitation, reopened by the collector, or none for an open survey), mask the answers still on
+/// this page afresh for it — a new token, new noise, the new credential, through the same
+/// `orthomask_survey::client` — and send them as the first time ([`submit`]).
+fn answer_again(
+    dispatch: UseReducerDispatcher<ParticipantState>,
+    source: Source,
+    inputs: Vec<String>,
+    lang: AppLanguage,
+) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let reassigned = match open_survey::open(&source).await {
+            Err(why) => Err(unopened_line(lang, &why)),
+            Ok((survey, access)) => survey
+                .answers_from_inputs(&inputs)
+                .map_err(|e| e.to_string())
+                .and_then(|answers| open_survey::prepare(&survey, &access, &answers))
+                .map(|prepared| (Rc::new(survey), access, Rc::new(prepared))),
+        };
+        let prepared = reassigned.as_ref().ok().map(|(.., p)| p.clone());
+        dispatch.dispatch(ParticipantAction::Reassigned(reassigned));
+        if let Some(prepared) = prepared {
+            submit(dispatch, prepared, lang);
+        }
+    });
 }
 
 /// Send `prepared`; without a connection keep it in the outbox (masked uploads only) and wait.
@@ -663,6 +774,9 @@ fn receipt(
     html! {
         <div class="receipt">
             <h2>{ t!(lang, "receipt-heading") }</h2>
+            if state.sent_again > 0 {
+                <p data-testid="answered-again">{ t!(lang, "again-note") }</p>
+            }
             <Receipts survey={survey.id.clone()} receipts={state.receipts.clone()} language={lang} />
             // A live demonstration (a collector's survey labelled as one) can be filled at once.
             if let (Some(Access::Collector(_)), true, Some((_, r))) = (&state.access, survey.masking.teaching, state.receipts.first()) {

@@ -3,7 +3,13 @@
 //! (the window's `online` event), each with its receipt once it went through — or discarded by
 //! the participant. The form's own submission, while it waits, is shown by the form instead
 //! (`exclude`).
+//!
+//! A receipt obtained on this visit is followed up as the form's is ([`crate::services::fate`]):
+//! if the collector left the cohort out because someone in it sent invalid data (issue 20 §8),
+//! the panel says so — it kept only masked numbers, so it cannot send the answers again, and
+//! asks the participant to answer again through their link.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use orthomask_survey::upload::Receipt;
@@ -14,7 +20,7 @@ use crate::i18n::AppLanguage;
 use crate::model::outbox::WaitingSubmission;
 use crate::services::browser::{OnlineListener, is_online};
 use crate::services::http::SendError;
-use crate::services::outbox;
+use crate::services::{fate, outbox};
 use crate::t;
 
 /// Where one stored submission stands.
@@ -23,6 +29,9 @@ enum Status {
     Waiting,
     Sending,
     Sent(Vec<(String, Receipt)>),
+    /// Sent, but its cohort was then left out (someone in it sent invalid data): the answers are
+    /// not on this device, so the participant answers again through their link.
+    LeftOut(Vec<(String, Receipt)>),
     /// Refused: the entry failed the deployment's checks (edited to send elsewhere, a forged
     /// credential), or the service answered no (an expired credential, a closed cohort). It
     /// stays until discarded.
@@ -56,6 +65,7 @@ struct Entries(Vec<Entry>);
 enum Change {
     Loaded(Vec<Entry>),
     Status(String, Status),
+    LeftOut(String),
     Removed(String),
 }
 
@@ -71,14 +81,27 @@ impl Reducible for Entries {
                     e.status = status;
                 }
             }
+            Change::LeftOut(key) => {
+                if let Some(e) = entries.iter_mut().find(|e| e.key == key)
+                    && let Status::Sent(receipts) = &e.status
+                {
+                    e.status = Status::LeftOut(receipts.clone());
+                }
+            }
             Change::Removed(key) => entries.retain(|e| e.key != key),
         }
         Rc::new(Self(entries))
     }
 }
 
-/// Send one waiting submission and record the outcome.
-fn deliver(dispatch: UseReducerDispatcher<Entries>, key: String, waiting: Rc<WaitingSubmission>) {
+/// Send one waiting submission and record the outcome; once sent, follow its cohort's fate
+/// while the panel is shown (`alive`).
+fn deliver(
+    dispatch: UseReducerDispatcher<Entries>,
+    key: String,
+    waiting: Rc<WaitingSubmission>,
+    alive: Rc<Cell<bool>>,
+) {
     dispatch.dispatch(Change::Status(key.clone(), Status::Sending));
     wasm_bindgen_futures::spawn_local(async move {
         let status = match outbox::deliver_stored(&waiting).await {
@@ -86,7 +109,16 @@ fn deliver(dispatch: UseReducerDispatcher<Entries>, key: String, waiting: Rc<Wai
             Err(SendError::Unreachable(_)) => Status::Waiting,
             Err(SendError::Failed(e)) => Status::Refused(e),
         };
-        dispatch.dispatch(Change::Status(key, status));
+        let sent = matches!(status, Status::Sent(_));
+        dispatch.dispatch(Change::Status(key.clone(), status));
+        if sent
+            && fate::watch(&waiting.survey, waiting.cohort, &alive)
+                .await
+                .is_some_and(|f| f.answer_again)
+            && alive.get()
+        {
+            dispatch.dispatch(Change::LeftOut(key));
+        }
     });
 }
 
@@ -95,6 +127,12 @@ fn deliver(dispatch: UseReducerDispatcher<Entries>, key: String, waiting: Rc<Wai
 pub fn waiting_uploads(props: &WaitingUploadsProps) -> Html {
     let lang = props.language;
     let entries = use_reducer(Entries::default);
+    // Whether the panel is still shown: follow-ups of its receipts stop when it goes.
+    let alive = use_memo((), |()| Rc::new(Cell::new(true)));
+    {
+        let alive = (*alive).clone();
+        use_effect_with((), move |()| move || alive.set(false));
+    }
     // Load once.
     {
         let dispatch = entries.dispatcher();
@@ -130,13 +168,13 @@ pub fn waiting_uploads(props: &WaitingUploadsProps) -> Html {
         .filter_map(|e| e.waiting.clone().map(|w| (e.key.clone(), w)))
         .collect();
     {
-        let dispatch = entries.dispatcher();
+        let (dispatch, alive) = (entries.dispatcher(), (*alive).clone());
         use_effect_with(waiting, move |waiting| {
             let send_all = {
                 let (dispatch, waiting) = (dispatch.clone(), waiting.clone());
                 move || {
                     for (key, w) in &waiting {
-                        deliver(dispatch.clone(), key.clone(), w.clone());
+                        deliver(dispatch.clone(), key.clone(), w.clone(), alive.clone());
                     }
                 }
             };
@@ -170,9 +208,10 @@ pub fn waiting_uploads(props: &WaitingUploadsProps) -> Html {
     };
     let send_now = |e: &Entry| {
         let (dispatch, key, waiting) = (entries.dispatcher(), e.key.clone(), e.waiting.clone());
+        let alive = (*alive).clone();
         Callback::from(move |_| {
             if let Some(w) = waiting.clone() {
-                deliver(dispatch.clone(), key.clone(), w);
+                deliver(dispatch.clone(), key.clone(), w, alive.clone());
             }
         })
     };
@@ -200,6 +239,12 @@ pub fn waiting_uploads(props: &WaitingUploadsProps) -> Html {
                                 Status::Sent(receipts) => html! {
                                     <div class="receipt" role="status">
                                         <h3>{ t!(lang, "receipt-heading") }</h3>
+                                        <Receipts survey={e.waiting.as_ref().map(|w| w.survey.clone()).unwrap_or_default()} receipts={receipts.clone()} language={lang} />
+                                    </div>
+                                },
+                                Status::LeftOut(receipts) => html! {
+                                    <div class="receipt">
+                                        <p class="error" role="alert" data-testid="waiting-left-out">{ t!(lang, "waiting-left-out") }</p>
                                         <Receipts survey={e.waiting.as_ref().map(|w| w.survey.clone()).unwrap_or_default()} receipts={receipts.clone()} language={lang} />
                                     </div>
                                 },

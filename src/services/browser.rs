@@ -54,9 +54,9 @@ pub fn preferred_languages() -> Vec<String> {
     }
 }
 
-/// Register the service worker (`sw.js`, next to the page) that keeps the app and the opened
-/// survey for offline use. Browsers without service workers (or an insecure origin) just work
-/// online.
+/// Register the service worker (`sw.js`, next to the page) that keeps the app's own files for
+/// offline use — never a survey offer, which carries key material (issue 20 §6). Browsers
+/// without service workers (or an insecure origin) just work online.
 pub fn register_service_worker() {
     let Some(window) = web_sys::window() else {
         return;

@@ -1,4 +1,5 @@
-//! HTTP: fetch text (survey definitions, releases, manifests) and send uploads.
+//! HTTP: fetch text (releases, manifests, the deployment, a cohort's fate), ask the collector for
+//! a place (`POST` JSON, [`post_json`]) and send uploads.
 //!
 //! The upload contract (the masking service provider's API): `POST upload_url` with the JSON
 //! `Upload {survey, cohort, token, values, credential}` (the collector's upload credential, the same
@@ -39,25 +40,108 @@ pub(crate) async fn body_text(response: &web_sys::Response, url: &str) -> Result
         .ok_or_else(|| format!("{url}: unreadable response body"))
 }
 
+/// Why a request got no usable answer.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FetchError {
+    /// Nothing reached the service: the device is offline or the network failed.
+    #[error("{0}")]
+    Unreachable(String),
+    /// The service answered with a status other than 2xx: one line naming the URL, the status
+    /// and the service's own reason (`{"error": "…"}`).
+    #[error("{message}")]
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// `Retry-After` in seconds, when the service gave one (429, 503).
+        retry_after_s: Option<u32>,
+        /// The line.
+        message: String,
+    },
+}
+
+impl FetchError {
+    /// Whether the service asked to be asked again later (429 Too Many Requests or 503), and
+    /// after how many seconds if it said.
+    pub fn busy(&self) -> Option<Option<u32>> {
+        match self {
+            Self::Status {
+                status: 429 | 503,
+                retry_after_s,
+                ..
+            } => Some(*retry_after_s),
+            _ => None,
+        }
+    }
+}
+
+/// `Retry-After` in seconds (the delay-seconds form; an HTTP date is not read).
+fn retry_after(response: &web_sys::Response) -> Option<u32> {
+    response
+        .headers()
+        .get("Retry-After")
+        .ok()
+        .flatten()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+}
+
+/// `method` `url` (with a JSON `body`), as text.
+///
+/// # Errors
+/// [`FetchError`]: no connection, or a non-2xx status with the service's reason.
+pub async fn fetch_text(method: &str, url: &str, body: Option<&str>) -> Result<String, FetchError> {
+    // No "offline" shortcut: the service worker answers the app's own files without a network.
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    if let Some(body) = body {
+        init.set_body(&body.into());
+    }
+    let request =
+        web_sys::Request::new_with_str_and_init(url, &init).map_err(|_| FetchError::Status {
+            status: 0,
+            retry_after_s: None,
+            message: format!("{url}: not a valid URL"),
+        })?;
+    if body.is_some() {
+        let _ = request.headers().set("Content-Type", "application/json");
+    }
+    let response = fetch(&request, url)
+        .await
+        .map_err(FetchError::Unreachable)?;
+    if !response.ok() {
+        // A service's refusal names its reason in `{"error": "…"}`: show it.
+        let text = body_text(&response, url).await.unwrap_or_default();
+        let reason = error_reason(&text).map_or_else(String::new, |m| format!(": {m}"));
+        return Err(FetchError::Status {
+            status: response.status(),
+            retry_after_s: retry_after(&response),
+            message: format!(
+                "{url}: HTTP {} {}{reason}",
+                response.status(),
+                response.status_text()
+            ),
+        });
+    }
+    body_text(&response, url)
+        .await
+        .map_err(FetchError::Unreachable)
+}
+
 /// GET `url` as text.
 ///
 /// # Errors
 /// One line naming the URL: network failure or a non-2xx status.
 pub async fn get_text(url: &str) -> Result<String, String> {
-    let request =
-        web_sys::Request::new_with_str(url).map_err(|_| format!("{url}: not a valid URL"))?;
-    let response = fetch(&request, url).await?;
-    if !response.ok() {
-        // A service's refusal names its reason in `{"error": "…"}`: show it.
-        let body = body_text(&response, url).await.unwrap_or_default();
-        let reason = error_reason(&body).map_or_else(String::new, |m| format!(": {m}"));
-        return Err(format!(
-            "{url}: HTTP {} {}{reason}",
-            response.status(),
-            response.status_text()
-        ));
-    }
-    body_text(&response, url).await
+    fetch_text("GET", url, None)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// POST the JSON `body` to `url` (`Content-Type: application/json`), once; the answer as text.
+///
+/// # Errors
+/// [`FetchError`].
+pub async fn post_json(url: &str, body: &str) -> Result<String, FetchError> {
+    fetch_text("POST", url, Some(body)).await
 }
 
 /// How many times to try an upload and how long to wait between tries.
@@ -161,13 +245,11 @@ pub async fn send_upload(
                     return Err(Failed(message));
                 }
                 if status == 429 {
-                    let retry_after_ms = response
-                        .headers()
-                        .get("Retry-After")
-                        .ok()
-                        .flatten()
-                        .and_then(|v| v.trim().parse::<i32>().ok())
-                        .map_or(0, |seconds| seconds.saturating_mul(1000));
+                    let retry_after_ms = retry_after(&response).map_or(0, |seconds| {
+                        i32::try_from(seconds)
+                            .unwrap_or(i32::MAX)
+                            .saturating_mul(1000)
+                    });
                     delay = delay.max(retry_after_ms);
                 }
                 last = message;

@@ -2,9 +2,11 @@
 //! call `fetch`, read files or talk to the worker themselves. Errors become one line of text
 //! here, at the boundary.
 //!
-//! * [`http`] — GET text, POST an upload with retry, backoff and receipt verification;
+//! * [`http`] — GET text, POST JSON for a place, POST an upload with retry, backoff and receipt
+//!   verification;
 //! * [`participation`] — the survey a participant link names, fetched from this origin and checked;
 //!   masking and sending, for the form and for simulated participants;
+//! * [`fate`] — watching the participant's cohort after the receipt (spoilt: answer again);
 //! * [`simulate`] — simulated participants joining a live demonstration;
 //! * [`files`] — read a picked or dropped file;
 //! * [`download`] — save text as a file;
@@ -18,6 +20,7 @@ pub mod admin;
 pub mod browser;
 pub mod clock;
 pub mod download;
+pub mod fate;
 pub mod files;
 pub mod http;
 pub mod jobs;

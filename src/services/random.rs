@@ -22,3 +22,13 @@ pub fn key() -> Result<Key, String> {
     getrandom::fill(&mut bytes).map_err(|e| format!("this browser gave no random numbers: {e}"))?;
     Ok(Key::from_entropy(bytes))
 }
+
+/// A uniform number in `[0, 1)` (for jitter: 0.5 when the browser gives no random numbers).
+pub fn unit() -> f64 {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        return 0.5;
+    }
+    // The top 53 bits: every double in [0, 1) with that spacing, equally likely.
+    (u64::from_le_bytes(bytes) >> 11) as f64 / (1_u64 << 53) as f64
+}

@@ -1,6 +1,7 @@
 //! Simulated participants for a live demonstration (issue 12 §1): each one opens the survey from
 //! the collector exactly as a participant's link does ([`super::participation::open`]: the
-//! deployment, the signed offer, a cohort place and an upload credential), answers with
+//! deployment, then a place taken with `POST` — the signed offer, a cohort and an upload
+//! credential), answers with
 //! [`orthomask_survey::simulate::simulated_answers`], masks on this device and sends with the
 //! same [`super::participation::prepare`] and [`super::participation::send`] as the form. Only
 //! the page's own collector is reached, and only for surveys it lists as demonstrations.
@@ -41,7 +42,7 @@ pub async fn join(survey: &str, count: usize, joined: &dyn Fn(usize)) -> Result<
         .rng();
     for k in 1..=count {
         let failed = |e: String| format!("simulated participant {k} of {count}: {e}");
-        let (definition, access) = open(&source).await.map_err(failed)?;
+        let (definition, access) = open(&source).await.map_err(|e| failed(e.to_string()))?;
         let answers = simulated_answers(&definition, &mut rng);
         let prepared = prepare(&definition, &access, &answers).map_err(failed)?;
         send(&prepared.destinations, &|_| {})

@@ -256,6 +256,14 @@ pub enum StreamId {
     },
     /// Free-form streams for tests and demonstrations.
     Scratch(u64),
+    /// The pseudo-random cancelling mask expanded from a ring seed (share mode as the services
+    /// run it, `protocol::share_handover`).
+    CancellingMask,
+    /// Derivation of a right-masking service's ring seed for cohort `cohort`.
+    CancellingSeed {
+        /// Cohort index.
+        cohort: u32,
+    },
 }
 
 const INDEX_MASK: u64 = (1 << 56) - 1;
@@ -275,6 +283,8 @@ impl StreamId {
             Self::RightMaskKey { cohort } => (10, u64::from(cohort)),
             Self::RowMixerKey => (11, 0),
             Self::SecureProduct { draw } => (12, u64::from(draw)),
+            Self::CancellingMask => (14, 0),
+            Self::CancellingSeed { cohort } => (15, u64::from(cohort)),
             Self::SecureAssembly {
                 generator,
                 partner,

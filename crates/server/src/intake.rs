@@ -9,7 +9,7 @@
 
 use crate::error::{ApiError, StoreError};
 use crate::states::IntakeCohort;
-use crate::wire::{CohortStatus, Registration};
+use crate::wire::{CohortStatus, Registered, Registration};
 use orthomask_survey::merkle::{InclusionProof, inclusion_proof, merkle_root};
 use orthomask_survey::trust::CredentialError;
 use orthomask_survey::upload::{Receipt, Upload};
@@ -51,18 +51,19 @@ CREATE INDEX IF NOT EXISTS uploads_by_cohort ON uploads(survey, cohort, seq);
 CREATE UNIQUE INDEX IF NOT EXISTS one_upload_per_credential ON uploads(survey, nonce);
 ";
 
-/// Registrations kept in memory for validation before the store is asked.
+/// Registrations kept in memory, checked ([`Registration::check`]), for validation before the
+/// store is asked.
 #[derive(Clone, Default)]
-pub struct Registrations(Arc<RwLock<HashMap<String, Registration>>>);
+pub struct Registrations(Arc<RwLock<HashMap<String, Arc<Registered>>>>);
 
 impl Registrations {
-    /// Load every registration from the store.
+    /// Load every registration from the store, checking each again.
     ///
     /// # Errors
-    /// Store errors, or a registration that no longer parses.
+    /// Store errors, or a registration that no longer parses or passes its check.
     pub async fn load(store: &crate::store::Store) -> Result<Self, StoreError> {
         let all = store
-            .run(|c| -> Result<Vec<Registration>, StoreError> {
+            .run(|c| -> Result<Vec<Registered>, StoreError> {
                 let mut stmt = c.prepare("SELECT registration FROM surveys")?;
                 let texts = stmt
                     .query_map([], |r| r.get::<_, String>(0))?
@@ -70,12 +71,22 @@ impl Registrations {
                 texts
                     .iter()
                     .map(|t| {
-                        serde_json::from_str(t).map_err(|e| StoreError::Corrupt(e.to_string()))
+                        let reg: Registration = serde_json::from_str(t)
+                            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                        reg.check().map_err(|e| {
+                            StoreError::Corrupt(format!(
+                                "the stored registration of survey {:?} no longer passes: {e}",
+                                reg.survey
+                            ))
+                        })
                     })
                     .collect()
             })
             .await?;
-        let map = all.into_iter().map(|r| (r.survey.clone(), r)).collect();
+        let map = all
+            .into_iter()
+            .map(|r| (r.survey.clone(), Arc::new(r)))
+            .collect();
         Ok(Self(Arc::new(RwLock::new(map))))
     }
 
@@ -83,7 +94,7 @@ impl Registrations {
     ///
     /// # Errors
     /// 404 naming the survey.
-    pub fn get(&self, survey: &str) -> Result<Registration, ApiError> {
+    pub fn get(&self, survey: &str) -> Result<Arc<Registered>, ApiError> {
         self.0
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -92,12 +103,12 @@ impl Registrations {
             .ok_or_else(|| ApiError::not_found(format!("there is no survey {survey:?} here")))
     }
 
-    /// Remember a registration.
-    pub fn insert(&self, r: Registration) {
+    /// Remember a checked registration.
+    pub fn insert(&self, r: Registered) {
         self.0
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(r.survey.clone(), r);
+            .insert(r.survey.clone(), Arc::new(r));
     }
 }
 

@@ -11,7 +11,7 @@ use crate::intake::{self, Registrations};
 use crate::keys::KeyStore;
 use crate::outbox::{self, DeliveredHook, PeerClient};
 use crate::store::{ClosedSignal, Store};
-use crate::wire::Registration;
+use crate::wire::{Registered, Registration};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -230,6 +230,49 @@ pub fn peer_routes<S: IntakeService>() -> Router<S> {
             "/api/peer/surveys/{survey}/outbox/requeue",
             post(requeue::<S>),
         )
+        .route("/api/peer/surveys/{survey}/released", post(released::<S>))
+}
+
+/// `POST /api/peer/surveys/{survey}/released` (peer token): the collector has published the
+/// survey's release, so this service keeps nothing that another party's view could be combined
+/// with (issue 20 §1): every stored vector of the survey ([`IntakeService::VECTOR_COLUMNS`]) and
+/// every hand-over body left in the outbox are overwritten (`secure_delete`), the write-ahead
+/// log is checkpointed and truncated, and the survey's key is removed from the key file. What
+/// stays: the registration and the receipt lists (hashes), which participants and auditors
+/// check. Idempotent.
+///
+/// # Errors
+/// 401 without the peer token; 404 for a survey not registered here; store or key-file errors.
+pub async fn released<S: IntakeService>(
+    State(service): State<S>,
+    headers: HeaderMap,
+    ApiPath(survey): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    service.require_peer(&headers)?;
+    service.registrations().get(&survey)?;
+    let s = survey.clone();
+    service
+        .store()
+        .run(move |c| -> Result<(), StoreError> {
+            for (table, column) in S::VECTOR_COLUMNS {
+                c.execute(
+                    &format!("UPDATE {table} SET {column} = NULL WHERE survey = ?1"),
+                    [&s],
+                )?;
+            }
+            c.execute("UPDATE outbox SET body = NULL WHERE survey = ?1", [&s])?;
+            Ok(())
+        })
+        .await?;
+    service.store().checkpoint().await?;
+    service
+        .keys()
+        .erase(&survey)
+        .map_err(|e| ApiError::internal("erasing the survey's key", e))?;
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"survey": survey, "erased": true}),
+    ))
 }
 
 /// What the shared handlers need from a service.
@@ -240,6 +283,9 @@ pub trait IntakeService: Clone + Send + Sync + 'static {
     fn store(&self) -> &Store {
         &self.core().store
     }
+    /// The columns that hold a survey's vectors (`(table, column)`, each table with a `survey`
+    /// column), erased when the survey is released.
+    const VECTOR_COLUMNS: &'static [(&'static str, &'static str)];
     /// Registered surveys, kept in memory.
     fn registrations(&self) -> &Registrations {
         &self.core().regs
@@ -278,25 +324,50 @@ pub trait IntakeService: Clone + Send + Sync + 'static {
     }
 }
 
-/// Check an upload's credential against the survey's registration, before its values are used:
-/// it must be signed by the collector that registered the survey, for this survey and cohort,
-/// and not expired (`orthomask_survey::trust::UploadCredential::check`). Whether its nonce is
-/// new is decided when the upload is stored ([`intake::accept`]), in the same transaction.
+/// Everything an accepting service checks of an upload before its values are used or stored,
+/// in this order:
+/// 1. the credential: signed by the collector that registered the survey, for this survey and
+///    cohort, not expired (`orthomask_survey::trust::UploadCredential::check`; whether its nonce
+///    is new is decided when the upload is stored, [`intake::accept`], in the same transaction);
+/// 2. the definition it was made for: the digest of the signed template this service registered
+///    (issue 20 §2), so the cohort floor and the bounds below are the ones the device accepted;
+/// 3. its shape: survey, token, length `p`, finite values;
+/// 4. its size: inside the bounds an honest upload of the survey keeps
+///    (`orthomask_survey::intake_bounds`; issue 20 §8): garbage costs one refused upload, not a
+///    cohort.
 ///
 /// # Errors
-/// 401 without a credential; 403 for a forged, foreign or expired one.
-pub fn authorise(registration: &Registration, upload: &Upload) -> Result<(), ApiError> {
+/// 401 without a credential; 403 for a forged, foreign or expired one, or another definition;
+/// 400 for a bad shape; 422 outside the bounds. Nothing is stored in any of these cases.
+pub fn admit_upload(
+    registered: &Registered,
+    survey: &str,
+    upload: &Upload,
+) -> Result<(), ApiError> {
     let Some(credential) = &upload.credential else {
         return Err(ApiError::unauthorized(CredentialError::Missing.to_string()));
     };
     credential
         .check(
-            &registration.collector_public_key,
-            &registration.survey,
+            &registered.collector_public_key,
+            &registered.survey,
             upload.cohort,
             crate::time::unix_seconds(),
         )
-        .map_err(|e| ApiError::forbidden(e.to_string()))
+        .map_err(|e| ApiError::forbidden(e.to_string()))?;
+    if upload.definition != registered.digest {
+        return Err(ApiError::forbidden(
+            "the upload was made for another definition than the one the collector registered \
+             for this survey; reload the survey and answer again",
+        ));
+    }
+    upload
+        .validate(survey, registered.p())
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    registered
+        .bounds
+        .check(&upload.values)
+        .map_err(|e| ApiError::unprocessable(e.to_string()))
 }
 
 /// Store an already validated upload whose stored form is `blob`, and answer with its receipt
@@ -306,7 +377,7 @@ pub fn authorise(registration: &Registration, upload: &Upload) -> Result<(), Api
 /// 409 for a used token with other values; cohort and store errors.
 pub async fn store_upload<S: IntakeService>(
     service: &S,
-    registration: Registration,
+    registration: Arc<Registered>,
     upload: Upload,
     blob: Vec<u8>,
 ) -> Result<Response, ApiError> {
@@ -372,7 +443,7 @@ pub async fn register<S: IntakeService>(
             "the registration's survey differs from the URL's",
         ));
     }
-    registration.validate().map_err(ApiError::bad_request)?;
+    let registered = registration.check().map_err(ApiError::bad_request)?;
     service.admit(&registration)?;
     service
         .keys()
@@ -383,7 +454,7 @@ pub async fn register<S: IntakeService>(
         .store()
         .run(move |c| intake::register(c, &stored, S::DATA_TABLES))
         .await?;
-    service.registrations().insert(registration);
+    service.registrations().insert(registered);
     Ok(json(
         StatusCode::OK,
         &serde_json::json!({"survey": survey, "registered": true}),

@@ -147,6 +147,24 @@ impl KeyStore {
         Ok(key)
     }
 
+    /// Forget the key of `survey` (issue 20 §1: once a survey is released, nothing that could be
+    /// combined with another party's view stays): removed from memory and from the key file,
+    /// which is rewritten atomically. Erasing a key this service does not hold does nothing.
+    ///
+    /// # Errors
+    /// [`ServerError`] when the file write fails (the key is then kept in memory too).
+    pub fn erase(&self, survey: &str) -> Result<(), ServerError> {
+        let mut keys = self.lock();
+        let Some(old) = keys.remove(survey) else {
+            return Ok(());
+        };
+        if let Err(e) = self.save(&keys) {
+            keys.insert(survey.to_owned(), old);
+            return Err(e);
+        }
+        Ok(())
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Key>> {
         // A panic while holding the lock cannot leave the map half-updated (inserts are single
         // operations), so a poisoned lock is still consistent.

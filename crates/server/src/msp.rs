@@ -16,9 +16,11 @@ use crate::http::{ApiJson, ApiPath, json};
 use crate::intake;
 use crate::intake_http::{self, IntakeCore, IntakeService};
 use crate::outbox::{self, OutboxItem};
-use crate::states::{IntakeCohort, MaskingResult, ShareCohort};
+use crate::states::{IntakeCohort, MaskingResult, OutboxKind, ShareCohort};
 use crate::store::{ClosedSignal, blob_to_f64s, f64s_to_blob};
-use crate::wire::{CohortResult, LeftMasked, MaskingOutcome, Registration, ShareBlock, WireMatrix};
+use crate::wire::{
+    CohortResult, LeftMasked, MaskingOutcome, Registered, Registration, ShareBlock, WireMatrix,
+};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -27,6 +29,7 @@ use axum::routing::{get, post, put};
 use nalgebra::DMatrix;
 use orthomask_core::key::StreamId;
 use orthomask_core::protocol::collusion::LeftProvider;
+use orthomask_core::protocol::share_handover::unmasker_of;
 use orthomask_core::protocol::tm2::MaskingServiceProvider;
 use orthomask_survey::merkle::sha256_hex;
 use orthomask_survey::upload::Upload;
@@ -94,17 +97,10 @@ struct Inner {
 #[derive(Clone)]
 pub struct Msp(Arc<Inner>);
 
-/// Why a cohort cannot be masked safely, if it cannot.
-pub fn withheld_reason(reg: &Registration, n: usize) -> Option<String> {
-    let needed = reg.min_cohort_size.max(reg.p1() + 1);
-    (n < needed).then(|| {
-        format!(
-            "{n} records, fewer than the {needed} needed to mask a cohort safely (p1 = {}, \
-             minimum cohort size {}); the cohort is withheld and nothing of it is released",
-            reg.p1(),
-            reg.min_cohort_size
-        )
-    })
+/// Why a cohort of `n` records cannot be masked safely, if it cannot: the survey's floor as
+/// derived from its signed template (`orthomask_survey::floors`).
+pub fn withheld_reason(reg: &Registered, n: usize) -> Option<String> {
+    orthomask_survey::floors::withheld_reason(n, reg.floor)
 }
 
 impl Msp {
@@ -277,7 +273,7 @@ impl Msp {
                 // Only a closed cohort is masked, once (a second pass finds it masked).
                 if let Some(next) = current.and_then(|c| c.masked(result_of_masking).ok()) {
                     intake::set_status(c, &s, cohort, next, note.as_deref())?;
-                    outbox::enqueue(c, "cohort-result", &s, cohort, 0, &url, &body)?;
+                    outbox::enqueue(c, OutboxKind::CohortResult, &s, cohort, 0, &url, &body)?;
                 }
                 Ok(())
             })
@@ -289,7 +285,7 @@ impl Msp {
     /// Line up the `K₁` share blocks of a cohort, left-mask each with the same `A`, and queue
     /// `A Xⁱ Bᵢ` for right-masking service `i` (or tell the collector the cohort is empty or
     /// withheld).
-    async fn process_shares(&self, reg: &Registration, cohort: u32) -> Result<(), StoreError> {
+    async fn process_shares(&self, reg: &Registered, cohort: u32) -> Result<(), StoreError> {
         let survey = reg.survey.clone();
         let s = survey.clone();
         let blocks = self
@@ -329,7 +325,7 @@ impl Msp {
             self.0.core.keys.get(&survey).ok_or_else(|| {
                 StoreError::Corrupt(format!("no provider key for survey {survey}"))
             })?;
-        let mut deliveries: Vec<(String, u32, String, Vec<u8>)> = Vec::new();
+        let mut deliveries: Vec<(OutboxKind, u32, String, Vec<u8>)> = Vec::new();
         let result_of_masking;
         let mut note = (incomplete > 0).then(|| {
             format!("{incomplete} participants' shares did not reach every right-masking service; they are left out")
@@ -355,7 +351,7 @@ impl Msp {
                 outcome,
             };
             deliveries.push((
-                "cohort-result".into(),
+                OutboxKind::CohortResult,
                 0,
                 format!(
                     "{}/api/peer/surveys/{survey}/cohorts/{cohort}/result",
@@ -369,6 +365,7 @@ impl Msp {
             let left_key = key.derive(StreamId::ProviderLeftMask { cohort });
             let right_urls = self.0.cfg.right_urls.clone();
             let s = survey.clone();
+            let k = reg.share_services;
             deliveries = crate::compute::core_task(move || {
                 let left = LeftProvider::new(left_key, 0);
                 let mut out = Vec::new();
@@ -391,11 +388,15 @@ impl Msp {
                         index,
                         block: WireMatrix::from_matrix(&masked),
                     };
-                    let url = right_urls.get(index as usize).ok_or_else(|| {
-                        StoreError::Corrupt(format!("no URL for right-masking service {index}"))
+                    // `A Xⁱ Bᵢ` goes to the service that unmasks share i: the next one on the
+                    // ring with three or more services (`share_handover`), never back to the
+                    // service that holds `Xⁱ`.
+                    let unmasker = unmasker_of(index, k);
+                    let url = right_urls.get(unmasker as usize).ok_or_else(|| {
+                        StoreError::Corrupt(format!("no URL for right-masking service {unmasker}"))
                     })?;
                     out.push((
-                        "left-masked".to_owned(),
+                        OutboxKind::LeftMasked,
                         index,
                         format!("{url}/api/peer/surveys/{s}/cohorts/{cohort}/left-masked"),
                         serde_json::to_vec(&message)
@@ -429,7 +430,7 @@ impl Msp {
                     (&s, cohort, next, n, note),
                 )?;
                 for (kind, part, url, body) in &deliveries {
-                    outbox::enqueue(c, kind, &s, cohort, *part, url, body)?;
+                    outbox::enqueue(c, *kind, &s, cohort, *part, url, body)?;
                 }
                 Ok(())
             })
@@ -451,6 +452,8 @@ impl IntakeService for Msp {
     fn core(&self) -> &IntakeCore {
         &self.0.core
     }
+    const VECTOR_COLUMNS: &'static [(&'static str, &'static str)] =
+        &[("uploads", "masked"), ("share_blocks", "block")];
     const DATA_TABLES: &'static [&'static str] = &["uploads", "share_blocks"];
     fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
         if registration.share_services > self.0.cfg.right_urls.len() {
@@ -466,18 +469,23 @@ impl IntakeService for Msp {
 
 /// After a hand-over: erase what the provider no longer needs.
 fn delivered(c: &rusqlite::Connection, item: &OutboxItem) -> rusqlite::Result<()> {
-    match item.kind.as_str() {
-        "cohort-result" => intake::erase_vectors(c, &item.survey, item.cohort),
-        "left-masked" => {
+    match item.kind {
+        OutboxKind::CohortResult => intake::erase_vectors(c, &item.survey, item.cohort),
+        OutboxKind::LeftMasked => {
             c.execute(
                 "UPDATE share_blocks SET block = NULL WHERE survey = ?1 AND cohort = ?2
-                 AND NOT EXISTS (SELECT 1 FROM outbox WHERE kind = 'left-masked'
-                     AND survey = ?1 AND cohort = ?2 AND state = 'pending')",
-                (&item.survey, item.cohort),
+                 AND NOT EXISTS (SELECT 1 FROM outbox WHERE kind = ?3
+                     AND survey = ?1 AND cohort = ?2 AND state = ?4)",
+                (
+                    &item.survey,
+                    item.cohort,
+                    OutboxKind::LeftMasked,
+                    crate::states::OutboxState::Pending,
+                ),
             )?;
             Ok(())
         }
-        _ => Ok(()),
+        OutboxKind::ShareBlock | OutboxKind::SharePart | OutboxKind::HandOn => Ok(()),
     }
 }
 
@@ -495,16 +503,13 @@ async fn upload(
 ) -> Result<Response, ApiError> {
     let reg = msp.0.core.regs.get(&survey)?;
     // Who may upload is decided before anything else about the upload.
-    intake_http::authorise(&reg, &upload)?;
+    intake_http::admit_upload(&reg, &survey, &upload)?;
     if reg.share_services > 0 {
         return Err(ApiError::bad_request(format!(
             "survey {survey:?} uses share mode: each share goes to its right-masking service \
              (masking.share_mode.providers), never to the provider"
         )));
     }
-    upload
-        .validate(&survey, reg.p())
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     let blob = f64s_to_blob(&upload.values);
     intake_http::store_upload(&msp, reg, upload, blob).await
 }

@@ -14,7 +14,7 @@
 //! 404 or 413 from a proxy in between, …) says nothing about the hand-over itself and is retried
 //! with back-off until an operator fixes the deployment.
 
-use crate::states::OutboxState;
+use crate::states::{OutboxKind, OutboxState};
 
 use crate::error::StoreError;
 use crate::store::Store;
@@ -49,8 +49,8 @@ CREATE INDEX IF NOT EXISTS outbox_pending ON outbox(state, next_attempt_ms);
 pub struct OutboxItem {
     /// Row id.
     pub id: i64,
-    /// What it is (`cohort-result`, `share-block`, `left-masked`, `share-part`).
-    pub kind: String,
+    /// What it is.
+    pub kind: OutboxKind,
     /// Survey.
     pub survey: String,
     /// Cohort.
@@ -70,7 +70,7 @@ pub struct OutboxItem {
 /// SQLite errors.
 pub fn enqueue(
     conn: &Connection,
-    kind: &str,
+    kind: OutboxKind,
     survey: &str,
     cohort: u32,
     part: u32,
@@ -98,7 +98,7 @@ pub fn enqueue(
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct OutboxSummary {
     /// Kind.
-    pub kind: String,
+    pub kind: OutboxKind,
     /// Cohort.
     pub cohort: u32,
     /// Share index.

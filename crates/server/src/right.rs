@@ -13,17 +13,22 @@ use crate::http::{ApiJson, ApiPath, json};
 use crate::intake;
 use crate::intake_http::{self, IntakeCore, IntakeService};
 use crate::outbox::{self, OutboxItem};
-use crate::states::IntakeCohort;
+use crate::states::{IntakeCohort, OutboxKind};
 use crate::store::{ClosedSignal, f64s_to_blob};
-use crate::wire::{LeftMasked, Registration, ShareBlock, SharePart, WireMatrix};
+use crate::wire::{
+    HandOn, LeftMasked, Registered, Registration, ShareBlock, SharePart, WireFixed, WireMatrix,
+};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post, put};
 use nalgebra::DMatrix;
-use orthomask_core::key::StreamId;
+use orthomask_core::key::{Key, StreamId};
 use orthomask_core::protocol::collusion::RightProvider;
+use orthomask_core::protocol::share_handover::{
+    UnmaskingKey, masked_part, masks_parts, ring_seed, unmasker_of,
+};
 use orthomask_survey::merkle::sha256_hex;
 use orthomask_survey::upload::Upload;
 use rusqlite::OptionalExtension;
@@ -45,6 +50,9 @@ pub struct RightConfig {
     pub msp_url: String,
     /// Base URL of the collector.
     pub collector_url: String,
+    /// Base URLs of every right-masking service of the deployment, by index (its own among
+    /// them): share mode hands each cohort's unmasking key on to the next service.
+    pub right_urls: Vec<String>,
     /// Bearer secret of service-to-service calls.
     pub peer_token: String,
     /// Public limits.
@@ -60,6 +68,15 @@ CREATE TABLE IF NOT EXISTS left_masked (
     body_hash TEXT NOT NULL,
     received_at TEXT NOT NULL,
     PRIMARY KEY (survey, cohort)
+);
+CREATE TABLE IF NOT EXISTS hand_ons (
+    survey TEXT NOT NULL,
+    cohort INTEGER NOT NULL,
+    from_idx INTEGER NOT NULL,
+    body_hash TEXT NOT NULL,
+    key BLOB,
+    seed TEXT,
+    PRIMARY KEY (survey, cohort, from_idx)
 );
 ";
 
@@ -130,6 +147,10 @@ impl Right {
                 "/api/peer/surveys/{survey}/cohorts/{cohort}/left-masked",
                 put(left_masked),
             )
+            .route(
+                "/api/peer/surveys/{survey}/cohorts/{cohort}/hand-on/{from}",
+                put(hand_on),
+            )
             .with_state(self.clone());
         (public, peer)
     }
@@ -165,7 +186,7 @@ impl Right {
         Ok(provider)
     }
 
-    fn share_registration(&self, survey: &str) -> Result<Registration, ApiError> {
+    fn share_registration(&self, survey: &str) -> Result<Arc<Registered>, ApiError> {
         let reg = self.0.core.regs.get(survey)?;
         if reg.share_services == 0 {
             return Err(ApiError::bad_request(format!(
@@ -210,6 +231,10 @@ impl Right {
             "{}/api/peer/surveys/{survey}/cohorts/{cohort}/shares/{}",
             self.0.cfg.msp_url, self.0.cfg.index
         );
+        let hand_on = self
+            .hand_on_for(&reg, survey, cohort)
+            .await
+            .map_err(|e| StoreError::Corrupt(e.message().to_owned()))?;
         let s = survey.to_owned();
         self.0
             .core
@@ -225,7 +250,10 @@ impl Right {
                 // Only a closed cohort is sent, once (a second pass finds it sent).
                 if let Some(sent) = status.and_then(|s| s.sent().ok()) {
                     intake::set_status(c, &s, cohort, sent, None)?;
-                    outbox::enqueue(c, "share-block", &s, cohort, 0, &url, &body)?;
+                    outbox::enqueue(c, OutboxKind::ShareBlock, &s, cohort, 0, &url, &body)?;
+                    if let Some((to, url, body)) = &hand_on {
+                        outbox::enqueue(c, OutboxKind::HandOn, &s, cohort, *to, url, body)?;
+                    }
                 }
                 Ok(())
             })
@@ -235,10 +263,64 @@ impl Right {
     }
 }
 
+impl Right {
+    /// The hand-on of this service's share of a cohort to the service that unmasks it
+    /// (`share_handover`): `None` when this service unmasks its own share (two services); else
+    /// the receiving service's index, address and the message — the partial key `Wᵢ` and, with
+    /// three or more services, this service's ring seed for the cohort.
+    async fn hand_on_for(
+        &self,
+        reg: &Registered,
+        survey: &str,
+        cohort: u32,
+    ) -> Result<Option<(u32, String, Vec<u8>)>, ApiError> {
+        let me = self.0.cfg.index;
+        let k = reg.share_services;
+        let to = unmasker_of(me, k);
+        if to == me {
+            return Ok(None);
+        }
+        let base = self.0.cfg.right_urls.get(to as usize).ok_or_else(|| {
+            ApiError::unavailable(format!(
+                "this right-masking service does not know the address of service {to}; restart \
+                 it with every --right service"
+            ))
+        })?;
+        let survey_key =
+            self.0.core.keys.get(survey).ok_or_else(|| {
+                ApiError::not_found(format!("there is no survey {survey:?} here"))
+            })?;
+        let provider = self.provider(survey, cohort, reg.p())?;
+        let q = reg.p1();
+        let key = crate::compute::core_task(move || provider.unmasking_key(q))
+            .await
+            .map_err(|e| ApiError::internal("the unmasking key", e))?
+            .map_err(|e| ApiError::internal("the unmasking key", e))?;
+        let message = HandOn {
+            survey: survey.to_owned(),
+            cohort,
+            from: me,
+            key: WireMatrix::from_matrix(key.matrix()),
+            seed: masks_parts(k).then(|| ring_seed(&survey_key, cohort).to_hex()),
+        };
+        let body = serde_json::to_vec(&message).map_err(|e| ApiError::internal("hand-on", e))?;
+        Ok(Some((
+            to,
+            format!("{base}/api/peer/surveys/{survey}/cohorts/{cohort}/hand-on/{me}"),
+            body,
+        )))
+    }
+}
+
 impl IntakeService for Right {
     fn core(&self) -> &IntakeCore {
         &self.0.core
     }
+    const VECTOR_COLUMNS: &'static [(&'static str, &'static str)] = &[
+        ("uploads", "masked"),
+        ("hand_ons", "key"),
+        ("hand_ons", "seed"),
+    ];
     const DATA_TABLES: &'static [&'static str] = &["uploads"];
     fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
         if (self.0.cfg.index as usize) >= registration.share_services {
@@ -253,10 +335,20 @@ impl IntakeService for Right {
 
 /// After a hand-over: the shares are with the provider; keep only the hashes.
 fn delivered(c: &rusqlite::Connection, item: &OutboxItem) -> rusqlite::Result<()> {
-    if item.kind == "share-block" {
-        intake::erase_vectors(c, &item.survey, item.cohort)?;
+    match item.kind {
+        // The shares are with the provider: keep only the hashes.
+        OutboxKind::ShareBlock => intake::erase_vectors(c, &item.survey, item.cohort),
+        // The part is with the collector: the key and seed handed on for it are no longer
+        // needed, and they are key material.
+        OutboxKind::SharePart => {
+            c.execute(
+                "UPDATE hand_ons SET key = NULL, seed = NULL WHERE survey = ?1 AND cohort = ?2",
+                (&item.survey, item.cohort),
+            )?;
+            Ok(())
+        }
+        OutboxKind::CohortResult | OutboxKind::LeftMasked | OutboxKind::HandOn => Ok(()),
     }
-    Ok(())
 }
 
 async fn health(State(right): State<Right>) -> Response {
@@ -272,12 +364,10 @@ async fn upload(
     ApiJson(upload): ApiJson<Upload>,
 ) -> Result<Response, ApiError> {
     let reg = right.share_registration(&survey)?;
-    // Who may upload is decided before anything else about the upload.
-    intake_http::authorise(&reg, &upload)?;
+    // Who may upload is decided before anything else about the upload; then whether the share
+    // is one an honest device could have made (its QA entry, its padding, its size).
+    intake_http::admit_upload(&reg, &survey, &upload)?;
     let p = reg.p();
-    upload
-        .validate(&survey, p)
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     let provider = right.provider(&survey, upload.cohort, p)?;
     let share = upload.values.clone();
     let masked = crate::compute::core_task(move || {
@@ -320,10 +410,21 @@ async fn left_masked(
 ) -> Result<Response, ApiError> {
     right.require_peer(&headers)?;
     let reg = right.share_registration(&survey)?;
-    if message.survey != survey || message.cohort != cohort || message.index != right.0.cfg.index {
+    let me = right.0.cfg.index;
+    let k = reg.share_services;
+    if message.survey != survey || message.cohort != cohort {
         return Err(ApiError::bad_request(
-            "the block's survey, cohort or index differs from the URL's or this service's",
+            "the block's survey or cohort differs from the URL's",
         ));
+    }
+    // The ring (`share_handover`): this service unmasks exactly one share, never its own when
+    // there are three or more services.
+    if message.index as usize >= k || unmasker_of(message.index, k) != me {
+        return Err(ApiError::bad_request(format!(
+            "service {me} does not unmask share {}; service {} does",
+            message.index,
+            unmasker_of(message.index.min(k as u32 - 1), k)
+        )));
     }
     let block = message.block.to_matrix().map_err(ApiError::bad_request)?;
     if block.ncols() != reg.p() {
@@ -333,14 +434,23 @@ async fn left_masked(
             reg.p()
         )));
     }
+    // A cohort below the floor is never unmasked, whatever the provider sent (the floor is the
+    // signed template's, `orthomask_survey::floors`).
+    if let Some(why) = orthomask_survey::floors::withheld_reason(block.nrows(), reg.floor) {
+        return Err(ApiError::unprocessable(format!(
+            "the left-masked block should have been withheld: {why}"
+        )));
+    }
     let canonical = serde_json::to_vec(&message).map_err(|e| ApiError::internal("block", e))?;
     let body_hash = sha256_hex(&canonical);
     let s = survey.clone();
-    let previous = right
+    let from = message.index;
+    let (previous, hand_on) = right
         .0
         .core
         .store
-        .run(move |c| -> Result<Option<String>, ApiError> {
+        .run(move |c| -> Result<(Option<String>, Option<StoredHandOn>), ApiError> {
+            let sql = |e: rusqlite::Error| ApiError::from(StoreError::from(e));
             let status = intake::cohort_status(c, &s, cohort)?;
             let previous: Option<String> = c
                 .query_row(
@@ -349,7 +459,7 @@ async fn left_masked(
                     |r| r.get(0),
                 )
                 .optional()
-                .map_err(|e| ApiError::from(StoreError::from(e)))?;
+                .map_err(sql)?;
             if previous.is_none()
                 && let Err(refused) = status.unmasked()
             {
@@ -357,7 +467,15 @@ async fn left_masked(
                     "cohort {cohort} of survey {s:?}: {refused}; it expects no left-masked block"
                 )));
             }
-            Ok(previous)
+            let hand_on = c
+                .query_row(
+                    "SELECT key, seed FROM hand_ons WHERE survey = ?1 AND cohort = ?2 AND from_idx = ?3",
+                    (&s, cohort, from),
+                    |r| Ok((r.get::<_, Option<Vec<u8>>>(0)?, r.get::<_, Option<String>>(1)?)),
+                )
+                .optional()
+                .map_err(sql)?;
+            Ok((previous, hand_on))
         })
         .await?;
     match previous {
@@ -374,15 +492,55 @@ async fn left_masked(
         }
         None => {}
     }
-    let provider = right.provider(&survey, cohort, reg.p())?;
-    let unmasked = crate::compute::core_task(move || provider.unmask(&block))
-        .await
-        .map_err(|e| ApiError::internal("removing the right mask", e))?
-        .map_err(|e| ApiError::unprocessable(format!("removing the right mask: {e}")))?;
+    let survey_key = right
+        .0
+        .core
+        .keys
+        .get(&survey)
+        .ok_or_else(|| ApiError::not_found(format!("there is no survey {survey:?} here")))?;
+    let q = reg.p1();
+    let p = reg.p();
+    // The partial key of the share's own service: this service's own (two services), or the one
+    // its ring predecessor handed on (three or more), with that service's seed.
+    let (key, received_seed) = if from == me {
+        let provider = right.provider(&survey, cohort, p)?;
+        let key = crate::compute::core_task(move || provider.unmasking_key(q))
+            .await
+            .map_err(|e| ApiError::internal("the unmasking key", e))?
+            .map_err(|e| ApiError::internal("the unmasking key", e))?;
+        (key, None)
+    } else {
+        let Some((Some(bytes), seed)) = hand_on else {
+            return Err(ApiError::unavailable(format!(
+                "right-masking service {from} has not handed on its unmasking key for cohort \
+                 {cohort} yet; try again"
+            )));
+        };
+        let values = crate::store::blob_to_f64s(&bytes)?;
+        let key = UnmaskingKey::from_matrix(DMatrix::from_row_slice(p, q, &values))
+            .map_err(|e| ApiError::internal("the stored unmasking key", e))?;
+        let seed = seed
+            .map(|h| Key::from_hex(&h))
+            .transpose()
+            .map_err(|e| ApiError::internal("the stored ring seed", e))?;
+        (key, seed)
+    };
+    let own_seed = masks_parts(k).then(|| ring_seed(&survey_key, cohort));
+    let part = crate::compute::core_task(move || {
+        let scale = orthomask_core::protocol::qa::max_row_norm(&block);
+        let y = key.unmask_leading(&block)?;
+        Ok::<_, orthomask_core::protocol::ProtocolError>((
+            masked_part(&y, received_seed.as_ref(), own_seed.as_ref())?,
+            scale,
+        ))
+    })
+    .await
+    .map_err(|e| ApiError::internal("removing the right mask", e))?
+    .map_err(|e| ApiError::unprocessable(format!("removing the right mask: {e}")))?;
+    let (fixed, scale) = part;
     let s = survey.clone();
-    let index = right.0.cfg.index;
     let url = format!(
-        "{}/api/peer/surveys/{survey}/cohorts/{cohort}/parts/{index}",
+        "{}/api/peer/surveys/{survey}/cohorts/{cohort}/parts/{me}",
         right.0.cfg.collector_url
     );
     right
@@ -395,10 +553,11 @@ async fn left_masked(
             let part = SharePart {
                 survey: s.clone(),
                 cohort,
-                index,
+                index: me,
                 merkle_root: orthomask_survey::merkle::merkle_root(&hashes),
                 uploads: hashes.len(),
-                block: WireMatrix::from_matrix(&unmasked),
+                scale,
+                block: WireFixed::from_fixed(&fixed),
             };
             let body = serde_json::to_vec(&part).map_err(|e| ApiError::internal("part", e))?;
             c.execute(
@@ -407,7 +566,8 @@ async fn left_masked(
             )
             .map_err(sql)?;
             intake::set_status(c, &s, cohort, IntakeCohort::Unmasked, None).map_err(sql)?;
-            outbox::enqueue(c, "share-part", &s, cohort, index, &url, &body).map_err(sql)?;
+            outbox::enqueue(c, OutboxKind::SharePart, &s, cohort, me, &url, &body)
+                .map_err(sql)?;
             Ok(())
         })
         .await?;
@@ -415,5 +575,98 @@ async fn left_masked(
     Ok(json(
         StatusCode::OK,
         &serde_json::json!({"cohort": cohort, "received": true}),
+    ))
+}
+
+/// A stored hand-on: the partial key's values and the ring seed.
+type StoredHandOn = (Option<Vec<u8>>, Option<String>);
+
+/// `PUT /api/peer/surveys/{id}/cohorts/{k}/hand-on/{from}` (peer token): right-masking service
+/// `from` hands this service the partial key that unmasks its share's leading columns, and its
+/// ring seed (`share_handover`). Stored until this service's part is delivered; the same
+/// hand-on again is a no-op, another one a conflict.
+async fn hand_on(
+    State(right): State<Right>,
+    headers: HeaderMap,
+    ApiPath((survey, cohort, from)): ApiPath<(String, u32, u32)>,
+    ApiJson(message): ApiJson<HandOn>,
+) -> Result<Response, ApiError> {
+    right.require_peer(&headers)?;
+    let reg = right.share_registration(&survey)?;
+    let k = reg.share_services;
+    let me = right.0.cfg.index;
+    if message.survey != survey || message.cohort != cohort || message.from != from {
+        return Err(ApiError::bad_request(
+            "the hand-on's survey, cohort or service differs from the URL's",
+        ));
+    }
+    if from as usize >= k || from == me || unmasker_of(from, k) != me {
+        return Err(ApiError::bad_request(format!(
+            "service {me} does not unmask the share of service {from}"
+        )));
+    }
+    let key = message.key.to_matrix().map_err(ApiError::bad_request)?;
+    if key.shape() != (reg.p(), reg.p1()) {
+        return Err(ApiError::bad_request(format!(
+            "the unmasking key is {}x{}; this survey's is {}x{}",
+            key.nrows(),
+            key.ncols(),
+            reg.p(),
+            reg.p1()
+        )));
+    }
+    match (&message.seed, masks_parts(k)) {
+        (Some(seed), true) => {
+            Key::from_hex(seed).map_err(|e| ApiError::bad_request(format!("seed: {e}")))?;
+        }
+        (None, false) => {}
+        _ => {
+            return Err(ApiError::bad_request(
+                "a hand-on carries a ring seed exactly when there are three or more services",
+            ));
+        }
+    }
+    let canonical = serde_json::to_vec(&message).map_err(|e| ApiError::internal("hand-on", e))?;
+    let body_hash = sha256_hex(&canonical);
+    let blob = f64s_to_blob(
+        &(0..key.nrows())
+            .flat_map(|i| key.row(i).iter().copied().collect::<Vec<_>>())
+            .collect::<Vec<_>>(),
+    );
+    let seed = message.seed.clone();
+    right
+        .0
+        .core
+        .store
+        .run(move |c| -> Result<(), ApiError> {
+            let sql = |e: rusqlite::Error| ApiError::from(StoreError::from(e));
+            let existing: Option<String> = c
+                .query_row(
+                    "SELECT body_hash FROM hand_ons WHERE survey = ?1 AND cohort = ?2 AND from_idx = ?3",
+                    (&survey, cohort, from),
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sql)?;
+            match existing {
+                Some(h) if h == body_hash => Ok(()),
+                Some(_) => Err(ApiError::conflict(format!(
+                    "service {from} already handed on a different key for cohort {cohort}"
+                ))),
+                None => {
+                    c.execute(
+                        "INSERT INTO hand_ons (survey, cohort, from_idx, body_hash, key, seed)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        (&survey, cohort, from, &body_hash, &blob, &seed),
+                    )
+                    .map_err(sql)?;
+                    Ok(())
+                }
+            }
+        })
+        .await?;
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({"cohort": cohort, "from": from, "received": true}),
     ))
 }

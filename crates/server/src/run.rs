@@ -455,6 +455,7 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
                     public_url: right_urls[i].clone(),
                     msp_url: msp_url.clone(),
                     collector_url: collector_url.clone(),
+                    right_urls: right_urls.clone(),
                     peer_token: peer_token.clone(),
                     limits: cfg.limits.clone(),
                     allowed_origins: vec![collector_url.clone()],

@@ -13,8 +13,12 @@
 //!   open ──close──▶ closing ──▶ released | failed
 //! collector, table cohorts:
 //!   open ──close──▶ closed (it had participants) | empty
-//!   open | closed ──hand-over──▶ received | withheld | empty | failed   (settled: a failed
-//!   cohort is left out of the release and named in the manifest)
+//!   open | closed ──believed hand-over──▶ received | withheld | empty | spoilt
+//!                                          (spoilt: the content failed its checks — QA — and
+//!                                          the cohort's invitations were reopened)
+//!   closed ──left out by the survey team──▶ failed
+//!   (a refused hand-over changes nothing: the cohort waits for the genuine one; every settled
+//!   state but received is left out of the release and named in the manifest)
 //! ```
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
@@ -75,6 +79,8 @@ macro_rules! stored_state {
                 }
             }
 
+            // Not every stored word has transitions (outbox kinds do not).
+            #[allow(dead_code)]
             fn refuse(self, step: &'static str) -> TransitionRefused {
                 TransitionRefused {
                     what: $what,
@@ -286,12 +292,49 @@ stored_state!(
         Empty = "empty",
         /// Unmasked, QA passed; its data wait for the release.
         Received = "received",
-        /// Too few records to release (the provider's decision, recorded).
+        /// Too few records to release (the provider's decision, believed against the lists).
         Withheld = "withheld",
-        /// The hand-over was refused (receipts, QA, shape); the cohort is left out of the release.
+        /// Its believed hand-over failed the content checks (QA: someone sent invalid data);
+        /// left out of the release, its invitations reopened (issue 20 §8).
+        Spoilt = "spoilt",
+        /// Left out by the survey team (a hand-over that never came or was never believed).
         Failed = "failed",
     }
 );
+
+/// What a participant's device is told about its cohort
+/// (`GET /api/surveys/{id}/cohorts/{k}/fate`): one word, no counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fate {
+    /// Still taking participants.
+    Open,
+    /// Closed; its hand-over is not settled yet.
+    Processing,
+    /// Its records will be in the release.
+    Included,
+    /// Too few records: nothing of it is released.
+    Withheld,
+    /// Nobody's upload arrived.
+    Empty,
+    /// Someone sent invalid data; it was left out and its invitations reopened: answer again.
+    Spoilt,
+    /// Left out by the survey team.
+    LeftOut,
+}
+
+/// How a believed hand-over settles a cohort at the collector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settlement {
+    /// Unmasked, QA passed.
+    Received,
+    /// No records.
+    Empty,
+    /// Too few records.
+    Withheld,
+    /// The content failed its checks.
+    Spoilt,
+}
 
 impl CollectorCohort {
     /// Whether participants may still join.
@@ -300,10 +343,16 @@ impl CollectorCohort {
     }
 
     /// The states whose outcome is final for the release.
-    pub const SETTLED: [Self; 4] = [Self::Received, Self::Empty, Self::Withheld, Self::Failed];
+    pub const SETTLED: [Self; 5] = [
+        Self::Received,
+        Self::Empty,
+        Self::Withheld,
+        Self::Spoilt,
+        Self::Failed,
+    ];
 
-    /// Whether its outcome is final for the release: `received`, `empty`, `withheld` or
-    /// `failed`.
+    /// Whether its outcome is final for the release: `received`, `empty`, `withheld`,
+    /// `spoilt` or `failed`.
     pub fn is_settled(self) -> bool {
         Self::SETTLED.contains(&self)
     }
@@ -318,6 +367,47 @@ impl CollectorCohort {
             .join(", ")
     }
 
+    /// What the cohort's participants are told of it.
+    pub fn fate(self) -> Fate {
+        match self {
+            Self::Open => Fate::Open,
+            Self::Closed => Fate::Processing,
+            Self::Received => Fate::Included,
+            Self::Withheld => Fate::Withheld,
+            Self::Empty => Fate::Empty,
+            Self::Spoilt => Fate::Spoilt,
+            Self::Failed => Fate::LeftOut,
+        }
+    }
+
+    /// Settle the cohort by a believed hand-over.
+    ///
+    /// # Errors
+    /// [`TransitionRefused`] when it is already settled.
+    pub fn settle(self, settlement: Settlement) -> Result<Self, TransitionRefused> {
+        if self.is_settled() {
+            return Err(self.refuse("be settled again"));
+        }
+        Ok(match settlement {
+            Settlement::Received => Self::Received,
+            Settlement::Empty => Self::Empty,
+            Settlement::Withheld => Self::Withheld,
+            Settlement::Spoilt => Self::Spoilt,
+        })
+    }
+
+    /// The survey team leaves a closed cohort out (its hand-over never came, or was never
+    /// believed).
+    ///
+    /// # Errors
+    /// [`TransitionRefused`] unless it is closed.
+    pub fn leave_out(self) -> Result<Self, TransitionRefused> {
+        match self {
+            Self::Closed => Ok(Self::Failed),
+            other => Err(other.refuse("be left out")),
+        }
+    }
+
     /// Close the cohort: `closed` when anyone joined (`opened`), `empty` otherwise.
     ///
     /// # Errors
@@ -330,6 +420,23 @@ impl CollectorCohort {
         }
     }
 }
+
+stored_state!(
+    /// What a hand-over in a service's outbox is (`crate::outbox`, column `kind`): a typo can
+    /// no longer skip erasing what was delivered.
+    OutboxKind, "outbox kind" {
+        /// Provider → collector: a cohort's masked batch or its outcome.
+        CohortResult = "cohort-result",
+        /// Right-masking service → provider: its block `Xⁱ Bᵢ`.
+        ShareBlock = "share-block",
+        /// Provider → right-masking service: `A Xⁱ Bᵢ`.
+        LeftMasked = "left-masked",
+        /// Right-masking service → collector: its masked part.
+        SharePart = "share-part",
+        /// Right-masking service → the next one: its partial unmasking key and ring seed.
+        HandOn = "hand-on",
+    }
+);
 
 stored_state!(
     /// A hand-over waiting in a service's outbox (`crate::outbox`, column `state`).
@@ -463,11 +570,16 @@ mod tests {
         assert_eq!(Open.close(true), Ok(Closed));
         assert_eq!(Open.close(false), Ok(Empty));
         assert!(Closed.close(true).is_err());
-        let settled: Vec<_> = [Open, Closed, Empty, Received, Withheld, Failed]
+        let settled: Vec<_> = [Open, Closed, Empty, Received, Withheld, Spoilt, Failed]
             .into_iter()
             .filter(|s| s.is_settled())
             .collect();
-        assert_eq!(settled, [Empty, Received, Withheld, Failed]);
+        assert_eq!(settled, [Empty, Received, Withheld, Spoilt, Failed]);
+        assert_eq!(Closed.settle(Settlement::Spoilt), Ok(Spoilt));
+        assert_eq!(Open.settle(Settlement::Received), Ok(Received));
+        assert!(Spoilt.settle(Settlement::Received).is_err());
+        assert_eq!(Closed.leave_out(), Ok(Failed));
+        assert!(Received.leave_out().is_err() && Open.leave_out().is_err());
     }
 
     /// Every state round-trips through SQLite and JSON under its one word, and an unknown
@@ -483,6 +595,7 @@ mod tests {
             CollectorCohort::Empty,
             CollectorCohort::Received,
             CollectorCohort::Withheld,
+            CollectorCohort::Spoilt,
             CollectorCohort::Failed,
         ] {
             c.execute("DELETE FROM t", []).unwrap();

@@ -5,15 +5,25 @@
 use base64::Engine as _;
 use nalgebra::DMatrix;
 use orthomask_core::protocol::ProtocolError;
+use orthomask_core::protocol::share_handover::FixedMatrix;
 use orthomask_core::protocol::tm2::Tm2Design;
 use orthomask_survey::definition::valid_survey_id;
 use orthomask_survey::draft::Planned;
+use orthomask_survey::floors;
+use orthomask_survey::intake_bounds::UploadBounds;
 use orthomask_survey::policy::{MAX_COHORT, MAX_P};
-use orthomask_survey::trust::CollectorPublicKey;
+use orthomask_survey::trust::{CollectorPublicKey, CollectorSigningKey, SignedDefinition};
 use serde::{Deserialize, Serialize};
 
 /// What the collector tells a masking or right-masking service about a survey: the public
-/// design and the cohort rules. It never carries a key.
+/// design and the cohort rules, and the collector-signed template of the definition every device
+/// of the survey receives (issue 20 §2). It never carries a key.
+///
+/// The numbers are not believed as sent: [`Registration::check`] verifies the template's
+/// signature, holds it to the policy's floors (`orthomask_survey::floors`) and requires every
+/// number here to be the template's. Each upload names the digest of the definition its device
+/// accepted, and only uploads naming this template's digest are taken — so the cohort floor the
+/// service enforces is derived from what the devices checked, not from what the collector says.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Registration {
@@ -30,18 +40,44 @@ pub struct Registration {
     /// Participants per cohort `m`: a cohort closes itself when it holds `m` uploads.
     pub cohort_size: usize,
     /// Fewest uploads for which a cohort is masked and handed on; smaller cohorts are withheld.
+    /// May only raise the floor the template implies ([`Registered::floor`]).
     pub min_cohort_size: usize,
     /// 0 for the basic protocol, `K₁ ≥ 2` in share mode.
     pub share_services: usize,
     /// The collector's public key: an accepting service takes an upload only with an upload
     /// credential this key verifies (`orthomask_survey::trust`).
     pub collector_public_key: CollectorPublicKey,
+    /// The definition template every device of the survey receives (cohort 0, no key), signed
+    /// by the collector.
+    pub template: SignedDefinition,
+}
+
+/// A registration that passed [`Registration::check`], with what the service derives from its
+/// template: the digest uploads must name, the cohort floor and the upload bounds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Registered {
+    /// The registration as received.
+    pub registration: Registration,
+    /// `SurveyDefinition::template_digest` of the signed template.
+    pub digest: String,
+    /// The fewest records a cohort is masked and handed on with: the template's floor
+    /// (`orthomask_survey::floors::Floors::cohort`), raised by the registration's minimum.
+    pub floor: usize,
+    /// How large an honest upload can be (`orthomask_survey::intake_bounds`).
+    pub bounds: UploadBounds,
+}
+
+impl std::ops::Deref for Registered {
+    type Target = Registration;
+    fn deref(&self) -> &Registration {
+        &self.registration
+    }
 }
 
 impl Registration {
     /// What the provider and the right-masking services are told about a planned survey by the
-    /// collector whose public key is `collector_public_key`.
-    pub fn for_survey(planned: &Planned, collector_public_key: CollectorPublicKey) -> Self {
+    /// collector whose signing key is `signing`.
+    pub fn for_survey(planned: &Planned, signing: &CollectorSigningKey) -> Self {
         let masking = &planned.plan.masking;
         Self {
             survey: planned.template.id.clone(),
@@ -52,7 +88,8 @@ impl Registration {
             cohort_size: planned.plan.cohort_size,
             min_cohort_size: planned.plan.min_cohort_size,
             share_services: planned.plan.share_services,
-            collector_public_key,
+            collector_public_key: signing.public_key(),
+            template: SignedDefinition::sign(signing, &planned.template),
         }
     }
 
@@ -74,11 +111,13 @@ impl Registration {
         Tm2Design::modified(self.answers, self.p2, self.sigma)?.with_qa(self.qa_constant)
     }
 
-    /// Check every field; the message names the first bad one.
+    /// Check every field and the signed template, and derive what the service enforces; the
+    /// message names the first problem.
     ///
     /// # Errors
-    /// One line.
-    pub fn validate(&self) -> Result<(), String> {
+    /// One line: a bad field, a template not signed by `collector_public_key`, a template
+    /// below the policy's floors, or a number that is not the template's.
+    pub fn check(&self) -> Result<Registered, String> {
         if !valid_survey_id(&self.survey) {
             return Err("survey: use 1-64 characters from a-z, 0-9, - and _".into());
         }
@@ -95,18 +134,61 @@ impl Registration {
         if self.cohort_size == 0 || self.cohort_size > MAX_COHORT {
             return Err(format!("cohort_size must be 1 to {MAX_COHORT}"));
         }
-        if self.min_cohort_size <= self.p1() || self.min_cohort_size > self.cohort_size {
-            return Err(format!(
-                "min_cohort_size must exceed p1 = {} (seed 000 needs p1 < n) and be at most the \
-                 cohort size {}",
-                self.p1(),
-                self.cohort_size
-            ));
-        }
         if self.share_services == 1 {
             return Err("share mode needs at least two right-masking services".into());
         }
-        self.design().map(|_| ()).map_err(|e| e.to_string())
+        self.design().map_err(|e| e.to_string())?;
+        let template = self.template.open_template(&self.collector_public_key)?;
+        if template.id != self.survey {
+            return Err(format!(
+                "template: the signed template is of survey {:?}, not {:?}",
+                template.id, self.survey
+            ));
+        }
+        let floors = floors::check(&template).map_err(|e| format!("template: {e}"))?;
+        let design = template.design().map_err(|e| format!("template: {e}"))?;
+        let share_services = template
+            .masking
+            .share_mode
+            .as_ref()
+            .map_or(0, |s| s.providers.len());
+        let mismatch = [
+            ("answers", self.answers != design.answers()),
+            (
+                "qa_constant",
+                self.qa_constant != template.masking.qa_constant,
+            ),
+            ("p2", self.p2 != template.masking.p2),
+            (
+                "sigma",
+                self.sigma.to_bits() != template.masking.sigma.to_bits(),
+            ),
+            (
+                "cohort_size",
+                self.cohort_size != template.masking.cohort_size,
+            ),
+            ("share_services", self.share_services != share_services),
+        ]
+        .into_iter()
+        .find(|(_, differs)| *differs);
+        if let Some((field, _)) = mismatch {
+            return Err(format!(
+                "{field} differs from the signed template's: a registration may not tell the \
+                 services another design than the devices accept"
+            ));
+        }
+        if self.min_cohort_size > self.cohort_size {
+            return Err(format!(
+                "min_cohort_size {} exceeds the cohort size {}",
+                self.min_cohort_size, self.cohort_size
+            ));
+        }
+        Ok(Registered {
+            digest: template.template_digest(),
+            floor: floors.cohort.max(self.min_cohort_size),
+            bounds: UploadBounds::of(&template).map_err(|e| format!("template: {e}"))?,
+            registration: self.clone(),
+        })
     }
 }
 
@@ -246,7 +328,63 @@ pub struct LeftMasked {
     pub block: WireMatrix,
 }
 
-/// A right-masking service's `A Xⁱ` for the collector (`PUT …/cohorts/{k}/parts/{i}`).
+/// A matrix of fixed-point integers on the wire (`orthomask_core::protocol::share_handover`):
+/// row-major 16-byte little-endian two's complement, base64.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireFixed {
+    /// Rows.
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+    /// `rows × cols` 128-bit integers, row by row, standard base64.
+    pub data: String,
+}
+
+impl WireFixed {
+    /// Encode.
+    pub fn from_fixed(m: &FixedMatrix) -> Self {
+        Self {
+            rows: m.nrows(),
+            cols: m.ncols(),
+            data: base64::engine::general_purpose::STANDARD.encode(m.to_le_bytes()),
+        }
+    }
+
+    /// Decode, checking the size.
+    ///
+    /// # Errors
+    /// One line naming the problem.
+    pub fn to_fixed(&self) -> Result<FixedMatrix, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.data)
+            .map_err(|e| format!("part data is not base64: {e}"))?;
+        FixedMatrix::from_le_bytes(self.rows, self.cols, &bytes).map_err(|e| e.to_string())
+    }
+}
+
+/// Right-masking service `from`'s hand-on to the service that unmasks its share
+/// (`PUT …/cohorts/{k}/hand-on/{from}`, service to service, never through the provider or the
+/// collector): the partial unmasking key `W = B_fromᵀ[:, :p₁]` and, with three or more services,
+/// its ring seed (`orthomask_core::protocol::share_handover`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandOn {
+    /// Survey id.
+    pub survey: String,
+    /// Cohort index.
+    pub cohort: u32,
+    /// The service whose share the key unmasks.
+    pub from: u32,
+    /// `W` (`p × p₁`).
+    pub key: WireMatrix,
+    /// The ring seed `s_from` (64 hex digits), when the parts carry cancelling masks.
+    pub seed: Option<String>,
+}
+
+/// A right-masking service's part for the collector (`PUT …/cohorts/{k}/parts/{i}`): the
+/// leading `p₁` columns of the share it unmasked, `A X^{i−1}_{p₁}` (or `A Xⁱ_{p₁}` with two
+/// services), in fixed point plus its cancelling mask.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SharePart {
@@ -254,15 +392,18 @@ pub struct SharePart {
     pub survey: String,
     /// Cohort index.
     pub cohort: u32,
-    /// Which right-masking service.
+    /// Which right-masking service sends it.
     pub index: u32,
     /// Merkle root of this service's receipt list for the cohort.
     pub merkle_root: String,
     /// Uploads in this service's receipt list for the cohort. The block may have fewer rows: the
     /// provider keeps only the participants whose shares reached every right-masking service.
     pub uploads: usize,
-    /// `A Xⁱ`.
-    pub block: WireMatrix,
+    /// The largest row norm of the block it unmasked: the scale of its rounding errors, for the
+    /// collector's QA tolerance.
+    pub scale: f64,
+    /// The masked part.
+    pub block: WireFixed,
 }
 
 /// A service's view of one cohort (`GET /api/peer/surveys/{id}/status`).
@@ -332,38 +473,94 @@ mod tests {
         }
     }
 
+    /// A planned survey of the services' test shape (four answers, `p₁ = 5`, cohorts of 12)
+    /// and the registration its collector (key `[7; 32]`) sends.
+    fn registration() -> Registration {
+        let draft: orthomask_survey::draft::SurveyDraft =
+            serde_json::from_value(serde_json::json!({
+                "id": "s", "title": "T", "consent": "ok",
+                "questions": [
+                    {"id": "smoker", "label": "Smoke?", "kind": "yes_no"},
+                    {"id": "age", "label": "Age", "kind": "integer", "min": 18, "max": 90},
+                    {"id": "income", "label": "Income", "kind": "number", "min": 0, "max": 250},
+                    {"id": "score", "label": "Score", "kind": "number", "min": 0, "max": 100}
+                ],
+                "cohort_size": 12, "share_mode": false, "invitations": true
+            }))
+            .unwrap();
+        let planned = orthomask_survey::draft::plan_survey(
+            &draft,
+            orthomask_survey::draft::Endpoints {
+                provider: "http://m",
+                right_services: &[],
+            },
+        )
+        .unwrap();
+        Registration::for_survey(&planned, &CollectorSigningKey::from_secret([7; 32]))
+    }
+
     #[test]
-    fn registrations_enforce_p1_below_the_smallest_cohort() {
-        let mut r = Registration {
-            survey: "s".into(),
-            answers: 3,
-            qa_constant: Some(888.0),
-            p2: 30,
-            sigma: 10.0,
-            cohort_size: 20,
-            min_cohort_size: 5,
-            share_services: 0,
-            collector_public_key: orthomask_survey::trust::CollectorSigningKey::from_secret(
-                [7; 32],
-            )
-            .public_key(),
-        };
-        assert!(r.validate().is_ok());
-        assert_eq!(r.p(), 34);
-        r.min_cohort_size = 4;
-        assert!(r.validate().unwrap_err().contains("p1 = 4"));
-        r.min_cohort_size = 5;
+    fn a_registration_is_checked_field_by_field() {
+        let mut r = registration();
+        let registered = r.check().unwrap();
+        assert_eq!(r.p(), 5 + r.p2);
+        assert_eq!(registered.floor, 6);
         r.share_services = 1;
-        assert!(r.validate().is_err());
+        assert!(r.check().is_err());
         r.share_services = 0;
         // Found by the contract tester: p₂ = 2⁶⁴ − 1 overflowed p = p₁ + p₂ (a panic).
         r.p2 = usize::MAX;
-        assert!(r.validate().unwrap_err().contains("at most"));
-        r.p2 = 30;
+        assert!(r.check().unwrap_err().contains("at most"));
+        r.p2 = registration().p2;
         r.answers = usize::MAX;
-        assert!(r.validate().is_err());
-        r.answers = 3;
+        assert!(r.check().is_err());
+        r.answers = 4;
         r.survey = "Bad Id".into();
-        assert!(r.validate().is_err());
+        assert!(r.check().is_err());
+    }
+
+    /// Issue 20 §2: the attack of a collector that registers `p₁ = 1` and cohorts of two with
+    /// the provider while its devices accept the real survey. Every number must be the signed
+    /// template's; a minimum below the template's floor does not lower it; a template signed by
+    /// another key, or below the policy's floors, is refused.
+    #[test]
+    fn a_registration_cannot_tell_the_services_another_design_than_the_devices_accept() {
+        let honest = registration();
+        for (field, edit) in [
+            (
+                "answers",
+                (|r: &mut Registration| r.answers = 1) as fn(&mut Registration),
+            ),
+            ("cohort_size", |r| r.cohort_size = 2),
+            ("p2", |r| r.p2 += 1),
+            ("qa_constant", |r| r.qa_constant = None),
+            ("sigma", |r| r.sigma *= 1.5),
+        ] {
+            let mut r = honest.clone();
+            edit(&mut r);
+            let e = r.check().unwrap_err();
+            assert!(e.contains(field) || e.contains("p1"), "{field}: {e}");
+        }
+        let mut low = honest.clone();
+        low.min_cohort_size = 2;
+        assert_eq!(low.check().unwrap().floor, 6);
+        let mut forged = honest.clone();
+        forged.template = SignedDefinition::sign(&CollectorSigningKey::from_secret([8; 32]), &{
+            let mut t: orthomask_survey::definition::SurveyDefinition =
+                serde_json::from_str(&honest.template.definition).unwrap();
+            t.masking.cohort_size = 2;
+            t
+        });
+        assert!(forged.check().unwrap_err().contains("not signed"));
+        // Signed by the right key, but a weak plan: refused as devices refuse it.
+        let signing = CollectorSigningKey::from_secret([7; 32]);
+        let mut weak: orthomask_survey::definition::SurveyDefinition =
+            serde_json::from_str(&honest.template.definition).unwrap();
+        weak.masking.cohort_size = 2;
+        let mut r = honest.clone();
+        r.template = SignedDefinition::sign(&signing, &weak);
+        r.cohort_size = 2;
+        let e = r.check().unwrap_err();
+        assert!(e.starts_with("template:"), "{e}");
     }
 }

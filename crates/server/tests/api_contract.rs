@@ -492,7 +492,7 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
     let created = create_survey(&http, &all, &draft("invited", 12, false, true)).await;
     assert!(created["participant_url"].is_null());
     let definition_url = created["definition_url"].as_str().unwrap();
-    let (status, body) = get_text(&http, definition_url).await;
+    let (status, body) = take_place(&http, definition_url).await;
     assert_eq!(status, 403, "{body}");
     let (status, list) = send(
         &http,
@@ -506,8 +506,8 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
     )
     .await;
     assert_eq!(status, 201, "{list}");
-    let first = list["invitations"][0]["definition_url"].as_str().unwrap();
-    let second = list["invitations"][1]["definition_url"].as_str().unwrap();
+    let first = &invitation_link(&list, 0);
+    let second = &invitation_link(&list, 1);
     let participant_url = list["invitations"][0]["participant_url"].as_str().unwrap();
     assert!(
         participant_url.ends_with(&format!(
@@ -526,7 +526,7 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
         credential.nonce, again.nonce,
         "and the same one-upload nonce"
     );
-    let (status, _) = get_text(
+    let (status, _) = take_place(
         &http,
         &format!("{definition_url}?invite=0123456789abcdef0123456789abcdef"),
     )
@@ -541,23 +541,11 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
     assert_eq!(status, 201, "{body}");
     let (status, _) = admin_post(&http, &all, "/api/admin/surveys/invited/cohorts/0/close").await;
     assert_eq!(status, 200);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let (_, view) = send(
-            &http,
-            Method::GET,
-            &format!("{}/api/surveys/invited/status", all.collector.url()),
-            None,
-            None,
-        )
-        .await;
-        if view["cohorts"][0]["status"] == "withheld" {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{view}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let (status, body) = get_text(&http, first).await;
+    wait_for_view(&http, &all, "invited", |v| {
+        v["cohorts"][0]["status"] == "withheld"
+    })
+    .await;
+    let (status, body) = take_place(&http, first).await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("already been used"), "{body}");
     let (moved, again) = load(&http, second).await;
@@ -598,22 +586,7 @@ async fn cohorts_too_small_to_mask_are_withheld_not_released() {
     }
     let (status, _) = admin_post(&http, &all, "/api/admin/surveys/small/close").await;
     assert_eq!(status, 200);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let view = loop {
-        let (_, view) = send(
-            &http,
-            Method::GET,
-            &format!("{}/api/surveys/small/status", all.collector.url()),
-            None,
-            None,
-        )
-        .await;
-        if view["status"] == "failed" {
-            break view;
-        }
-        assert!(std::time::Instant::now() < deadline, "{view}");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    };
+    let view = wait_for_view(&http, &all, "small", |v| v["status"] == "failed").await;
     assert!(
         view["error"]
             .as_str()
@@ -663,23 +636,11 @@ async fn share_mode_invitations_are_used_up_when_their_cohort_is_combined() {
     for (i, link) in (0..12u64).zip(&invited) {
         participate(&http, link, i).await;
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let (_, view) = send(
-            &http,
-            Method::GET,
-            &format!("{}/api/surveys/invited-shares/status", all.collector.url()),
-            None,
-            None,
-        )
-        .await;
-        if view["cohorts"][0]["status"] == "received" {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{view}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let (status, body) = get_text(&http, &invited[0]).await;
+    wait_for_view(&http, &all, "invited-shares", |v| {
+        v["cohorts"][0]["status"] == "received"
+    })
+    .await;
+    let (status, body) = take_place(&http, &invited[0]).await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("already been used"), "{body}");
     let (def, _) = load(&http, &invited[12]).await;

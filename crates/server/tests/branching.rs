@@ -137,7 +137,7 @@ async fn a_branching_bilingual_survey_releases_the_raw_regression_and_counts() {
     );
     // The signature covers them: a definition whose condition or translation was changed on
     // the way is refused by the device.
-    let (status, text) = get_text(&http, &invited[1]).await;
+    let (status, text) = take_place(&http, &invited[1]).await;
     assert_eq!(status, 200, "{text}");
     let offer: DefinitionOffer = serde_json::from_str(&text).unwrap();
     let (_, deployment) = get_text(&http, &format!("{}/api/deployment", all.collector.url())).await;

@@ -77,11 +77,16 @@ async fn a_registration_with_huge_dimensions_is_refused_not_a_panic() {
     let all = start(dir.path(), 0, None).await;
     let http = client();
     let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
-    let key = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+    let direct = direct_survey(
+        "huge",
+        12,
+        &[],
+        orthomask_survey::trust::CollectorSigningKey::from_secret([3; 32]),
+    );
     for (answers, p2) in [(3u64, u64::MAX), (u64::MAX, 30)] {
-        let registration = json!({"survey": "huge", "answers": answers, "qa_constant": 888.0,
-            "p2": p2, "sigma": 10.0, "cohort_size": 10, "min_cohort_size": 5,
-            "share_services": 0, "collector_public_key": key});
+        let mut registration = direct.registration.clone();
+        registration["answers"] = json!(answers);
+        registration["p2"] = json!(p2);
         let (status, body) = send(
             &http,
             Method::PUT,

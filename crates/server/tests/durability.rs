@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use orthomask_server::run::{bind, start_collector, start_msp};
 use orthomask_server::{CollectorConfig, Limits, MspConfig};
-use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES, UploadCredential};
+use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES};
 use orthomask_survey::upload::{Receipt, Upload};
 use reqwest::Method;
 use serde_json::json;
@@ -74,24 +74,15 @@ fn test_collector_key() -> CollectorSigningKey {
     CollectorSigningKey::from_secret([42; 32])
 }
 
-fn upload(i: usize, p: usize) -> Upload {
-    let mut g = Xorshift::new(i as u64);
+/// The survey of the burst: cohorts of 1 000, so that cohort 0 stays open through it.
+fn durable_survey() -> DirectSurvey {
+    direct_survey("durable", 1000, &[], test_collector_key())
+}
+
+fn upload(survey: &DirectSurvey, base: &Upload, i: usize) -> Upload {
     let mut nonce = [0u8; NONCE_BYTES];
     nonce[..8].copy_from_slice(&(i as u64).to_le_bytes());
-    Upload {
-        survey: "durable".into(),
-        cohort: 0,
-        token: format!("burst-upload-token-{i:08}"),
-        values: (0..p).map(|_| 1000.0 * (g.uniform() - 0.5)).collect(),
-        // Valid until 2100-01-01.
-        credential: Some(UploadCredential::issue(
-            &test_collector_key(),
-            "durable",
-            0,
-            nonce,
-            4_102_444_800,
-        )),
-    }
+    survey.opaque_upload(base, i as u64, format!("burst-upload-token-{i:08}"), nonce)
 }
 
 #[test]
@@ -107,11 +98,10 @@ fn acknowledged_uploads_survive_kill_9_of_the_provider() {
         .enable_all()
         .build()
         .unwrap();
-    let p = 44;
     let http = client();
-    let registration = json!({"survey": "durable", "answers": 3, "qa_constant": 888.0, "p2": 40,
-        "sigma": 10.0, "cohort_size": 10000, "min_cohort_size": 5, "share_services": 0,
-        "collector_public_key": test_collector_key().public_key().to_hex()});
+    let survey = Arc::new(durable_survey());
+    let base = Arc::new(survey.uploads(0, 0, [0xff; NONCE_BYTES]).remove(0).1);
+    let registration = survey.registration.clone();
     runtime.block_on(async {
         let (status, body) = send(
             &http,
@@ -139,16 +129,18 @@ fn acknowledged_uploads_survive_kill_9_of_the_provider() {
     let (acked, unknown) = runtime.block_on(async {
         let mut workers = Vec::new();
         for _ in 0..24 {
-            let (http, url, next, acknowledged) = (
+            let (http, url, next, acknowledged, survey, base) = (
                 http.clone(),
                 url.clone(),
                 next.clone(),
                 acknowledged.clone(),
+                survey.clone(),
+                base.clone(),
             );
             workers.push(tokio::spawn(async move {
                 let mut acked: Vec<(Upload, Receipt)> = Vec::new();
                 loop {
-                    let u = upload(next.fetch_add(1, Ordering::SeqCst), p);
+                    let u = upload(&survey, &base, next.fetch_add(1, Ordering::SeqCst));
                     let response = http
                         .post(format!("{url}/api/surveys/durable/uploads"))
                         .header("content-type", "application/json")

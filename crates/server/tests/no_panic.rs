@@ -75,10 +75,18 @@ async fn a_re_registration_with_another_p_after_share_blocks_arrived_is_refused(
     )
     .await;
     let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
-    let reshaped = json!({"survey": "reshaped", "answers": 4, "qa_constant": 888.0,
-        "p2": created["p2"].as_u64().unwrap() + 7, "sigma": created["sigma"],
-        "cohort_size": 12, "min_cohort_size": created["min_cohort_size"], "share_services": 2,
-        "collector_public_key": deployment["collector_public_key"]});
+    // The collector itself signs another design of the survey (cohorts of 13: another p₂).
+    let signing = orthomask_survey::trust::CollectorSigningKey::from_secret_hex(
+        &std::fs::read_to_string(dir.path().join("collector/collector-signing-key")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        deployment["collector_public_key"],
+        signing.public_key().to_hex()
+    );
+    let rights: Vec<String> = all.rights.iter().map(|r| r.url().to_owned()).collect();
+    let reshaped = direct_survey("reshaped", 13, &rights, signing).registration;
+    assert_ne!(reshaped["p2"], created["p2"]);
     let (status, body) = send(
         &http,
         Method::PUT,

@@ -204,20 +204,13 @@ async fn no_store_of_any_service_holds_a_raw_answer() {
         "control: the scanner sees the stored masked upload x·B"
     );
 
-    for survey in ["basic", "shares"] {
-        let (status, _) =
-            admin_post(&http, &all, &format!("/api/admin/surveys/{survey}/close")).await;
-        assert_eq!(status, 200);
-    }
-    let (csv, _) = wait_for_release(&http, all.collector.url(), "basic", 60).await;
-    wait_for_release(&http, all.collector.url(), "shares", 60).await;
-    assert_same_regression(
-        &raw_basic.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>(),
-        &csv,
-    );
-
-    // Control: the collector's stored cohorts A₂,k X₁,k are readable numbers whose income column
-    // sums to the raw cohort's sum (left masks keep 1ₙ), yet no single value is an answer.
+    // Control, before the release (which erases them, issue 20 §1): the collector's stored
+    // cohorts A₂,k X₁,k are readable numbers whose income column sums to the raw cohort's sum
+    // (left masks keep 1ₙ), yet no single value is an answer.
+    wait_for_view(&http, &all, "basic", |v| {
+        v["cohorts"][0]["status"] == "received"
+    })
+    .await;
     let collector_db = data.join("collector/collector.sqlite3");
     let conn =
         Connection::open_with_flags(&collector_db, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
@@ -245,6 +238,18 @@ async fn no_store_of_any_service_holds_a_raw_answer() {
         "{stored_income} vs {raw_income}"
     );
     drop(conn);
+
+    for survey in ["basic", "shares"] {
+        let (status, _) =
+            admin_post(&http, &all, &format!("/api/admin/surveys/{survey}/close")).await;
+        assert_eq!(status, 200);
+    }
+    let (csv, _) = wait_for_release(&http, all.collector.url(), "basic", 60).await;
+    wait_for_release(&http, all.collector.url(), "shares", 60).await;
+    assert_same_regression(
+        &raw_basic.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>(),
+        &csv,
+    );
 
     // After the release (and after the provider erased the uploads it handed on).
     assert_no_raw_value(&data, &all_raw);

@@ -12,15 +12,13 @@ use axum::routing::put;
 use common::*;
 use orthomask_server::MspConfig;
 use orthomask_server::run::{bind, start_msp};
-use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES, UploadCredential};
-use orthomask_survey::upload::Upload;
+use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES};
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 const PEER_TOKEN: &str = "peer-token-for-the-outbox-test-0123456789";
-const FAR_FUTURE: u64 = 4_102_444_800;
 
 /// The answers the mock collector gives, in order; after the script, 200.
 #[derive(Clone, Default)]
@@ -65,15 +63,13 @@ fn key() -> CollectorSigningKey {
     CollectorSigningKey::from_secret([5; 32])
 }
 
-/// Register `survey` (p = 4 + 40, cohorts of 6) and fill cohort 0, which makes the provider
-/// mask it and queue the hand-over.
+/// Register `survey` (the test survey, cohorts of 6) and fill cohort 0 with honest uploads,
+/// which makes the provider mask it and queue the hand-over.
 async fn fill_a_cohort(http: &reqwest::Client, msp: &str, survey: &str) {
-    let registration = json!({"survey": survey, "answers": 3, "qa_constant": 888.0, "p2": 40,
-        "sigma": 10.0, "cohort_size": 6, "min_cohort_size": 5, "share_services": 0,
-        "collector_public_key": key().public_key().to_hex()});
+    let direct = direct_survey(survey, 6, &[], key());
     let bearer = Some(PEER_TOKEN);
     let url = format!("{msp}/api/peer/surveys/{survey}");
-    let (status, body) = send(http, Method::PUT, &url, Some(&registration), bearer).await;
+    let (status, body) = send(http, Method::PUT, &url, Some(&direct.registration), bearer).await;
     assert_eq!(status, 200, "{body}");
     let (status, _) = send(
         http,
@@ -85,20 +81,7 @@ async fn fill_a_cohort(http: &reqwest::Client, msp: &str, survey: &str) {
     .await;
     assert_eq!(status, 200);
     for i in 0..6u8 {
-        let mut g = Xorshift::new(u64::from(i) + 1);
-        let upload = Upload {
-            survey: survey.into(),
-            cohort: 0,
-            token: format!("outbox-test-token-{i:04}"),
-            values: (0..44).map(|_| g.uniform() * 100.0).collect(),
-            credential: Some(UploadCredential::issue(
-                &key(),
-                survey,
-                0,
-                [i; NONCE_BYTES],
-                FAR_FUTURE,
-            )),
-        };
+        let (_, upload) = direct.uploads(u64::from(i), 0, [i; NONCE_BYTES]).remove(0);
         let (status, body) = post_upload(
             http,
             &format!("{msp}/api/surveys/{survey}/uploads"),

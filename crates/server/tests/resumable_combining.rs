@@ -8,24 +8,29 @@ mod common;
 
 use common::*;
 use nalgebra::DMatrix;
-use orthomask_server::wire::{SharePart, WireMatrix};
+use orthomask_core::protocol::share_handover::FixedMatrix;
+use orthomask_server::run::AllRunning;
+use orthomask_server::wire::{SharePart, WireFixed};
 use orthomask_survey::merkle::sha256_hex;
 use reqwest::Method;
 use rusqlite::Connection;
 use serde_json::Value;
 use std::path::Path;
 
-/// Right-masking service `index`'s part for cohort 0: `rows × p` numbers (not a genuine `A Xⁱ`,
-/// so the combined cohort fails QA — which is a resolution, and shows that combining ran).
-fn part(survey: &str, index: u32, p: usize) -> SharePart {
+/// Right-masking service `index`'s part for cohort 0: `rows × p₁` numbers (not a genuine part,
+/// so the combined cohort fails QA and is spoilt — which is a settlement, and shows that
+/// combining ran).
+fn part(survey: &str, index: u32, p1: usize) -> SharePart {
     let mut g = Xorshift::new(u64::from(index) + 77);
+    let values = DMatrix::from_fn(6, p1, |_, _| g.uniform());
     SharePart {
         survey: survey.into(),
         cohort: 0,
         index,
         merkle_root: format!("root-{index}"),
         uploads: 6,
-        block: WireMatrix::from_matrix(&DMatrix::from_fn(6, p, |_, _| g.uniform())),
+        scale: 1.0,
+        block: WireFixed::from_fixed(&FixedMatrix::encode(&values).unwrap()),
     }
 }
 
@@ -35,44 +40,33 @@ fn store_directly(collector_db: &Path, part: &SharePart) {
     let conn = Connection::open(collector_db).unwrap();
     conn.busy_timeout(std::time::Duration::from_secs(30))
         .unwrap();
-    let m = part.block.to_matrix().unwrap();
-    let blob: Vec<u8> = (0..m.nrows())
-        .flat_map(|i| m.row(i).iter().copied().collect::<Vec<_>>())
-        .flat_map(f64::to_le_bytes)
-        .collect();
+    let m = part.block.to_fixed().unwrap();
     conn.execute(
-        "INSERT INTO share_parts (survey, cohort, idx, body_hash, nrows, ncols, data, merkle_root)
-         VALUES (?1, 0, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO share_parts (survey, cohort, idx, body_hash, nrows, ncols, data, merkle_root, scale)
+         VALUES (?1, 0, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         (
             &part.survey,
             part.index,
             sha256_hex(&serde_json::to_vec(part).unwrap()),
             m.nrows(),
             m.ncols(),
-            blob,
+            m.to_le_bytes(),
             &part.merkle_root,
+            part.scale,
         ),
     )
     .unwrap();
 }
 
-async fn cohort_0_status(http: &reqwest::Client, collector: &str, survey: &str) -> Value {
-    let (_, view) = send(
-        http,
-        Method::GET,
-        &format!("{collector}/api/surveys/{survey}/status"),
-        None,
-        None,
-    )
-    .await;
-    view["cohorts"][0]["status"].clone()
+async fn cohort_0_status(http: &reqwest::Client, all: &AllRunning, survey: &str) -> Value {
+    admin_view(http, all, survey).await["cohorts"][0]["status"].clone()
 }
 
 /// Wait for the step (combining) to happen, not for a time.
-async fn resolved(http: &reqwest::Client, collector: &str, survey: &str) -> Value {
+async fn resolved(http: &reqwest::Client, all: &AllRunning, survey: &str) -> Value {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let status = cohort_0_status(http, collector, survey).await;
+        let status = cohort_0_status(http, all, survey).await;
         if status != "open" {
             return status;
         }
@@ -90,65 +84,48 @@ async fn combining_interrupted_by_a_crash_resumes_at_start_up() {
     let http = client();
     let all = start(dir.path(), 2, None).await;
     let created = create_survey(&http, &all, &draft("crashed", 12, true, false)).await;
-    let p = (created["p1"].as_u64().unwrap() + created["p2"].as_u64().unwrap()) as usize;
+    let p1 = created["p1"].as_u64().unwrap() as usize;
     all.stop().await;
     let db = dir.path().join("collector/collector.sqlite3");
-    store_directly(&db, &part("crashed", 0, p));
-    store_directly(&db, &part("crashed", 1, p));
+    store_directly(&db, &part("crashed", 0, p1));
+    store_directly(&db, &part("crashed", 1, p1));
 
     let all = start(dir.path(), 2, None).await;
-    let status = resolved(&http, all.collector.url(), "crashed").await;
+    let status = resolved(&http, &all, "crashed").await;
     assert_eq!(
-        status, "failed",
+        status, "spoilt",
         "combined, and the made-up parts failed QA"
     );
     all.stop().await;
 }
 
+/// Both parts were stored (each believed when it arrived), then the request that stored the
+/// last one failed before combining: the service's retry of that part combines.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn combining_interrupted_by_a_store_error_resumes_on_the_retry() {
     let dir = tempfile::tempdir().unwrap();
     let http = client();
     let all = start(dir.path(), 2, None).await;
     let created = create_survey(&http, &all, &draft("retried", 12, true, false)).await;
-    let p = (created["p1"].as_u64().unwrap() + created["p2"].as_u64().unwrap()) as usize;
+    let p1 = created["p1"].as_u64().unwrap() as usize;
     let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
-    let put = |part: SharePart| {
-        let http = http.clone();
-        let url = format!(
-            "{}/api/peer/surveys/retried/cohorts/0/parts/{}",
-            all.collector.url(),
-            part.index
-        );
-        let token = peer_token.trim().to_owned();
-        async move {
-            send(
-                &http,
-                Method::PUT,
-                &url,
-                Some(&serde_json::to_value(&part).unwrap()),
-                Some(&token),
-            )
-            .await
-        }
-    };
-    let (status, body) = put(part("retried", 0, p)).await;
-    assert_eq!(status, 200, "{body}");
-    // The last part was stored, then the request failed before combining.
-    store_directly(
-        &dir.path().join("collector/collector.sqlite3"),
-        &part("retried", 1, p),
-    );
-    assert_eq!(
-        cohort_0_status(&http, all.collector.url(), "retried").await,
-        "open"
-    );
+    let db = dir.path().join("collector/collector.sqlite3");
+    store_directly(&db, &part("retried", 0, p1));
+    store_directly(&db, &part("retried", 1, p1));
+    assert_eq!(cohort_0_status(&http, &all, "retried").await, "open");
     // The right-masking service's outbox sends the same part again.
-    let (status, body) = put(part("retried", 1, p)).await;
+    let (status, body) = send(
+        &http,
+        Method::PUT,
+        &format!(
+            "{}/api/peer/surveys/retried/cohorts/0/parts/1",
+            all.collector.url()
+        ),
+        Some(&serde_json::to_value(part("retried", 1, p1)).unwrap()),
+        Some(peer_token.trim()),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(
-        cohort_0_status(&http, all.collector.url(), "retried").await,
-        "failed"
-    );
+    assert_eq!(cohort_0_status(&http, &all, "retried").await, "spoilt");
     all.stop().await;
 }

@@ -200,10 +200,11 @@ async fn share_uploads_need_a_credential_too() {
 }
 
 /// Garbage that does carry a valid credential (an invited participant who sends made-up numbers)
-/// cannot sink the survey: its cohort fails QA after unmasking and is left out, named in the
-/// manifest, and the other cohorts are released with exactly their raw regression.
+/// costs one refused upload, not a cohort (issue 20 §8): no honest device makes a vector that
+/// long, so the provider refuses it before storing anything (422), and the cohort is released
+/// with exactly its honest participants' raw regression.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cohort_spoilt_by_an_invited_participant_is_left_out_and_the_rest_released() {
+async fn garbage_with_a_valid_credential_is_refused_and_the_cohort_released() {
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 0, None).await;
     let http = client();
@@ -218,18 +219,34 @@ async fn a_cohort_spoilt_by_an_invited_participant_is_left_out_and_the_rest_rele
     }
     // Cohort 1: six honest participants and one whose "masked record" is made up.
     for (i, link) in (12..18u64).zip(&invited[12..18]) {
-        participate(&http, link, i).await;
+        let (record, _) = participate(&http, link, i).await;
+        raw.push(record);
     }
     let (_, uploads) = prepare(&http, &invited[18], 18, &answers(18)).await;
-    let (url, mut spoilt) = uploads[0].clone();
-    assert_eq!(spoilt.cohort, 1);
-    for (j, v) in spoilt.values.iter_mut().enumerate() {
+    let (url, mut garbage) = uploads[0].clone();
+    assert_eq!(garbage.cohort, 1);
+    for (j, v) in garbage.values.iter_mut().enumerate() {
         *v = 1e6 * (j % 7) as f64;
     }
-    let (status, body) = post_upload(&http, &url, &spoilt).await;
+    let (status, body) = post_upload(&http, &url, &garbage).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("exceeds the"),
+        "{body}"
+    );
+    let receipts = format!("{}/api/peer/surveys/spoilt/status", all.msp.url());
+    let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
+    let (_, view) = send(
+        &http,
+        reqwest::Method::GET,
+        &receipts,
+        None,
+        Some(peer_token.trim()),
+    )
+    .await;
     assert_eq!(
-        status, 201,
-        "a valid credential: the service cannot tell garbage: {body}"
+        view["cohorts"][1]["uploads"], 6,
+        "nothing of it was stored: {view}"
     );
 
     let (status, _) = admin_post(&http, &all, "/api/admin/surveys/spoilt/close").await;
@@ -237,11 +254,6 @@ async fn a_cohort_spoilt_by_an_invited_participant_is_left_out_and_the_rest_rele
     let (csv, manifest) = wait_for_release(&http, all.collector.url(), "spoilt", 120).await;
     assert_same_regression(&raw, &csv);
     let manifest: Value = serde_json::from_str(&manifest).unwrap();
-    assert_eq!(manifest["cohorts"]["sizes"], serde_json::json!([12]));
-    let warnings = manifest["warnings"].to_string();
-    assert!(
-        warnings.contains("cohort 1 was left out") && warnings.contains("quality-assurance"),
-        "{manifest}"
-    );
+    assert_eq!(manifest["cohorts"]["sizes"], serde_json::json!([12, 6]));
     all.stop().await;
 }

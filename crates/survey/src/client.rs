@@ -98,6 +98,8 @@ pub struct Prepared {
 /// A device set up for one survey definition: its design and, in the basic protocol, the right
 /// mask `B_k` of its cohort (derived once from the device key: the costly part for large `p`).
 pub struct Client {
+    /// The digest every upload names ([`SurveyDefinition::template_digest`]).
+    digest: String,
     definition: SurveyDefinition,
     design: Tm2Design,
     hiding: Hiding,
@@ -128,6 +130,7 @@ impl Client {
             )?),
         };
         Ok(Self {
+            digest: definition.template_digest(),
             definition: definition.clone(),
             design,
             hiding,
@@ -182,6 +185,7 @@ impl Client {
             token: token.to_owned(),
             values,
             credential: self.credential.clone(),
+            definition: self.digest.clone(),
         };
         let destinations = match &self.hiding {
             Hiding::Shares(share) => {
@@ -481,6 +485,7 @@ mod tests {
             token: token_from_bytes(&[9; 24]),
             values: vec![1.5, -2.0],
             credential: None,
+            definition: String::new(),
         };
         let mut receipt = Receipt {
             survey: "s".into(),
@@ -514,6 +519,7 @@ mod tests {
             token: t,
             values: vec![0.0],
             credential: None,
+            definition: String::new(),
         };
         assert!(upload.validate("s", 1).is_ok());
         assert_ne!(token_from_bytes(&[0; 24]), token_from_bytes(&[1; 24]));

@@ -153,6 +153,12 @@ pub struct Masking {
     pub cohort: u32,
     /// Participants per cohort.
     pub cohort_size: usize,
+    /// The fewest records for which a cohort is masked and released (absent: the policy's
+    /// floor, `orthomask_survey::policy::cohort_floor`). Part of what the collector signs, so
+    /// the accepting services withhold smaller cohorts by what the devices accepted, never by a
+    /// number the collector sends them apart (`crate::floors`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_cohort_size: Option<usize>,
     /// 64 hex digits: the subkey from which the device builds `B_k` (absent in share mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub right_mask_key: Option<String>,
@@ -564,6 +570,24 @@ impl SurveyDefinition {
             .as_deref()
             .ok_or_else(|| invalid("masking.right_mask_key", "absent (share mode)"))?;
         Key::from_hex(hex).map_err(|e| invalid("masking.right_mask_key", e.to_string()))
+    }
+
+    /// What every cohort's definition of this survey shares: this definition without its
+    /// cohort's index and device key (the collector's template, which it registers with the
+    /// accepting services — never a key).
+    pub fn template(&self) -> Self {
+        let mut t = self.clone();
+        t.masking.cohort = 0;
+        t.masking.right_mask_key = None;
+        t
+    }
+
+    /// SHA-256 (hex) of [`template`](Self::template)'s JSON text: what a device accepted, named
+    /// in each upload so that an accepting service can check that the devices and the collector's
+    /// registration speak of the same survey (issue 20 §2). Recomputed from the parsed
+    /// definition on both sides, so it does not depend on the whitespace of a signed text.
+    pub fn template_digest(&self) -> String {
+        crate::merkle::sha256_hex(self.template().to_json().as_bytes())
     }
 }
 

@@ -382,7 +382,7 @@ fn label_only(label: &str) -> QuestionTranslation {
     }
 }
 
-/// Share mode (seed 000 §3.5): 2 answer columns, `p₁ = 3`, cohorts of 4. No device key exists,
+/// Share mode (seed 000 §3.5): 2 answer columns, `p₁ = 3`, cohorts of 5 (the policy's anonymity set). No device key exists,
 /// so it would not need the demonstration exception; it is labelled all the same.
 fn shares() -> SurveyDraft {
     use QuestionKind::{Integer, YesNo};
@@ -405,7 +405,8 @@ fn shares() -> SurveyDraft {
                 ),
                 question("age", "Age (years)", Integer { min: 18, max: 100 }),
             ],
-            4,
+            // The policy's anonymity set (five), the smallest cohort any survey may have.
+            5,
         )
     }
 }
@@ -462,8 +463,8 @@ mod tests {
             assert!(!planned.plan.invitations, "{}", draft.id);
             assert_eq!(
                 draft.cohort_size,
-                planned.plan.masking.p1 + 1,
-                "{}: seed 000 needs p1 < n",
+                crate::policy::cohort_floor(planned.plan.masking.p1),
+                "{}: seed 000 needs p1 < n, the policy an anonymity set of five",
                 draft.id
             );
             assert_eq!(planned.plan.min_cohort_size, draft.cohort_size);

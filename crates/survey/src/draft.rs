@@ -7,8 +7,10 @@
 //!   released): see [`crate::plan`]. A smaller cohort only lowers the Appendix C bound
 //!   (γ = p₂/n grows), so σ is safe for every cohort size from the minimum to `m`.
 //! * A cohort is released only with at least `min_cohort_size` records
-//!   ([`default_min_cohort_size`]: `p₁ + 1`, the `p₁ < n` of seed 000; `m` with DP, which σ_DP
-//!   was calibrated for).
+//!   ([`default_min_cohort_size`]: the policy's `cohort_floor(p₁)` — the `p₁ < n` of seed 000 and
+//!   an anonymity set of at least five; `m` with DP, which σ_DP was calibrated for). The minimum
+//!   is written into the definition the collector signs, so devices and accepting services hold
+//!   every cohort to it ([`crate::floors`]).
 //! * `x_max` is what the questions declare ([`SurveyDefinition::x_max`]): a real survey never
 //!   reads it off the data.
 //!
@@ -20,7 +22,7 @@ use crate::definition::{
     SurveyError, Translation, valid_survey_id,
 };
 use crate::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanError, PlanRequest};
-use crate::policy::{DEFAULT_QA_CONSTANT, MAX_COHORT, default_min_cohort_size};
+use crate::policy::{DEFAULT_QA_CONSTANT, MAX_COHORT, cohort_floor, default_min_cohort_size};
 use orthomask_core::key::Key;
 use orthomask_core::protocol::collusion::share_sigma;
 use orthomask_core::protocol::design::Strictness;
@@ -182,14 +184,14 @@ pub enum DraftError {
         /// The largest hand-over's size.
         bytes: u64,
     },
-    /// Share mode and device-side DP together.
-    #[error("device-side DP is not supported in share mode")]
-    DpInShareMode,
-    /// Cohorts too small for the data columns (seed 000 needs `p₁ < n`).
+    /// Cohorts too small for the data columns (seed 000 needs `p₁ < n`) or below the policy's
+    /// anonymity set.
     #[error(
         "cohort_size {cohort_size} is too small for {p1} data columns (the answers' {answers} columns \
-         and the QA column): seed 000 needs p1 < n, so use cohorts of at least {}",
-        p1 + 1
+         and the QA column): seed 000 needs p1 < n and the policy hides each answer among at least \
+         {}, so use cohorts of at least {}",
+        crate::policy::MIN_ANONYMITY_SET,
+        cohort_floor(*p1)
     )]
     CohortTooSmall {
         /// The requested `m`.
@@ -199,10 +201,11 @@ pub enum DraftError {
         /// Answer columns.
         answers: usize,
     },
-    /// A minimum cohort outside `p₁ + 1 … m`.
+    /// A minimum cohort outside `cohort_floor(p₁) … m`.
     #[error(
-        "min_cohort_size must be from {} (p1 + 1) to the cohort size {cohort_size}, got {min}",
-        p1 + 1
+        "min_cohort_size must be from {} (the larger of p1 + 1 and the policy's anonymity set) to \
+         the cohort size {cohort_size}, got {min}",
+        cohort_floor(*p1)
     )]
     MinCohortSize {
         /// The requested minimum.
@@ -218,6 +221,9 @@ pub enum DraftError {
     /// The planned definition fails its own validation.
     #[error(transparent)]
     Definition(#[from] SurveyError),
+    /// The planned definition is below a floor devices enforce.
+    #[error(transparent)]
+    Floor(#[from] crate::floors::FloorError),
 }
 
 /// Plan a survey from a draft.
@@ -237,9 +243,6 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
             return Err(DraftError::TooFewRightServices(
                 endpoints.right_services.len(),
             ));
-        }
-        if draft.dp.is_some() {
-            return Err(DraftError::DpInShareMode);
         }
         endpoints.right_services.len()
     } else {
@@ -266,6 +269,7 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
             qa_constant: Some(DEFAULT_QA_CONSTANT),
             cohort: 0,
             cohort_size: m,
+            min_cohort_size: None,
             right_mask_key: None,
             teaching: draft.demonstration,
             dp: None,
@@ -281,7 +285,7 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
     let columns = template.columns();
     let answers = columns.len();
     let p1 = answers + 1;
-    if p1 >= m {
+    if m < cohort_floor(p1) {
         return Err(DraftError::CohortTooSmall {
             cohort_size: m,
             p1,
@@ -292,7 +296,7 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
         draft
             .min_cohort_size
             .unwrap_or(default_min_cohort_size(p1, m, draft.dp.is_some()));
-    if min_cohort_size <= p1 || min_cohort_size > m {
+    if min_cohort_size < cohort_floor(p1) || min_cohort_size > m {
         return Err(DraftError::MinCohortSize {
             min: min_cohort_size,
             p1,
@@ -336,6 +340,7 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
         });
     }
     template.masking.p2 = plan.p2;
+    template.masking.min_cohort_size = Some(min_cohort_size);
     template.masking.sigma = plan.sigma;
     template.masking.dp = plan.dp.as_ref().map(|d| DpParameters {
         epsilon: d.epsilon,
@@ -354,8 +359,11 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
             share_sigma: share_sigma(&design, template.answers_max()),
         });
     }
-    // The participant-facing definition must pass its own validation.
-    hydrate(&template, share_services, 0, &Key::from_bytes([0; 32])).validate()?;
+    // The participant-facing definition must pass its own validation and the floors every
+    // device holds it to (`crate::floors`), so a plan devices would refuse is refused here.
+    let sample = hydrate(&template, share_services, 0, &Key::from_bytes([0; 32]));
+    sample.validate()?;
+    crate::floors::check(&sample)?;
     let mut names: Vec<String> = columns.into_iter().map(|c| c.name).collect();
     names.push("QA".into());
     Ok(Planned {

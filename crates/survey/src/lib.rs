@@ -23,6 +23,10 @@
 //!   the classroom;
 //! * [`draft`] — the administrator's draft → a planned definition (the collector's decisions);
 //! * [`demonstrations`] — the live demonstration drafts `orthomask serve all` creates;
+//! * [`floors`] — what a device and an accepting service demand of a definition whoever signed
+//!   it: QA column, cohort floor, noise columns, σ at the Appendix C bound;
+//! * [`intake_bounds`] — how large an honest upload can be, so an accepting service refuses
+//!   garbage before storing it;
 //! * [`trust`] — the collector's signatures: signed definitions, upload credentials, the
 //!   deployment a device may send to;
 //! * [`upload`] — the device's protocol messages: upload, receipt, upload hash;
@@ -51,6 +55,10 @@ pub mod plan;
 pub mod draft;
 
 pub mod demonstrations;
+
+pub mod floors;
+
+pub mod intake_bounds;
 
 pub mod trust;
 

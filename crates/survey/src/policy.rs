@@ -13,6 +13,9 @@
 //! | [`WEAK_BOUND_WARNING`] | 0.05 | a run warns when the bound guarantees less than 95 % |
 //! | [`SECOND_METHOD_NOISE_ROWS`], [`SECOND_METHOD_SIGMA`] | 6, 1 | seed 003 §3.3's Table 7 |
 //! | [`MAX_COHORT`], [`MAX_P`] | 10 000, 50 000 | what the services hold in memory per cohort |
+//! | [`MIN_ANONYMITY_SET`] | 5 | the fewest records a released cohort hides a record among |
+//! | [`UPLOAD_FALSE_REFUSAL`] | 10⁻⁹ | chance that an honest upload fails the services' size check |
+//! | [`MAX_REOPENINGS`] | 2 | times an invitation is reopened after its cohort was spoilt |
 
 /// The δ of seed 000's Appendix C bound: `Pr[λ_min(X₂X₂ᵀ) ≤ (√γ − 1)² n σ² (1 − δ)]` is bounded,
 /// and σ must satisfy `σ² > p₁ x_max² / [(√γ − 1)²(1 − δ)]`.
@@ -62,12 +65,52 @@ pub use orthomask_core::protocol::tm2::DEFAULT_QA_CONSTANT;
 /// whose module documents why); a definition whose `share_sigma` is lower is refused.
 pub use orthomask_core::protocol::collusion::SHARE_SCALE;
 
-/// The fewest records for which a cohort is released when the administrator does not say:
-/// `p₁ + 1` (seed 000 needs `p₁ < n`), or the full cohort `m` with device-side DP, because σ_DP
-/// is calibrated for the smallest released cohort and a full one keeps it small.
-pub fn default_min_cohort_size(p1: usize, cohort_size: usize, with_dp: bool) -> usize {
-    if with_dp { cohort_size } else { p1 + 1 }
+/// The smallest set of records a cohort may hide a record among, whatever the survey asks for.
+///
+/// Why a floor beyond seed 000's `p₁ < n`: the collector holds each cohort's `A₂,k X₁,k`, whose
+/// support is the orbit `Stab(1ₙ)·X₁,k`; when the column types are known (yes/no answers, small
+/// integers) Lemma 3.3 of seed 000 puts every permutation of the rows in that support, and for
+/// small cohorts often little else, so the collector may learn the cohort's *multiset* of records
+/// though not who gave which. A cohort of 2 keeping `1ₙ` fixed is masked by the identity or the
+/// swap: both records in the clear. Five is the smallest anonymity set we accept for a cohort; a
+/// survey may ask for more (`min_cohort_size`). Devices refuse definitions below it and the
+/// accepting services withhold cohorts below it, each from the signed definition
+/// ([`cohort_floor`]).
+pub const MIN_ANONYMITY_SET: usize = 5;
+
+/// The fewest records for which a cohort with `p1` data columns may be masked and released, by
+/// the policy alone: `max(p₁ + 1, MIN_ANONYMITY_SET)` (seed 000 needs `p₁ < n`;
+/// [`MIN_ANONYMITY_SET`] says why the second term). A survey's own minimum may only raise it.
+pub fn cohort_floor(p1: usize) -> usize {
+    (p1 + 1).max(MIN_ANONYMITY_SET)
 }
+
+/// The fewest records for which a cohort is released when the administrator does not say: the
+/// policy's [`cohort_floor`], or the full cohort `m` with device-side DP, because σ_DP is
+/// calibrated for the smallest released cohort and a full one keeps it small.
+pub fn default_min_cohort_size(p1: usize, cohort_size: usize, with_dp: bool) -> usize {
+    if with_dp {
+        cohort_size
+    } else {
+        cohort_floor(p1)
+    }
+}
+
+/// How many times an invitation is reopened after the cohort it joined was spoilt (someone in it
+/// sent data that failed the QA check, and which upload it was cannot be told; issue 20 §8).
+/// Each reopening lets the participant answer again in a new cohort, and gives the provider one
+/// more masked view of that participant's answers (with fresh noise and a fresh key: seed 000's
+/// guarantee covers each view alone, not their combination). Two bounds both: a participant who
+/// keeps sending invalid data spoils at most three cohorts, and an honest one is seen at most
+/// three times.
+pub const MAX_REOPENINGS: usize = 2;
+
+/// The probability with which an honest device's upload may be refused by the accepting
+/// service's size check (`crate::intake_bounds`): one in a billion per upload. The bound grows
+/// only like `√ln(1/α)`, so this costs almost nothing in what a dishonest device can slip
+/// through, and a survey of a million participants refuses an honest upload with probability
+/// 10⁻³ — and that participant's retry (fresh noise) passes.
+pub const UPLOAD_FALSE_REFUSAL: f64 = 1e-9;
 
 /// Largest cohort a survey may have: the services hold a cohort's `m × p` uploads in memory while
 /// masking it, and `m ≤ 10 000` with `p ≤` [`MAX_P`] bounds that at 4 GB.

@@ -78,6 +78,9 @@ pub enum TrustError {
     /// The credential handed out with the definition is unusable.
     #[error(transparent)]
     Credential(#[from] CredentialError),
+    /// Signed, but below the policy's floors: a weak plan is refused whoever signed it.
+    #[error(transparent)]
+    BelowFloor(#[from] crate::floors::FloorError),
 }
 
 /// Why an upload credential is refused.
@@ -305,6 +308,36 @@ impl SignedDefinition {
     }
 }
 
+impl SignedDefinition {
+    /// Verify the signature on a *template* (a definition without its cohort's key, as the
+    /// collector registers it with the accepting services: `SurveyDefinition::template`) and
+    /// parse it. A template is not a definition a device could use (it has no key in the basic
+    /// protocol), so only its content is validated here; the floors are the caller's
+    /// (`crate::floors`).
+    ///
+    /// # Errors
+    /// One line: the signature, the JSON, the content, or a template that carries a key or a
+    /// cohort other than 0.
+    pub fn open_template(&self, key: &CollectorPublicKey) -> Result<SurveyDefinition, String> {
+        if !key.verifies(
+            DEFINITION_CONTEXT,
+            self.definition.as_bytes(),
+            &self.signature,
+        ) {
+            return Err("template: not signed by the registration's collector key".into());
+        }
+        let template: SurveyDefinition = serde_json::from_str(&self.definition)
+            .map_err(|e| format!("template: not a survey definition: {e}"))?;
+        template
+            .validate_content()
+            .map_err(|e| format!("template: {e}"))?;
+        if template != template.template() {
+            return Err("template: a template carries no key and is cohort 0's".into());
+        }
+        Ok(template)
+    }
+}
+
 /// The collector's permission for one upload: this survey, this cohort, one nonce, until a time.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -495,9 +528,11 @@ impl Deployment {
         Ok(())
     }
 
-    /// Everything a device checks before it masks anything: the definition's signature, its
-    /// destinations and the credential handed out with it (for the definition's survey and
-    /// cohort, not expired at `now`).
+    /// Everything a device checks before it masks anything: the definition's signature, the
+    /// policy's floors (`crate::floors`: a QA column, the cohort floor, the noise columns and σ
+    /// at the Appendix C bound — a weak plan is refused whoever signed it), its destinations and
+    /// the credential handed out with it (for the definition's survey and cohort, not expired at
+    /// `now`).
     ///
     /// # Errors
     /// The first [`TrustError`].
@@ -508,6 +543,7 @@ impl Deployment {
         now: u64,
     ) -> Result<SurveyDefinition, TrustError> {
         let definition = offer.signed.open(&self.collector_public_key, source_name)?;
+        crate::floors::check(&definition)?;
         self.check_destinations(&definition)?;
         offer.credential.check(
             &self.collector_public_key,
@@ -699,6 +735,33 @@ mod tests {
             deployment.accept(&offer, "s", 100),
             Err(TrustError::Credential(CredentialError::Expired { .. }))
         ));
+    }
+
+    /// Issue 20 §3: a plan the collector itself signed is refused when it is below the policy's
+    /// floors — `p₂ = 0` would hand the provider `‖x‖²`, the answer of a one-question survey.
+    #[test]
+    fn a_device_refuses_a_weak_plan_whoever_signed_it() {
+        let k = key(9);
+        let deployment = deployment(&k);
+        for weaken in [
+            (|d: &mut SurveyDefinition| d.masking.p2 = 0) as fn(&mut SurveyDefinition),
+            |d| d.masking.qa_constant = None,
+            |d| d.masking.cohort_size = 2,
+            |d| d.masking.sigma /= 100.0,
+        ] {
+            let mut d = definition();
+            weaken(&mut d);
+            let offer = DefinitionOffer {
+                signed: SignedDefinition::sign(&k, &d),
+                credential: UploadCredential::issue(&k, &d.id, 0, [4; NONCE_BYTES], 100),
+            };
+            let e = deployment.accept(&offer, "s", 50).unwrap_err();
+            assert!(matches!(e, TrustError::BelowFloor(_)), "{e}");
+            assert!(
+                e.to_string().contains("refused and nothing was sent"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

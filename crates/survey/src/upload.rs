@@ -27,6 +27,13 @@ pub struct Upload {
     /// the receipt names the stored values, and a nonce is accepted once anyway.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential: Option<crate::trust::UploadCredential>,
+    /// [`SurveyDefinition::template_digest`](crate::definition::SurveyDefinition::template_digest)
+    /// of the definition the device accepted: an accepting service takes the upload only if it
+    /// is the digest of the survey's registered, collector-signed template, so the cohort rules
+    /// it enforces are the ones the device checked (issue 20 §2). Empty when absent, which no
+    /// service accepts; not part of [`Upload::hash`], which names the stored values.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub definition: String,
 }
 
 /// Why a service refuses an upload's shape.
@@ -139,6 +146,7 @@ mod tests {
             token: "abcdefghijklmnop".into(),
             values: vec![1.0, 2.0],
             credential: None,
+            definition: String::new(),
         }
     }
 

@@ -5,6 +5,9 @@
 //!
 //! [`notes`]: what the participant's form preview says about the draft beyond its questions —
 //! the languages offered and, under each conditional question, when it is shown.
+//!
+//! [`recommends_dp`]: whether the builder recommends device-side differential privacy — for an
+//! open survey without it (issue 20 §9).
 
 use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
 use orthomask_survey::languages::offered;
@@ -101,6 +104,18 @@ pub fn preview(
     })
 }
 
+/// Whether the builder recommends device-side differential privacy for `draft` (issue 20 §9):
+/// an open survey (no invitations — necessarily share mode) that does not ask for it. Anyone
+/// can take places in an open survey, so whoever fills all but one place of a cohort can work
+/// out the last participant's answers from the cohort's released totals (the release keeps
+/// `XᵀX` and the means exactly); device-side DP noise on each record bounds what that
+/// difference reveals. Not for a demonstration, whose answers are not private anyway (its key
+/// is published to everyone), nor for a survey with invitations, whose places the team hands
+/// out.
+pub fn recommends_dp(draft: &SurveyDraft) -> bool {
+    !draft.invitations && !draft.demonstration && draft.dp.is_none()
+}
+
 /// The preview's notes on a draft: languages and skip logic.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FormNotes {
@@ -161,9 +176,12 @@ mod tests {
     fn unsafe_designs_are_refused_with_the_apis_line() {
         let small = editor::parse(&DRAFT.replace("20", "5")).unwrap();
         let e = preview(&small, &endpoints()).unwrap_err();
-        assert_eq!(
-            e,
-            "cohort_size 5 is too small for 5 data columns (the answers' 4 columns and the QA column): seed 000 needs p1 < n, so use cohorts of at least 6"
+        // The API's line (`DraftError::CohortTooSmall`), whose middle names the policy's reasons.
+        assert!(
+            e.starts_with("cohort_size 5 is too small for 5 data columns (the answers' 4 columns and the QA column): seed 000 needs p1 < n")
+                && e.ends_with("so use cohorts of at least 6")
+                && !e.contains('\n'),
+            "{e}"
         );
         let shares =
             editor::parse(&DRAFT.replace("\"invitations\": true", "\"share_mode\": true")).unwrap();
@@ -220,6 +238,30 @@ mod tests {
 
     fn notes_of(text: &str) -> FormNotes {
         notes(&editor::parse(text).unwrap())
+    }
+
+    /// Issue 20 §9: an open survey without DP gets the recommendation; with DP, with
+    /// invitations, or as a demonstration it does not.
+    #[test]
+    fn open_surveys_without_dp_are_told_to_add_it() {
+        let with = |from: &str, to: &str| editor::parse(&DRAFT.replace(from, to)).unwrap();
+        let invited = editor::parse(DRAFT).unwrap();
+        assert!(!recommends_dp(&invited));
+        let open = with(
+            "\"invitations\": true",
+            "\"invitations\": false, \"share_mode\": true",
+        );
+        assert!(recommends_dp(&open));
+        let open_with_dp = with(
+            "\"invitations\": true",
+            "\"invitations\": false, \"share_mode\": true, \"dp\": {\"epsilon\": 1, \"delta\": 1e-6}",
+        );
+        assert!(!recommends_dp(&open_with_dp));
+        let demonstration = with(
+            "\"invitations\": true",
+            "\"invitations\": false, \"share_mode\": true, \"demonstration\": true",
+        );
+        assert!(!recommends_dp(&demonstration));
     }
 
     #[test]

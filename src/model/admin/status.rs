@@ -59,7 +59,10 @@ api_state!(
         Received = "received",
         /// Too few records to release.
         Withheld = "withheld",
-        /// Its hand-over or its checks failed.
+        /// Someone in it sent invalid data (its QA check failed): left out of the release, its
+        /// invitations reopened (issue 20 §8).
+        Spoilt = "spoilt",
+        /// Left out by the survey team (its hand-over never came or was never believed).
         Failed = "failed",
     }
 );
@@ -135,6 +138,78 @@ pub struct SurveyStatus {
     /// Whether it is a demonstration (open to anyone, its key handed to everyone).
     #[serde(default)]
     pub demonstration: bool,
+    /// How often a cohort was spoilt (left out because someone sent invalid data), when the
+    /// collector reports it.
+    #[serde(default)]
+    pub spoilt: Option<SpoiltCounts>,
+    /// Hand-over claims the collector refused (a service's claim that did not match what it
+    /// published, or was not believed).
+    #[serde(default)]
+    pub refused_handovers: Vec<RefusedHandover>,
+}
+
+/// `spoilt` of a survey's status: cohorts left out because someone in them sent invalid data,
+/// and the invitations reopened so that their participants can answer again (issue 20 §8).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct SpoiltCounts {
+    /// Spoilt cohorts.
+    #[serde(default)]
+    pub cohorts: u64,
+    /// Invitations reopened by them.
+    #[serde(default)]
+    pub reopened_invitations: u64,
+}
+
+/// `n` and the noun, singular or plural.
+fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl SpoiltCounts {
+    /// One line for the survey team.
+    pub fn summary(&self) -> String {
+        if self.cohorts == 0 {
+            return "No cohort was spoilt (none was left out for invalid data).".to_owned();
+        }
+        format!(
+            "{} spoilt: left out of the release because someone in {} sent invalid data; {} \
+             reopened so that {} participants can answer again in a new cohort.",
+            counted(self.cohorts, "cohort", "cohorts"),
+            if self.cohorts == 1 { "it" } else { "each" },
+            counted(self.reopened_invitations, "invitation", "invitations"),
+            if self.reopened_invitations == 1 {
+                "its"
+            } else {
+                "their"
+            }
+        )
+    }
+}
+
+/// One refused hand-over claim (`refused_handovers` of a survey's status).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct RefusedHandover {
+    /// The cohort it was for.
+    pub cohort: u64,
+    /// The service that made it.
+    pub service: String,
+    /// Why the collector refused it.
+    pub why: String,
+    /// When (RFC 3339).
+    pub at: String,
+}
+
+impl RefusedHandover {
+    /// One line for the survey team.
+    pub fn line(&self) -> String {
+        format!(
+            "{} — cohort {}, from {}: {}",
+            self.at,
+            self.cohort,
+            self.service,
+            self.why.lines().collect::<Vec<_>>().join(" ")
+        )
+    }
 }
 
 /// One cohort as the collector sees it (counts only, nothing of any participant).
@@ -266,6 +341,45 @@ mod tests {
         );
     }
 
+    /// Issue 20 §8: how often cohorts were spoilt, and the refused hand-over claims, each as
+    /// one line for the team page.
+    #[test]
+    fn spoilt_cohorts_and_refused_handovers_read_as_one_line_each() {
+        let s: SurveyStatus = parse(
+            r#"{"survey": "s", "status": "open",
+                "cohorts": [{"cohort": 0, "assigned": 10, "status": "spoilt", "records": null, "note": "QA failed", "qa": {"passed": false}, "reopened": 10},
+                            {"cohort": 1, "assigned": 2, "status": "open", "reopened": 0}],
+                "spoilt": {"cohorts": 1, "reopened_invitations": 10},
+                "refused_handovers": [{"cohort": 0, "service": "right-masking service 1", "why": "rows do not match\nthe published list", "at": "2026-05-01T10:00:00Z"}]}"#,
+            "status",
+        )
+        .unwrap();
+        assert_eq!(s.cohorts[0].status, CohortPhase::Spoilt);
+        assert_eq!(s.cohorts[0].qa_text().as_deref(), Some("FAILED"));
+        assert!(!s.cohorts[0].closable());
+        let spoilt = s.spoilt.as_ref().unwrap();
+        assert_eq!(
+            spoilt.summary(),
+            "1 cohort spoilt: left out of the release because someone in it sent invalid data; 10 invitations reopened so that their participants can answer again in a new cohort."
+        );
+        assert_eq!(
+            SpoiltCounts {
+                cohorts: 2,
+                reopened_invitations: 1
+            }
+            .summary(),
+            "2 cohorts spoilt: left out of the release because someone in each sent invalid data; 1 invitation reopened so that its participants can answer again in a new cohort."
+        );
+        assert_eq!(
+            SpoiltCounts::default().summary(),
+            "No cohort was spoilt (none was left out for invalid data)."
+        );
+        assert_eq!(
+            s.refused_handovers[0].line(),
+            "2026-05-01T10:00:00Z — cohort 0, from right-masking service 1: rows do not match the published list"
+        );
+    }
+
     #[test]
     fn the_status_reads_into_typed_structs() {
         let s: SurveyStatus = parse(
@@ -295,6 +409,8 @@ mod tests {
                 used: Some(9)
             })
         );
+        assert_eq!(s.spoilt, None);
+        assert!(s.refused_handovers.is_empty());
         // The public status has no services and no invitations.
         let s: SurveyStatus = parse(
             r#"{"survey": "s", "status": "open", "cohorts": []}"#,

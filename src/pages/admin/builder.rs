@@ -3,7 +3,9 @@
 //! choose — `plan_survey` run here with the deployment's endpoints, refusing unsafe designs with
 //! the API's one-line reason before anything is sent. A question after the first may be shown
 //! only when an earlier answer meets a condition ("Show only when …", `show_if`); texts in other
-//! languages are written in the JSON editor (`translations`), which the builder keeps.
+//! languages are written in the JSON editor (`translations`), which the builder keeps. An open
+//! survey without device-side differential privacy gets a note recommending it, with the option
+//! one click away (issue 20 §9, `model::admin::preview::recommends_dp`).
 
 use std::rc::Rc;
 
@@ -12,7 +14,7 @@ use yew::prelude::*;
 
 use super::preview::FormPreview;
 use crate::model::admin::builder::{ConditionKind, DraftForm, Kind, QuestionForm};
-use crate::model::admin::preview::{DeploymentEndpoints, PlanPreview, preview};
+use crate::model::admin::preview::{DeploymentEndpoints, PlanPreview, preview, recommends_dp};
 use crate::model::admin::state::{BuilderAction, BuilderState};
 use crate::model::format::sig;
 use crate::pages::{target_checked, target_value};
@@ -439,6 +441,18 @@ pub fn builder(props: &BuilderProps) -> Html {
     };
     let count = form.questions.len();
     let preview_draft = draft.as_ref().ok().map(|(_, d)| Rc::new(d.clone()));
+    let dp_note = draft.as_ref().is_ok_and(|(_, d)| recommends_dp(d)).then(|| {
+        let d = d.clone();
+        let on_dp = Callback::from(move |_: MouseEvent| {
+            d.dispatch(BuilderAction::Edit(Rc::new(|f: &mut DraftForm| f.dp = true)))
+        });
+        html! {
+            <div class="note" role="note" data-testid="open-survey-dp-note">
+                <p>{ "Anyone can take places in an open survey. Whoever fills all but one place of a cohort can work out the last participant's answers from the cohort's totals, which the release keeps exactly. Turn on device-side differential privacy (ε, δ) so that no single answer can be read off the totals." }</p>
+                <button type="button" onclick={on_dp} data-testid="turn-on-dp">{ "Turn on differential privacy" }</button>
+            </div>
+        }
+    });
     html! {
         <form class="builder" onsubmit={on_create} novalidate=true>
             <h2>{ "Create a survey" }</h2>
@@ -459,6 +473,7 @@ pub fn builder(props: &BuilderProps) -> Html {
                     <p id="b-json-error" class="error" role={state.text_error.is_some().then_some("alert")} data-testid="json-error">{ state.text_error.clone().unwrap_or_default() }</p>
                     <section aria-labelledby="plan-title">
                         <h3 id="plan-title">{ "The design the collector will choose" }</h3>
+                        { dp_note.unwrap_or_default() }
                         { match &plan {
                             None => html! { <p role="status">{ "Reading the deployment…" }</p> },
                             Some(Ok(p)) => plan_view(p),

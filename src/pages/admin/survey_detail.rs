@@ -1,5 +1,6 @@
 //! One survey: invitations (as a CSV download), the live status (cohorts, records, notes, QA,
-//! every service), closing a cohort or the survey, and once released the release, manifest,
+//! every service, how often cohorts were spoilt and the hand-over claims the collector refused),
+//! closing a cohort or the survey, and once released the release, manifest,
 //! analyst and audit views and the published receipt lists. Counts only: nothing about any
 //! single participant is shown. The status is polled every few seconds while this view is open.
 
@@ -13,7 +14,7 @@ use crate::model::admin::links::{
     analyst_link, audit_link, default_model, invitations_csv, receipt_lists,
 };
 use crate::model::admin::preview::DeploymentEndpoints;
-use crate::model::admin::status::{Invitations, SurveyPhase, SurveyStatus};
+use crate::model::admin::status::{Invitations, SpoiltCounts, SurveyPhase, SurveyStatus};
 use crate::pages::simulated_participants::SimulatedParticipants;
 use crate::pages::target_value;
 use crate::services::admin as api;
@@ -300,6 +301,24 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
             { for s.services.iter().map(|v| html! { <li><strong>{ &v.service }</strong>{ ": " }{ v.summary() }</li> }) }
         </ul>
     };
+    // Issue 20 §8: cohorts left out for invalid data, and refused hand-over claims.
+    let checks = html! {
+        <>
+            <h4>{ "Spoilt cohorts" }</h4>
+            <p data-testid="spoilt">{ s.spoilt.as_ref().map_or_else(
+                || "The collector does not report spoilt cohorts.".to_owned(),
+                SpoiltCounts::summary,
+            ) }</p>
+            <h4>{ "Refused hand-over claims" }</h4>
+            if s.refused_handovers.is_empty() {
+                <p data-testid="refused-handovers">{ "None: every hand-over claim was believed." }</p>
+            } else {
+                <ul data-testid="refused-handovers">
+                    { for s.refused_handovers.iter().map(|r| html! { <li>{ r.line() }</li> }) }
+                </ul>
+            }
+        </>
+    };
     let release = match (&s.released_at, &s.release_csv_url, &s.manifest_url) {
         (Some(at), Some(csv), Some(manifest)) => {
             let analyst = match &*model {
@@ -371,6 +390,7 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
                 { cohorts }
                 <h4>{ "Services" }</h4>
                 { services }
+                { checks }
                 if open {
                     <button type="button" class="primary" onclick={close_survey} disabled={*busy} data-testid="close-survey">{ "Close the survey and publish" }</button>
                 }

@@ -132,6 +132,11 @@ pub struct RightArgs {
     /// Base URL of the data collector.
     #[arg(long)]
     collector: String,
+    /// Base URL of every right-masking service of the deployment, in index order, this one
+    /// included (repeat the flag): share mode hands each cohort's unmasking key on to the next
+    /// service. Configured by each operator, never taken from the collector.
+    #[arg(long = "right")]
+    right: Vec<String>,
 }
 
 /// `serve all`.
@@ -148,8 +153,10 @@ pub struct AllArgs {
     /// port + 2 + i (0: any free ports, listed in services.json).
     #[arg(long, default_value_t = 8080)]
     port: u16,
-    /// Right-masking services to run for share mode (0, or at least 2).
-    #[arg(long, default_value_t = 2)]
+    /// Right-masking services to run for share mode (0, or at least 2; three by default, the
+    /// fewest for which share mode resists the collector together with one service —
+    /// `docs/threat-model.md`).
+    #[arg(long, default_value_t = 3)]
     right_services: usize,
     /// The built web app (trunk's dist/).
     #[arg(long, default_value = "dist")]
@@ -263,6 +270,7 @@ pub fn run(command: ServeCommand) -> Result<()> {
                 public_url: a.common.public_url()?,
                 msp_url: base_url(&a.msp, "--msp")?,
                 collector_url: base_url(&a.collector, "--collector")?,
+                right_urls: base_urls(&a.right, "--right")?,
                 limits: a.common.limits.limits()?,
                 allowed_origins: a.common.allow_origin.clone(),
                 peer_token: a.common.peer_token()?,

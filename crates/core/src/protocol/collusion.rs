@@ -228,6 +228,18 @@ impl RightProvider {
         Ok(out)
     }
 
+    /// The partial key `Wᵢ = Bᵢᵀ[:, :q]` that removes `Bᵢ` from the leading `q` columns only
+    /// (`super::share_handover`: what the services hand the service that unmasks this share).
+    ///
+    /// # Errors
+    /// Mask errors for `q` above `p`.
+    pub fn unmasking_key(
+        &self,
+        q: usize,
+    ) -> Result<super::share_handover::UnmaskingKey, ProtocolError> {
+        super::share_handover::UnmaskingKey::of(&self.mask, q)
+    }
+
     /// `A Xⁱ` from `A Xⁱ Bᵢ`.
     ///
     /// # Errors

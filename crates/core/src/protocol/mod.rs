@@ -21,6 +21,7 @@ pub mod tm2;
 
 pub mod collusion;
 pub mod second;
+pub mod share_handover;
 
 pub mod simulation;
 

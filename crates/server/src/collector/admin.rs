@@ -31,8 +31,8 @@ impl Collector {
             },
         )
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let registration = Registration::for_survey(&planned, col.0.signing.public_key());
-        registration.validate().map_err(ApiError::bad_request)?;
+        let registration = Registration::for_survey(&planned, &col.0.signing);
+        registration.check().map_err(ApiError::bad_request)?;
         let id = draft.id.clone();
         let s = id.clone();
         let exists = col
@@ -176,14 +176,14 @@ pub(super) async fn survey_view(
     survey: &str,
 ) -> Result<serde_json::Value, ApiError> {
     let s = survey.to_owned();
-    let (row, cohorts, released) = col
+    let (row, cohorts, released, refused, (spoilt, reopened)) = col
         .0
         .store
         .run(move |c| -> Result<_, ApiError> {
             let row = load_survey(c, &s)?;
             let mut stmt = c
                 .prepare(
-                    "SELECT cohort, assigned, status, records, note, qa FROM cohorts
+                    "SELECT cohort, assigned, status, records, note, qa, reopened FROM cohorts
                      WHERE survey = ?1 ORDER BY cohort",
                 )
                 .map_err(sql)?;
@@ -197,10 +197,37 @@ pub(super) async fn survey_view(
                         "records": r.get::<_, Option<i64>>(3)?,
                         "note": r.get::<_, Option<String>>(4)?,
                         "qa": qa.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()),
+                        "reopened": r.get::<_, i64>(6)?,
                     }))
                 })
                 .map_err(sql)?
                 .collect::<Result<_, _>>()
+                .map_err(sql)?;
+            let mut stmt = c
+                .prepare(
+                    "SELECT cohort, service, why, at FROM refused_handovers WHERE survey = ?1
+                     ORDER BY at, cohort",
+                )
+                .map_err(sql)?;
+            let refused: Vec<serde_json::Value> = stmt
+                .query_map([&s], |r| {
+                    Ok(serde_json::json!({
+                        "cohort": r.get::<_, u32>(0)?,
+                        "service": r.get::<_, String>(1)?,
+                        "why": r.get::<_, String>(2)?,
+                        "at": r.get::<_, String>(3)?,
+                    }))
+                })
+                .map_err(sql)?
+                .collect::<Result<_, _>>()
+                .map_err(sql)?;
+            let (spoilt, reopened): (i64, i64) = c
+                .query_row(
+                    "SELECT COUNT(*), COALESCE(SUM(reopened), 0) FROM cohorts
+                     WHERE survey = ?1 AND status = ?2",
+                    (&s, CollectorCohort::Spoilt),
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
                 .map_err(sql)?;
             let released: Option<String> = c
                 .query_row(
@@ -210,7 +237,7 @@ pub(super) async fn survey_view(
                 )
                 .optional()
                 .map_err(sql)?;
-            Ok((row, cohorts, released))
+            Ok((row, cohorts, released, refused, (spoilt, reopened)))
         })
         .await?;
     let base = &col.0.cfg.public_url;
@@ -225,16 +252,111 @@ pub(super) async fn survey_view(
         "share_services": row.plan.share_services,
         "current_cohort": row.current_cohort,
         "cohorts": cohorts,
+        "spoilt": {"cohorts": spoilt, "reopened_invitations": reopened},
+        "refused_handovers": refused,
         "released_at": released,
         "release_csv_url": released.as_ref().map(|_| format!("{base}/api/surveys/{survey}/release.csv")),
         "manifest_url": released.as_ref().map(|_| format!("{base}/api/surveys/{survey}/manifest.json")),
     }))
 }
 
+/// `GET /api/surveys/{id}/status`: a live demonstration's progress for anyone (the survey
+/// chooser and the simulated participants read it); a real survey's per-cohort counts and notes
+/// only with the admin token (issue 20 §7).
 pub(super) async fn public_status(
     State(col): State<Collector>,
+    headers: HeaderMap,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
+    let s = survey.clone();
+    let demonstration = col
+        .0
+        .store
+        .run(move |c| load_survey(c, &s).map(|row| row.plan.demonstration))
+        .await?;
+    if !demonstration {
+        col.admin(&headers)?;
+    }
+    Ok(json(StatusCode::OK, &survey_view(&col, &survey).await?))
+}
+
+/// `GET /api/surveys/{id}/cohorts/{k}/fate`: what became of one cohort, for the devices of its
+/// participants — its state word only, no counts (issue 20 §8). `answer_again` tells a device
+/// whose cohort was spoilt to take a new place and send its answers again.
+pub(super) async fn cohort_fate(
+    State(col): State<Collector>,
+    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
+) -> Result<Response, ApiError> {
+    let s = survey.clone();
+    let status: CollectorCohort = col
+        .0
+        .store
+        .run(move |c| -> Result<CollectorCohort, ApiError> {
+            load_survey(c, &s)?;
+            c.query_row(
+                "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+                (&s, cohort),
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql)?
+            .ok_or_else(|| ApiError::not_found(format!("survey {s:?} has no cohort {cohort}")))
+        })
+        .await?;
+    let fate = status.fate();
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({
+            "survey": survey,
+            "cohort": cohort,
+            "fate": fate,
+            "answer_again": fate == crate::states::Fate::Spoilt,
+        }),
+    ))
+}
+
+/// `POST /api/admin/surveys/{id}/cohorts/{k}/leave-out`: the survey team leaves out a closed
+/// cohort whose hand-over never came or was never believed (`super::claims`), so that the
+/// release can go ahead; the manifest names it and any receipts it had.
+pub(super) async fn leave_out(
+    State(col): State<Collector>,
+    headers: HeaderMap,
+    ApiPath((survey, cohort)): ApiPath<(String, u32)>,
+) -> Result<Response, ApiError> {
+    col.admin(&headers)?;
+    let s = survey.clone();
+    col.0
+        .store
+        .run(move |c| -> Result<(), ApiError> {
+            load_survey(c, &s)?;
+            let status: CollectorCohort = c
+                .query_row(
+                    "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+                    (&s, cohort),
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sql)?
+                .ok_or_else(|| {
+                    ApiError::not_found(format!("survey {s:?} has no cohort {cohort}"))
+                })?;
+            let next = status
+                .leave_out()
+                .map_err(|e| ApiError::conflict(e.to_string()))?;
+            c.execute(
+                "UPDATE cohorts SET status = ?3, note = ?4 WHERE survey = ?1 AND cohort = ?2",
+                (
+                    &s,
+                    cohort,
+                    next,
+                    "its hand-over never came or was never believed",
+                ),
+            )
+            .map_err(sql)?;
+            Ok(())
+        })
+        .await?;
+    col.maybe_release(&survey).await?;
     Ok(json(StatusCode::OK, &survey_view(&col, &survey).await?))
 }
 
@@ -372,10 +494,9 @@ pub(super) async fn invitations(
     let list: Vec<serde_json::Value> = tokens
         .iter()
         .map(|t| {
-            let url = format!("{}?invite={t}", col.definition_url(&survey));
             serde_json::json!({
                 "token": t,
-                "definition_url": url,
+                "definition_url": col.definition_url(&survey),
                 "participant_url": col.participant_url(&survey, Some(t)),
             })
         })

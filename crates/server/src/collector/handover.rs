@@ -1,9 +1,24 @@
-//! Hand-overs from the provider (`A₂,k X_k B_k`) and, in share mode, the right-masking services
-//! (`A Xⁱ`): unmasking, QA, summing the parts.
+//! Hand-overs from the provider (`A₂,k X_k B_k`, or a share-mode cohort's outcome) and, in share
+//! mode, the right-masking services' parts: the claim is judged against the published receipt
+//! lists ([`super::claims`]), a believed claim settles the cohort through its state
+//! ([`CollectorCohort::settle`]) after the content checks (unmasking, QA, summing the parts), and
+//! a refused one is recorded and changes nothing (issue 20 §5).
+//!
+//! A cohort whose believed hand-over fails the content checks is **spoilt**: someone sent data
+//! no honest device makes, and which upload it was cannot be told (after `A₂,k` every row mixes
+//! every upload). The cohort is left out and its invitations are reopened, so its participants
+//! get a place in a new cohort and answer again ([`reopen_invitations`]; issue 20 §8). The
+//! unmasked data of a spoilt cohort are never stored: a new cohort's Gram matrix differenced
+//! against a stored old one would give the records of whoever did not answer again.
 
+use super::claims::{self, Believed, Claim, Nonces};
 use super::*;
+use crate::states::Settlement;
+use orthomask_core::protocol::share_handover::{FixedMatrix, combine_parts};
 use orthomask_formats::manifest::ReceiptRoot;
+use orthomask_survey::floors::Floors;
 use orthomask_survey::inclusion::PublishedList;
+use orthomask_survey::policy::MAX_REOPENINGS;
 
 /// The state of cohort `k` before a hand-over is recorded: `Some(hash)` if one was.
 fn before_hand_over(
@@ -21,11 +36,19 @@ fn before_hand_over(
     .ok_or_else(|| ApiError::not_found(format!("survey {survey:?} has no cohort {cohort}")))
 }
 
-/// What became of a cohort at the collector.
+/// The cohort floor of a survey, from its template (`orthomask_survey::floors`): the rule the
+/// provider applies to the same signed template.
+fn cohort_floor(row: &SurveyRow) -> Result<usize, ApiError> {
+    Floors::of(&row.template)
+        .map(|f| f.cohort)
+        .map_err(|e| ApiError::internal("the survey's floors", e))
+}
+
+/// What settles a cohort.
 struct Outcome {
-    status: CollectorCohort,
+    settlement: Settlement,
     records: usize,
-    /// `A₂,k X₁,k` (or `A X₁` in share mode), row by row.
+    /// `A₂,k X₁,k` (or `A X₁` in share mode), row by row; only for a received cohort.
     data: Option<Vec<u8>>,
     qa: Option<String>,
     merkle_root: String,
@@ -33,12 +56,21 @@ struct Outcome {
     note: Option<String>,
 }
 
-/// Store a cohort's outcome (once).
-fn record_outcome(c: &Connection, survey: &str, cohort: u32, o: Outcome) -> Result<(), ApiError> {
+/// Settle a cohort once by a believed hand-over, and settle its invitations: used up by a
+/// received, withheld or empty cohort, reopened by a spoilt one. `nonces` are the credentials
+/// the hand-over names (basic protocol), `None` in share mode. A second settlement (a retry)
+/// changes nothing.
+fn settle(
+    c: &Connection,
+    survey: &str,
+    cohort: u32,
+    o: Outcome,
+    nonces: Option<&[String]>,
+) -> Result<(), ApiError> {
     let (current, _) = before_hand_over(c, survey, cohort)?;
-    if current.is_settled() {
+    let Ok(next) = current.settle(o.settlement) else {
         return Ok(());
-    }
+    };
     c.execute(
         "UPDATE cohorts SET status = ?3, records = ?4, data = ?5, qa = ?6, merkle_root = ?7,
                 result_hash = ?8, note = ?9
@@ -46,7 +78,7 @@ fn record_outcome(c: &Connection, survey: &str, cohort: u32, o: Outcome) -> Resu
         (
             survey,
             cohort,
-            o.status,
+            next,
             o.records,
             o.data,
             o.qa,
@@ -56,54 +88,18 @@ fn record_outcome(c: &Connection, survey: &str, cohort: u32, o: Outcome) -> Resu
         ),
     )
     .map_err(sql)?;
-    Ok(())
+    if next == CollectorCohort::Spoilt {
+        reopen_invitations(c, survey, cohort, nonces)
+    } else {
+        settle_invitations(c, survey, cohort, nonces)
+    }
 }
 
-/// Check a basic-protocol hand-over's nonces against the credentials the collector issued for
-/// the cohort: one nonce per record, none twice, each issued for this cohort. A provider that
-/// duplicates an honest row or adds rows of its own cannot name a credential for them (issue 10
-/// §5); `None` when the hand-over is consistent, else why not.
-fn check_nonces(
-    c: &Connection,
-    survey: &str,
-    cohort: u32,
-    records: usize,
-    nonces: &[String],
-) -> Result<Option<String>, ApiError> {
-    if nonces.len() != records {
-        return Ok(Some(format!(
-            "the hand-over has {records} records but names {} upload credentials",
-            nonces.len()
-        )));
-    }
-    let distinct: std::collections::BTreeSet<&String> = nonces.iter().collect();
-    if distinct.len() != nonces.len() {
-        return Ok(Some(
-            "the hand-over names an upload credential twice (a duplicated record)".to_owned(),
-        ));
-    }
-    let mut stmt = c
-        .prepare_cached(
-            "SELECT 1 FROM credentials WHERE survey = ?1 AND cohort = ?2 AND nonce = ?3",
-        )
-        .map_err(sql)?;
-    let unknown = nonces
-        .iter()
-        .filter(|n| !stmt.exists((survey, cohort, n.as_str())).unwrap_or(false))
-        .count();
-    Ok((unknown > 0).then(|| {
-        format!(
-            "{unknown} of the hand-over's records carry no upload credential the collector issued \
-             for cohort {cohort} (records the provider made up)"
-        )
-    }))
-}
-
-/// After cohort `k`'s hand-over: the invitations whose nonces arrived are used up; those of the
-/// cohort whose upload never came may join a later cohort (issue 10 §4). In share mode the
-/// parts do not say which credentials they hold (`nonces` is `None`), so every invitation that
-/// joined the cohort is used up: a no-show then needs a new invitation, but nobody can answer
-/// twice.
+/// After cohort `k`'s believed hand-over: the invitations whose nonces arrived are used up; those
+/// of the cohort whose upload never came may join a later cohort (issue 10 §4). In share mode
+/// the parts do not say which credentials they hold (`nonces` is `None`), so every invitation
+/// that joined the cohort is used up: a no-show then needs a new invitation, but nobody can
+/// answer twice.
 fn settle_invitations(
     c: &Connection,
     survey: &str,
@@ -136,10 +132,95 @@ fn settle_invitations(
     Ok(())
 }
 
-/// Record service `idx`'s receipt list of a cohort (`count` uploads under `merkle_root`): in
-/// share mode what a part claims when it arrives, checked against the published list when the
-/// cohort is combined; in the basic protocol the provider's list once checked. The release
-/// copies the entries of its cohorts into the manifest.
+/// A spoilt cohort (issue 20 §8, the fallback): every invitation of the cohort gets a place in a
+/// new cohort at its next load — the participants whose uploads were in it (the hand-over's
+/// nonces; in share mode everyone of the cohort) count as reopened, at most
+/// [`MAX_REOPENINGS`] times each (then the invitation is used up: a participant who keeps
+/// sending invalid data spoils at most that many cohorts), the others were no-shows anyway.
+/// The number reopened is kept with the cohort for the survey team's status.
+fn reopen_invitations(
+    c: &Connection,
+    survey: &str,
+    cohort: u32,
+    nonces: Option<&[String]>,
+) -> Result<(), ApiError> {
+    let now = crate::time::now_rfc3339();
+    let in_batch = |nonce: &Option<String>| match (nonces, nonce) {
+        (None, _) => true,
+        (Some(list), Some(n)) => list.contains(n),
+        (Some(_), None) => false,
+    };
+    let mut stmt = c
+        .prepare(
+            "SELECT token_hash, nonce, reopened FROM invitations
+             WHERE survey = ?1 AND cohort = ?2 AND used_at IS NULL",
+        )
+        .map_err(sql)?;
+    let held: Vec<(String, Option<String>, u32)> = stmt
+        .query_map((survey, cohort), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .map_err(sql)?
+        .collect::<Result<_, _>>()
+        .map_err(sql)?;
+    let mut reopened = 0usize;
+    for (token_hash, nonce, times) in held {
+        if !in_batch(&nonce) {
+            c.execute(
+                "UPDATE invitations SET cohort = NULL, nonce = NULL WHERE token_hash = ?1",
+                [&token_hash],
+            )
+            .map_err(sql)?;
+        } else if (times as usize) < MAX_REOPENINGS {
+            c.execute(
+                "UPDATE invitations SET cohort = NULL, nonce = NULL, reopened = reopened + 1
+                 WHERE token_hash = ?1",
+                [&token_hash],
+            )
+            .map_err(sql)?;
+            reopened += 1;
+        } else {
+            c.execute(
+                "UPDATE invitations SET used_at = ?2 WHERE token_hash = ?1",
+                (&token_hash, &now),
+            )
+            .map_err(sql)?;
+        }
+    }
+    c.execute(
+        "UPDATE cohorts SET reopened = ?3 WHERE survey = ?1 AND cohort = ?2",
+        (survey, cohort, reopened),
+    )
+    .map_err(sql)?;
+    Ok(())
+}
+
+/// What the collector's records say of a basic hand-over's credential nonces.
+fn nonce_evidence(
+    c: &Connection,
+    survey: &str,
+    cohort: u32,
+    nonces: &[String],
+) -> Result<Nonces, ApiError> {
+    let distinct: std::collections::BTreeSet<&String> = nonces.iter().collect();
+    let mut stmt = c
+        .prepare_cached(
+            "SELECT 1 FROM credentials WHERE survey = ?1 AND cohort = ?2 AND nonce = ?3",
+        )
+        .map_err(sql)?;
+    let mut unknown = 0;
+    for n in nonces {
+        if !stmt.exists((survey, cohort, n.as_str())).map_err(sql)? {
+            unknown += 1;
+        }
+    }
+    Ok(Nonces {
+        named: nonces.len(),
+        distinct: distinct.len(),
+        unknown,
+    })
+}
+
+/// Record service `idx`'s receipt list of a cohort as believed. The release copies the entries
+/// of its cohorts into the manifest, and names every left-out cohort whose lists were not empty.
 fn store_receipt_root(
     c: &Connection,
     survey: &str,
@@ -190,12 +271,54 @@ pub(super) fn receipt_roots(
     .map_err(sql)
 }
 
+/// A refused claim before: the reason it was refused, if this exact body was.
+fn refused_before(
+    c: &Connection,
+    survey: &str,
+    cohort: u32,
+    body_hash: &str,
+) -> Result<Option<String>, ApiError> {
+    c.query_row(
+        "SELECT why FROM refused_handovers WHERE survey = ?1 AND cohort = ?2 AND body_hash = ?3",
+        (survey, cohort, body_hash),
+        |r| r.get(0),
+    )
+    .optional()
+    .map_err(sql)
+}
+
+/// Record a refused claim (the survey team's status lists them) and answer 422. The cohort is
+/// not touched: it waits for the genuine hand-over.
+async fn refuse(
+    col: &Collector,
+    survey: &str,
+    cohort: u32,
+    service: &str,
+    body_hash: String,
+    why: String,
+) -> Result<Response, ApiError> {
+    let (s, name, w) = (survey.to_owned(), service.to_owned(), why.clone());
+    col.0
+        .store
+        .run(move |c| -> Result<(), ApiError> {
+            c.execute(
+                "INSERT OR IGNORE INTO refused_handovers (survey, cohort, service, body_hash, why, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                (&s, cohort, &name, &body_hash, &w, crate::time::now_rfc3339()),
+            )
+            .map_err(sql)?;
+            Ok(())
+        })
+        .await?;
+    Err(ApiError::unprocessable(why))
+}
+
 /// The receipt list that `name` (at base URL `base`) published for `cohort`, fetched for the
 /// check of a hand-over (issue 10 §5).
 ///
 /// # Errors
 /// 503 whenever the list cannot be had — the service is down, answers an error, or sends
-/// something that is not a list: the hand-over is then neither accepted (never unchecked) nor
+/// something that is not a list: the hand-over is then neither believed (never unchecked) nor
 /// refused, and the sender's outbox tries again.
 async fn published_list(
     col: &Collector,
@@ -208,7 +331,7 @@ async fn published_list(
     let unavailable = |why: String| {
         ApiError::unavailable(format!(
             "the receipt list {name} published for cohort {cohort} could not be fetched \
-             ({why}); a hand-over is accepted only once it is checked against it, try again"
+             ({why}); a hand-over is believed only once it is checked against it, try again"
         ))
     };
     let body = col
@@ -218,69 +341,23 @@ async fn published_list(
     serde_json::from_slice(&body).map_err(|e| unavailable(format!("not a receipt list: {e}")))
 }
 
-/// What a hand-over claims about one service's uploads of a cohort.
-struct Claim<'a> {
-    /// Who published the list (for the message).
-    name: &'a str,
-    /// The Merkle root the hand-over names.
-    merkle_root: &'a str,
-    /// The uploads the hand-over counts.
-    uploads: usize,
-    /// Rows handed over.
-    rows: usize,
-    /// Whether the rows may be fewer than the uploads (share mode: the provider keeps only the
-    /// participants whose shares reached every right-masking service).
-    rows_may_be_fewer: bool,
+fn received(cohort: u32, settlement: Settlement) -> Response {
+    json(
+        StatusCode::OK,
+        &serde_json::json!({"cohort": cohort, "received": true, "settled": settlement_word(settlement)}),
+    )
 }
 
-/// Issue 10 §5: `None` when the hand-over matches the list the service published, else why
-/// not. What must match: the list is the one of this survey and cohort; its root is the RFC 6962
-/// root of its hashes, recomputed here, and its count their number (no hash twice); the
-/// hand-over's root is the list's; the hand-over's upload count is the list's; and the rows are
-/// exactly the list's count (basic protocol: one row per upload, so dropped or duplicated rows
-/// are refused) or at most it (share mode).
-fn list_mismatch(list: &PublishedList, survey: &str, cohort: u32, claim: &Claim) -> Option<String> {
-    let name = claim.name;
-    if list.survey != survey || list.cohort != cohort {
-        return Some(format!(
-            "{name} published the receipt list of survey {:?} cohort {} for cohort {cohort}",
-            list.survey, list.cohort
-        ));
+fn settlement_word(settlement: Settlement) -> &'static str {
+    match settlement {
+        Settlement::Received => CollectorCohort::Received.as_sql(),
+        Settlement::Empty => CollectorCohort::Empty.as_sql(),
+        Settlement::Withheld => CollectorCohort::Withheld.as_sql(),
+        Settlement::Spoilt => CollectorCohort::Spoilt.as_sql(),
     }
-    if !list.consistent() {
-        return Some(format!(
-            "the receipt list {name} published for cohort {cohort} is inconsistent: its root or \
-             count is not that of its {} upload hashes",
-            list.upload_hashes.len()
-        ));
-    }
-    if claim.merkle_root != list.merkle_root {
-        return Some(format!(
-            "the hand-over's Merkle root {} is not the root {} of the {} receipts {name} \
-             published for cohort {cohort}",
-            claim.merkle_root, list.merkle_root, list.count
-        ));
-    }
-    if claim.uploads != list.count {
-        return Some(format!(
-            "the hand-over counts {} uploads but {name} published {} receipts for cohort {cohort}",
-            claim.uploads, list.count
-        ));
-    }
-    let rows_fit = if claim.rows_may_be_fewer {
-        claim.rows <= list.count
-    } else {
-        claim.rows == list.count
-    };
-    (!rows_fit).then(|| {
-        format!(
-            "the hand-over has {} rows but {name} published {} receipts for cohort {cohort} \
-             (dropped or duplicated records)",
-            claim.rows, list.count
-        )
-    })
 }
 
+/// `PUT /api/peer/surveys/{id}/cohorts/{k}/result`: the provider's hand-over of a cohort.
 pub(super) async fn cohort_result(
     State(col): State<Collector>,
     headers: HeaderMap,
@@ -295,27 +372,23 @@ pub(super) async fn cohort_result(
     }
     let canonical = serde_json::to_vec(&result).map_err(|e| ApiError::internal("result", e))?;
     let hash = sha256_hex(&canonical);
-    let s = survey.clone();
-    let (row, (status, previous)) = col
+    let (s, h) = (survey.clone(), hash.clone());
+    let (row, status, previous, refused) = col
         .0
         .store
         .run(move |c| -> Result<_, ApiError> {
-            Ok((load_survey(c, &s)?, before_hand_over(c, &s, cohort)?))
+            let row = load_survey(c, &s)?;
+            let (status, previous) = before_hand_over(c, &s, cohort)?;
+            Ok((row, status, previous, refused_before(c, &s, cohort, &h)?))
         })
         .await?;
-    let ok = || {
-        json(
-            StatusCode::OK,
-            &serde_json::json!({"cohort": cohort, "received": true}),
-        )
-    };
+    if let Some(why) = refused {
+        return Err(ApiError::unprocessable(why));
+    }
     match previous {
-        Some(h) if h == hash && status == CollectorCohort::Failed => {
-            return Err(ApiError::unprocessable(format!(
-                "cohort {cohort} was refused when this result first arrived; see the collector's status"
-            )));
+        Some(h) if h == hash => {
+            return Ok(received(cohort, settlement_of(status)));
         }
-        Some(h) if h == hash => return Ok(ok()),
         Some(_) => {
             return Err(ApiError::conflict(format!(
                 "cohort {cohort} already has a different result"
@@ -328,168 +401,132 @@ pub(super) async fn cohort_result(
         }
         None => {}
     }
-    let s = survey.clone();
-    let nonces = result.nonces.clone();
-    let rows = match &result.outcome {
-        MaskingOutcome::Empty => 0,
-        MaskingOutcome::Withheld { .. } => result.uploads,
-        MaskingOutcome::Masked { batch } => batch.rows,
+    let claim = match &result.outcome {
+        MaskingOutcome::Masked { batch } => Claim::Masked {
+            rows: batch.rows,
+            uploads: result.uploads,
+            merkle_root: &result.merkle_root,
+        },
+        MaskingOutcome::Empty => Claim::Empty,
+        MaskingOutcome::Withheld { .. } => Claim::Withheld {
+            uploads: result.uploads,
+        },
     };
-    let mismatch = if row.plan.share_services == 0 {
-        col.0
+    let floor = cohort_floor(&row)?;
+    let share = row.plan.share_services;
+    let services = col.upload_services(share)?;
+    let mut lists = Vec::new();
+    for (name, base) in &services {
+        lists.push((
+            name.clone(),
+            published_list(&col, name, base, &survey, cohort).await?,
+        ));
+    }
+    let verdict = if share == 0 {
+        let (s, n) = (survey.clone(), result.nonces.clone());
+        let nonces = col
+            .0
             .store
-            .run(move |c| check_nonces(c, &s, cohort, rows, &nonces))
-            .await?
+            .run(move |c| nonce_evidence(c, &s, cohort, &n))
+            .await?;
+        let (name, list) = &lists[0];
+        claims::judge_basic(claim, list, &survey, cohort, name, nonces, floor)
     } else {
-        None
+        claims::judge_share_outcome(claim, &lists, &survey, cohort, floor)
     };
-    let (new_status, records, data, qa, note, refusal) = match (mismatch, result.outcome) {
-        (Some(why), _) => (
-            CollectorCohort::Failed,
-            rows,
-            None,
-            None,
-            Some(why.clone()),
-            Some(why),
-        ),
-        (None, outcome) => match outcome {
-            MaskingOutcome::Empty => (CollectorCohort::Empty, 0, None, None, None, None),
-            MaskingOutcome::Withheld { reason } => (
-                CollectorCohort::Withheld,
+    let believed = match verdict {
+        Ok(b) => b,
+        Err(why) => {
+            let name = services.first().map(|s| s.0.clone()).unwrap_or_default();
+            return refuse(&col, &survey, cohort, &name, hash, why).await;
+        }
+    };
+    let (settlement, records, data, qa, note) = match (believed, result.outcome) {
+        (Believed::Empty, _) => (Settlement::Empty, 0, None, None, None),
+        (Believed::Withheld, outcome) => {
+            let reason = match outcome {
+                MaskingOutcome::Withheld { reason } => reason,
+                _ => String::new(),
+            };
+            (
+                Settlement::Withheld,
                 result.uploads,
                 None,
                 None,
                 Some(reason),
-                None,
-            ),
-            MaskingOutcome::Masked { batch } => {
-                if row.plan.share_services > 0 {
-                    return Err(ApiError::bad_request(
-                        "a share-mode survey's cohorts arrive as parts from the right-masking services",
-                    ));
-                }
-                let batch = batch.to_matrix().map_err(ApiError::bad_request)?;
-                let n = batch.nrows();
-                if n < row.plan.min_cohort_size {
-                    let why = format!(
-                        "the batch has {n} records, fewer than the minimum cohort size {}",
-                        row.plan.min_cohort_size
-                    );
-                    (
-                        CollectorCohort::Failed,
-                        n,
-                        None,
-                        None,
-                        Some(why.clone()),
-                        Some(why),
-                    )
-                } else {
-                    let key = col.0.keys.get(&survey).ok_or_else(|| {
-                        ApiError::internal("unmasking", "the survey key is missing")
-                    })?;
-                    let design = row
-                        .template
-                        .design()
-                        .map_err(|e| ApiError::internal("unmasking", e))?;
-                    let unmasked = crate::compute::core_task(move || {
-                        DataCollector::new(key, design)?.unmask_cohort(cohort, &batch)
-                    })
-                    .await
-                    .map_err(|e| ApiError::internal("unmasking", e))?;
-                    match unmasked {
-                        Ok(u) => {
-                            let values: Vec<f64> = (0..u.data.nrows())
-                                .flat_map(|i| u.data.row(i).iter().copied().collect::<Vec<_>>())
-                                .collect();
-                            let qa =
-                                u.qa.as_ref()
-                                    .map(|q| serde_json::to_string(&StoredQa::from(q)))
-                                    .transpose()
-                                    .map_err(|e| ApiError::internal("QA", e))?;
-                            (
-                                CollectorCohort::Received,
-                                n,
-                                Some(f64s_to_blob(&values)),
-                                qa,
-                                None,
-                                None,
-                            )
-                        }
-                        Err(e) => (
-                            CollectorCohort::Failed,
-                            n,
-                            None,
-                            None,
-                            Some(e.to_string()),
-                            Some(e.to_string()),
-                        ),
-                    }
-                }
+            )
+        }
+        (Believed::Masked, MaskingOutcome::Masked { batch }) => {
+            let batch = batch.to_matrix().map_err(ApiError::bad_request)?;
+            let n = batch.nrows();
+            let key = col
+                .0
+                .keys
+                .get(&survey)
+                .ok_or_else(|| ApiError::internal("unmasking", "the survey key is missing"))?;
+            let design = row
+                .template
+                .design()
+                .map_err(|e| ApiError::internal("unmasking", e))?;
+            let unmasked = crate::compute::core_task(move || {
+                DataCollector::new(key, design)?.unmask_cohort(cohort, &batch)
+            })
+            .await
+            .map_err(|e| ApiError::internal("unmasking", e))?;
+            match unmasked {
+                Ok(u) => (
+                    Settlement::Received,
+                    n,
+                    Some(f64s_to_blob(&row_major(&u.data))),
+                    u.qa.as_ref()
+                        .map(|q| serde_json::to_string(&StoredQa::from(q)))
+                        .transpose()
+                        .map_err(|e| ApiError::internal("QA", e))?,
+                    None,
+                ),
+                // QA failed (someone sent invalid data) or the batch could not be unmasked: the
+                // unmasked values are dropped here, never stored.
+                Err(e) => (Settlement::Spoilt, n, None, None, Some(e.to_string())),
             }
-        },
+        }
+        (Believed::Masked, _) => {
+            return Err(ApiError::internal(
+                "judging",
+                "a masked verdict without a batch",
+            ));
+        }
     };
-    // A refusal needs no evidence; an acceptance needs the provider's published receipt list
-    // (basic protocol; in share mode the provider only reports empty or withheld cohorts, which
-    // release nothing, and the parts are checked against the right-masking services' lists).
-    let (new_status, records, data, qa, note, refusal, accepted_root) =
-        if refusal.is_none() && row.plan.share_services == 0 {
-            let (name, base) = col
-                .upload_services(0)?
-                .into_iter()
-                .next()
-                .ok_or_else(|| ApiError::internal("checking", "no provider URL"))?;
-            let list = published_list(&col, &name, &base, &survey, cohort).await?;
-            let claim = Claim {
-                name: &name,
-                merkle_root: &result.merkle_root,
-                uploads: result.uploads,
-                rows,
-                rows_may_be_fewer: false,
-            };
-            match list_mismatch(&list, &survey, cohort, &claim) {
-                Some(why) => (
-                    CollectorCohort::Failed,
-                    records,
-                    None,
-                    None,
-                    Some(why.clone()),
-                    Some(why),
-                    None,
-                ),
-                None => (
-                    new_status,
-                    records,
-                    data,
-                    qa,
-                    note,
-                    None,
-                    Some(ReceiptRoot {
-                        cohort,
-                        service: row.template.upload_url.clone(),
-                        count: list.count,
-                        merkle_root: list.merkle_root,
-                    }),
-                ),
-            }
-        } else {
-            (new_status, records, data, qa, note, refusal, None)
-        };
     let s = survey.clone();
     let root = result.merkle_root.clone();
     let nonces = result.nonces;
-    let share_services = row.plan.share_services;
+    let roots: Vec<(u32, ReceiptRoot)> = lists
+        .iter()
+        .enumerate()
+        .map(|(i, (_, list))| {
+            (
+                i as u32,
+                ReceiptRoot {
+                    cohort,
+                    service: service_url(&row, i),
+                    count: list.count,
+                    merkle_root: list.merkle_root.clone(),
+                },
+            )
+        })
+        .collect();
     col.0
         .store
         .run(move |c| {
-            if let Some(r) = &accepted_root {
-                store_receipt_root(c, &s, 0, r)?;
+            for (i, r) in &roots {
+                store_receipt_root(c, &s, *i, r)?;
             }
-            record_outcome(
+            let known = (share == 0).then_some(nonces.as_slice());
+            settle(
                 c,
                 &s,
                 cohort,
                 Outcome {
-                    status: new_status,
+                    settlement,
                     records,
                     data,
                     qa,
@@ -497,21 +534,40 @@ pub(super) async fn cohort_result(
                     result_hash: hash,
                     note,
                 },
-            )?;
-            if new_status != CollectorCohort::Failed {
-                let known = (share_services == 0).then_some(nonces.as_slice());
-                settle_invitations(c, &s, cohort, known)?;
-            }
-            Ok::<(), ApiError>(())
+                known,
+            )
         })
         .await?;
     col.maybe_release(&survey).await?;
-    match refusal {
-        Some(why) => Err(ApiError::unprocessable(why)),
-        None => Ok(ok()),
+    Ok(received(cohort, settlement))
+}
+
+/// The settlement a settled cohort's state records (for a repeated hand-over's answer).
+fn settlement_of(status: CollectorCohort) -> Settlement {
+    match status {
+        CollectorCohort::Empty => Settlement::Empty,
+        CollectorCohort::Withheld => Settlement::Withheld,
+        CollectorCohort::Spoilt | CollectorCohort::Failed => Settlement::Spoilt,
+        _ => Settlement::Received,
     }
 }
 
+/// The upload address of the service with index `i` (the provider in the basic protocol), as a
+/// receipt names it.
+fn service_url(row: &SurveyRow, i: usize) -> String {
+    match &row.template.masking.share_mode {
+        Some(share) => share.providers.get(i).cloned().unwrap_or_default(),
+        None => row.template.upload_url.clone(),
+    }
+}
+
+fn row_major(m: &DMatrix<f64>) -> Vec<f64> {
+    (0..m.nrows())
+        .flat_map(|i| m.row(i).iter().copied().collect::<Vec<_>>())
+        .collect()
+}
+
+/// `PUT /api/peer/surveys/{id}/cohorts/{k}/parts/{i}`: right-masking service `i`'s part.
 pub(super) async fn share_part(
     State(col): State<Collector>,
     headers: HeaderMap,
@@ -524,34 +580,20 @@ pub(super) async fn share_part(
             "the part's survey, cohort or index differs from the URL's",
         ));
     }
-    let block = part.block.to_matrix().map_err(ApiError::bad_request)?;
+    let block = part.block.to_fixed().map_err(ApiError::bad_request)?;
+    if !(part.scale.is_finite() && part.scale >= 0.0) {
+        return Err(ApiError::bad_request(
+            "the part's scale must be finite and not negative",
+        ));
+    }
     let canonical = serde_json::to_vec(&part).map_err(|e| ApiError::internal("part", e))?;
     let hash = sha256_hex(&canonical);
-    let s = survey.clone();
-    let values: Vec<f64> = (0..block.nrows())
-        .flat_map(|i| block.row(i).iter().copied().collect::<Vec<_>>())
-        .collect();
-    let (nrows, ncols) = block.shape();
-    let blob = f64s_to_blob(&values);
-    let root = part.merkle_root.clone();
-    let uploads = part.uploads;
-    let (row, complete) = col
+    let (s, h) = (survey.clone(), hash.clone());
+    let (row, status, existing, refused) = col
         .0
         .store
-        .run(move |c| -> Result<(SurveyRow, bool), ApiError> {
+        .run(move |c| -> Result<_, ApiError> {
             let row = load_survey(c, &s)?;
-            let k = row.plan.share_services;
-            if k == 0 || index as usize >= k {
-                return Err(ApiError::bad_request(format!(
-                    "survey {s:?} has no right-masking service {index}"
-                )));
-            }
-            if ncols != row.registration.p() {
-                return Err(ApiError::bad_request(format!(
-                    "the part has {ncols} columns; the survey's records have {}",
-                    row.registration.p()
-                )));
-            }
             let (status, _) = before_hand_over(c, &s, cohort)?;
             let existing: Option<String> = c
                 .query_row(
@@ -561,66 +603,108 @@ pub(super) async fn share_part(
                 )
                 .optional()
                 .map_err(sql)?;
-            // A retry of a part already stored may be the only chance to combine the cohort: the
-            // last part may have been stored by a request that failed (crash, store error)
-            // before combining. So a retry combines whenever every part is in and the cohort is
-            // not resolved yet (issue 10 §6).
-            let all_parts_in = |c: &Connection| Ok::<_, ApiError>(parts_stored(c, &s, cohort)? == k);
-            match existing {
-                Some(h) if h == hash => {
-                    let again = all_parts_in(c)? && !status.is_settled();
-                    return Ok((row, again));
-                }
-                Some(_) => {
-                    return Err(ApiError::conflict(format!(
-                        "right-masking service {index} already sent a different part for cohort {cohort}"
-                    )));
-                }
-                None if status.is_settled() => {
-                    return Err(ApiError::conflict(format!("cohort {cohort} is already {status}")));
-                }
-                None => {}
+            Ok((row, status, existing, refused_before(c, &s, cohort, &h)?))
+        })
+        .await?;
+    let k = row.plan.share_services;
+    if k == 0 || index as usize >= k {
+        return Err(ApiError::bad_request(format!(
+            "survey {survey:?} has no right-masking service {index}"
+        )));
+    }
+    if let Some(why) = refused {
+        return Err(ApiError::unprocessable(why));
+    }
+    if block.ncols() != row.registration.p1() {
+        return Err(ApiError::bad_request(format!(
+            "the part has {} columns; the survey's data columns are {}",
+            block.ncols(),
+            row.registration.p1()
+        )));
+    }
+    match existing {
+        // A retry of a part already stored may be the only chance to combine the cohort: the
+        // last part may have been stored by a request that failed (crash, store error) before
+        // combining. So a retry combines whenever every part is in and the cohort is not
+        // settled yet (issue 10 §6).
+        Some(h) if h == hash => {
+            let s = survey.clone();
+            let complete = col
+                .0
+                .store
+                .run(move |c| parts_stored(c, &s, cohort))
+                .await?
+                == k;
+            if complete && !status.is_settled() {
+                combine(&col, &survey, cohort, row).await?;
+                col.maybe_release(&survey).await?;
             }
+            return Ok(part_received(cohort, index));
+        }
+        Some(_) => {
+            return Err(ApiError::conflict(format!(
+                "right-masking service {index} already sent a different part for cohort {cohort}"
+            )));
+        }
+        None if status.is_settled() => {
+            return Err(ApiError::conflict(format!(
+                "cohort {cohort} is already {status}"
+            )));
+        }
+        None => {}
+    }
+    // The part's claim — its service's uploads — is checked against that service's list before
+    // it is stored, so a part that is not believed never blocks the genuine one.
+    let services = col.upload_services(k)?;
+    let (name, base) = &services[index as usize];
+    let list = published_list(&col, name, base, &survey, cohort).await?;
+    if let Err(why) = claims::judge_share_part(
+        &list,
+        &survey,
+        cohort,
+        name,
+        &part.merkle_root,
+        part.uploads,
+        block.nrows(),
+    ) {
+        return refuse(&col, &survey, cohort, name, hash, why).await;
+    }
+    let (nrows, ncols) = (block.nrows(), block.ncols());
+    let blob = block.to_le_bytes();
+    let scale = part.scale;
+    let root = ReceiptRoot {
+        cohort,
+        service: service_url(&row, index as usize),
+        count: list.count,
+        merkle_root: list.merkle_root,
+    };
+    let s = survey.clone();
+    let complete = col
+        .0
+        .store
+        .run(move |c| -> Result<bool, ApiError> {
             c.execute(
-                "INSERT INTO share_parts (survey, cohort, idx, body_hash, nrows, ncols, data, merkle_root)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                (&s, cohort, index, &hash, nrows, ncols, &blob, &root),
+                "INSERT INTO share_parts (survey, cohort, idx, body_hash, nrows, ncols, data, merkle_root, scale)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                (&s, cohort, index, &hash, nrows, ncols, &blob, &root.merkle_root, scale),
             )
             .map_err(sql)?;
-            // What the part claims of its service's receipts; checked when the cohort combines.
-            let service = row
-                .template
-                .masking
-                .share_mode
-                .as_ref()
-                .and_then(|m| m.providers.get(index as usize))
-                .cloned()
-                .unwrap_or_default();
-            store_receipt_root(
-                c,
-                &s,
-                index,
-                &ReceiptRoot {
-                    cohort,
-                    service,
-                    count: uploads,
-                    merkle_root: root.clone(),
-                },
-            )?;
-            Ok((row, all_parts_in(c)?))
+            store_receipt_root(c, &s, index, &root)?;
+            Ok(parts_stored(c, &s, cohort)? == k)
         })
         .await?;
     if complete {
-        let refused = combine(&col, &survey, cohort, row).await?;
+        combine(&col, &survey, cohort, row).await?;
         col.maybe_release(&survey).await?;
-        if let Some(why) = refused {
-            return Err(ApiError::unprocessable(why));
-        }
     }
-    Ok(json(
+    Ok(part_received(cohort, index))
+}
+
+fn part_received(cohort: u32, index: u32) -> Response {
+    json(
         StatusCode::OK,
         &serde_json::json!({"cohort": cohort, "index": index, "received": true}),
-    ))
+    )
 }
 
 /// How many right-masking services' parts of cohort `cohort` are stored.
@@ -633,7 +717,7 @@ fn parts_stored(c: &Connection, survey: &str, cohort: u32) -> Result<usize, ApiE
     .map_err(sql)
 }
 
-/// Combine every cohort whose parts are all stored but which was never resolved (the collector
+/// Combine every cohort whose parts are all stored but which was never settled (the collector
 /// stopped between storing the last part and combining): run at start-up.
 ///
 /// # Errors
@@ -678,19 +762,19 @@ pub(super) async fn resume_combining(col: &Collector) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Sum the `K₁` parts `A Xⁱ` of a cohort, keep the `p₁` data columns and check QA; a cohort
-/// that passes is accepted only if every part matches the receipt list its right-masking service
-/// published (issue 10 §5). `Some(why)` when that check refused the cohort.
+/// Sum the `K₁` believed parts of a cohort modulo `2¹²⁸` — their cancelling masks telescope —
+/// into `A X_{p₁}`, and check QA (`orthomask_core::protocol::share_handover::combine_parts`):
+/// the cohort is received, or spoilt when the sum fails (fewer rows than the floor, parts of
+/// different shapes, QA).
 ///
 /// # Errors
-/// Store errors; 503 when a published list cannot be fetched (nothing is recorded, a retry of
-/// the part combines again).
+/// Store errors.
 async fn combine(
     col: &Collector,
     survey: &str,
     cohort: u32,
     row: SurveyRow,
-) -> Result<Option<String>, ApiError> {
+) -> Result<(), ApiError> {
     let s = survey.to_owned();
     let parts = col
         .0
@@ -698,7 +782,7 @@ async fn combine(
         .run(move |c| -> Result<Vec<StoredPart>, ApiError> {
             let mut stmt = c
                 .prepare(
-                    "SELECT nrows, ncols, data, merkle_root FROM share_parts
+                    "SELECT nrows, ncols, data, merkle_root, scale FROM share_parts
                      WHERE survey = ?1 AND cohort = ?2 ORDER BY idx",
                 )
                 .map_err(sql)?;
@@ -706,129 +790,76 @@ async fn combine(
             let mut out = Vec::new();
             while let Some(r) = q.next().map_err(sql)? {
                 let blob: Option<Vec<u8>> = r.get(2).map_err(sql)?;
-                out.push((
-                    r.get(0).map_err(sql)?,
-                    r.get(1).map_err(sql)?,
-                    blob_to_f64s(&blob.unwrap_or_default())?,
-                    r.get(3).map_err(sql)?,
-                ));
+                out.push(StoredPart {
+                    rows: r.get(0).map_err(sql)?,
+                    cols: r.get(1).map_err(sql)?,
+                    data: blob.unwrap_or_default(),
+                    merkle_root: r.get(3).map_err(sql)?,
+                    scale: r.get(4).map_err(sql)?,
+                });
             }
             Ok(out)
         })
         .await?;
-    let roots: Vec<String> = parts.iter().map(|p| p.3.clone()).collect();
-    let rows: Vec<usize> = parts.iter().map(|p| p.0).collect();
-    let services = col.upload_services(row.plan.share_services)?;
-    let s = survey.to_owned();
-    let claims = col
-        .0
-        .store
-        .run(move |c| receipt_roots(c, &s, cohort))
-        .await?;
+    let roots: Vec<String> = parts.iter().map(|p| p.merkle_root.clone()).collect();
     let design = row
         .template
         .design()
         .map_err(|e| ApiError::internal("combining", e))?;
-    let min = row.plan.min_cohort_size;
+    let floor = cohort_floor(&row)?;
     let combined = crate::compute::core_task(move || {
-        let blocks: Vec<DMatrix<f64>> = parts
-            .iter()
-            .map(|(r, c, v, _)| DMatrix::from_row_slice(*r, *c, v))
-            .collect();
-        let n = blocks.first().map_or(0, DMatrix::nrows);
-        if n < min {
-            return Err(format!(
-                "the parts have {n} records, fewer than the minimum cohort size {min}"
-            ));
+        let n = parts.first().map_or(0, |p| p.rows);
+        if let Some(why) = orthomask_survey::floors::withheld_reason(n, floor) {
+            return Err(format!("the parts should have been withheld: {why}"));
         }
-        combine_shares(&design, &blocks).map_err(|e| e.to_string())
+        let fixed = parts
+            .iter()
+            .map(|p| FixedMatrix::from_le_bytes(p.rows, p.cols, &p.data))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let scale: f64 = parts.iter().map(|p| p.scale).sum();
+        combine_parts(&design, &fixed, scale).map_err(|e| e.to_string())
     })
     .await
     .map_err(|e| ApiError::internal("combining", e))?;
-    let hash = sha256_hex(roots.join(",").as_bytes());
-    let s = survey.to_owned();
-    let root = roots.join(",");
-    // A refusal needs no evidence; an acceptance needs every service's published list.
-    let mut refused = None;
-    if combined.is_ok() {
-        for (i, ((name, base), rows)) in services.iter().zip(&rows).enumerate() {
-            let list = published_list(col, name, base, survey, cohort).await?;
-            let why = match claims.iter().find(|(idx, _)| *idx as usize == i) {
-                Some((_, claim)) => list_mismatch(
-                    &list,
-                    survey,
-                    cohort,
-                    &Claim {
-                        name,
-                        merkle_root: &roots[i],
-                        uploads: claim.count,
-                        rows: *rows,
-                        rows_may_be_fewer: true,
-                    },
-                ),
-                None => Some(format!(
-                    "the part of {name} for cohort {cohort} names no upload count"
-                )),
-            };
-            if why.is_some() {
-                refused = why;
-                break;
-            }
-        }
-    }
-    let combined = match (&refused, combined) {
-        (Some(why), _) => Err(why.clone()),
-        (None, c) => c,
-    };
     let outcome = match combined {
-        Ok((data, qa)) => {
-            let n = data.nrows();
-            let values: Vec<f64> = (0..n)
-                .flat_map(|i| data.row(i).iter().copied().collect::<Vec<_>>())
-                .collect();
-            let qa = qa
+        Ok((data, qa)) => Outcome {
+            settlement: Settlement::Received,
+            records: data.nrows(),
+            data: Some(f64s_to_blob(&row_major(&data))),
+            qa: qa
                 .as_ref()
                 .map(|q| serde_json::to_string(&StoredQa::from(q)))
                 .transpose()
-                .map_err(|e| ApiError::internal("QA", e))?;
-            (
-                CollectorCohort::Received,
-                n,
-                Some(f64s_to_blob(&values)),
-                qa,
-                None,
-            )
-        }
-        Err(why) => (CollectorCohort::Failed, 0, None, None, Some(why)),
+                .map_err(|e| ApiError::internal("QA", e))?,
+            merkle_root: roots.join(","),
+            result_hash: sha256_hex(roots.join(",").as_bytes()),
+            note: None,
+        },
+        Err(why) => Outcome {
+            settlement: Settlement::Spoilt,
+            records: 0,
+            data: None,
+            qa: None,
+            merkle_root: roots.join(","),
+            result_hash: sha256_hex(roots.join(",").as_bytes()),
+            note: Some(why),
+        },
     };
+    let s = survey.to_owned();
     col.0
         .store
         .run(move |c| -> Result<(), ApiError> {
-            let (status, records, data, qa, note) = outcome;
-            record_outcome(
-                c,
-                &s,
-                cohort,
-                Outcome {
-                    status,
-                    records,
-                    data,
-                    qa,
-                    merkle_root: root,
-                    result_hash: hash,
-                    note,
-                },
-            )?;
+            settle(c, &s, cohort, outcome, None)?;
             c.execute(
                 "UPDATE share_parts SET data = NULL WHERE survey = ?1 AND cohort = ?2",
                 (&s, cohort),
             )
             .map_err(sql)?;
-            settle_invitations(c, &s, cohort, None)?;
             Ok(())
         })
         .await?;
     // Each part alone is `A Xⁱ`: out of the files now, not at the next automatic checkpoint.
     col.0.store.checkpoint().await.map_err(ApiError::from)?;
-    Ok(refused)
+    Ok(())
 }

@@ -15,13 +15,14 @@
 //! (the live demonstrations `serve all` creates and the public list of them).
 
 mod admin;
+mod claims;
 mod demonstrations;
 mod handover;
 mod participants;
 mod release;
 
 use crate::error::{ApiError, ServerError, StoreError};
-use crate::http::{ApiJson, ApiPath, ApiQuery, json, require_bearer};
+use crate::http::{ApiJson, ApiPath, json, require_bearer};
 use crate::outbox::{PeerClient, PeerError};
 use crate::states::{CohortStep, CollectorCohort, SurveyState};
 use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
@@ -32,7 +33,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use nalgebra::DMatrix;
-use orthomask_core::protocol::collusion::combine_shares;
 use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::tm2::{DataCollector, UnmaskedCohort};
 use orthomask_formats::csv::{Precision, write_table};
@@ -51,8 +51,8 @@ use tokio::sync::watch;
 pub use demonstrations::Demonstration;
 
 use admin::{
-    admin_status, close_one_cohort, close_survey, create_survey, invitations, list_surveys,
-    public_status, requeue, survey_view,
+    admin_status, close_one_cohort, close_survey, cohort_fate, create_survey, invitations,
+    leave_out, list_surveys, public_status, requeue, survey_view,
 };
 use demonstrations::list_demonstrations;
 use handover::{cohort_result, share_part};
@@ -113,7 +113,17 @@ CREATE TABLE IF NOT EXISTS cohorts (
     merkle_root TEXT,
     result_hash TEXT,
     note TEXT,
+    reopened INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (survey, cohort)
+);
+CREATE TABLE IF NOT EXISTS refused_handovers (
+    survey TEXT NOT NULL,
+    cohort INTEGER NOT NULL,
+    service TEXT NOT NULL,
+    body_hash TEXT NOT NULL,
+    why TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (survey, cohort, body_hash)
 );
 CREATE TABLE IF NOT EXISTS share_parts (
     survey TEXT NOT NULL,
@@ -124,6 +134,7 @@ CREATE TABLE IF NOT EXISTS share_parts (
     ncols INTEGER NOT NULL,
     data BLOB,
     merkle_root TEXT NOT NULL,
+    scale REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (survey, cohort, idx)
 );
 CREATE TABLE IF NOT EXISTS receipt_roots (
@@ -142,7 +153,8 @@ CREATE TABLE IF NOT EXISTS invitations (
     opened_at TEXT,
     used_at TEXT,
     cohort INTEGER,
-    nonce TEXT
+    nonce TEXT,
+    reopened INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS credentials (
     survey TEXT NOT NULL REFERENCES surveys(id),
@@ -154,12 +166,21 @@ CREATE TABLE IF NOT EXISTS releases (
     survey TEXT PRIMARY KEY REFERENCES surveys(id),
     csv TEXT NOT NULL,
     manifest TEXT NOT NULL,
-    released_at TEXT NOT NULL
+    released_at TEXT NOT NULL,
+    erased_at TEXT
 );
 ";
 
-/// A stored share part: rows, columns, values row by row, Merkle root.
-type StoredPart = (usize, usize, Vec<f64>, String);
+/// A stored share part.
+struct StoredPart {
+    rows: usize,
+    cols: usize,
+    /// The fixed-point entries as stored (`FixedMatrix::to_le_bytes`).
+    data: Vec<u8>,
+    merkle_root: String,
+    /// The sending service's rounding scale.
+    scale: f64,
+}
 
 struct Inner {
     cfg: CollectorConfig,
@@ -298,6 +319,9 @@ impl Collector {
                     eprintln!("orthomask-server: collector: releasing {survey}: {e}");
                 }
             }
+            if let Err(e) = sweeper.erase_released().await {
+                eprintln!("orthomask-server: collector: erasing after a release: {e}");
+            }
         })];
         Ok((collector, tasks, closed))
     }
@@ -307,8 +331,12 @@ impl Collector {
         let public = Router::new()
             .route("/api/deployment", get(deployment))
             .route("/api/surveys", get(list_demonstrations))
-            .route("/api/surveys/{survey}/definition", get(definition))
+            .route("/api/surveys/{survey}/definition", post(definition))
             .route("/api/surveys/{survey}/status", get(public_status))
+            .route(
+                "/api/surveys/{survey}/cohorts/{cohort}/fate",
+                get(cohort_fate),
+            )
             .route("/api/surveys/{survey}/release.csv", get(release_csv))
             .route("/api/surveys/{survey}/manifest.json", get(manifest_json))
             .route("/api/health", get(health))
@@ -322,6 +350,10 @@ impl Collector {
             .route(
                 "/api/admin/surveys/{survey}/cohorts/{cohort}/close",
                 post(close_one_cohort),
+            )
+            .route(
+                "/api/admin/surveys/{survey}/cohorts/{cohort}/leave-out",
+                post(leave_out),
             )
             .with_state(self.clone());
         let peer = Router::new()

@@ -14,81 +14,92 @@ use orthomask_survey::trust::{
     DefinitionOffer, NONCE_BYTES, SignedDefinition, UploadCredential, nonce_text,
 };
 
-/// What a definition request decided.
+/// What a request for a place decided.
 enum Assignment {
-    Assigned(u32),
+    /// A place in this cohort with this credential nonce (new, or the one the invitation holds).
+    Assigned(u32, String),
+    /// The cohort being filled moved on meanwhile: try again.
     Retry,
 }
 
+/// `POST /api/surveys/{id}/definition`: the body of a request for a place.
 #[derive(Deserialize)]
-pub(super) struct DefinitionQuery {
+#[serde(deny_unknown_fields)]
+pub(super) struct PlaceRequest {
+    /// The invitation token, for a survey by invitation.
+    #[serde(default)]
     pub(super) invite: Option<String>,
 }
 
+/// The cohort and nonce an invitation holds, if it holds a place: `Ok(None)` when it holds
+/// none; a 409 while the cohort it holds is closed and its hand-over not in (whether its upload
+/// is in it is known only then: `handover::settle`).
+fn held_place(
+    c: &Connection,
+    survey: &str,
+    invite_hash: &str,
+) -> Result<Option<(u32, String)>, ApiError> {
+    let held: Option<(Option<u32>, Option<String>)> = c
+        .query_row(
+            "SELECT cohort, nonce FROM invitations WHERE token_hash = ?1 AND survey = ?2",
+            (invite_hash, survey),
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(sql)?;
+    let Some((Some(k), Some(nonce))) = held else {
+        return Ok(None);
+    };
+    let status: CollectorCohort = c
+        .query_row(
+            "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+            (survey, k),
+            |r| r.get(0),
+        )
+        .map_err(sql)?;
+    if !status.takes_participants() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "the group this invitation joined has just closed and is being processed; open the \
+             link again in a few minutes",
+        ));
+    }
+    Ok(Some((k, nonce)))
+}
+
+/// Take a place: the signed definition of the cohort being filled and a credential for one
+/// upload. A POST with a JSON body, never a GET (issue 20 §7): taking a place is a side effect,
+/// and a cross-site page can neither send this request (a JSON body needs a CORS preflight the
+/// services refuse to foreign origins; a form's content type gets 415) nor make its visitors
+/// burn places with an `<img src>`. The invitation travels in the body, not in a URL.
+///
+/// An invitation holds at most one place: every request with it — however many arrive at once —
+/// gets the cohort and credential nonce it holds while that cohort is open. The check and the
+/// taking are one transaction (issue 20 §4).
 pub(super) async fn definition(
     State(col): State<Collector>,
     ApiPath(survey): ApiPath<String>,
-    ApiQuery(query): ApiQuery<DefinitionQuery>,
+    ApiJson(request): ApiJson<PlaceRequest>,
 ) -> Result<Response, ApiError> {
-    let invite_hash = query
+    let invite_hash = request
         .invite
         .as_deref()
         .map(|t| sha256_hex(t.trim().as_bytes()));
-    // An invitation opened before gets its cohort and nonce again while that cohort is open.
-    if let Some(hash) = invite_hash.clone() {
-        let s = survey.clone();
-        let reopened = col
-            .0
-            .store
-            .run(
-                move |c| -> Result<Option<(SurveyRow, u32, String)>, ApiError> {
-                    let row = load_survey(c, &s)?;
-                    check_participation(c, &s, &row, Some(&hash))?;
-                    let held: Option<(Option<u32>, Option<String>)> = c
-                        .query_row(
-                            "SELECT cohort, nonce FROM invitations WHERE token_hash = ?1",
-                            [&hash],
-                            |r| Ok((r.get(0)?, r.get(1)?)),
-                        )
-                        .optional()
-                        .map_err(sql)?;
-                    let Some((Some(k), Some(nonce))) = held else {
-                        return Ok(None);
-                    };
-                    let status: CollectorCohort = c
-                        .query_row(
-                            "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
-                            (&s, k),
-                            |r| r.get(0),
-                        )
-                        .map_err(sql)?;
-                    if !status.takes_participants() {
-                        // Closed, its hand-over not yet in: whether this invitation's upload is in
-                        // it is known when the hand-over arrives (see `handover::settle_invitations`).
-                        return Err(ApiError::new(
-                            StatusCode::CONFLICT,
-                            "the group this invitation joined has just closed and is being \
-                         processed; open the link again in a few minutes",
-                        ));
-                    }
-                    Ok(Some((row, k, nonce)))
-                },
-            )
-            .await?;
-        if let Some((row, k, nonce)) = reopened {
-            return col.offer(&survey, &row, k, &nonce);
-        }
-    }
     for _ in 0..8 {
         let s = survey.clone();
         let ih = invite_hash.clone();
-        // 1. Which cohort is being filled, and is it open at the services yet?
-        let (row, cohort, opened) = col
+        // 1. Which cohort is being filled, and is it open at the services yet? (An invitation
+        //    that holds a place is answered with it at once.)
+        let (row, cohort, opened, held) = col
             .0
             .store
             .run(move |c| -> Result<_, ApiError> {
                 let row = load_survey(c, &s)?;
                 check_participation(c, &s, &row, ih.as_deref())?;
+                let held = match &ih {
+                    Some(h) => held_place(c, &s, h)?,
+                    None => None,
+                };
                 let k = row.current_cohort;
                 let opened: Option<bool> = c
                     .query_row(
@@ -98,9 +109,12 @@ pub(super) async fn definition(
                     )
                     .optional()
                     .map_err(sql)?;
-                Ok((row, k, opened.unwrap_or(false)))
+                Ok((row, k, opened.unwrap_or(false), held))
             })
             .await?;
+        if let Some((k, nonce)) = held {
+            return col.offer(&survey, &row, k, &nonce);
+        }
         let share = row.plan.share_services;
         if !opened {
             // 2. Open it at the provider (or the right-masking services) before anyone can
@@ -121,11 +135,11 @@ pub(super) async fn definition(
                 .await?;
         }
         // 3. Take a place in it (and tie the invitation to it and to this nonce) in one
-        //    transaction.
+        //    transaction — unless the invitation took one meanwhile (a parallel request), which
+        //    is then the answer.
         let nonce = fresh_nonce()?;
         let s = survey.clone();
         let ih = invite_hash.clone();
-        let n = nonce.clone();
         let m = row.plan.cohort_size;
         let assignment = col
             .0
@@ -133,6 +147,11 @@ pub(super) async fn definition(
             .run(move |c| -> Result<Assignment, ApiError> {
                 let row = load_survey(c, &s)?;
                 check_participation(c, &s, &row, ih.as_deref())?;
+                if let Some(h) = &ih
+                    && let Some((k, held)) = held_place(c, &s, h)?
+                {
+                    return Ok(Assignment::Assigned(k, held));
+                }
                 if row.current_cohort != cohort {
                     return Ok(Assignment::Retry);
                 }
@@ -155,24 +174,24 @@ pub(super) async fn definition(
                     advance(c, &s, cohort)?;
                 }
                 // Every credential issued is remembered, so that a hand-over can be checked
-                // against them (`handover::check_nonces`).
+                // against them (`claims::judge_basic`).
                 c.execute(
                     "INSERT INTO credentials (survey, cohort, nonce) VALUES (?1, ?2, ?3)",
-                    (&s, cohort, &n),
+                    (&s, cohort, &nonce),
                 )
                 .map_err(sql)?;
                 if let Some(h) = &ih {
                     c.execute(
                         "UPDATE invitations SET opened_at = ?2, cohort = ?3, nonce = ?4
                          WHERE token_hash = ?1",
-                        (h, crate::time::now_rfc3339(), cohort, &n),
+                        (h, crate::time::now_rfc3339(), cohort, &nonce),
                     )
                     .map_err(sql)?;
                 }
-                Ok(Assignment::Assigned(cohort))
+                Ok(Assignment::Assigned(cohort, nonce))
             })
             .await?;
-        if let Assignment::Assigned(k) = assignment {
+        if let Assignment::Assigned(k, nonce) = assignment {
             return col.offer(&survey, &row, k, &nonce);
         }
     }

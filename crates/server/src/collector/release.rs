@@ -71,15 +71,39 @@ impl Collector {
                 let mut notes = Vec::new();
                 let failures: Vec<String> = rows
                     .iter()
-                    .filter(|r| r.1 == CollectorCohort::Failed)
-                    .map(|r| {
-                        format!(
-                            "cohort {} was left out: {}",
-                            r.0,
-                            r.5.clone().unwrap_or_default()
-                        )
+                    .filter_map(|r| {
+                        let why = r.5.clone().unwrap_or_default();
+                        match r.1 {
+                            CollectorCohort::Spoilt => Some(format!(
+                                "cohort {} was left out and its participants asked to answer \
+                                 again in a new cohort: {why}",
+                                r.0
+                            )),
+                            CollectorCohort::Failed => Some(format!(
+                                "cohort {} was left out by the survey team: {why}",
+                                r.0
+                            )),
+                            _ => None,
+                        }
                     })
                     .collect();
+                // Issue 20 §5: a cohort whose services published receipts but which gives no
+                // rows is named, whatever the reason, so that a participant holding a receipt
+                // of it knows their upload is not in the release.
+                for (cohort, status, ..) in &rows {
+                    if *status == CollectorCohort::Received {
+                        continue;
+                    }
+                    for (_, root) in super::handover::receipt_roots(c, &s, *cohort)? {
+                        if root.count > 0 {
+                            notes.push(format!(
+                                "cohort {cohort}: {} published {} receipts but the cohort \
+                                 contributes no rows to this release ({status})",
+                                root.service, root.count
+                            ));
+                        }
+                    }
+                }
                 let mut received = Vec::new();
                 for (cohort, status, records, data, qa, note) in rows {
                     match status {
@@ -154,11 +178,101 @@ impl Collector {
                         (&s, released),
                     )
                     .map_err(sql)?;
+                    // Issue 20 §1: the per-cohort data go in the same transaction as the
+                    // release appears, so there is no moment with both.
+                    erase_cohort_data(c, &s)?;
                 }
+                Ok(())
+            })
+            .await?;
+        if let Err(e) = self.erase_after_release(survey).await {
+            // The release stands; the erasure is retried at the next start-up.
+            eprintln!("orthomask-server: collector: erasing {survey} after its release: {e}");
+        }
+        Ok(())
+    }
+
+    /// Issue 20 §1, shrinking the window: once a survey is released the collector keeps the
+    /// release and its manifest and nothing that could be combined with another party's view —
+    /// the per-cohort `A₂,k X₁,k` (or `A X₁`) and share parts are gone with the release itself
+    /// ([`erase_cohort_data`]), the write-ahead log is checkpointed and truncated, the survey's
+    /// key (from which `B_k` and `A₁` derive) leaves the key file, and every service that held
+    /// the survey's data is told to erase its vectors and key (`POST …/released`). Done once
+    /// every service confirmed (`releases.erased_at`); retried at start-up until then.
+    ///
+    /// # Errors
+    /// Store or key-file errors; a service that cannot be reached (its erasure waits).
+    pub(super) async fn erase_after_release(&self, survey: &str) -> Result<(), ApiError> {
+        let s = survey.to_owned();
+        let share = self
+            .0
+            .store
+            .run(move |c| -> Result<usize, ApiError> {
+                erase_cohort_data(c, &s)?;
+                Ok(load_survey(c, &s)?.plan.share_services)
+            })
+            .await?;
+        self.0.store.checkpoint().await.map_err(ApiError::from)?;
+        self.0
+            .keys
+            .erase(survey)
+            .map_err(|e| ApiError::internal("erasing the survey's key", e))?;
+        for (name, url) in self.handover_services(share)? {
+            self.call_peer(
+                &name,
+                reqwest::Method::POST,
+                format!("{url}/api/peer/surveys/{survey}/released"),
+                None,
+            )
+            .await?;
+        }
+        let s = survey.to_owned();
+        self.0
+            .store
+            .run(move |c| -> Result<(), ApiError> {
+                c.execute(
+                    "UPDATE releases SET erased_at = ?2 WHERE survey = ?1",
+                    (&s, crate::time::now_rfc3339()),
+                )
+                .map_err(sql)?;
                 Ok(())
             })
             .await
     }
+
+    /// [`erase_after_release`](Self::erase_after_release) for every release whose erasure has
+    /// not been confirmed (run at start-up).
+    ///
+    /// # Errors
+    /// Store errors; the first survey whose erasure failed.
+    pub(super) async fn erase_released(&self) -> Result<(), ApiError> {
+        let pending = self
+            .0
+            .store
+            .run(|c| -> Result<Vec<String>, ApiError> {
+                let mut stmt = c
+                    .prepare("SELECT survey FROM releases WHERE erased_at IS NULL")
+                    .map_err(sql)?;
+                stmt.query_map([], |r| r.get(0))
+                    .map_err(sql)?
+                    .collect::<Result<_, _>>()
+                    .map_err(sql)
+            })
+            .await?;
+        for survey in pending {
+            self.erase_after_release(&survey).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Overwrite (with `secure_delete`) every per-cohort vector of a survey the collector holds.
+fn erase_cohort_data(c: &Connection, survey: &str) -> Result<(), ApiError> {
+    c.execute("UPDATE cohorts SET data = NULL WHERE survey = ?1", [survey])
+        .map_err(sql)?;
+    c.execute("DELETE FROM share_parts WHERE survey = ?1", [survey])
+        .map_err(sql)?;
+    Ok(())
 }
 
 /// The manifest's warning on a demonstration's release: in the basic protocol anyone who opened

@@ -3,17 +3,23 @@
 //! `orthomask_survey::client`), fit regressions.
 #![allow(dead_code)]
 
+pub mod tap;
+
 use nalgebra::DMatrix;
 use orthomask_core::key::Key;
 use orthomask_server::Limits;
 use orthomask_server::run::{AllConfig, AllRunning, start_all};
+use orthomask_server::wire::Registration;
 use orthomask_stats::dataset::Dataset;
 use orthomask_stats::design::Intercept;
 use orthomask_stats::linear::LinearRegression;
 use orthomask_survey::client as device;
 use orthomask_survey::coding::Answer;
 use orthomask_survey::definition::SurveyDefinition;
-use orthomask_survey::trust::{DefinitionOffer, Deployment, UploadCredential};
+use orthomask_survey::draft::{Endpoints, SurveyDraft, hydrate, plan_survey};
+use orthomask_survey::trust::{
+    CollectorSigningKey, DefinitionOffer, Deployment, NONCE_BYTES, UploadCredential,
+};
 use orthomask_survey::upload::{Receipt, Upload};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -212,12 +218,32 @@ pub async fn links_at(
         .expect("invitations")
         .iter()
         .map(|i| {
-            i["definition_url"]
-                .as_str()
-                .expect("definition_url")
-                .to_owned()
+            format!(
+                "{}?invite={}",
+                i["definition_url"].as_str().expect("definition_url"),
+                i["token"].as_str().expect("token")
+            )
         })
         .collect()
+}
+
+/// Take a place as the web app does (issue 20 §7): `POST` the definition address with the
+/// invitation, if any, in a JSON body. A test's "link" is the definition URL with
+/// `?invite=TOKEN` appended for an invitation; the token never travels in the request's URL.
+pub async fn take_place(client: &reqwest::Client, link: &str) -> (u16, String) {
+    let (url, body) = match link.split_once("?invite=") {
+        Some((url, token)) => (url, json!({ "invite": token })),
+        None => (link, json!({})),
+    };
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("request");
+    let status = response.status().as_u16();
+    (status, response.text().await.expect("body"))
 }
 
 /// The collector's base URL in one of its definition URLs.
@@ -234,7 +260,7 @@ pub async fn load(
     client: &reqwest::Client,
     definition_url: &str,
 ) -> (SurveyDefinition, UploadCredential) {
-    let (status, text) = get_text(client, definition_url).await;
+    let (status, text) = take_place(client, definition_url).await;
     assert_eq!(status, 200, "{text}");
     let offer: DefinitionOffer = serde_json::from_str(&text).expect("a definition offer");
     let (status, text) = get_text(
@@ -341,18 +367,11 @@ pub async fn wait_for_release(
             return (csv, manifest);
         }
         assert_eq!(status, 404, "{csv}");
-        let (_, view) = send(
-            client,
-            reqwest::Method::GET,
-            &format!("{base}/api/surveys/{survey}/status"),
-            None,
-            None,
-        )
-        .await;
-        assert_ne!(view["status"], "failed", "{view}");
+        // The 404 names the survey's state ("status failed" once nothing can be released).
+        assert!(!csv.contains("status failed"), "{csv}");
         assert!(
             std::time::Instant::now() < deadline,
-            "no release in {seconds} s: {view}"
+            "no release in {seconds} s: {csv}"
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
@@ -416,4 +435,151 @@ pub fn assert_same_regression(raw: &[Vec<f64>], release_csv: &str) {
             assert!(!same, "release row {i} is a raw record");
         }
     }
+}
+
+/// A survey registered straight with one accepting service, as its collector would register it
+/// (the tests that run a provider or a right-masking service alone): planned from [`draft`]
+/// with cohorts of `cohort_size`, signed by `signing`.
+pub struct DirectSurvey {
+    /// Survey id.
+    pub id: String,
+    /// The body of `PUT /api/peer/surveys/{id}`.
+    pub registration: Value,
+    /// The template every device of the survey accepts (its uploads name its digest).
+    pub template: SurveyDefinition,
+    /// Right-masking services (0: the basic protocol).
+    pub share_services: usize,
+    /// The collector key that signed it.
+    pub signing: CollectorSigningKey,
+}
+
+/// Plan [`draft`] `id` with cohorts of `cohort_size` (share mode when `right_services` are
+/// given) and make the registration its collector, holding `signing`, would send.
+pub fn direct_survey(
+    id: &str,
+    cohort_size: usize,
+    right_services: &[String],
+    signing: CollectorSigningKey,
+) -> DirectSurvey {
+    let share = !right_services.is_empty();
+    let draft: SurveyDraft =
+        serde_json::from_value(draft(id, cohort_size, share, true)).expect("a draft");
+    let planned = plan_survey(
+        &draft,
+        Endpoints {
+            provider: "http://provider.invalid",
+            right_services,
+        },
+    )
+    .expect("the test survey plans");
+    let registration = Registration::for_survey(&planned, &signing);
+    DirectSurvey {
+        id: id.to_owned(),
+        registration: serde_json::to_value(&registration).expect("registration"),
+        template: planned.template,
+        share_services: planned.plan.share_services,
+        signing,
+    }
+}
+
+impl DirectSurvey {
+    /// Participant `i`'s honest uploads to cohort `cohort` (one, or one share per service),
+    /// prepared by the participant client with a credential for `nonce`, valid until 2100.
+    /// The device key is a teaching key: the service under test never holds it.
+    pub fn uploads(&self, i: u64, cohort: u32, nonce: [u8; NONCE_BYTES]) -> Vec<(String, Upload)> {
+        let definition = hydrate(
+            &self.template,
+            self.share_services,
+            cohort,
+            &Key::teaching(7),
+        );
+        let credential =
+            UploadCredential::issue(&self.signing, &self.id, cohort, nonce, FAR_FUTURE);
+        device::Client::new(&definition)
+            .expect("the client accepts the definition")
+            .with_credential(credential)
+            .prepare(&answers(i), &token(i), &Key::teaching(50_000 + i))
+            .expect("the client prepares the uploads")
+            .destinations
+            .into_iter()
+            .map(|d| (d.url, d.upload))
+            .collect()
+    }
+
+    /// `base` (an honest upload of cohort 0, from [`DirectSurvey::uploads`]) with its signs
+    /// flipped by the bits of `i`, another token and a credential for `nonce`: a distinct vector
+    /// of exactly the same length, so it passes the provider's size check
+    /// (`orthomask_survey::intake_bounds`) — for tests that need many uploads fast and never
+    /// unmask them.
+    pub fn opaque_upload(
+        &self,
+        base: &Upload,
+        i: u64,
+        token: String,
+        nonce: [u8; NONCE_BYTES],
+    ) -> Upload {
+        let mut upload = base.clone();
+        let mut g = Xorshift::new(i + 1);
+        for v in &mut upload.values {
+            if g.uniform() < 0.5 {
+                *v = -*v;
+            }
+        }
+        upload.token = token;
+        upload.credential = Some(UploadCredential::issue(
+            &self.signing,
+            &self.id,
+            0,
+            nonce,
+            FAR_FUTURE,
+        ));
+        upload
+    }
+}
+
+/// Valid until 2100-01-01 (seconds since 1970).
+pub const FAR_FUTURE: u64 = 4_102_444_800;
+
+/// The administrator's view of a survey (`GET /api/admin/surveys/{id}`).
+pub async fn admin_view(client: &reqwest::Client, all: &AllRunning, survey: &str) -> Value {
+    let (status, view) = send(
+        client,
+        reqwest::Method::GET,
+        &format!("{}/api/admin/surveys/{survey}", all.collector.url()),
+        None,
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 200, "{view}");
+    view
+}
+
+/// Wait (with a generous deadline, never asserting a duration) until the administrator's view
+/// of `survey` satisfies `done`; returns that view.
+pub async fn wait_for_view(
+    client: &reqwest::Client,
+    all: &AllRunning,
+    survey: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        let view = admin_view(client, all, survey).await;
+        if done(&view) {
+            return view;
+        }
+        assert!(std::time::Instant::now() < deadline, "{view}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Invitation `i` of an answer of `POST …/invitations` as a test link ([`take_place`]).
+pub fn invitation_link(list: &Value, i: usize) -> String {
+    format!(
+        "{}?invite={}",
+        list["invitations"][i]["definition_url"]
+            .as_str()
+            .expect("definition_url"),
+        list["invitations"][i]["token"].as_str().expect("token")
+    )
 }
