@@ -128,8 +128,8 @@ fn serve_all_runs_every_service_apart_and_stops_cleanly() {
     );
     assert_eq!(
         all.len(),
-        4,
-        "collector, provider and two right-masking services"
+        5,
+        "collector, provider and three right-masking services (the default)"
     );
     for url in &all {
         let answer = get(url, "/api/health");
@@ -169,6 +169,7 @@ fn serve_all_runs_every_service_apart_and_stops_cleanly() {
         ("msp", "msp.sqlite3"),
         ("right-0", "right.sqlite3"),
         ("right-1", "right.sqlite3"),
+        ("right-2", "right.sqlite3"),
     ] {
         assert!(dir.path().join(service).join(db).exists(), "{service}");
     }
@@ -190,7 +191,7 @@ fn serve_all_runs_every_service_apart_and_stops_cleanly() {
         "{out}"
     );
     assert!(out.trim_end().ends_with("stopped"), "{out}");
-    // Issue 12 §1: the live demonstrations, one line each (share mode's too: two right services).
+    // Issue 12 §1: the live demonstrations, one line each (share mode's too: three right services).
     for demo in [
         "leaps-demo",
         "wellbeing-optional",

@@ -117,15 +117,28 @@ async fn basic_protocol_releases_the_raw_regression_and_publishes_receipts() {
     all.stop().await;
 }
 
-/// Share mode with K₁ = 2 right-masking services: no device holds a right mask, the collector
-/// sums the parts, and the release still reproduces the raw regression.
+/// Share mode with K₁ = 2 right-masking services (each unmasks its own share's leading
+/// columns): no device holds a right mask, the collector sums the parts, and the release still
+/// reproduces the raw regression.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn share_mode_with_two_right_masking_services_releases_the_raw_regression() {
+    share_mode_releases_the_raw_regression(2).await;
+}
+
+/// Share mode with K₁ = 3 (the default): each service unmasks the previous one's share with the
+/// key it was handed on, adds its cancelling mask, and the collector's sum of the masked parts
+/// reproduces the raw regression all the same (`orthomask_core::protocol::share_handover`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_mode_with_three_right_masking_services_releases_the_raw_regression() {
+    share_mode_releases_the_raw_regression(3).await;
+}
+
+async fn share_mode_releases_the_raw_regression(k: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let all = start(dir.path(), 2, None).await;
+    let all = start(dir.path(), k, None).await;
     let http = client();
     let created = create_survey(&http, &all, &draft("shares", 12, true, false)).await;
-    assert_eq!(created["share_services"], 2);
+    assert_eq!(created["share_services"], k);
     let definition_url = created["definition_url"].as_str().unwrap().to_owned();
     let mut raw = Vec::new();
     let mut tasks = Vec::new();
@@ -139,10 +152,11 @@ async fn share_mode_with_two_right_masking_services_releases_the_raw_regression(
     let mut all_sent = Vec::new();
     for t in tasks {
         let (record, sent) = t.await.unwrap();
-        assert_eq!(sent.len(), 2, "one share per right-masking service");
-        assert!(sent[0].url.starts_with(all.rights[0].url()));
-        assert!(sent[1].url.starts_with(all.rights[1].url()));
-        assert_eq!(sent[0].receipt.cohort, sent[1].receipt.cohort);
+        assert_eq!(sent.len(), k, "one share per right-masking service");
+        for (i, s) in sent.iter().enumerate() {
+            assert!(s.url.starts_with(all.rights[i].url()));
+            assert_eq!(s.receipt.cohort, sent[0].receipt.cohort);
+        }
         raw.push(record);
         all_sent.extend(sent);
     }
@@ -173,7 +187,7 @@ async fn share_mode_with_two_right_masking_services_releases_the_raw_regression(
     let shown = orthomask_survey::share_view::one_service_view(&def)
         .unwrap()
         .unwrap();
-    assert_eq!(view.services, 2);
+    assert_eq!(view.services, k);
     assert_eq!(
         (view.epsilon, view.signal_to_noise),
         (shown.epsilon, shown.signal_to_noise)
@@ -190,7 +204,11 @@ async fn share_mode_with_two_right_masking_services_releases_the_raw_regression(
         .iter()
         .map(|r| (r.cohort, r.count))
         .collect();
-    assert_eq!(counts, [(0, 12), (0, 12), (1, 8), (1, 8)]);
+    let expected: Vec<(u32, usize)> = [(0, 12), (1, 8)]
+        .iter()
+        .flat_map(|&c| std::iter::repeat_n(c, k))
+        .collect();
+    assert_eq!(counts, expected);
     for s in &all_sent {
         let list_url = format!(
             "{}/cohorts/{}/receipts",

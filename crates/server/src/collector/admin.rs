@@ -176,7 +176,7 @@ pub(super) async fn survey_view(
     survey: &str,
 ) -> Result<serde_json::Value, ApiError> {
     let s = survey.to_owned();
-    let (row, cohorts, released, refused, (spoilt, reopened)) = col
+    let (row, cohorts, (released, erased), refused, (spoilt, reopened)) = col
         .0
         .store
         .run(move |c| -> Result<_, ApiError> {
@@ -229,15 +229,22 @@ pub(super) async fn survey_view(
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )
                 .map_err(sql)?;
-            let released: Option<String> = c
+            let (released, erased): (Option<String>, Option<String>) = c
                 .query_row(
-                    "SELECT released_at FROM releases WHERE survey = ?1",
+                    "SELECT released_at, erased_at FROM releases WHERE survey = ?1",
                     [&s],
-                    |r| r.get(0),
+                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )
                 .optional()
-                .map_err(sql)?;
-            Ok((row, cohorts, released, refused, (spoilt, reopened)))
+                .map_err(sql)?
+                .unwrap_or((None, None));
+            Ok((
+                row,
+                cohorts,
+                (released, erased),
+                refused,
+                (spoilt, reopened),
+            ))
         })
         .await?;
     let base = &col.0.cfg.public_url;
@@ -255,6 +262,7 @@ pub(super) async fn survey_view(
         "spoilt": {"cohorts": spoilt, "reopened_invitations": reopened},
         "refused_handovers": refused,
         "released_at": released,
+        "erased_at": erased,
         "release_csv_url": released.as_ref().map(|_| format!("{base}/api/surveys/{survey}/release.csv")),
         "manifest_url": released.as_ref().map(|_| format!("{base}/api/surveys/{survey}/manifest.json")),
     }))
@@ -324,11 +332,38 @@ pub(super) async fn leave_out(
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
 ) -> Result<Response, ApiError> {
     col.admin(&headers)?;
+    // What the services published for the cohort, for the manifest's warning (issue 20 §5): a
+    // participant holding a receipt of it learns that the upload is not in the release.
+    let s = survey.clone();
+    let row = col.0.store.run(move |c| load_survey(c, &s)).await?;
+    let mut roots = Vec::new();
+    for (i, (name, base)) in col
+        .upload_services(row.plan.share_services)?
+        .iter()
+        .enumerate()
+    {
+        if let Ok(list) = super::handover::published_list(&col, name, base, &survey, cohort).await
+            && list.consistent()
+        {
+            roots.push((
+                i as u32,
+                orthomask_formats::manifest::ReceiptRoot {
+                    cohort,
+                    service: super::handover::service_url(&row, i),
+                    count: list.count,
+                    merkle_root: list.merkle_root,
+                },
+            ));
+        }
+    }
     let s = survey.clone();
     col.0
         .store
         .run(move |c| -> Result<(), ApiError> {
             load_survey(c, &s)?;
+            for (i, root) in &roots {
+                super::handover::store_receipt_root(c, &s, *i, root)?;
+            }
             let status: CollectorCohort = c
                 .query_row(
                     "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",

@@ -221,7 +221,7 @@ fn nonce_evidence(
 
 /// Record service `idx`'s receipt list of a cohort as believed. The release copies the entries
 /// of its cohorts into the manifest, and names every left-out cohort whose lists were not empty.
-fn store_receipt_root(
+pub(super) fn store_receipt_root(
     c: &Connection,
     survey: &str,
     idx: u32,
@@ -320,7 +320,7 @@ async fn refuse(
 /// 503 whenever the list cannot be had — the service is down, answers an error, or sends
 /// something that is not a list: the hand-over is then neither believed (never unchecked) nor
 /// refused, and the sender's outbox tries again.
-async fn published_list(
+pub(super) async fn published_list(
     col: &Collector,
     name: &str,
     base: &str,
@@ -554,7 +554,7 @@ fn settlement_of(status: CollectorCohort) -> Settlement {
 
 /// The upload address of the service with index `i` (the provider in the basic protocol), as a
 /// receipt names it.
-fn service_url(row: &SurveyRow, i: usize) -> String {
+pub(super) fn service_url(row: &SurveyRow, i: usize) -> String {
     match &row.template.masking.share_mode {
         Some(share) => share.providers.get(i).cloned().unwrap_or_default(),
         None => row.template.upload_url.clone(),

@@ -136,7 +136,7 @@ async fn forward(
 
 /// The shared secrets of a tapped deployment.
 pub const TAPPED_ADMIN_TOKEN: &str = "tapped-admin-token-0123456789";
-const TAPPED_PEER_TOKEN: &str = "tapped-peer-token-0123456789";
+pub const TAPPED_PEER_TOKEN: &str = "tapped-peer-token-0123456789";
 
 /// The services of a tapped deployment, and the taps in front of them.
 pub struct Tapped {
