@@ -14,7 +14,7 @@ use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::mask::{FixedSubspaceHaar, Mask};
 use orthomask_core::protocol::accuracy::UnmaskingAccuracy;
-use orthomask_core::protocol::collusion::{combine_shares, share_sigma};
+use orthomask_core::protocol::collusion::share_sigma;
 use orthomask_core::protocol::design::appendix_c_bound;
 use orthomask_core::protocol::simulation::{CollusionKeys, Safety, run_collusion};
 use orthomask_core::protocol::tm2::{DEFAULT_QA_CONSTANT, Tm2Design};
@@ -102,8 +102,7 @@ fn the_left_provider_cannot_unmask_the_collusion_release() {
         let mean_error = (run.release.row_sum() - x1.row_sum()).amax() / x1.row_sum().amax();
         assert!(mean_error < PRESERVED_STATISTICS, "means: {mean_error}");
         // Power: the sum before the collector's mask is exactly what the left chain unmasks.
-        let (before, _) = combine_shares(&design, &run.to_collector).unwrap();
-        let recovered = distance_from(&x1, &left_unmask(&keys, &before));
+        let recovered = distance_from(&x1, &left_unmask(&keys, &run.combined));
         assert!(recovered < VISIBLY_MASKED, "without A_c: {recovered}");
     }
 }
@@ -163,10 +162,9 @@ fn share_mode_unmasking_error_matches_the_expected_error_e5() {
     let run = run_collusion(&raw, &design, &keys, tau, safety).unwrap();
     let p1 = design.p1();
     // What the collector sums, on the devices' scale, and the same chain on the plain records.
-    let mut summed = DMatrix::zeros(N, p1);
+    let summed = run.summed.clone();
     let mut records = DMatrix::zeros(N, design.p());
-    for (part, share) in run.to_collector.iter().zip(&run.shares) {
-        summed += part.columns(0, p1);
+    for share in &run.shares {
         records += share;
     }
     let mut reference = records.columns(0, p1).into_owned();

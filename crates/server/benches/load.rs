@@ -111,17 +111,20 @@ async fn main() {
             .unwrap(),
     )
     .expect("invitations are JSON");
-    let links: Vec<String> = invitations["invitations"]
+    let links = invitations["invitations"]
         .as_array()
         .expect("invitations")
         .iter()
         .map(|i| {
-            i["definition_url"]
-                .as_str()
-                .expect("definition_url")
-                .to_owned()
+            (
+                i["definition_url"]
+                    .as_str()
+                    .expect("definition_url")
+                    .to_owned(),
+                i["token"].as_str().expect("token").to_owned(),
+            )
         })
-        .collect();
+        .collect::<Vec<(String, String)>>();
     let deployment: Deployment = serde_json::from_str(
         &http
             .get(format!("{collector}/api/deployment"))
@@ -148,9 +151,19 @@ async fn main() {
     let mut load_latency = Vec::new();
     let mut prepared: Vec<(String, Upload)> = Vec::new();
     let mut devices: std::collections::HashMap<u32, Client> = std::collections::HashMap::new();
-    for (i, link) in links.iter().enumerate() {
+    for (i, (link, token)) in links.iter().enumerate() {
         let t = Instant::now();
-        let text = http.get(link).send().await.unwrap().text().await.unwrap();
+        // A place is taken by POST, the invitation in the body (issue 20 §7).
+        let text = http
+            .post(link)
+            .header("content-type", "application/json")
+            .body(serde_json::json!({ "invite": token }).to_string())
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
         load_latency.push(t.elapsed());
         let offer: DefinitionOffer = serde_json::from_str(&text).expect("a definition offer");
         let def = deployment

@@ -250,6 +250,23 @@ pub async fn released<S: IntakeService>(
 ) -> Result<Response, ApiError> {
     service.require_peer(&headers)?;
     service.registrations().get(&survey)?;
+    // A peer-token holder cannot make this service erase a survey still running: the release
+    // must be published at the collector this service was configured with.
+    let client = PeerClient::new(service.peer_token().to_owned()).map_err(|e| {
+        ApiError::internal("asking the collector whether the survey is released", e)
+    })?;
+    let manifest = format!(
+        "{}/api/surveys/{survey}/manifest.json",
+        service.collector_url()
+    );
+    if let Err(e) = client.send(reqwest::Method::GET, &manifest, None).await {
+        return Err(ApiError::conflict(format!(
+            "survey {survey:?} is not released at the collector ({}); nothing was erased",
+            match e {
+                crate::outbox::PeerError::Retry(m) | crate::outbox::PeerError::Rejected(m) => m,
+            }
+        )));
+    }
     let s = survey.clone();
     service
         .store()
@@ -283,6 +300,8 @@ pub trait IntakeService: Clone + Send + Sync + 'static {
     fn store(&self) -> &Store {
         &self.core().store
     }
+    /// The collector's base URL this service was configured with.
+    fn collector_url(&self) -> &str;
     /// The columns that hold a survey's vectors (`(table, column)`, each table with a `survey`
     /// column), erased when the survey is released.
     const VECTOR_COLUMNS: &'static [(&'static str, &'static str)];

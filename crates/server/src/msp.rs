@@ -452,6 +452,9 @@ impl IntakeService for Msp {
     fn core(&self) -> &IntakeCore {
         &self.0.core
     }
+    fn collector_url(&self) -> &str {
+        &self.0.cfg.collector_url
+    }
     const VECTOR_COLUMNS: &'static [(&'static str, &'static str)] =
         &[("uploads", "masked"), ("share_blocks", "block")];
     const DATA_TABLES: &'static [&'static str] = &["uploads", "share_blocks"];

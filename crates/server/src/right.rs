@@ -316,6 +316,9 @@ impl IntakeService for Right {
     fn core(&self) -> &IntakeCore {
         &self.0.core
     }
+    fn collector_url(&self) -> &str {
+        &self.0.cfg.collector_url
+    }
     const VECTOR_COLUMNS: &'static [(&'static str, &'static str)] = &[
         ("uploads", "masked"),
         ("hand_ons", "key"),

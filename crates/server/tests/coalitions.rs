@@ -476,6 +476,13 @@ async fn share_mode_coalitions_with_three_services() {
     // All three services: the shares sum to the records.
     let sum = aligned(&v, 0) + aligned(&v, 1) + aligned(&v, 2);
     assert!(recovers(&answer_columns(&sum, answers), &r.truth));
+    // Two services: two shares (and `A` on the span of one share's columns, useless without the
+    // collector's data) — the answers under noise.
+    for j in 0..3 {
+        let two = (aligned(&v, j) + aligned(&v, (j + 1) % 3)) * 1.5;
+        let e = relative_error(&answer_columns(&two, answers), &r.truth);
+        assert!(e > NOT_RECOVERED, "services {j} and {}: {e}", (j + 1) % 3);
+    }
 
     // The collector alone: the orbit — no record.
     let e = closest(&answer_columns(&v.ax_q, answers), &r.truth);

@@ -101,6 +101,23 @@ async fn released_and_erased(share_mode: bool) {
     let services = if share_mode { 5 } else { 2 };
     assert_eq!(keys.len(), services, "{keys:?}");
 
+    // A peer-token holder cannot make a service erase a survey that is still running.
+    let peer = std::fs::read_to_string(data.join("peer-token")).unwrap();
+    let (status, body) = send(
+        &http,
+        reqwest::Method::POST,
+        &format!("{}/api/peer/surveys/{survey}/released", all.msp.url()),
+        None,
+        Some(peer.trim()),
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(
+        survey_keys(&data, survey).len(),
+        services,
+        "nothing was erased"
+    );
+
     let (status, _) = admin_post(&http, &all, &format!("/api/admin/surveys/{survey}/close")).await;
     assert_eq!(status, 200);
     let (csv, _) = wait_for_release(&http, all.collector.url(), survey, 90).await;

@@ -442,7 +442,7 @@ impl UploadCredential {
     }
 }
 
-/// What the collector answers for `GET /api/surveys/{id}/definition`: the signed definition and
+/// What the collector answers for `POST /api/surveys/{id}/definition`: the signed definition and
 /// a credential for one upload.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -719,11 +719,14 @@ fn collusion_method(
             &run.shares,
             &names,
         )?;
+        // What the collector receives in share mode: each right provider's part (the leading
+        // p₁ columns of the share it unmasked, plus its cancelling mask), decoded.
+        let parts: Vec<_> = run.parts.iter().map(|p| p.decode()).collect();
         write_blocks(
             &args.out_dir.join("msp_to_collector.csv"),
             "provider",
-            &run.to_collector,
-            &names,
+            &parts,
+            &masked_names("m", design.p1()),
         )?;
     }
     Ok(Outcome {

@@ -5,15 +5,16 @@
 //! simulation additionally knows the padding noise, which lets it report the condition (3.5)
 //! margin that no real party can compute.
 
-use super::collusion::{
-    LeftProvider, RightProvider, check_extension, combine_shares, split_into_shares,
-};
+use super::collusion::{LeftProvider, RightProvider, check_extension, split_into_shares};
 use super::design::{
     DesignParameters, DesignReport, Strictness, check_design, condition_3_5_margin,
 };
-use super::qa::QaReport;
+use super::qa::{QaReport, max_row_norm};
 use super::second::{
     SecondCollector, SecondDesign, SecondParticipant, SecondProvider, SecondUpload,
+};
+use super::share_handover::{
+    FixedMatrix, combine_parts, masked_part, masks_parts, ring_seed, unmasker_of,
 };
 use super::tm2::{
     DataCollector, MaskingServiceProvider, Participant, Release, RightMaskKind, Tm2Design,
@@ -458,8 +459,13 @@ impl CollusionKeys {
 pub struct CollusionRun {
     /// Share `i` of every participant, as sent to right provider `i` (`n × p` each).
     pub shares: Vec<DMatrix<f64>>,
-    /// `A Xⁱ` as each right provider hands it to the collector (`n × p` each).
-    pub to_collector: Vec<DMatrix<f64>>,
+    /// Each right provider's part as the collector receives it (`n × p₁`, fixed point, with its
+    /// cancelling mask when `K₁ ≥ 3`: `share_handover`), by sending provider.
+    pub parts: Vec<FixedMatrix>,
+    /// The parts' sum decoded: `A X_{p₁}` on the devices' scale, before the collector unscales.
+    pub summed: DMatrix<f64>,
+    /// What the collector recovers before its own mask: `A X₁` unscaled, QA column last.
+    pub combined: DMatrix<f64>,
     /// The release `A_c A X₁` (QA column last): the collector's own mask comes last.
     pub release: DMatrix<f64>,
     /// The collector's QA check.
@@ -472,7 +478,10 @@ pub struct CollusionRun {
     pub left_providers: usize,
 }
 
-/// Run the collusion-resistant extension (seed 000 §3.5) with one key per party.
+/// Run the collusion-resistant extension (seed 000 §3.5) with one key per party, as the services
+/// run it (`super::share_handover`): after the left chain, the provider that unmasks share `i` is
+/// the next on the ring (`K₁ ≥ 3`; its own for `K₁ = 2`), with the partial key `Wᵢ`, and adds
+/// its cancelling mask; the collector sums the parts modulo `2¹²⁸`.
 ///
 /// The design is checked as [`run_tm2`] checks it — `p₁ < n ≤ p` and σ against the Appendix C
 /// bound, refused or (teaching) reported per `safety` — since the paper's stage-one analysis of the
@@ -552,23 +561,43 @@ pub fn run_collusion(
             block.row_mut(i).copy_from_slice(share);
         }
     }
-    let mut back = Vec::with_capacity(k1);
-    for (right, shares) in rights.iter().zip(&share_blocks) {
+    let q = design.p1();
+    let seeds: Vec<Key> = keys.right.iter().map(|k| ring_seed(k, 0)).collect();
+    let mut parts: Vec<Option<FixedMatrix>> = vec![None; k1];
+    let mut scale = 0.0;
+    for (i, (right, shares)) in rights.iter().zip(&share_blocks).enumerate() {
         let mut m = right.mask_shares(shares)?;
         for left in &lefts {
             m = left.mask(&m)?;
         }
-        back.push(right.unmask(&m)?);
+        scale += max_row_norm(&m);
+        // Service j = u(i) holds only the partial key of Bᵢ handed on to it.
+        let j = unmasker_of(i as u32, k1) as usize;
+        let y = right.unmasking_key(q)?.unmask_leading(&m)?;
+        let (received, own) = if masks_parts(k1) {
+            (Some(&seeds[i]), Some(&seeds[j]))
+        } else {
+            (None, None)
+        };
+        parts[j] = Some(masked_part(&y, received, own)?);
     }
-    let (data, qa) = combine_shares(design, &back)?;
+    let parts: Vec<FixedMatrix> = parts.into_iter().flatten().collect();
+    let mut sum = parts[0].clone();
+    for part in &parts[1..] {
+        sum.wrapping_add(part)?;
+    }
+    let summed = sum.decode();
+    let (data, qa) = combine_parts(design, &parts, scale)?;
     let release = collector.release(&[UnmaskedCohort {
         cohort: 0,
-        data,
+        data: data.clone(),
         qa: qa.clone(),
     }])?;
     Ok(CollusionRun {
         shares: share_blocks,
-        to_collector: back,
+        parts,
+        summed,
+        combined: data,
         release: release.data,
         qa,
         design_report,
