@@ -575,6 +575,31 @@ mod tests {
         assert!(planned.template.design().unwrap().dp().is_some());
     }
 
+    /// Issue 20 §9: an open survey (share mode, no invitations) may take device-side DP — anyone
+    /// can fill all but one place of a cohort there, and DP noise is what bounds what the last
+    /// record's sums then show. The collector sees `A X` in share mode as in the basic protocol,
+    /// so the same calibration holds; the shares hide the DP noise too.
+    #[test]
+    fn an_open_share_mode_survey_may_take_dp() {
+        let mut d = draft(40);
+        d.share_mode = true;
+        d.invitations = false;
+        d.dp = Some(DpDraft {
+            epsilon: 1.0,
+            delta: 1e-5,
+        });
+        let rights: Vec<String> = (0..3).map(|i| format!("http://r{i}")).collect();
+        let planned = plan(&d, &rights).unwrap();
+        let dp = planned.plan.masking.dp.clone().unwrap();
+        assert_eq!(dp.smallest_cohort, 40);
+        let share = planned.template.masking.share_mode.clone().unwrap();
+        // τ = 100·(1 + 4σ_dp) on the scaled record (`collusion::share_sigma`).
+        assert!((share.share_sigma - 100.0 * (1.0 + 4.0 * dp.sigma)).abs() < HAND_COMPUTED * share.share_sigma);
+        let def = hydrate(&planned.template, 3, 0, &Key::teaching(1));
+        crate::floors::check(&def).unwrap();
+        assert!(def.design().unwrap().dp().is_some());
+    }
+
     /// Issue 12 §1: a demonstration may be open to anyone in the basic protocol, and says so in
     /// its definition and its plan; a survey that is not one keeps the refusal.
     #[test]
