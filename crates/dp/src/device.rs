@@ -94,9 +94,15 @@
 //! # Cohorts (D11)
 //! With `A = diag(A₁, …, A_k)`, independent blocks and independent noise, a record of cohort `k`
 //! changes only block `k`'s view; the others are independent of it. So the release is as private
-//! as the least private cohort. `δ(σ, ε)` decreases with `n` on every grid the tests check (the
-//! sensitivity `2√p/√n` falls and the degrees of freedom grow faster than `a` does), so the
-//! smallest cohort `n_s` is calibrated; [`CohortMechanism::delta_at`] checks any other size.
+//! as the least private cohort, and σ must meet (ε, δ) at **every** cohort size the survey can
+//! release, `n_s ≤ n ≤ m`. We do not claim that `δ(σ, ε)` decreases with `n`: the sum part does
+//! (its sensitivity `2√p/√n` falls and (G1) increases with the sensitivity), but the complement's
+//! changed row `a = 2√p·√(1 − 1/n)` grows with `n` while its degrees of freedom grow, and no
+//! argument here orders the two. Instead (D11′) is checked size by size
+//! ([`CohortMechanism::calibrate_for_sizes`]): σ is calibrated at `n_s`, its split `(ε₁, ε₂)` is
+//! kept, and `δ_G(ε₁; 2√p/√n, σ) + δ_B,n(ε₂; σ) ≤ δ` is verified for each `n` up to `m` (a
+//! fixed split is a valid guarantee at every `n`, by (D9)); where some `n` fails, σ is raised
+//! until every `n` passes (each term decreases in σ, so the check is monotone in σ).
 //!
 //! # Against today's calibration
 //! Until now σ was seed 004's σ₀ (eq. (13)) for `n_s − 1` rows, i.e. `a = √p`, `d = 1`, and the
@@ -404,6 +410,101 @@ impl CohortMechanism {
             }
         }
         Ok(best)
+    }
+
+    /// δ at total ε for a cohort of exactly `n ≥ n_s` records with the split (ε₁, ε₂) of
+    /// `split` kept (a valid guarantee at every `n`, (D9)).
+    ///
+    /// # Errors
+    /// As [`split_at`](Self::split_at).
+    pub fn delta_with_split(
+        &self,
+        n: u64,
+        sigma: f64,
+        split: &BudgetSplit,
+    ) -> Result<f64, DeviceDpError> {
+        let sized = Self::new(self.p, n)?;
+        Ok(
+            gaussian_mechanism_delta(sized.sum_sensitivity(), sigma, split.epsilon_sum)?
+                + sized
+                    .complement()
+                    .delta_at(sigma, split.epsilon_complement)?,
+        )
+    }
+
+    /// The largest δ over every cohort size from `n_s` to `largest` at noise σ with the split of
+    /// `split` kept: what (D11′) guarantees for a survey whose cohorts range over those sizes.
+    ///
+    /// # Errors
+    /// As [`delta_with_split`](Self::delta_with_split).
+    pub fn worst_delta(
+        &self,
+        largest: u64,
+        sigma: f64,
+        split: &BudgetSplit,
+    ) -> Result<f64, DeviceDpError> {
+        let mut worst: f64 = 0.0;
+        for n in self.cohort..=largest.max(self.cohort) {
+            worst = worst.max(self.delta_with_split(n, sigma, split)?);
+        }
+        Ok(worst)
+    }
+
+    /// (D11′): σ*(ε, δ) for every cohort size from `n_s` to `largest`, each size checked (module
+    /// documentation). The returned calibration's split meets (ε, δ) at every such size.
+    ///
+    /// # Errors
+    /// As [`calibrate`](Self::calibrate); [`DeviceDpError::Parameter`] when `largest < n_s`.
+    pub fn calibrate_for_sizes(
+        &self,
+        largest: u64,
+        epsilon: f64,
+        delta: f64,
+    ) -> Result<DeviceCalibration, DeviceDpError> {
+        if largest < self.cohort {
+            return Err(DeviceDpError::Parameter(ParameterError::CohortTooSmall {
+                cohort: largest,
+                p: self.p,
+            }));
+        }
+        let at_smallest = self.calibrate(epsilon, delta)?;
+        let split = at_smallest.split;
+        let worst = |sigma: f64| self.worst_delta(largest, sigma, &split);
+        if worst(at_smallest.sigma)? <= delta {
+            return Ok(at_smallest);
+        }
+        let not_bracketed = || DeviceDpError::NotBracketed {
+            what: "σ for every cohort size",
+            p: self.p,
+            cohort: self.cohort,
+        };
+        let (mut lo, mut hi) = (at_smallest.sigma, at_smallest.sigma);
+        let mut expansions = 0;
+        while worst(hi)? > delta {
+            lo = hi;
+            hi *= 2.0;
+            expansions += 1;
+            if expansions > MAX_BRACKET_EXPANSIONS {
+                return Err(not_bracketed());
+            }
+        }
+        while hi - lo > CALIBRATION_RELATIVE * hi {
+            let mid = 0.5 * (lo + hi);
+            if worst(mid)? <= delta {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Ok(DeviceCalibration {
+            sigma: hi,
+            split: BudgetSplit {
+                delta_sum: gaussian_mechanism_delta(self.sum_sensitivity(), hi, split.epsilon_sum)?,
+                delta_complement: self.complement().delta_at(hi, split.epsilon_complement)?,
+                ..split
+            },
+            ..at_smallest
+        })
     }
 
     /// Today's σ: seed 004's σ₀ (eq. (13)) for `n_s − 1` rows and `p` columns.

@@ -280,6 +280,14 @@ pub struct DpGuarantee {
     /// Who the neighbours are (`replace-one-record`: one participant's record replaced by any
     /// other valid record).
     pub neighbours: String,
+    /// Whose view the guarantee covers (issue 21 §2: the collector and the public, not the
+    /// provider). Absent in manifests written before it was stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covers: Option<String>,
+    /// The largest cohort size the guarantee was checked at (every size from the smallest DP
+    /// cohort to this one). Absent in manifests written before sizes were checked one by one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_cohort: Option<usize>,
     /// ε guaranteed.
     pub epsilon: f64,
     /// δ guaranteed at that ε (at most the budget's δ).

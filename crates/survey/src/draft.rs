@@ -594,7 +594,10 @@ mod tests {
         assert_eq!(dp.smallest_cohort, 40);
         let share = planned.template.masking.share_mode.clone().unwrap();
         // τ = 100·(1 + 4σ_dp) on the scaled record (`collusion::share_sigma`).
-        assert!((share.share_sigma - 100.0 * (1.0 + 4.0 * dp.sigma)).abs() < HAND_COMPUTED * share.share_sigma);
+        assert!(
+            (share.share_sigma - 100.0 * (1.0 + 4.0 * dp.sigma)).abs()
+                < HAND_COMPUTED * share.share_sigma
+        );
         let def = hydrate(&planned.template, 3, 0, &Key::teaching(1));
         crate::floors::check(&def).unwrap();
         assert!(def.design().unwrap().dp().is_some());

@@ -73,6 +73,16 @@ pub enum PlanError {
     /// Scaling and DP were given different ranges (DP noise is calibrated on the scaled record).
     #[error("the ranges to scale by differ from the DP ranges; declare each answer's range once")]
     ScalingRangesDiffer,
+    /// Device-side DP with columns kept unmasked: their rows would be released with noise
+    /// calibrated for a view that does not contain them.
+    #[error(
+        "device-side DP cannot be combined with {kept} kept (unmasked) column(s): each would be \
+         released row by row with noise calibrated for the masked columns only; drop --keep or DP"
+    )]
+    DpWithKeptColumns {
+        /// How many columns were to be kept.
+        kept: usize,
+    },
 }
 
 /// The largest and smallest cohort of a survey (equal without cohorts).
@@ -219,13 +229,23 @@ impl Plan {
     /// planned; [`Plan::check`] and the protocol runs refuse them.
     pub fn new(request: &PlanRequest) -> Result<Self, PlanError> {
         let p1 = request.answers + usize::from(request.qa_constant.is_some());
-        let CohortBounds { smallest, largest } = request.cohorts;
+        let CohortBounds { largest, .. } = request.cohorts;
         let p2 = match request.noise_columns {
             Some(p2) => p2,
             None => noise_columns_for(largest, request.delta, request.failure_target)?,
         };
+        // Kept columns pass both masks unchanged, so with DP each is released row by row as
+        // `s + N(0, σ²)`: a Gaussian mechanism of sensitivity 2 per column (2√k for k kept), which
+        // σ, calibrated for the masked view, does not cover — and the masked part's changed-row
+        // bound (D6)–(D8) assumed masks fixing `1ₙ` only. Refused rather than mis-stated
+        // (issue 21 §1; the counterexample is a test).
+        if request.dp.is_some() && request.kept_columns > 0 {
+            return Err(PlanError::DpWithKeptColumns {
+                kept: request.kept_columns,
+            });
+        }
         let dp = match &request.dp {
-            Some(d) => Some(plan_dp(d, smallest)?),
+            Some(d) => Some(plan_dp(d, request.cohorts)?),
             None => None,
         };
         // DP noise is added on the [−1, 1] scale, so DP implies scaling by its ranges.
@@ -402,14 +422,15 @@ pub fn appendix_c_record(bound: &NoiseBound) -> AppendixC {
     }
 }
 
-/// Calibrate device-side DP noise for the mechanism run (`orthomask_dp::device`, (D10)) for
-/// `smallest_cohort` and the declared ranges, and record what it guarantees (module
-/// documentation).
+/// Calibrate device-side DP noise for the mechanism run (`orthomask_dp::device`, (D10)–(D11′))
+/// for every cohort size from the smallest to the largest the survey can release, and the
+/// declared ranges, and record what it guarantees (module documentation).
 ///
 /// # Errors
 /// [`PlanError::Calibration`] when the cohorts are too small for the columns (`n_s − 1 ≤ p`) or
 /// the budget is out of its domain, [`PlanError::Ranges`] for a degenerate range.
-pub fn plan_dp(request: &DpRequest, smallest_cohort: usize) -> Result<DpNoise, PlanError> {
+pub fn plan_dp(request: &DpRequest, cohorts: CohortBounds) -> Result<DpNoise, PlanError> {
+    let smallest_cohort = cohorts.smallest;
     let columns = request.ranges.len();
     let failed = |reason: String| PlanError::Calibration {
         smallest_cohort,
@@ -418,14 +439,16 @@ pub fn plan_dp(request: &DpRequest, smallest_cohort: usize) -> Result<DpNoise, P
     };
     let mechanism = CohortMechanism::new(columns as u64, smallest_cohort as u64)
         .map_err(|e| failed(e.to_string()))?;
+    let largest = cohorts.largest.max(smallest_cohort) as u64;
     let calibration = mechanism
-        .calibrate(request.epsilon, request.delta)
+        .calibrate_for_sizes(largest, request.epsilon, request.delta)
         .map_err(|e| failed(e.to_string()))?;
     let sigma = calibration.sigma();
-    // What this σ guarantees, recomputed rather than echoed: the δ at the budget's ε (at most the
-    // budget's δ, by (D10)) and the split that attains it.
-    let split = mechanism
-        .split_at(sigma, request.epsilon)
+    // What this σ guarantees, recomputed rather than echoed: the split kept for every cohort
+    // size, and the worst δ over those sizes (at most the budget's δ, by (D11′)).
+    let split = calibration.split();
+    let worst = mechanism
+        .worst_delta(largest, sigma, &split)
         .map_err(|e| failed(e.to_string()))?;
     let ranges: Vec<(f64, f64)> = request.ranges.iter().map(|r| (r.lo, r.hi)).collect();
     let settings =
@@ -448,8 +471,10 @@ pub fn plan_dp(request: &DpRequest, smallest_cohort: usize) -> Result<DpNoise, P
             .collect(),
         guarantee: Some(DpGuarantee {
             neighbours: NEIGHBOUR_RELATION.to_owned(),
+            covers: Some(DP_COVERS.to_owned()),
+            largest_cohort: Some(largest as usize),
             epsilon: split.epsilon(),
-            delta: split.delta(),
+            delta: worst,
             epsilon_sums: split.epsilon_sum,
             delta_sums: split.delta_sum,
             epsilon_complement: split.epsilon_complement,
@@ -459,6 +484,16 @@ pub fn plan_dp(request: &DpRequest, smallest_cohort: usize) -> Result<DpNoise, P
         }),
     })
 }
+
+/// Whom device-side DP protects (issue 21 §2): it is a property of the view the guarantee was
+/// derived for — the collector's (`A(X + C)`, cohort by cohort) and everything computed from it,
+/// the release included — under replace-one neighbours. The masking service provider sees the row
+/// Gram matrix `X Xᵀ` of each cohort (`x·B_k` keeps lengths and inner products), which the
+/// derivation does not cover; a right-masking service sees its share, whose own figure is
+/// `share_view`.
+pub const DP_COVERS: &str = "the data collector and the public (the release and everything computed \
+     from the collector's view), for one participant's record replaced by any other valid record; \
+     not the masking service provider, which sees each cohort's row Gram matrix";
 
 /// How far DP noise may carry a scaled answer past `[−1, 1]`: [`DP_ALLOWANCE_SDS`] standard
 /// deviations of the noise on that scale (DP implies scaling).
@@ -564,6 +599,7 @@ mod tests {
         request.kept_columns = 3;
         assert_eq!(Plan::new(&request).unwrap().masked_columns, Some(5));
         // DP with other ranges than the scaling's is refused in one line.
+        request.kept_columns = 0;
         request.dp = Some(dp_request(8));
         assert!(matches!(
             Plan::new(&request),
@@ -679,7 +715,10 @@ mod tests {
         // A reversed range cannot be scaled.
         let mut bad = dp_request(1);
         bad.ranges[0].hi = -1.0;
-        assert!(matches!(plan_dp(&bad, 200), Err(PlanError::Ranges(_))));
+        assert!(matches!(
+            plan_dp(&bad, cohorts(200, 200)),
+            Err(PlanError::Ranges(_))
+        ));
     }
 
     /// By hand (dp crate, `tests/device_mechanism.rs`, checked against SciPy): ε = 0.1, δ = 0.01,
@@ -695,7 +734,7 @@ mod tests {
                 hi: 1.0,
             }],
         };
-        let dp = plan_dp(&request, 101).unwrap();
+        let dp = plan_dp(&request, cohorts(101, 101)).unwrap();
         assert!(
             (dp.sigma - 8.560139).abs() < 1e-5 * 8.560139,
             "{}",
@@ -706,6 +745,68 @@ mod tests {
             "columns": []}"#;
         let parsed: DpNoise = serde_json::from_str(old).unwrap();
         assert!(parsed.guarantee.is_none());
+    }
+
+    /// Issue 21 §1, the counterexample: two answers, one kept, cohorts of 101, (ε, δ) =
+    /// (0.5, 10⁻⁵). The σ calibrated for the masked view is 6.653; the kept column alone would be
+    /// released row by row as a Gaussian mechanism of sensitivity 2 with that σ, whose exact δ at
+    /// ε = 0.5 is 7.6515·10⁻³ (SciPy: `norm.cdf(Δ/2σ − εσ/Δ) − e^ε·norm.cdf(−Δ/2σ − εσ/Δ)`),
+    /// 765 times the budget. The plan refuses the combination with one line.
+    #[test]
+    fn dp_with_kept_columns_is_refused() {
+        let mut request = PlanRequest::new(2, Some(888.0), cohorts(101, 101), 1.0);
+        request.kept_columns = 1;
+        let mut dp = dp_request(2);
+        dp.epsilon = 0.5;
+        dp.delta = 1e-5;
+        request.dp = Some(dp);
+        let e = Plan::new(&request).unwrap_err();
+        assert!(matches!(e, PlanError::DpWithKeptColumns { kept: 1 }), "{e}");
+        assert!(!e.to_string().contains('\n'));
+        // The numbers of the counterexample, against SciPy.
+        let sigma = CohortMechanism::new(2, 101)
+            .unwrap()
+            .calibrate(0.5, 1e-5)
+            .unwrap()
+            .sigma();
+        assert!((sigma - 6.653).abs() < 1e-3, "{sigma}");
+        let kept_alone =
+            orthomask_dp::gaussian_mechanism::gaussian_mechanism_delta(2.0, 6.653, 0.5).unwrap();
+        assert!((kept_alone - 7.651_536e-3).abs() < 1e-8, "{kept_alone}");
+        // Without the kept column the same request plans.
+        request.kept_columns = 0;
+        assert!(Plan::new(&request).is_ok());
+    }
+
+    /// Issue 21 §3: σ is checked at every cohort size the survey can release (D11′), so the plan
+    /// states the worst δ over them, and it is within the budget at each size — recomputed here
+    /// one size at a time with the recorded split.
+    #[test]
+    fn dp_holds_at_every_cohort_size_the_survey_can_release() {
+        let mut request = PlanRequest::new(3, Some(888.0), cohorts(30, 60), 1.0);
+        request.dp = Some(dp_request(3));
+        let plan = Plan::new(&request).unwrap();
+        let dp = plan.dp.as_ref().unwrap();
+        let g = dp.guarantee.as_ref().unwrap();
+        assert_eq!(g.largest_cohort, Some(60));
+        assert!(
+            g.covers
+                .as_deref()
+                .unwrap()
+                .contains("not the masking service provider")
+        );
+        let mechanism = CohortMechanism::new(3, 30).unwrap();
+        let split = orthomask_dp::device::BudgetSplit {
+            epsilon_sum: g.epsilon_sums,
+            delta_sum: g.delta_sums,
+            epsilon_complement: g.epsilon_complement,
+            delta_complement: g.delta_complement,
+        };
+        for n in 30..=60 {
+            let at_n = mechanism.delta_with_split(n, dp.sigma, &split).unwrap();
+            assert!(at_n <= 0.01, "cohort of {n}: δ = {at_n}");
+            assert!(at_n <= g.delta * (1.0 + 1e-12), "cohort of {n}");
+        }
     }
 
     /// Plans stored by the collector before `qa_constant` and `delta` were recorded read back

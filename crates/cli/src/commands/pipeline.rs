@@ -294,9 +294,19 @@ fn declared_ranges(
         .filter(|(r, _)| r.is_none())
         .map(|(_, name)| name.as_str())
         .collect();
+    if !undeclared.is_empty() && args.dp_epsilon.is_some() {
+        // A DP guarantee is about ranges declared before the data: a range read off the data
+        // leaks its extremes (the largest and smallest answers), so no guarantee would hold
+        // (issue 21 §2; diffprivlib warns about the same mistake, we refuse it).
+        bail!(
+            "device-side DP needs every answer's range declared before the data; declare {} with \
+             --range COL=LO:HI (a range read off the data would leak its extremes)",
+            undeclared.join(", ")
+        );
+    }
     if !undeclared.is_empty() {
-        // A guarantee about declared ranges holds only for ranges declared before the data;
-        // ranges read off the data leak their extremes and serve this simulation only.
+        // Scaling only (no DP): ranges read off the data leak their extremes and serve this
+        // simulation only.
         warn(&format!(
             "{purpose} ranges of {} are taken from the data (simulation only): declare them with --range COL=LO:HI for a real survey",
             undeclared.join(", ")
