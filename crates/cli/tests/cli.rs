@@ -299,25 +299,21 @@ fn pipeline_collusion_resistant_extension() {
     let (headers, shares) = read(&out.join("upload.csv"));
     assert_eq!(headers[..2], ["provider", "participant"]);
     assert_eq!(shares.nrows(), 3 * 20);
-    // The manifest states what one of the 3 services sees: the devices scaled every answer to
-    // [−1, 1], so τ = 100 and the figure is the share view of 3 services at τ = 100 on ranges
-    // [−1, 1] (issue 11 §4).
+    // The manifest states what one of the 3 services sees (issue 11 §4): the devices scaled the
+    // 8 answers to [−1, 1] and τ = 100, so one share is the answers/3 plus N(0, τ²·2/3): a
+    // Gaussian mechanism of sensitivity ‖(2, …, 2)‖/3 = 2√8/3 and σ = 100·√(2/3). Its ε at
+    // δ = 10⁻⁶ from SciPy (brentq on the exact profile Φ(Δ/2σ − εσ/Δ) − e^ε·Φ(−Δ/2σ − εσ/Δ),
+    // norm.cdf) is 0.08279476185903287; the signal-to-noise ratio (1/3)/σ = 0.004082482904638631.
     let manifest = Manifest::parse(
         &std::fs::read_to_string(out.join("manifest.json")).unwrap(),
         "manifest.json",
     )
     .unwrap();
     let view = manifest.share_view.clone().unwrap();
-    let expected = orthomask_survey::share_view::one_service_view_of(
-        3,
-        orthomask_survey::policy::SHARE_SCALE,
-        &vec![(-1.0, 1.0); manifest.p1 - 1],
-    )
-    .unwrap();
-    assert_eq!(view.services, 3);
-    assert_eq!(view.epsilon, expected.epsilon);
-    assert_eq!(view.signal_to_noise, expected.signal_to_noise);
-    assert!(view.signal_to_noise < 0.01);
+    assert_eq!((view.services, manifest.p1), (3, 9));
+    assert!((view.epsilon - 0.082_794_761_859_032_87).abs() < 1e-9 * view.epsilon);
+    assert!((view.signal_to_noise - 0.004_082_482_904_638_631).abs() < 1e-12);
+    assert_eq!(view.delta, 1e-6);
 }
 
 #[test]
@@ -343,6 +339,61 @@ fn partial_masking_keeps_named_columns() {
     let (_, release) = read(&out.join("release.csv"));
     assert!((release.column(1) - raw.column(1)).amax() < 1e-9);
     assert!((release.column(5) - raw.column(5)).amax() > 0.01);
+}
+
+/// Issue 21 §3: the manifest's obfuscation statement names what the masks leave visible, and
+/// the release shows exactly that: the kept column row by row, and the column sums.
+#[test]
+fn the_obfuscation_statement_names_what_the_release_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    ok(&orthomask(&[
+        "pipeline",
+        "--input",
+        table2().to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+        "--keep",
+        "Group",
+        "--teaching-key",
+        "5",
+    ]));
+    let manifest = Manifest::parse(
+        &std::fs::read_to_string(out.join("manifest.json")).unwrap(),
+        "m",
+    )
+    .unwrap();
+    let o = manifest
+        .obfuscation
+        .expect("the modified method states its guarantee");
+    assert!(o.statement.contains("Stab(F)·X₁"), "{}", o.statement);
+    assert!(o.fixed.iter().any(|f| f == "Group"), "{:?}", o.fixed);
+    assert!(o.fixed.iter().any(|f| f.starts_with("QA")), "{:?}", o.fixed);
+    let reveals = o.reveals.join(" | ");
+    assert!(reveals.contains("(Group) row by row"), "{reveals}");
+    assert!(reveals.contains("X_keepᵀX_m"), "{reveals}");
+    let (headers, release) = read(&out.join("release.csv"));
+    let (raw_headers, raw) = read(&table2());
+    for (j, name) in raw_headers.iter().enumerate() {
+        let k = headers.iter().position(|h| h == name).unwrap();
+        let (released, original) = (release.column(k), raw.column(j));
+        let scale = original.amax();
+        let sums_differ = (released.sum() - original.sum()).abs() / (raw.nrows() as f64 * scale);
+        assert!(
+            sums_differ < PRESERVED_STATISTICS,
+            "{name}: sums differ by {sums_differ:e}"
+        );
+        let rows_differ = (released - original).amax() / scale;
+        // The masks fix the kept column and the QA column (a multiple of 1ₙ).
+        if name == "Group" || name == "QA" {
+            assert!(
+                rows_differ < PRESERVED_STATISTICS,
+                "{name} moved by {rows_differ:e}"
+            );
+        } else {
+            assert!(rows_differ > VISIBLY_MASKED, "{name} was not masked");
+        }
+    }
 }
 
 #[test]

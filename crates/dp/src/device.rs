@@ -115,7 +115,18 @@
 //! (D12)  σ*/σ₀ → √((L + H)/(3√p + 1)) = √(6p(1 − 1/n)/(3√p + 1)),
 //! ```
 //!
-//! e.g. 1.22 for p = 1, 1.97 for p = 5, 2.88 for p = 20 ([`DeviceCalibration::growth_factor`]).
+//! which grows without bound, like `√(2√p)`. Its values for large `n`
+//! (`1 − 1/n → 1`):
+//!
+//! ```text
+//!   p       1      2      3      5      10     20     25     50     100    200
+//!   limit   1.225  1.513  1.704  1.973  2.392  2.885  3.062  3.675  4.399  5.257
+//! ```
+//!
+//! (above 3 from p = 24). At finite `n_s` the sum part still costs budget, so the factor is
+//! larger: e.g. 1.73 at p = 1, n_s = 5; 1.94 at p = 3, n_s = 149; 3.58 at p = 25, n_s = 100
+//! (ε = 0.5, δ = 10⁻⁵). The manifest states the factor of the σ actually used
+//! ([`DeviceCalibration::growth_factor`]); the table is tested in `tests/device_mechanism.rs`.
 
 use crate::gaussian_mechanism::{
     GaussianMechanismError, gaussian_mechanism_delta, gaussian_mechanism_sigma,

@@ -99,18 +99,40 @@ fn every_entry_of_table_1_is_reproduced() {
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
 
-/// Reference σ₀ to full precision from SciPy 1.17.1 for three rows of Table 1:
+/// Reference σ₀ to full precision from SciPy 1.17.1 for four rows of Table 1, with the
+/// non-centrality `λ = p/σ²` and, for contrast, with it dropped (`λ = 0`, `chi2.isf`):
 /// `brentq(lambda s: (2*sqrt(p)+1)/(2*(n-p))*ncx2.isf(d, 2*(n-p), p/s**2) + sqrt(p) - s*s*e,
-/// 1.0, 1e5, xtol=1e-14, rtol=1e-15)`.
+/// 1.0, 1e5, xtol=1e-14, rtol=1e-15)`. Table 1's one printed decimal cannot tell the two apart
+/// (`table_1_requires_a_non_centrality_that_shrinks_with_sigma`); at full precision they differ
+/// by 2·10⁻⁷ to 3·10⁻⁴ relative, 10⁴–10⁷ times [`REFERENCE_SIGMA`], so a calibration that
+/// dropped the non-centrality fails here.
 #[test]
 fn sigma_zero_matches_scipy_to_full_precision() {
     use orthomask_dp::tolerance::REFERENCE_SIGMA;
+    // ((ε, δ, p, n), σ₀ with λ = p/σ², σ₀ with λ = 0)
     let cases = [
-        ((0.1, 0.01, 1, 100), 6.889_144_752_143_082),
-        ((0.01, 0.001, 20, 10_000), 38.375_598_359_122_75),
-        ((0.001, 0.01, 5, 100), 95.385_165_231_313_04),
+        (
+            (0.1, 0.01, 1, 100),
+            6.889_144_752_143_082,
+            6.888_855_459_249_36,
+        ),
+        (
+            (0.1, 0.01, 20, 100),
+            13.112_310_989_757_836,
+            13.108_786_717_276_155,
+        ),
+        (
+            (0.01, 0.001, 20, 10_000),
+            38.375_598_359_122_75,
+            38.375_589_268_409_79,
+        ),
+        (
+            (0.1, 0.01, 5, 100),
+            9.539_546_225_451_472,
+            9.538_506_118_899_763,
+        ),
     ];
-    for ((epsilon, delta, p, n), want) in cases {
+    for ((epsilon, delta, p, n), want, without_nc) in cases {
         let got = Calibration::new(CalibrationInput {
             epsilon,
             delta,
@@ -123,6 +145,10 @@ fn sigma_zero_matches_scipy_to_full_precision() {
         assert!(
             (got - want).abs() / want < REFERENCE_SIGMA,
             "{got} vs SciPy {want}"
+        );
+        assert!(
+            (got - without_nc).abs() / want > 1e3 * REFERENCE_SIGMA,
+            "p = {p}, n = {n}: {got} cannot be told from the value without non-centrality"
         );
     }
 }
@@ -164,10 +190,12 @@ fn rows_reproduced(nc: impl Fn(f64, f64) -> f64 + Copy) -> usize {
 }
 
 /// Evidence for the convention (crate docs): the non-centrality must shrink with σ. Readings in
-/// which it does — `λ = p/σ²` as derived in Lemma 5.3, and at the table's precision even
-/// `λ = 0` — reproduce all 36 rows; reading the third subscript as the fixed `ν = √p` of
+/// which it does — `λ = p/σ²` as derived in Lemma 5.3, and at the table's one printed decimal
+/// also `λ = 0` — reproduce all 36 rows; reading the third subscript as the fixed `ν = √p` of
 /// Lemma A.3 (`λ = p`) reproduces only 20, and as a fixed `λ = √p` (the comparison in the
-/// proof of Corollary 3.5) only 22 (SciPy gives the same counts).
+/// proof of Corollary 3.5) only 22 (SciPy gives the same counts). That `λ = 0` also passes is
+/// why the table alone cannot pin the non-centrality: the full-precision SciPy references above
+/// do.
 #[test]
 fn table_1_requires_a_non_centrality_that_shrinks_with_sigma() {
     assert_eq!(rows_reproduced(|p, s| p / (s * s)), 36);

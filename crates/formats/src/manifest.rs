@@ -73,6 +73,27 @@ pub struct Manifest {
     /// (issue 11 §4; absent outside share mode and in manifests older than it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share_view: Option<ShareViewRecord>,
+    /// What the collection guarantees against each party, and what it reveals (issue 21 §3;
+    /// absent for the unpadded methods, which have no such theorem, and in older manifests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obfuscation: Option<Obfuscation>,
+}
+
+/// The strong-obfuscation guarantee of the collection for the masks actually run
+/// (`orthomask_survey::obfuscation`): each party's posterior is its prior restricted to the
+/// answers' orbit under the orthogonal matrices that fix the columns the masks keep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Obfuscation {
+    /// The guarantee in one sentence, with where it is derived.
+    pub statement: String,
+    /// The columns every mask keeps fixed, `F` (the column sums' `1ₙ` first).
+    pub fixed: Vec<String>,
+    /// What the release and the collection reveal beyond the orbit: the column sums, the kept
+    /// columns row by row, their cross-products with the masked answers, `X₁ᵀX₁`.
+    pub reveals: Vec<String>,
+    /// A lower bound on the probability (over the devices' noise) that the guarantee holds:
+    /// `1 −` the Appendix C failure probability of condition (3.5) on the masked answers.
+    pub holds_with_probability: f64,
 }
 
 /// One right-masking service's view of a participant's answers in share mode
@@ -101,9 +122,14 @@ pub struct UnmaskingError {
     /// in share mode): in units of each answer's half-range when scaled, in the answers' units
     /// otherwise.
     pub expected_entry_error: f64,
-    /// Significant digits masking costs a regression coefficient on top of the raw fit,
-    /// `log₁₀(E/u)`.
-    pub digits_lost: f64,
+    /// Significant digits masking is expected to cost a regression coefficient on top of the
+    /// raw fit, `log₁₀(E/u)`: an rms figure under the rounding model `model` names, not a bound
+    /// (`digits_lost` in manifests before issue 21, which meant the same number).
+    #[serde(alias = "digits_lost")]
+    pub expected_digits_lost: f64,
+    /// The model the expectation is taken under (absent in older manifests).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model: String,
     /// The expected error of each released column in its own units.
     pub columns: Vec<ColumnUnmaskingError>,
 }
@@ -401,6 +427,7 @@ mod tests {
             }],
             unmasking_error: None,
             share_view: None,
+            obfuscation: None,
         }
     }
 

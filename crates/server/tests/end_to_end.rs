@@ -250,6 +250,10 @@ async fn a_dp_survey_states_the_guarantee_of_the_mechanism_run() {
         "{stated} vs {delta}"
     );
     let growth = g["growth_factor"].as_f64().unwrap();
-    assert!(growth > 1.2 && growth < 3.0, "{growth}");
+    let paper = g["paper_sigma"].as_f64().unwrap();
+    assert!(
+        (growth * paper - sigma).abs() <= 1e-12 * sigma,
+        "{growth} × {paper} vs {sigma}"
+    );
     all.stop().await;
 }

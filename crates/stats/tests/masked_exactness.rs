@@ -172,7 +172,7 @@ fn polynomial_errors(n: usize, degree: usize, width: f64) -> (f64, f64, f64, f64
     // The release is another data set with the same XᵀX: its own exact fit is the raw data's,
     // so its error against the raw reference is what masking adds to the raw computation's.
     let release_error = scaled_error(&estimates(&released), &beta, &z);
-    let digits = UnmaskingAccuracy::of(&design(&raw, &ranges), 1.0).digits_lost();
+    let digits = UnmaskingAccuracy::of(&design(&raw, &ranges), 1.0).expected_digits_lost();
     (raw_error, release_error, kappa, digits)
 }
 

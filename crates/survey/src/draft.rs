@@ -664,6 +664,19 @@ mod tests {
 
     /// Found by the survey team's builder: a categorical question whose options are not yet
     /// typed made the plan index `options[1..]` and panic. The draft is refused naming the field.
+    /// Issue 21 §4: a survey whose cohorts of 250 would lose 2.16 digits with the policy's 1 140
+    /// columns gets the 2 174 that keep within 2 (Python brute force, as in plan.rs), at the
+    /// smallest δ meeting the failure target — and the devices' floors accept that plan.
+    #[test]
+    fn extra_noise_columns_for_accuracy_pass_the_devices_floors() {
+        let planned = plan(&draft(250), &[]).unwrap();
+        assert_eq!(planned.plan.masking.p2, 2174);
+        assert!(planned.plan.masking.delta < crate::policy::APPENDIX_C_DELTA);
+        let sample = hydrate(&planned.template, 0, 0, &Key::from_bytes([1; 32]));
+        let floors = crate::floors::check(&sample).unwrap();
+        assert!(sample.masking.sigma >= floors.sigma);
+    }
+
     #[test]
     fn a_categorical_question_without_options_is_refused_not_a_panic() {
         let mut d = draft(20);

@@ -418,6 +418,7 @@ mod tests {
             }],
             unmasking_error: None,
             share_view: None,
+            obfuscation: None,
         }
     }
 

@@ -35,6 +35,7 @@
 //! * [`client`] — the participant's client: prepare the masked uploads, check receipts;
 //! * [`simulate`] — simulated participants' answers for demonstrations (sent through [`client`]);
 //! * [`manifest`] — the one manifest builder: plan + release → `manifest.json`;
+//! * [`obfuscation`] — the manifest's strong-obfuscation statement for the masks run;
 //! * [`audit`] — a manifest's promises as the audit's expectations;
 //! * [`inclusion`] — a participant's saved receipt checked against the release's manifest and a
 //!   service's published list or inclusion proof;
@@ -73,6 +74,8 @@ pub mod client;
 pub mod simulate;
 
 pub mod manifest;
+
+pub mod obfuscation;
 
 pub mod audit;
 

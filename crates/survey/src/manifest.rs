@@ -98,6 +98,18 @@ impl Provenance {
 /// The manifest of a release made under `plan`.
 pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Manifest {
     let (_, cross_products) = summary_statistics(released.data);
+    // The QA column is released last (the plan's `p₁` counts it last too).
+    let qa_column = plan
+        .qa_constant
+        .and(released.columns.last())
+        .map(String::as_str);
+    let obfuscation = crate::obfuscation::guarantee(
+        plan,
+        provenance.method,
+        &provenance.kept_columns,
+        qa_column,
+        provenance.cohorts.sizes.len(),
+    );
     Manifest {
         orthomask_version: env!("CARGO_PKG_VERSION").to_owned(),
         method: provenance.method,
@@ -121,7 +133,11 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
         decimals: released.decimals,
         dp: plan.dp.clone(),
         teaching_keys: provenance.teaching_keys,
-        warnings: provenance.warnings,
+        warnings: provenance
+            .warnings
+            .into_iter()
+            .chain(plan.accuracy_note.clone())
+            .collect(),
         receipt_roots: provenance.receipt_roots,
         unmasking_error: unmasking_error(plan, released.columns, provenance.shares),
         share_view: provenance.share_view.map(|v| ShareViewRecord {
@@ -130,6 +146,7 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
             epsilon: v.epsilon,
             delta: v.delta,
         }),
+        obfuscation,
     }
 }
 
@@ -165,7 +182,8 @@ fn unmasking_error(
         scaled_by_declared_ranges: accuracy.scaled,
         record_norm: accuracy.record_norm,
         expected_entry_error: accuracy.expected_entry_error,
-        digits_lost: accuracy.digits_lost(),
+        expected_digits_lost: accuracy.expected_digits_lost(),
+        model: orthomask_core::protocol::accuracy::ROUNDING_MODEL.to_owned(),
         columns: columns
             .iter()
             .zip(half_widths)
@@ -293,9 +311,12 @@ mod tests {
         assert!(m.qa.as_ref().is_some_and(|q| q.passed));
     }
 
-    /// The expected unmasking error: per column in its own units (`h_j·E` for an answer scaled
-    /// by a range of half-width `h_j`, `|c|·E` for the QA column), and in share mode the (E5)
-    /// figure of the split, which grows with the share noise.
+    /// The expected unmasking error against values computed in Python from (E1)–(E2) and (E5)
+    /// by hand for this design (one answer scaled to ±1, the QA entry ±1, m = 20, p₂ = 503,
+    /// σ² = (1 + 10⁻⁹)²/((√(503/20) − 1)²·½)): R = 8.025383126297404,
+    /// E = √3·2⁻⁵³·R = 1.543251229580218e-15, 1.143 expected digits; per column in its own
+    /// units `h_j·E` (half-width 10) and `|c|·E` (QA 888); with two shares of τ = 100,
+    /// `R² = R²/2 + τ²` gives E = 1.9260564932035342e-14.
     #[test]
     fn the_unmasking_error_follows_the_scaling_and_the_shares() {
         let cohorts = CohortBounds {
@@ -334,18 +355,25 @@ mod tests {
             .unmasking_error
             .unwrap()
         };
+        const E: f64 = 1.543_251_229_580_218e-15;
+        let close = |got: f64, want: f64| (got - want).abs() <= HAND_COMPUTED * want;
         let basic = manifest(None);
-        let e = basic.expected_entry_error;
         assert!(basic.scaled_by_declared_ranges);
-        assert!((basic.columns[0].expected_error - 10.0 * e).abs() <= 1e-12 * e);
-        assert!((basic.columns[1].expected_error - 888.0 * e).abs() <= 1e-9 * e);
+        assert!(close(basic.record_norm, 8.025_383_126_297_404));
+        assert!(close(basic.expected_entry_error, E));
+        assert!((basic.expected_digits_lost - 1.143_026_401_852_953_7).abs() < 1e-9);
+        assert!(basic.model.contains("not a bound"), "{}", basic.model);
+        assert!(close(basic.columns[0].expected_error, 10.0 * E));
+        assert!(close(basic.columns[1].expected_error, 888.0 * E));
         let split = ShareSplit {
             services: 2,
             share_sigma: 100.0,
         };
         let shared = manifest(Some(split));
-        let expected = plan.share_unmasking_accuracy(2, 100.0).unwrap();
-        assert_eq!(shared.record_norm, expected.record_norm);
-        assert!(shared.expected_entry_error > 3.0 * e);
+        assert!(close(shared.record_norm, 100.160_887_511_852_3));
+        assert!(close(
+            shared.expected_entry_error,
+            1.926_056_493_203_534_2e-14
+        ));
     }
 }

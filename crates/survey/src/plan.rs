@@ -31,13 +31,16 @@
 //! its bound ([`crate::manifest`]).
 
 use crate::policy::{
-    APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT, DP_ALLOWANCE_SDS, FAILURE_TARGET, SIGMA_HEADROOM,
+    ACCURACY_RECORD_WIDTH, APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT, DP_ALLOWANCE_SDS, FAILURE_TARGET,
+    SIGMA_HEADROOM, TARGET_DIGITS_LOST,
 };
 use orthomask_core::protocol::ProtocolError;
-use orthomask_core::protocol::accuracy::UnmaskingAccuracy;
+use orthomask_core::protocol::accuracy::{
+    DigitsTarget, UnmaskingAccuracy, record_data_norm_squared,
+};
 use orthomask_core::protocol::design::{
     DesignError, DesignParameters, DesignReport, NoiseBound, Strictness, appendix_c_bound,
-    check_design, noise_columns_for,
+    check_design, noise_columns_for, smallest_delta_for,
 };
 use orthomask_core::protocol::tm2::{DeviceDp, Tm2Design};
 use orthomask_core::scaling::RangeScaler;
@@ -210,6 +213,37 @@ pub struct Plan {
     pub appendix_c: Option<AppendixC>,
     /// Device-side DP noise, when asked for.
     pub dp: Option<DpNoise>,
+    /// Why the release is expected to lose more than [`TARGET_DIGITS_LOST`] digits, when it is
+    /// (issue 21 §4). Absent when the target is met, and in plans stored before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy_note: Option<String>,
+}
+
+/// The largest cohort for which `target`'s digits are reachable within `widest` noise columns
+/// (bisection: the columns (E7) needs grow with the cohort); `None` when not even a cohort of 2
+/// reaches them.
+fn largest_cohort_within(target: &DigitsTarget, widest: usize) -> Option<usize> {
+    let fits = |m: usize| {
+        DigitsTarget {
+            cohort: m,
+            ..*target
+        }
+        .noise_columns()
+        .is_some_and(|p2| p2 <= widest)
+    };
+    if !fits(2) {
+        return None;
+    }
+    let (mut lo, mut hi) = (2, target.cohort);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo)
 }
 
 fn default_qa_constant() -> Option<f64> {
@@ -230,10 +264,6 @@ impl Plan {
     pub fn new(request: &PlanRequest) -> Result<Self, PlanError> {
         let p1 = request.answers + usize::from(request.qa_constant.is_some());
         let CohortBounds { largest, .. } = request.cohorts;
-        let p2 = match request.noise_columns {
-            Some(p2) => p2,
-            None => noise_columns_for(largest, request.delta, request.failure_target)?,
-        };
         // Kept columns pass both masks unchanged, so with DP each is released row by row as
         // `s + N(0, σ²)`: a Gaussian mechanism of sensitivity 2 per column (2√k for k kept), which
         // σ, calibrated for the masked view, does not cover — and the masked part's changed-row
@@ -264,34 +294,152 @@ impl Plan {
             request.x_max
         };
         let x_max = declared + dp.as_ref().map_or(0.0, dp_allowance);
-        let bound = if p2 == 0 {
-            None
-        } else {
-            match appendix_c_bound(largest, masked_columns.max(1), p2, x_max, request.delta) {
-                Ok(bound) => Some(bound),
-                Err(DesignError::NoiseColumnsNotAboveParticipants { .. }) => None,
-                Err(other) => return Err(other.into()),
+        let with_noise = |p2: usize, delta: f64| -> Result<Self, PlanError> {
+            let bound = if p2 == 0 {
+                None
+            } else {
+                match appendix_c_bound(largest, masked_columns.max(1), p2, x_max, delta) {
+                    Ok(bound) => Some(bound),
+                    Err(DesignError::NoiseColumnsNotAboveParticipants { .. }) => None,
+                    Err(other) => return Err(other.into()),
+                }
+            };
+            let sigma = match request.sigma {
+                Some(sigma) => sigma,
+                None if p2 == 0 => 0.0,
+                None => bound.as_ref().map_or(x_max.max(1.0), sigma_above),
+            };
+            Ok(Self {
+                qa_constant: request.qa_constant,
+                p1,
+                p2,
+                sigma,
+                x_max,
+                masked_columns: Some(masked_columns),
+                scaling: scaling.clone(),
+                delta,
+                appendix_c: bound
+                    .filter(|_| request.orthogonal_right_mask)
+                    .map(|b| appendix_c_record(&b)),
+                dp: dp.clone(),
+                accuracy_note: None,
+            })
+        };
+        let mut plan = match request.noise_columns {
+            Some(p2) => with_noise(p2, request.delta)?,
+            None => {
+                let p2 = noise_columns_for(largest, request.delta, request.failure_target)?;
+                with_noise(p2, request.delta)?
             }
         };
-        let sigma = match request.sigma {
-            Some(sigma) => sigma,
-            None if p2 == 0 => 0.0,
-            None => bound.as_ref().map_or(x_max.max(1.0), sigma_above),
+        // Issue 21 §4: more noise columns lose fewer digits ((E7) of core's accuracy module), so
+        // where the policy's σ and columns are the plan's own, it adds columns (lowering δ to the
+        // smallest that still meets the failure target) until the expected loss meets
+        // `TARGET_DIGITS_LOST`, within `ACCURACY_RECORD_WIDTH`.
+        // Only scaled records have one loss for every column (unscaled, a column loses more the
+        // smaller it is next to x_max), and columns are added only where they reach the target:
+        // where (E8) or the width puts it out of reach, the plan says so instead of paying for
+        // a fraction of a digit.
+        let chosen_by_policy =
+            request.noise_columns.is_none() && request.sigma.is_none() && plan.scaling.is_some();
+        let target = plan.digits_target(largest, request.failure_target)?;
+        if let Some(target) = target.filter(|_| chosen_by_policy) {
+            let widest = ACCURACY_RECORD_WIDTH.saturating_sub(p1);
+            let wanted = target.noise_columns().filter(|&p2| p2 <= widest);
+            if plan.unmasking_accuracy()?.expected_digits_lost() > TARGET_DIGITS_LOST {
+                if let Some(p2) = wanted.filter(|&p2| p2 > plan.p2) {
+                    if let Some(delta) = smallest_delta_for(largest, p2, request.failure_target) {
+                        plan = with_noise(p2, delta)?;
+                    }
+                }
+            }
+        }
+        plan.accuracy_note = plan.shortfall(
+            largest,
+            request.failure_target,
+            request.noise_columns.is_some(),
+        )?;
+        Ok(plan)
+    }
+
+    /// What (E7)–(E8) of core's accuracy module need about this plan for cohorts of at most
+    /// `largest` and the Appendix C `failure_target`; `None` without an Appendix C bound (no padding, or a non-orthogonal mask).
+    fn digits_target(
+        &self,
+        largest: usize,
+        failure_target: f64,
+    ) -> Result<Option<DigitsTarget>, PlanError> {
+        if self.appendix_c.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(DigitsTarget {
+            cohort: largest,
+            masked_columns: self.masked_columns.unwrap_or(self.p1).max(1),
+            x_max: self.x_max,
+            data_norm_squared: record_data_norm_squared(&self.design()?, self.x_max),
+            headroom: SIGMA_HEADROOM,
+            failure_target,
+            digits: TARGET_DIGITS_LOST,
+        }))
+    }
+
+    /// Why the expected loss exceeds [`TARGET_DIGITS_LOST`], if it does: the one sentence the
+    /// plan, the manifest and the survey team's page show.
+    fn shortfall(
+        &self,
+        largest: usize,
+        failure_target: f64,
+        hand_chosen: bool,
+    ) -> Result<Option<String>, PlanError> {
+        let Some(target) = self.digits_target(largest, failure_target)? else {
+            return Ok(None);
         };
-        Ok(Self {
-            qa_constant: request.qa_constant,
-            p1,
-            p2,
-            sigma,
-            x_max,
-            masked_columns: Some(masked_columns),
-            scaling,
-            delta: request.delta,
-            appendix_c: bound
-                .filter(|_| request.orthogonal_right_mask)
-                .map(|b| appendix_c_record(&b)),
-            dp,
-        })
+        let expected = self.unmasking_accuracy()?.expected_digits_lost();
+        if expected <= TARGET_DIGITS_LOST {
+            return Ok(None);
+        }
+        if self.scaling.is_none() {
+            return Ok(Some(format!(
+                "the answers are masked in their own units (no declared ranges), so a column of \
+                 magnitude h is expected to lose about {expected:.1} − log₁₀(h) significant \
+                 digits, the small columns most; declaring each question's range lets the \
+                 devices scale and gives every column the same loss"
+            )));
+        }
+        let widest = ACCURACY_RECORD_WIDTH.saturating_sub(self.p1);
+        let head = format!(
+            "the release is expected to lose {expected:.1} significant digits to masking, more \
+             than the {TARGET_DIGITS_LOST} the policy aims for"
+        );
+        let why = match target.noise_columns() {
+            Some(needed) if hand_chosen => format!(
+                "{} noise columns were chosen by hand; {needed} would keep within {TARGET_DIGITS_LOST}",
+                self.p2
+            ),
+            Some(needed) if needed <= widest => {
+                format!("{needed} noise columns would keep within {TARGET_DIGITS_LOST}")
+            }
+            reachable => {
+                let limit = if reachable.is_none() {
+                    format!(
+                        "condition (3.5) makes each record's noise outweigh the answers of a \
+                         whole cohort of {largest}, so no number of noise columns loses fewer \
+                         than {:.1} digits",
+                        target.floor_digits()
+                    )
+                } else {
+                    format!(
+                        "keeping within {TARGET_DIGITS_LOST} needs records wider than the \
+                         {ACCURACY_RECORD_WIDTH} values the policy builds"
+                    )
+                };
+                match largest_cohort_within(&target, widest) {
+                    Some(m) => format!("{limit}; cohorts of at most {m} keep within it"),
+                    None => limit,
+                }
+            }
+        };
+        Ok(Some(format!("{head}: {why}")))
     }
 
     /// Answer columns (`p₁` without the QA column).
@@ -681,8 +829,7 @@ mod tests {
         assert!((g.epsilon_sums + g.epsilon_complement - g.epsilon).abs() < 1e-12);
         assert!((g.delta_sums + g.delta_complement - g.delta).abs() < 1e-15);
         // Seed 004's σ for n_s − 1 rows, neighbours at distance 1 (eq. (13)), and the growth
-        // (D12) the mechanism run needs over it: between √(6p(1 − 1/n)/(3√p + 1)) ≈ 1.76 (its
-        // large-n limit for p = 3) and 3.
+        // (D12) the mechanism run needs over it (its size is tested in orthomask-dp).
         let paper = orthomask_dp::Calibration::new(orthomask_dp::CalibrationInput {
             epsilon: 0.5,
             delta: 0.01,
@@ -694,11 +841,6 @@ mod tests {
         .setting_b_sufficient();
         assert!((g.paper_sigma - paper).abs() <= HAND_COMPUTED * paper);
         assert!((g.growth_factor - dp.sigma / paper).abs() < 1e-12);
-        assert!(
-            g.growth_factor > 1.2 && g.growth_factor < 3.0,
-            "{}",
-            g.growth_factor
-        );
         assert!((dp.columns[2].sigma - expected * 15.0).abs() <= HAND_COMPUTED * expected * 15.0);
         // DP scales the record: x_max is 1 plus six DP standard deviations on that scale.
         let allowance = DP_ALLOWANCE_SDS * expected;
@@ -825,5 +967,82 @@ mod tests {
         assert_eq!(plan.answers(), 4);
         let again: Plan = serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
         assert_eq!(again, plan);
+    }
+
+    /// A request for `answers` scaled answers (declared ranges) and the QA column, one cohort
+    /// size `m`.
+    fn scaled(answers: usize, m: usize) -> PlanRequest {
+        let mut request = PlanRequest::new(answers, Some(888.0), cohorts(m, m), 1.0);
+        request.ranges = Some(dp_request(answers).ranges);
+        request
+    }
+
+    /// Issue 21 §4: the policy's columns for a cohort of 200 with 5 scaled answers are expected
+    /// to lose 2.14 digits, so the plan adds columns until the loss is at most 2. The fewest
+    /// that do, 1 844, come from a brute-force search in Python over p₂ with σ_min at the
+    /// smallest δ meeting 10⁻⁶ (`R² = 5 + 1 + p₂σ²`, `3R² ≤ 10⁴`), not from (E7) solved.
+    #[test]
+    fn the_plan_adds_noise_columns_until_two_digits() {
+        let plan = Plan::new(&scaled(5, 200)).unwrap();
+        assert_eq!(plan.p2, 1844);
+        let digits = plan.unmasking_accuracy().unwrap().expected_digits_lost();
+        assert!(digits <= TARGET_DIGITS_LOST && digits > 1.99, "{digits}");
+        assert!(plan.delta < APPENDIX_C_DELTA, "δ = {}", plan.delta);
+        let recorded = plan.appendix_c.as_ref().unwrap();
+        assert!(recorded.failure_probability <= FAILURE_TARGET * (1.0 + 1e-9));
+        assert!(plan.check(cohorts(200, 200), Strictness::Refuse).is_ok());
+        assert_eq!(plan.accuracy_note, None);
+        // One column fewer would not do: the policy's default design (1 030) loses more.
+        let default = Plan::new(&PlanRequest {
+            noise_columns: Some(1030),
+            ..scaled(5, 200)
+        })
+        .unwrap();
+        let lost = default.unmasking_accuracy().unwrap().expected_digits_lost();
+        assert!((lost - 2.142).abs() < 1e-3, "{lost}");
+        assert!(
+            default
+                .accuracy_note
+                .as_deref()
+                .unwrap()
+                .contains("chosen by hand"),
+            "{:?}",
+            default.accuracy_note
+        );
+    }
+
+    /// Where condition (3.5) puts two digits out of reach the plan keeps the policy's columns
+    /// and says why, with the floor (E8) and the largest cohort that would keep within it (both
+    /// by brute force in Python: ½·log₁₀(3(11 + 1 500·10)) = 2.33; 169 is the largest cohort
+    /// whose 4 085 columns reach two digits).
+    #[test]
+    fn a_cohort_too_large_for_two_digits_says_why() {
+        let plan = Plan::new(&scaled(10, 1500)).unwrap();
+        assert_eq!(plan.p2, default_noise_columns(1500).unwrap());
+        let note = plan.accuracy_note.as_deref().expect("the plan says why");
+        assert!(
+            note.contains("expected to lose 3.0 significant digits"),
+            "{note}"
+        );
+        assert!(
+            note.contains("no number of noise columns loses fewer than 2.3"),
+            "{note}"
+        );
+        assert!(
+            note.contains("cohorts of at most 169 keep within it"),
+            "{note}"
+        );
+    }
+
+    /// The loss grows like log₁₀ m with the policy's columns ((E6): R² = 2·m·p_m·γ/(√γ − 1)²
+    /// plus the record's own part): 1.31 digits for cohorts of 12 with 4 answers (Python, from
+    /// the issue's factor 1.423), which needs no extra columns.
+    #[test]
+    fn small_cohorts_keep_the_policy_columns() {
+        let plan = Plan::new(&scaled(4, 12)).unwrap();
+        assert_eq!(plan.p2, default_noise_columns(12).unwrap());
+        let digits = plan.unmasking_accuracy().unwrap().expected_digits_lost();
+        assert!((digits - 1.314).abs() < 1e-3, "{digits}");
+        assert_eq!(plan.accuracy_note, None);
     }
 }

@@ -16,6 +16,8 @@
 //! | [`MIN_ANONYMITY_SET`] | 5 | the fewest records a released cohort hides a record among |
 //! | [`UPLOAD_FALSE_REFUSAL`] | 10⁻⁹ | chance that an honest upload fails the services' size check |
 //! | [`MAX_REOPENINGS`] | 2 | times an invitation is reopened after its cohort was spoilt |
+//! | [`TARGET_DIGITS_LOST`] | 2 | expected significant digits a release may lose to masking |
+//! | [`ACCURACY_RECORD_WIDTH`] | 4 096 | widest padded record the plan builds to save digits |
 
 /// The δ of seed 000's Appendix C bound: `Pr[λ_min(X₂X₂ᵀ) ≤ (√γ − 1)² n σ² (1 − δ)]` is bounded,
 /// and σ must satisfy `σ² > p₁ x_max² / [(√γ − 1)²(1 − δ)]`.
@@ -95,6 +97,21 @@ pub fn default_min_cohort_size(p1: usize, cohort_size: usize, with_dp: bool) -> 
         cohort_floor(p1)
     }
 }
+
+/// The expected significant digits a release may lose to masking (`log₁₀(E/u)` of
+/// `orthomask_core::protocol::accuracy`): a coefficient computed from the release keeps all but
+/// two of the digits the raw computation keeps (issue 11 §1, issue 21 §4). The plan adds noise
+/// columns until the expectation meets it, within [`ACCURACY_RECORD_WIDTH`]; where condition
+/// (3.5) puts it out of reach the plan says why (`crate::plan::Plan::accuracy_note`).
+pub const TARGET_DIGITS_LOST: f64 = 2.0;
+
+/// The widest padded record `p = p₁ + p₂` the plan builds to meet [`TARGET_DIGITS_LOST`]: a device
+/// masks its record with a `p × p` Haar operator (`p²/2` normals), and 4 096 keeps that within
+/// what the failure target alone already asks for cohorts of about 2 000 (`p₂ = 3 928`). Larger
+/// designs the failure target needs are still built; only the extra columns for accuracy stop
+/// here. With cohorts of at most [`MAX_COHORT`] the hand-over stays inside
+/// [`MAX_HANDOVER_BYTES`] (`10 000 × 4 096` doubles ≈ 437 MB as base64).
+pub const ACCURACY_RECORD_WIDTH: usize = 4096;
 
 /// How many times an invitation is reopened after the cohort it joined was spoilt (someone in it
 /// sent data that failed the QA check, and which upload it was cannot be told; issue 20 §8).

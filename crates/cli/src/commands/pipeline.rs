@@ -240,10 +240,19 @@ fn split_input(table: &Table, args: &PipelineArgs) -> Result<RawData> {
     })
 }
 
-/// The declared largest absolute entry and where it came from (`--x-max`, or the data's own
-/// maximum in a simulation).
+/// The declared largest absolute entry and where it came from: `--x-max`, the `--range`s when
+/// every answer column has one (a survey's declared questions), or the data's own maximum in a
+/// simulation.
 fn declared_x_max(args: &PipelineArgs, raw: &RawData) -> Result<(f64, XMaxSource)> {
     let data_max = raw.answers.amax().max(raw.qa.map_or(0.0, f64::abs));
+    if args.x_max.is_none() {
+        if let Some(ranges_max) = every_range_declared(args, raw) {
+            return Ok((
+                ranges_max.max(raw.qa.map_or(0.0, f64::abs)),
+                XMaxSource::Declared,
+            ));
+        }
+    }
     match args.x_max {
         Some(declared) => {
             if !(declared.is_finite() && declared >= 0.0) {
@@ -259,6 +268,22 @@ fn declared_x_max(args: &PipelineArgs, raw: &RawData) -> Result<(f64, XMaxSource
         }
         None => Ok((data_max, XMaxSource::Data)),
     }
+}
+
+/// The largest `|lo|`, `|hi|` of the `--range`s when every answer column has a well-formed one;
+/// `None` otherwise (malformed specifications are reported by [`declared_ranges`]).
+fn every_range_declared(args: &PipelineArgs, raw: &RawData) -> Option<f64> {
+    let mut covered = vec![false; raw.answer_names.len()];
+    let mut largest: f64 = 0.0;
+    for spec in &args.range {
+        let (name, bounds) = spec.split_once('=')?;
+        let (lo, hi) = bounds.split_once(':')?;
+        let (lo, hi): (f64, f64) = (lo.trim().parse().ok()?, hi.trim().parse().ok()?);
+        let j = raw.answer_names.iter().position(|n| n == name.trim())?;
+        covered[j] = true;
+        largest = largest.max(lo.abs()).max(hi.abs());
+    }
+    covered.iter().all(|&c| c).then_some(largest)
 }
 
 /// Each answer column's range: from `--range`, or in a simulation read off the data (saying so).
@@ -494,14 +519,14 @@ fn summarise(args: &PipelineArgs, m: &Manifest) {
     }
     if let Some(u) = &m.unmasking_error {
         println!(
-            "unmasking: expected error {:.2e} per released value{} (masking costs about {:.1} significant digits of a coefficient)",
+            "unmasking: expected (rms) error {:.2e} per released value{} (masking is expected to cost about {:.1} significant digits of a coefficient; a rounding model, not a bound)",
             u.expected_entry_error,
             if u.scaled_by_declared_ranges {
                 " in units of each answer's half-range"
             } else {
                 ""
             },
-            u.digits_lost
+            u.expected_digits_lost
         );
     }
     if let Some(g) =
@@ -871,6 +896,7 @@ fn second_method(
         delta: args.delta,
         appendix_c: None,
         dp: None,
+        accuracy_note: None,
     };
     Ok(Outcome {
         release: run.release,

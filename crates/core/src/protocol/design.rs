@@ -195,6 +195,27 @@ pub fn noise_columns_for(n: usize, delta: f64, target: f64) -> Result<usize, Des
     Ok(p2.max(n + 1))
 }
 
+/// The smallest Appendix C δ for which `p₂` noise columns keep the failure probability of a
+/// cohort of `n` at most `target`: the inverse of [`noise_columns_for`] in δ. With
+/// `(√γ − 1)²n = (√p₂ − √n)²` and `t = √(2 ln(1/target))` the bound
+/// `exp(−(√p₂ − √n)²(1 − √(1 − δ))²/2) ≤ target` holds exactly when
+///
+/// `1 − √(1 − δ) ≥ t/(√p₂ − √n)`, i.e. `δ ≥ δ* = 1 − (1 − t/(√p₂ − √n))²`.
+///
+/// σ_min grows with δ (`1/(1 − δ)`), so δ* gives the least noise that still meets the target.
+/// `None` when `√p₂ − √n ≤ t` (no δ < 1 reaches it) or a parameter is outside its domain.
+pub fn smallest_delta_for(n: usize, p2: usize, target: f64) -> Option<f64> {
+    if n == 0 || !(target > 0.0 && target < 1.0) {
+        return None;
+    }
+    let t = (2.0 * (1.0 / target).ln()).sqrt();
+    let gap = (p2 as f64).sqrt() - (n as f64).sqrt();
+    (gap > t).then(|| {
+        let root = 1.0 - t / gap;
+        1.0 - root * root
+    })
+}
+
 /// What a design check concluded.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DesignReport {
@@ -413,6 +434,31 @@ mod tests {
         assert!((b.failure_probability - (-0.5f64).exp()).abs() < 1e-12);
         assert!((b.gamma - 4.0).abs() < 1e-12);
         assert!((b.c_n - 16.0).abs() < 1e-12);
+    }
+
+    /// By hand: n = 4, p₂ = 16 (√p₂ − √n = 2) and a target e^{−1/2} (t = 1): δ* = 1 − (1 −
+    /// 1/2)² = 3/4, the δ of the case above, whose failure bound is exactly e^{−1/2}.
+    #[test]
+    fn smallest_delta_by_hand() {
+        let delta = smallest_delta_for(4, 16, (-0.5f64).exp()).unwrap();
+        assert!((delta - 0.75).abs() < 1e-12, "{delta}");
+        // t = 2 = √p₂ − √n: no δ < 1 reaches the target.
+        assert_eq!(smallest_delta_for(4, 16, (-2.0f64).exp()), None);
+    }
+
+    /// δ* inverts noise_columns_for: the policy's columns at δ = 0.5 need a δ* of at most 0.5,
+    /// and the Appendix C bound at δ* meets the target (to rounding), not more.
+    #[test]
+    fn smallest_delta_meets_the_target_exactly() {
+        for n in [5, 12, 200, 1500] {
+            let p2 = noise_columns_for(n, 0.5, 1e-6).unwrap();
+            let delta = smallest_delta_for(n, p2, 1e-6).unwrap();
+            assert!(delta <= 0.5 && delta > 0.4, "n = {n}: {delta}");
+            let failure = appendix_c_bound(n, 1, p2, 1.0, delta)
+                .unwrap()
+                .failure_probability;
+            assert!((failure / 1e-6 - 1.0).abs() < 1e-9, "n = {n}: {failure}");
+        }
     }
 
     #[test]
