@@ -30,7 +30,8 @@
 //        deployment's key with no noise columns (masking.p2 = 0, below the policy's floors);
 //        {"spoil": {"survey": ID, "cohort": K}} -> cohort K is spoilt (someone sent invalid
 //        data): its fate says so, and new places of ID go to cohort K + 1;
-//        {"fate_busy": N} -> the next N fate requests answer 429 with Retry-After: 1
+//        {"fate_busy": N} -> the next N fate requests answer 429 with Retry-After: 1;
+//        {"place_busy": N} -> the next N place requests answer 503 with Retry-After: 1
 //   GET  /__mock/uploads -> every upload request received (bodies as parsed JSON)
 //   GET  /__mock/offers -> every place request received ({method, survey, invite, cohort})
 //   GET  /__mock/fates -> every fate request received ({survey, cohort, status})
@@ -138,7 +139,7 @@ async function offer(dist, base, id, cohort, key, forger, mode, secret) {
 
 export async function startServer({ dist, fixtures }) {
   const state = {
-    failNext: 0, down: false, offer: 'genuine', fateBusy: 0, uploads: [], offers: [], fates: [],
+    failNext: 0, down: false, offer: 'genuine', fateBusy: 0, placeBusy: 0, uploads: [], offers: [], fates: [],
     receipts: new Map(), nonces: new Map(), spoilt: new Set(), cohortOf: new Map(),
   };
   const key = collectorKey();
@@ -160,6 +161,7 @@ export async function startServer({ dist, fixtures }) {
         if ('down' in m) state.down = m.down;
         if ('offer' in m) state.offer = m.offer;
         if ('fate_busy' in m) state.fateBusy = m.fate_busy;
+        if ('place_busy' in m) state.placeBusy = m.place_busy;
         if ('spoil' in m) {
           state.spoilt.add(`${m.spoil.survey}/${m.spoil.cohort}`);
           state.cohortOf.set(m.spoil.survey, Math.max(state.cohortOf.get(m.spoil.survey) ?? 0, m.spoil.cohort + 1));
@@ -188,6 +190,11 @@ export async function startServer({ dist, fixtures }) {
         }
         const bundled = await stat(join(dist, 'surveys', `${id}.json`)).catch(() => null);
         const cohort = state.cohortOf.get(id) ?? 0;
+        if (state.placeBusy > 0) {
+          state.placeBusy -= 1;
+          state.offers.push({ method: 'POST', survey: id, invite: body.invite ?? null, busy: 503 });
+          return send(503, { error: 'busy: try again shortly' }, 'application/json', { 'Retry-After': '1' });
+        }
         state.offers.push({ method: 'POST', survey: id, invite: body.invite ?? null, cohort });
         if (!bundled) return send(404, { error: `no survey ${id} at this collector` });
         return send(200, await offer(dist, base, id, cohort, key, forger, state.offer, secret));

@@ -75,8 +75,8 @@ async function answerAndWait(page) {
 /** The Cache API holds the app's files only (issue 20 §6): no survey offer, nothing of the API. */
 async function onlyAppFilesCached(s) {
   const { caches } = await readDeviceStorage(s.page);
-  assert.deepEqual(Object.keys(caches), ['orthomask-v2']);
-  const urls = caches['orthomask-v2'].map((e) => new URL(e.url).pathname);
+  assert.equal(Object.keys(caches).length, 1, `caches: ${Object.keys(caches)}`);
+  const urls = Object.values(caches)[0].map((e) => new URL(e.url).pathname);
   assert.ok(urls.length >= 10 && urls.every((u) => !u.startsWith('/api/')), `cached: ${urls.join(' ')}`);
 }
 

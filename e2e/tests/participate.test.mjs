@@ -257,6 +257,21 @@ test('"Try again" after a failure resends the same upload with the same token', 
   }
 });
 
+test('a busy collector (503, Retry-After) is asked for the place again, and the form opens', async () => {
+  const s = await setup();
+  try {
+    await mode(s, { place_busy: 2 });
+    await s.page.goto(surveyLink(s, 'leaps-demo', 'busy-collector-invitation'));
+    await s.page.getByLabel('I have read this and agree to take part.').waitFor();
+    const offers = await (await fetch(`${s.server.base}/__mock/offers`)).json();
+    assert.deepEqual(offers.map((o) => o.busy ?? o.cohort), [503, 503, 0], 'two refusals, then the place');
+    assert.ok(offers.every((o) => o.invite === 'busy-collector-invitation'));
+    assert.deepEqual(s.record.errors, []);
+  } finally {
+    await s.close();
+  }
+});
+
 test('a cohort left out because someone sent invalid data: the page takes a new place and sends the answers again, once', async () => {
   const s = await setup();
   try {
