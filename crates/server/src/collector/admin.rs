@@ -128,6 +128,12 @@ impl Collector {
             "share_services": p.share_services,
             "invitations": p.invitations,
             "appendix_c": p.masking.appendix_c,
+            "expected_digits_lost": p
+                .masking
+                .unmasking_accuracy()
+                .ok()
+                .map(|a| a.expected_digits_lost()),
+            "accuracy_note": p.masking.accuracy_note,
             "dp": p.masking.dp,
             "release_csv_url": format!("{}/api/surveys/{id}/release.csv", col.0.cfg.public_url),
             "manifest_url": format!("{}/api/surveys/{id}/manifest.json", col.0.cfg.public_url),
