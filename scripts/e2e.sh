@@ -3,7 +3,7 @@
 # loopback, a survey created through the admin API, headless Chromium participants filling in the
 # web app's form with generated answers, the cohorts closed, the release downloaded and its
 # regression compared with the regression on the raw answers (1e-9 relative) — once with the
-# basic protocol and once in share mode with K1 = 2 right-masking services; then the survey team's
+# basic protocol and once in share mode with the default K1 = 3 right-masking services; then the survey team's
 # page (#/admin) drives the same steps from the browser (e2e-services/admin.mjs), and a newcomer
 # runs the demonstration loop of `scripts/run.sh` (e2e-services/newcomer.mjs).
 #
