@@ -72,6 +72,11 @@ pub struct PlanPreview {
     pub share_services: usize,
     /// Released columns.
     pub columns: Vec<String>,
+    /// Significant digits masking is expected to cost a coefficient (rms under a rounding model;
+    /// `orthomask_core::protocol::accuracy`), when the model applies.
+    pub expected_digits_lost: Option<f64>,
+    /// Why the expected loss exceeds the policy's two digits, when it does (issue 21 §4).
+    pub accuracy_note: Option<String>,
 }
 
 /// Plan `draft` as the collector will.
@@ -101,6 +106,12 @@ pub fn preview(
         failure_probability: p.masking.appendix_c.as_ref().map(|a| a.failure_probability),
         share_services: p.share_services,
         columns: p.columns,
+        expected_digits_lost: p
+            .masking
+            .unmasking_accuracy()
+            .ok()
+            .map(|a| a.expected_digits_lost()),
+        accuracy_note: p.masking.accuracy_note,
     })
 }
 
@@ -170,6 +181,25 @@ mod tests {
         assert_eq!((p.dp_sigma, p.share_services), (None, 0));
         assert!(p.sigma > 0.0 && p.failure_probability.is_some_and(|f| f > 0.0 && f < 1.0));
         assert_eq!(p.columns, ["smoker", "age", "region=s", "region=e", "QA"]);
+    }
+
+    /// A cohort too large for two digits: the preview says so, with the collector's reason
+    /// (issue 21 §4); a small one states its expected loss and no note.
+    #[test]
+    fn the_preview_states_the_expected_digits_and_why_not() {
+        let small = preview(&editor::parse(DRAFT).unwrap(), &endpoints()).unwrap();
+        assert!(
+            small
+                .expected_digits_lost
+                .is_some_and(|d| d > 0.0 && d <= 2.0)
+        );
+        assert_eq!(small.accuracy_note, None);
+        let large = DRAFT.replace("\"cohort_size\": 20", "\"cohort_size\": 3000");
+        assert_ne!(large, DRAFT, "the draft names its cohort size");
+        let p = preview(&editor::parse(&large).unwrap(), &endpoints()).unwrap();
+        assert!(p.expected_digits_lost.is_some_and(|d| d > 2.0));
+        let note = p.accuracy_note.unwrap();
+        assert!(note.contains("cohorts of at most"), "{note}");
     }
 
     #[test]

@@ -336,6 +336,13 @@ fn plan_view(plan: &PlanPreview) -> Html {
             <dt>{ "Method" }</dt>
             <dd>{ if plan.share_services == 0 { "basic protocol (one masking service provider)".to_owned() } else { format!("share mode over {} right-masking services", plan.share_services) } }</dd>
             <dt>{ "Released columns" }</dt><dd>{ plan.columns.join(", ") }</dd>
+            if let Some(d) = plan.expected_digits_lost {
+                <dt>{ "Expected digits lost to masking" }</dt>
+                <dd data-testid="plan-digits">{ format!("{d:.1} (rms estimate under a rounding model, not a bound)") }</dd>
+            }
+            if let Some(note) = &plan.accuracy_note {
+                <dt>{ "Accuracy" }</dt><dd class="note" role="note" data-testid="plan-accuracy-note">{ note.clone() }</dd>
+            }
         </dl>
     }
 }
