@@ -62,8 +62,8 @@ const UPLOAD = /\/uploads(\?|$)/;
  * add what they find in outbox entries, so an entry's token and credential are searched for
  * after it is gone. `settled()` waits for the offers' bodies to be read.
  */
-export function watchKeyMaterial(context) {
-  const secrets = { deviceKeys: new Set(), invites: new Set(), credentials: new Map(), tokens: new Set() };
+export function watchKeyMaterial(context, known = null) {
+  const secrets = known ?? { deviceKeys: new Set(), invites: new Set(), credentials: new Map(), tokens: new Set() };
   const pending = [];
   const credential = (c) => {
     if (c && typeof c.nonce === 'string' && typeof c.signature === 'string') secrets.credentials.set(c.nonce, c.signature);

@@ -87,36 +87,49 @@ export async function workerLog(page) {
 export async function setup({ viewport = { width: 1280, height: 900 }, locale = 'en-US' } = {}) {
   const server = await startServer({ dist, fixtures });
   const profile = await mkdtemp(join(tmpdir(), 'orthomask-e2e-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    viewport,
-    locale,
-    acceptDownloads: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  context.setDefaultTimeout(HANG_GUARD_MS);
-  await context.addInitScript(installWorkerProbe);
-  const page = context.pages()[0] ?? await context.newPage();
   const record = { requests: [], console: [], errors: [] };
-  // `worker`: made by the service worker (its install fetches the app's files), not the page.
-  context.on('request', (r) => record.requests.push({
-    url: r.url(), method: r.method(), body: r.postData() ?? '', headers: r.headers(), worker: r.serviceWorker() !== null,
-  }));
-  page.on('console', (m) => record.console.push(m.text()));
-  page.on('pageerror', (e) => record.errors.push(String(e)));
-  // The key material every page of this context receives and sends (e2e/device-storage.mjs).
-  const secrets = watchKeyMaterial(context);
+  // One browser on `profile`, with the recorders attached; `restart` opens the next one.
+  const open = async (known) => {
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+      headless: true,
+      viewport,
+      locale,
+      acceptDownloads: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    context.setDefaultTimeout(HANG_GUARD_MS);
+    await context.addInitScript(installWorkerProbe);
+    const page = context.pages()[0] ?? await context.newPage();
+    // `worker`: made by the service worker (its install fetches the app's files), not the page.
+    context.on('request', (r) => record.requests.push({
+      url: r.url(), method: r.method(), body: r.postData() ?? '', headers: r.headers(), worker: r.serviceWorker() !== null,
+    }));
+    page.on('console', (m) => record.console.push(m.text()));
+    page.on('pageerror', (e) => record.errors.push(String(e)));
+    // The key material every page of this context receives and sends (e2e/device-storage.mjs).
+    const secrets = watchKeyMaterial(context, known);
+    return { context, page, secrets };
+  };
+  const first = await open(null);
   await mkdir(artifacts, { recursive: true });
-  return {
-    server, context, page, record, secrets,
+  const s = {
+    server, record, ...first,
+    /** Quit the browser and start it again on the same profile: the device's next visit,
+     * with nothing of the last one left running (its storage stays). */
+    async restart() {
+      await s.secrets.settled();
+      await s.context.close();
+      Object.assign(s, await open(s.secrets));
+    },
     async close() {
-      await context.close();
+      await s.context.close();
       await server.close();
       await rm(profile, { recursive: true, force: true });
     },
   };
+  return s;
 }
 
 export async function screenshot(page, name) {
