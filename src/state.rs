@@ -586,6 +586,26 @@ mod tests {
         ))))
     }
 
+    /// The answers [`answered_demo`] gives, in question order.
+    const DEMO_ANSWERS: [&str; 8] = ["no", "yes", "0.5", "60", "30", "no", "no", "50"];
+
+    /// The demonstration loaded, consented to and answered through to the review.
+    fn answered_demo() -> Rc<ParticipantState> {
+        let answers = DEMO_ANSWERS;
+        let mut s = loaded()
+            .reduce(ParticipantAction::Consent(true))
+            .reduce(ParticipantAction::Begin);
+        for (i, v) in answers.iter().enumerate() {
+            s = s
+                .reduce(ParticipantAction::Input {
+                    index: i,
+                    value: (*v).into(),
+                })
+                .reduce(ParticipantAction::Next);
+        }
+        s
+    }
+
     #[test]
     fn a_refused_or_newly_opened_survey_keeps_nothing_of_the_one_before() {
         let s = loaded()
@@ -754,18 +774,7 @@ mod tests {
     /// (same token, same masked vector); changing an answer prepares a new one.
     #[test]
     fn unchanged_answers_keep_their_upload_and_token() {
-        let answers = ["no", "yes", "0.5", "60", "30", "no", "no", "50"];
-        let mut s = loaded()
-            .reduce(ParticipantAction::Consent(true))
-            .reduce(ParticipantAction::Begin);
-        for (i, v) in answers.iter().enumerate() {
-            s = s
-                .reduce(ParticipantAction::Input {
-                    index: i,
-                    value: (*v).into(),
-                })
-                .reduce(ParticipantAction::Next);
-        }
+        let s = answered_demo();
         let prepared = Rc::new(Prepared {
             destinations: Vec::new(),
             p1: 9,
@@ -786,7 +795,7 @@ mod tests {
         assert!(Rc::ptr_eq(back.prepared.as_ref().unwrap(), &prepared));
         let edited = failed.clone().reduce(ParticipantAction::Edit);
         let mut again = edited;
-        for _ in 0..answers.len() {
+        for _ in 0..DEMO_ANSWERS.len() {
             again = again.reduce(ParticipantAction::Next);
         }
         assert!(Rc::ptr_eq(again.prepared.as_ref().unwrap(), &prepared));
@@ -806,18 +815,7 @@ mod tests {
     /// page no longer shows a receipt) changes nothing.
     #[test]
     fn a_left_out_cohort_sends_the_same_answers_again_in_a_new_one() {
-        let answers = ["no", "yes", "0.5", "60", "30", "no", "no", "50"];
-        let mut s = loaded()
-            .reduce(ParticipantAction::Consent(true))
-            .reduce(ParticipantAction::Begin);
-        for (i, v) in answers.iter().enumerate() {
-            s = s
-                .reduce(ParticipantAction::Input {
-                    index: i,
-                    value: (*v).into(),
-                })
-                .reduce(ParticipantAction::Next);
-        }
+        let s = answered_demo();
         // Two distinct uploads (told apart by identity).
         let upload = || {
             Rc::new(Prepared {
@@ -857,7 +855,7 @@ mod tests {
             .clone()
             .reduce(ParticipantAction::Reassigned(Err("down".into())));
         assert_eq!(failed.phase, Phase::AgainFailed("down".into()));
-        assert_eq!(failed.inputs, answers);
+        assert_eq!(failed.inputs, DEMO_ANSWERS);
         assert_eq!(
             failed.reduce(ParticipantAction::LeftOut).phase,
             Phase::AnsweringAgain
@@ -874,7 +872,7 @@ mod tests {
             moved.receipts.is_empty(),
             "the old receipt no longer counts"
         );
-        assert_eq!(moved.inputs, answers);
+        assert_eq!(moved.inputs, DEMO_ANSWERS);
         assert_eq!(moved.sent_again, 1);
         let sent = moved.reduce(ParticipantAction::Sent(vec![("u".into(), receipt(1))]));
         assert_eq!(

@@ -5,10 +5,9 @@
 //! cohort (`pages::participate`), and a page that kept only masked numbers asks the participant
 //! to answer again (`pages::waiting_uploads`).
 //!
-//! No I/O here: the path, the answer as a typed value, and when to ask again
-//! ([`next_poll_ms`]: every 10 to 20 seconds with jitter, never before a `Retry-After`).
-
-use serde::Deserialize;
+//! No I/O here: the path, when to ask again ([`next_poll_ms`]: every 10 to 20 seconds with
+//! jitter, never before a `Retry-After`), and the answer as the typed value both the collector
+//! and this page use (`orthomask_survey::fate`).
 
 use super::participation::percent_encode;
 
@@ -20,82 +19,7 @@ pub fn fate_path(survey: &str, cohort: u32) -> String {
     )
 }
 
-/// A cohort's fate, in the collector's words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Fate {
-    /// Still collecting.
-    Open,
-    /// Closed; its hand-over is not settled yet.
-    Processing,
-    /// Its records will be in the release.
-    Included,
-    /// Too few records: nothing of it is released.
-    Withheld,
-    /// Closed without records.
-    Empty,
-    /// Someone in it sent invalid data: it was left out and its invitations were reopened.
-    Spoilt,
-    /// Left out by the survey team (a hand-over that never came): nothing to do.
-    LeftOut,
-    /// A word this page does not know (a newer collector): settled, nothing to do.
-    #[serde(other)]
-    Other,
-}
-
-impl Fate {
-    /// Whether the collector may still change it (the page keeps asking).
-    pub fn pending(self) -> bool {
-        matches!(self, Self::Open | Self::Processing)
-    }
-}
-
-/// The collector's answer.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct CohortFate {
-    /// The survey.
-    pub survey: String,
-    /// The cohort.
-    pub cohort: u32,
-    /// Its fate.
-    pub fate: Fate,
-    /// Whether its participants should answer again (exactly when it is spoilt).
-    pub answer_again: bool,
-}
-
-/// Why an answer is not the fate of the cohort asked about.
-#[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub enum FateError {
-    /// Not the collector's JSON.
-    #[error("the cohort's fate is unreadable: {0}")]
-    Malformed(String),
-    /// The fate of another survey or cohort.
-    #[error(
-        "the collector answered for survey {survey:?} cohort {cohort}, not the one asked about"
-    )]
-    Other {
-        /// The survey it named.
-        survey: String,
-        /// The cohort it named.
-        cohort: u32,
-    },
-}
-
-/// Read the fate of cohort `cohort` of `survey` from the collector's answer.
-///
-/// # Errors
-/// [`FateError`]: not the JSON of a fate, or the fate of another cohort.
-pub fn read_fate(text: &str, survey: &str, cohort: u32) -> Result<CohortFate, FateError> {
-    let fate: CohortFate =
-        serde_json::from_str(text).map_err(|e| FateError::Malformed(e.to_string()))?;
-    if fate.survey != survey || fate.cohort != cohort {
-        return Err(FateError::Other {
-            survey: fate.survey,
-            cohort: fate.cohort,
-        });
-    }
-    Ok(fate)
-}
+pub use orthomask_survey::fate::{CohortFate, Fate, FateError, read_fate};
 
 /// The shortest wait between two questions about one cohort's fate.
 pub const POLL_MIN_MS: i32 = 10_000;
@@ -121,43 +45,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_fate_is_read_for_the_cohort_asked_about() {
-        let spoilt = read_fate(
-            r#"{"survey": "s", "cohort": 2, "fate": "spoilt", "answer_again": true}"#,
-            "s",
-            2,
-        )
-        .unwrap();
-        assert_eq!(spoilt.fate, Fate::Spoilt);
-        assert!(spoilt.answer_again && !spoilt.fate.pending());
-        for (word, fate, pending) in [
-            ("open", Fate::Open, true),
-            ("processing", Fate::Processing, true),
-            ("included", Fate::Included, false),
-            ("withheld", Fate::Withheld, false),
-            ("empty", Fate::Empty, false),
-            ("left_out", Fate::LeftOut, false),
-            ("archived", Fate::Other, false),
-        ] {
-            let text = format!(
-                r#"{{"survey": "s", "cohort": 0, "fate": "{word}", "answer_again": false}}"#
-            );
-            let f = read_fate(&text, "s", 0).unwrap();
-            assert_eq!((f.fate, f.fate.pending()), (fate, pending), "{word}");
-        }
-        assert!(matches!(
-            read_fate(
-                r#"{"survey": "t", "cohort": 0, "fate": "spoilt", "answer_again": true}"#,
-                "s",
-                0
-            ),
-            Err(FateError::Other { .. })
-        ));
-        let e = read_fate("<html>", "s", 0).unwrap_err().to_string();
-        assert!(
-            e.starts_with("the cohort's fate is unreadable") && !e.contains('\n'),
-            "{e}"
-        );
+    fn the_fate_is_asked_at_the_collectors_path() {
         assert_eq!(
             fate_path("leaps-demo", 3),
             "/api/surveys/leaps-demo/cohorts/3/fate"

@@ -302,26 +302,9 @@ stored_state!(
     }
 );
 
-/// What a participant's device is told about its cohort
-/// (`GET /api/surveys/{id}/cohorts/{k}/fate`): one word, no counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Fate {
-    /// Still taking participants.
-    Open,
-    /// Closed; its hand-over is not settled yet.
-    Processing,
-    /// Its records will be in the release.
-    Included,
-    /// Too few records: nothing of it is released.
-    Withheld,
-    /// Nobody's upload arrived.
-    Empty,
-    /// Someone sent invalid data; it was left out and its invitations reopened: answer again.
-    Spoilt,
-    /// Left out by the survey team.
-    LeftOut,
-}
+/// What a participant's device is told about its cohort: the one word of
+/// `orthomask_survey::fate` (`GET /api/surveys/{id}/cohorts/{k}/fate`).
+pub use orthomask_survey::fate::Fate;
 
 /// How a believed hand-over settles a cohort at the collector.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

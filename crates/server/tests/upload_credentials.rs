@@ -13,20 +13,9 @@ use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES, UploadCredential
 use orthomask_survey::upload::Upload;
 use serde_json::Value;
 
-/// Far enough in the future for any test run (2100-01-01).
-const FAR_FUTURE: u64 = 4_102_444_800;
-
 /// The uploads the provider holds for cohort `k` of `survey`, as the administrator sees them.
 async fn stored_uploads(http: &reqwest::Client, all: &AllRunning, survey: &str, k: usize) -> u64 {
-    let (status, view) = send(
-        http,
-        reqwest::Method::GET,
-        &format!("{}/api/admin/surveys/{survey}", all.collector.url()),
-        None,
-        Some(&all.admin_token),
-    )
-    .await;
-    assert_eq!(status, 200, "{view}");
+    let view = admin_view(http, all, survey).await;
     view["services"][0]["status"]["cohorts"][k]["uploads"]
         .as_u64()
         .unwrap_or_else(|| panic!("no upload count in {view}"))

@@ -36,6 +36,7 @@
 //! * [`simulate`] — simulated participants' answers for demonstrations (sent through [`client`]);
 //! * [`manifest`] — the one manifest builder: plan + release → `manifest.json`;
 //! * [`obfuscation`] — the manifest's strong-obfuscation statement for the masks run;
+//! * [`fate`] — a cohort's fate as the collector says it and a participant's page reads it;
 //! * [`audit`] — a manifest's promises as the audit's expectations;
 //! * [`inclusion`] — a participant's saved receipt checked against the release's manifest and a
 //!   service's published list or inclusion proof;
@@ -76,6 +77,8 @@ pub mod simulate;
 pub mod manifest;
 
 pub mod obfuscation;
+
+pub mod fate;
 
 pub mod audit;
 

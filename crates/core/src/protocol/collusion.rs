@@ -340,6 +340,41 @@ pub fn check_extension(design: &Tm2Design, right: usize, left: usize) -> Result<
 }
 
 #[cfg(test)]
+pub(crate) mod test_support {
+    //! The devices' side of share mode for tests: every record of `raw` padded and split.
+    use super::*;
+    use crate::protocol::tm2::Tm2Design;
+    use nalgebra::DMatrix;
+
+    /// Pad each row of `raw` (device noise from teaching key 5) and split it into `k` shares of
+    /// noise τ (teaching key 6): one `n × p` block of shares per service.
+    pub(crate) fn padded_share_blocks(
+        design: &Tm2Design,
+        raw: &DMatrix<f64>,
+        k: usize,
+        tau: f64,
+    ) -> Vec<DMatrix<f64>> {
+        let mut blocks = vec![DMatrix::zeros(raw.nrows(), design.p()); k];
+        for i in 0..raw.nrows() {
+            let answers: Vec<f64> = raw.row(i).iter().copied().collect();
+            let participant = i as u64;
+            let mut noise = Key::teaching(5)
+                .stream(StreamId::ParticipantNoise { participant })
+                .rng();
+            let x = design.pad(&answers, &mut noise).unwrap();
+            let mut rng = Key::teaching(6)
+                .stream(StreamId::Shares { participant })
+                .rng();
+            let shares = split_into_shares(&x, design.answers(), k, tau, &mut rng).unwrap();
+            for (block, share) in blocks.iter_mut().zip(&shares) {
+                block.row_mut(i).copy_from_slice(share);
+            }
+        }
+        blocks
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::tm2::DeviceDp;
@@ -443,31 +478,8 @@ mod tests {
             .map(|j| LeftProvider::new(Key::teaching(200 + j), j as u32))
             .collect();
         // Devices pad and split.
-        let mut share_blocks = vec![DMatrix::zeros(n, design.p()); 2];
-        for i in 0..n {
-            let answers: Vec<f64> = raw.row(i).iter().copied().collect();
-            let mut noise = Key::teaching(5)
-                .stream(StreamId::ParticipantNoise {
-                    participant: i as u64,
-                })
-                .rng();
-            let x = design.pad(&answers, &mut noise).unwrap();
-            let shares = split_into_shares(
-                &x,
-                design.answers(),
-                2,
-                share_sigma(&design, raw.amax()),
-                &mut Key::teaching(6)
-                    .stream(StreamId::Shares {
-                        participant: i as u64,
-                    })
-                    .rng(),
-            )
-            .unwrap();
-            for (block, share) in share_blocks.iter_mut().zip(&shares) {
-                block.row_mut(i).copy_from_slice(share);
-            }
-        }
+        let share_blocks =
+            test_support::padded_share_blocks(&design, &raw, 2, share_sigma(&design, raw.amax()));
         let mut back = Vec::new();
         for (right, shares) in rights.iter().zip(&share_blocks) {
             let mut m = right.mask_shares(shares).unwrap();

@@ -346,7 +346,7 @@ mod tests {
     use super::*;
     use crate::key::Key;
     use crate::mask::{FixedSubspaceHaar, HaarOrthogonal};
-    use crate::protocol::collusion::{share_sigma, split_into_shares};
+    use crate::protocol::collusion::share_sigma;
     use crate::tolerance::{PRESERVED_STATISTICS, ROUND_TRIP};
 
     #[test]
@@ -434,25 +434,8 @@ mod tests {
         let raw = crate::mask::test_support::test_block(n, 2);
         let k = 3;
         let tau = share_sigma(&design, raw.amax());
-        let mut blocks = vec![DMatrix::zeros(n, p); k];
-        for i in 0..n {
-            let answers: Vec<f64> = raw.row(i).iter().copied().collect();
-            let mut noise = Key::teaching(5)
-                .stream(StreamId::ParticipantNoise {
-                    participant: i as u64,
-                })
-                .rng();
-            let x = design.pad(&answers, &mut noise).unwrap();
-            let mut rng = Key::teaching(6)
-                .stream(StreamId::Shares {
-                    participant: i as u64,
-                })
-                .rng();
-            let shares = split_into_shares(&x, design.answers(), k, tau, &mut rng).unwrap();
-            for (block, share) in blocks.iter_mut().zip(&shares) {
-                block.row_mut(i).copy_from_slice(share);
-            }
-        }
+        let blocks =
+            crate::protocol::collusion::test_support::padded_share_blocks(&design, &raw, k, tau);
         let bs: Vec<HaarOrthogonal> = (0..k)
             .map(|i| {
                 HaarOrthogonal::keyed(p, Key::teaching(40 + i as u64).stream(StreamId::Scratch(0)))

@@ -317,15 +317,9 @@ pub(super) async fn cohort_fate(
             .ok_or_else(|| ApiError::not_found(format!("survey {s:?} has no cohort {cohort}")))
         })
         .await?;
-    let fate = status.fate();
     Ok(json(
         StatusCode::OK,
-        &serde_json::json!({
-            "survey": survey,
-            "cohort": cohort,
-            "fate": fate,
-            "answer_again": fate == crate::states::Fate::Spoilt,
-        }),
+        &orthomask_survey::fate::CohortFate::of(&survey, cohort, status.fate()),
     ))
 }
 

@@ -385,21 +385,10 @@ pub(super) async fn cohort_result(
     if let Some(why) = refused {
         return Err(ApiError::unprocessable(why));
     }
-    match previous {
-        Some(h) if h == hash => {
-            return Ok(received(cohort, settlement_of(status)));
-        }
-        Some(_) => {
-            return Err(ApiError::conflict(format!(
-                "cohort {cohort} already has a different result"
-            )));
-        }
-        None if status.is_settled() => {
-            return Err(ApiError::conflict(format!(
-                "cohort {cohort} is already {status}"
-            )));
-        }
-        None => {}
+    if is_retry(previous.as_deref(), &hash, cohort, status, || {
+        format!("cohort {cohort} already has a different result")
+    })? {
+        return Ok(received(cohort, settlement_of(status)));
     }
     let claim = match &result.outcome {
         MaskingOutcome::Masked { batch } => Claim::Masked {
@@ -622,36 +611,25 @@ pub(super) async fn share_part(
             row.registration.p1()
         )));
     }
-    match existing {
+    if is_retry(existing.as_deref(), &hash, cohort, status, || {
+        format!("right-masking service {index} already sent a different part for cohort {cohort}")
+    })? {
         // A retry of a part already stored may be the only chance to combine the cohort: the
         // last part may have been stored by a request that failed (crash, store error) before
         // combining. So a retry combines whenever every part is in and the cohort is not
         // settled yet (issue 10 §6).
-        Some(h) if h == hash => {
-            let s = survey.clone();
-            let complete = col
-                .0
-                .store
-                .run(move |c| parts_stored(c, &s, cohort))
-                .await?
-                == k;
-            if complete && !status.is_settled() {
-                combine(&col, &survey, cohort, row).await?;
-                col.maybe_release(&survey).await?;
-            }
-            return Ok(part_received(cohort, index));
+        let s = survey.clone();
+        let complete = col
+            .0
+            .store
+            .run(move |c| parts_stored(c, &s, cohort))
+            .await?
+            == k;
+        if complete && !status.is_settled() {
+            combine(&col, &survey, cohort, row).await?;
+            col.maybe_release(&survey).await?;
         }
-        Some(_) => {
-            return Err(ApiError::conflict(format!(
-                "right-masking service {index} already sent a different part for cohort {cohort}"
-            )));
-        }
-        None if status.is_settled() => {
-            return Err(ApiError::conflict(format!(
-                "cohort {cohort} is already {status}"
-            )));
-        }
-        None => {}
+        return Ok(part_received(cohort, index));
     }
     // The part's claim — its service's uploads — is checked against that service's list before
     // it is stored, so a part that is not believed never blocks the genuine one.
@@ -862,4 +840,27 @@ async fn combine(
     // Each part alone is `A Xⁱ`: out of the files now, not at the next automatic checkpoint.
     col.0.store.checkpoint().await.map_err(ApiError::from)?;
     Ok(())
+}
+
+/// Whether a hand-over (or part) whose content hashes to `hash` repeats the one already
+/// received (`previous`): a retry, answered as before. A different one is refused (409,
+/// `different` says what), and so is a first one for a cohort already settled.
+///
+/// # Errors
+/// [`ApiError::conflict`] as above.
+fn is_retry(
+    previous: Option<&str>,
+    hash: &str,
+    cohort: u32,
+    status: CollectorCohort,
+    different: impl FnOnce() -> String,
+) -> Result<bool, ApiError> {
+    match previous {
+        Some(h) if h == hash => Ok(true),
+        Some(_) => Err(ApiError::conflict(different())),
+        None if status.is_settled() => Err(ApiError::conflict(format!(
+            "cohort {cohort} is already {status}"
+        ))),
+        None => Ok(false),
+    }
 }
