@@ -17,6 +17,10 @@ test('a release and its manifest pass the audit, and the report prints cleanly',
     for (const id of ['qa_column', 'precision']) assert.ok(ids.includes(id), `${id} in ${ids}`);
     assert.ok(ids.length >= 5);
     assert.equal(await s.page.locator('tr.fail').count(), 0);
+    // What the manifest states but the numbers cannot check is shown as stated (issue 21 §3–§4).
+    const stated = s.page.getByTestId('audit-statements');
+    assert.match(await stated.locator('[data-statement=obfuscation]').textContent(), /prior restricted to Stab\(F\)·X₁/);
+    assert.match(await stated.locator('[data-statement=accuracy]').textContent(), /expected to cost about [0-9.]+ significant digits .*not a bound/);
     await screenshot(s.page, 'audit');
     await s.page.emulateMedia({ media: 'print' });
     assert.equal(await s.page.locator('nav.top').isVisible(), false);

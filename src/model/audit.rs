@@ -63,6 +63,71 @@ pub struct AuditResult {
     pub checks: Vec<CheckRow>,
     /// Whether a manifest was compared.
     pub manifest: Option<String>,
+    /// What the manifest states that the numbers cannot check (the guarantees and the accuracy
+    /// model), shown as stated, never as checked.
+    #[serde(default)]
+    pub statements: Vec<Statement>,
+}
+
+/// One thing a manifest states about its release, as text to show.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Statement {
+    /// What it is about (`obfuscation`, `differential privacy`, `accuracy`, `warning`).
+    pub topic: String,
+    /// The statement, in the manifest's words.
+    pub text: String,
+}
+
+/// The manifest's statements an audit shows but cannot check from the numbers: the
+/// strong-obfuscation guarantee and what it reveals, the DP guarantee and whom it covers, the
+/// expected digits lost with its model, and the warnings.
+pub fn statements(manifest: &Manifest) -> Vec<Statement> {
+    let said = |topic: &str, text: String| Statement {
+        topic: topic.to_owned(),
+        text,
+    };
+    let mut out = Vec::new();
+    if let Some(o) = &manifest.obfuscation {
+        out.push(said(
+            "obfuscation",
+            format!(
+                "{} — with probability at least {:.6}; it reveals {}",
+                o.statement,
+                o.holds_with_probability,
+                o.reveals.join("; ")
+            ),
+        ));
+    }
+    if let Some(g) = manifest.dp.as_ref().and_then(|d| d.guarantee.as_ref()) {
+        out.push(said(
+            "differential privacy",
+            format!(
+                "(ε = {:.4}, δ = {:.3e}) for {}{}",
+                g.epsilon,
+                g.delta,
+                g.neighbours,
+                g.covers
+                    .as_ref()
+                    .map_or_else(String::new, |c| format!("; covers {c}"))
+            ),
+        ));
+    }
+    if let Some(u) = &manifest.unmasking_error {
+        let model = if u.model.is_empty() {
+            "an estimate".to_owned()
+        } else {
+            u.model.clone()
+        };
+        out.push(said(
+            "accuracy",
+            format!(
+                "masking is expected to cost about {:.1} significant digits of a coefficient ({model})",
+                u.expected_digits_lost
+            ),
+        ));
+    }
+    out.extend(manifest.warnings.iter().map(|w| said("warning", w.clone())));
+    out
 }
 
 impl AuditResult {
@@ -103,9 +168,13 @@ pub fn audit_table(
     decimals: Option<u8>,
     manifest: Option<&NamedText>,
 ) -> Result<AuditResult, AuditError> {
-    let expected = match manifest {
-        Some(m) => Some(expectations(&Manifest::parse(&m.text, &m.name)?, &m.name)?),
+    let parsed = match manifest {
+        Some(m) => Some(Manifest::parse(&m.text, &m.name)?),
         None => None,
+    };
+    let expected = match (&parsed, manifest) {
+        (Some(p), Some(m)) => Some(expectations(p, &m.name)?),
+        _ => None,
     };
     let release = ReleaseUnderAudit {
         names: table.headers(),
@@ -120,6 +189,7 @@ pub fn audit_table(
         overall: report.overall().as_str().to_owned(),
         checks: rows(&report),
         manifest: manifest.map(|m| m.name.clone()),
+        statements: parsed.as_ref().map(statements).unwrap_or_default(),
     })
 }
 
@@ -213,6 +283,67 @@ mod tests {
             name: name.into(),
             text: text.into(),
         }
+    }
+
+    /// A manifest the product's own builder writes for a scaled survey with a kept column: the
+    /// audit shows its guarantee, what it reveals and the accuracy model as statements.
+    #[test]
+    fn the_manifests_statements_are_shown_as_stated() {
+        use orthomask_formats::manifest::Cohorts;
+        use orthomask_survey::manifest::{Provenance, Released, build};
+        use orthomask_survey::plan::{CohortBounds, DeclaredRange, Plan, PlanRequest};
+        let mut request = PlanRequest::new(
+            2,
+            Some(888.0),
+            CohortBounds {
+                smallest: 20,
+                largest: 20,
+            },
+            1.0,
+        );
+        request.kept_columns = 1;
+        request.ranges = Some(
+            ["a", "b"]
+                .iter()
+                .map(|n| DeclaredRange {
+                    name: (*n).into(),
+                    lo: 0.0,
+                    hi: 10.0,
+                })
+                .collect(),
+        );
+        let plan = Plan::new(&request).unwrap();
+        let columns = vec!["a".to_owned(), "b".to_owned(), "QA".to_owned()];
+        let data = nalgebra::DMatrix::from_row_slice(2, 3, &[1.0, 2.0, 888.0, 3.0, 4.0, 888.0]);
+        let manifest = build(
+            &plan,
+            &Released {
+                columns: &columns,
+                data: &data,
+                qa: &[],
+                decimals: None,
+            },
+            Provenance {
+                kept_columns: vec!["b".into()],
+                ..Provenance::modified(
+                    Cohorts {
+                        size: Some(20),
+                        sizes: vec![2],
+                    },
+                    Vec::new(),
+                )
+            },
+        );
+        let said = statements(&manifest);
+        let topics: Vec<&str> = said.iter().map(|s| s.topic.as_str()).collect();
+        assert_eq!(topics, ["obfuscation", "accuracy"]);
+        assert!(said[0].text.contains("Stab(F)·X₁") && said[0].text.contains("(b) row by row"));
+        assert!(said[1].text.contains("not a bound"), "{}", said[1].text);
+        // Through the audit itself, with the manifest as a file.
+        let text = serde_json::to_string(&manifest).unwrap();
+        let release = "a,b,QA\n1,2,888\n3,4,888\n";
+        let audited = run_audit(&named("r.csv", release), Some(&named("m.json", &text))).unwrap();
+        assert_eq!(audited.statements, said);
     }
 
     #[test]

@@ -167,6 +167,19 @@ pub fn audit() -> Html {
                                     }) }
                                 </tbody>
                             </table></div>
+                            if !a.statements.is_empty() {
+                                <section aria-labelledby="stated-title" data-testid="audit-statements">
+                                    <h3 id="stated-title">{ "What the manifest states (not checkable from the numbers)" }</h3>
+                                    <dl>
+                                        { for a.statements.iter().map(|st| html! {
+                                            <>
+                                                <dt>{ &st.topic }</dt>
+                                                <dd data-statement={st.topic.clone()}>{ &st.text }</dd>
+                                            </>
+                                        }) }
+                                    </dl>
+                                </section>
+                            }
                             <button type="button" class="no-print" onclick={on_print}>{ "Print" }</button>
                         </div>
                     }
