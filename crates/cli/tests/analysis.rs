@@ -631,4 +631,31 @@ fn dp_with_uneven_cohorts_uses_the_smallest_for_dp_and_the_largest_for_sigma() {
         "{error}"
     );
     assert!(!dir.path().join("out2").join("manifest.json").exists());
+    // Issue 21 §1: a kept column passes both masks and would be released row by row with noise
+    // calibrated for the masked columns only: refused in one line, nothing written.
+    let output = orthomask(&[
+        "pipeline",
+        "--input",
+        input.to_str().unwrap(),
+        "--out-dir",
+        dir.path().join("out3").to_str().unwrap(),
+        "--teaching-key",
+        "3",
+        "--keep",
+        "a",
+        "--dp-epsilon",
+        "0.5",
+        "--dp-delta",
+        "0.01",
+        "--range",
+        "a=0:10",
+        "--range",
+        "b=-5:5",
+    ]);
+    let error = failure(&output);
+    assert!(
+        error.contains("drop --keep or DP") && !error.trim().contains('\n'),
+        "{error}"
+    );
+    assert!(!dir.path().join("out3").join("manifest.json").exists());
 }

@@ -540,6 +540,17 @@ impl SurveyDefinition {
         }
     }
 
+    /// How share mode splits each record (`None` outside share mode).
+    pub fn share_split(&self) -> Option<crate::plan::ShareSplit> {
+        self.masking
+            .share_mode
+            .as_ref()
+            .map(|s| crate::plan::ShareSplit {
+                services: s.providers.len(),
+                share_sigma: s.share_sigma,
+            })
+    }
+
     /// Each answer column's range as the padded record carries it: `[−1, 1]` when the device
     /// scales by the declared ranges, the declared range otherwise.
     pub fn record_ranges(&self) -> Vec<(f64, f64)> {

@@ -8,7 +8,8 @@
 //! "Cohorts"), the DP noise — is copied from the plan, never recomputed; what the release shows
 //! (column means, `XᵀX`, the QA result) is computed from the release.
 
-use crate::plan::Plan;
+pub use crate::plan::ShareSplit;
+use crate::plan::{Plan, ReleaseAccuracy};
 use crate::share_view::OneServiceView;
 use nalgebra::DMatrix;
 use orthomask_core::protocol::QaReport;
@@ -62,16 +63,6 @@ pub struct Provenance {
     pub shares: Option<ShareSplit>,
 }
 
-/// How share mode split each record: into `services` shares with noise `share_sigma` on the
-/// answer coordinates (`orthomask_core::protocol::collusion::split_into_shares`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ShareSplit {
-    /// Right-masking services `K₁`.
-    pub services: usize,
-    /// The shares' noise τ, on the padded record's scale.
-    pub share_sigma: f64,
-}
-
 impl Provenance {
     /// The modified TM² as the services run it: a Haar right mask, ChaCha streams, a declared
     /// `x_max`, no kept columns, no margin, no teaching keys, no warnings. Callers change what
@@ -103,6 +94,10 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
         .qa_constant
         .and(released.columns.last())
         .map(String::as_str);
+    let accuracy = plan
+        .appendix_c
+        .as_ref()
+        .and_then(|_| plan.release_accuracy(provenance.shares).ok());
     let obfuscation = crate::obfuscation::guarantee(
         plan,
         provenance.method,
@@ -136,10 +131,10 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
         warnings: provenance
             .warnings
             .into_iter()
-            .chain(plan.accuracy_note.clone())
+            .chain(accuracy.as_ref().and_then(|a| a.note.clone()))
             .collect(),
         receipt_roots: provenance.receipt_roots,
-        unmasking_error: unmasking_error(plan, released.columns, provenance.shares),
+        unmasking_error: accuracy.map(|a| unmasking_error(plan, released.columns, &a)),
         share_view: provenance.share_view.map(|v| ShareViewRecord {
             services: v.services,
             signal_to_noise: v.signal_to_noise,
@@ -150,23 +145,15 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
     }
 }
 
-/// The plan's expected unmasking error (E1)–(E2), per released column in its own units: `h_j·E`
-/// for an answer scaled by a range of half-width `h_j`, `|c|·E` for the QA column of a scaled
-/// record (carried as ±1), `E` itself for unscaled records. `None` where the model does not
-/// apply: without padding under an orthogonal right mask (no Appendix C bound: the first and
-/// second methods of seed 003), or for a plan whose design does not build, which no release can
-/// have been made under.
-fn unmasking_error(
-    plan: &Plan,
-    columns: &[String],
-    shares: Option<ShareSplit>,
-) -> Option<UnmaskingError> {
-    plan.appendix_c.as_ref()?;
-    let accuracy = match shares {
-        Some(s) => plan.share_unmasking_accuracy(s.services, s.share_sigma),
-        None => plan.unmasking_accuracy(),
-    }
-    .ok()?;
+/// The release's expected unmasking error ([`Plan::release_accuracy`]: (E1)–(E2), or (E5) in
+/// share mode), per released column in its own units: `h_j·E` for an answer scaled by a range
+/// of half-width `h_j`, `|c|·E` for the QA column of a scaled record (carried as ±1), `E`
+/// itself for unscaled records. Absent (in [`build`]) where the model does not apply: without
+/// padding under an orthogonal right mask (no Appendix C bound: the first and second methods of
+/// seed 003), or for a plan whose design does not build, which no release can have been made
+/// under.
+fn unmasking_error(plan: &Plan, columns: &[String], release: &ReleaseAccuracy) -> UnmaskingError {
+    let accuracy = &release.accuracy;
     let half_widths: Vec<f64> = match &plan.scaling {
         Some(ranges) => ranges
             .iter()
@@ -178,7 +165,7 @@ fn unmasking_error(
             .collect(),
         None => vec![1.0; columns.len()],
     };
-    Some(UnmaskingError {
+    UnmaskingError {
         scaled_by_declared_ranges: accuracy.scaled,
         record_norm: accuracy.record_norm,
         expected_entry_error: accuracy.expected_entry_error,
@@ -192,7 +179,7 @@ fn unmasking_error(
                 expected_error: accuracy.in_units_of(h),
             })
             .collect(),
-    })
+    }
 }
 
 /// The manifest's QA entry for a release checked in several cohorts: the worst check, and

@@ -485,21 +485,48 @@ impl Plan {
         Ok(UnmaskingAccuracy::of(&self.design()?, self.x_max))
     }
 
-    /// The same in share mode ((E5)): `services` shares of noise `share_sigma`.
+    /// The expected accuracy of a release under this plan — with the shares' noise (E5) in
+    /// share mode — and why it exceeds [`TARGET_DIGITS_LOST`], when it does: the one figure and
+    /// note the manifest, the survey team's answer and the builder's preview state.
+    ///
+    /// In share mode the shares' noise τ, which hides the answers from each right-masking
+    /// service, dominates the record's norm ((E5): `answers·τ²(K − 1)`), and nothing in the
+    /// plan can lower it without showing each service more of the answers; the note says so and
+    /// what the basic protocol would lose instead.
     ///
     /// # Errors
     /// As [`design`](Self::design).
-    pub fn share_unmasking_accuracy(
+    pub fn release_accuracy(
         &self,
-        services: usize,
-        share_sigma: f64,
-    ) -> Result<UnmaskingAccuracy, PlanError> {
-        Ok(UnmaskingAccuracy::of_shares(
-            &self.design()?,
-            self.x_max,
-            services,
-            share_sigma,
-        ))
+        shares: Option<ShareSplit>,
+    ) -> Result<ReleaseAccuracy, PlanError> {
+        let design = self.design()?;
+        let basic = UnmaskingAccuracy::of(&design, self.x_max);
+        let Some(split) = shares else {
+            return Ok(ReleaseAccuracy {
+                accuracy: basic,
+                note: self.accuracy_note.clone(),
+            });
+        };
+        let accuracy =
+            UnmaskingAccuracy::of_shares(&design, self.x_max, split.services, split.share_sigma);
+        let lost = accuracy.expected_digits_lost();
+        let note = if lost > TARGET_DIGITS_LOST {
+            Some(format!(
+                "the release is expected to lose {lost:.1} significant digits to masking, more \
+                 than the {TARGET_DIGITS_LOST} the policy aims for: in share mode each record is \
+                 split into {} shares whose noise (τ = {:.4} on the scaled record) hides the \
+                 answers from each right-masking service, and unmasking carries that noise's \
+                 rounding; it cannot be lowered without showing each service more of the \
+                 answers (the basic protocol would lose {:.1})",
+                split.services,
+                split.share_sigma,
+                basic.expected_digits_lost()
+            ))
+        } else {
+            self.accuracy_note.clone()
+        };
+        Ok(ReleaseAccuracy { accuracy, note })
     }
 
     /// Check the plan against seed 000's conditions for these cohorts (orthogonal right mask).
@@ -526,6 +553,25 @@ impl Plan {
             strictness,
         )?)
     }
+}
+
+/// How share mode split each record: into `services` shares with noise `share_sigma` on the
+/// answer coordinates (`orthomask_core::protocol::collusion::split_into_shares`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShareSplit {
+    /// Right-masking services `K₁`.
+    pub services: usize,
+    /// The shares' noise τ, on the padded record's scale.
+    pub share_sigma: f64,
+}
+
+/// A release's expected accuracy ([`Plan::release_accuracy`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReleaseAccuracy {
+    /// The expected unmasking error (E1)–(E2), or (E5) in share mode.
+    pub accuracy: UnmaskingAccuracy,
+    /// Why the expected loss exceeds [`TARGET_DIGITS_LOST`], when it does.
+    pub note: Option<String>,
 }
 
 /// The policy's noise columns for cohorts of at most `largest_cohort`: [`noise_columns_for`] at
@@ -1044,5 +1090,30 @@ mod tests {
         let digits = plan.unmasking_accuracy().unwrap().expected_digits_lost();
         assert!((digits - 1.314).abs() < 1e-3, "{digits}");
         assert_eq!(plan.accuracy_note, None);
+    }
+
+    /// Share mode (E5): four scaled answers in cohorts of 10 split over three services with
+    /// τ = 100 are expected to lose 2.6902102411341327 digits, against 1.2701493381775686 for
+    /// the basic protocol (both by hand in Python from (E1), (E2) and (E5) with this plan's
+    /// p₂ = 446 and σ); the release's note says why, and the basic figure.
+    #[test]
+    fn share_mode_says_what_its_shares_cost() {
+        let plan = Plan::new(&scaled(4, 10)).unwrap();
+        let basic = plan.release_accuracy(None).unwrap();
+        let lost = basic.accuracy.expected_digits_lost();
+        assert!((lost - 1.270_149_338_177_568_6).abs() < 1e-9, "{lost}");
+        assert_eq!(basic.note, None);
+        let split = ShareSplit {
+            services: 3,
+            share_sigma: 100.0,
+        };
+        let shared = plan.release_accuracy(Some(split)).unwrap();
+        let lost = shared.accuracy.expected_digits_lost();
+        assert!((lost - 2.690_210_241_134_132_7).abs() < 1e-9, "{lost}");
+        let note = shared.note.unwrap();
+        assert!(
+            note.contains("split into 3 shares") && note.contains("basic protocol would lose 1.3"),
+            "{note}"
+        );
     }
 }

@@ -95,6 +95,11 @@ pub fn preview(
         },
     )
     .map_err(|e| e.to_string())?;
+    let accuracy = planned
+        .plan
+        .masking
+        .release_accuracy(planned.template.share_split())
+        .ok();
     let p = planned.plan;
     Ok(PlanPreview {
         p1: p.masking.p1,
@@ -106,12 +111,8 @@ pub fn preview(
         failure_probability: p.masking.appendix_c.as_ref().map(|a| a.failure_probability),
         share_services: p.share_services,
         columns: p.columns,
-        expected_digits_lost: p
-            .masking
-            .unmasking_accuracy()
-            .ok()
-            .map(|a| a.expected_digits_lost()),
-        accuracy_note: p.masking.accuracy_note,
+        expected_digits_lost: accuracy.as_ref().map(|a| a.accuracy.expected_digits_lost()),
+        accuracy_note: accuracy.and_then(|a| a.note),
     })
 }
 

@@ -113,6 +113,10 @@ impl Collector {
         .await?;
         let definition_url = col.definition_url(&id);
         let p = &planned.plan;
+        let accuracy = p
+            .masking
+            .release_accuracy(planned.template.share_split())
+            .ok();
         Ok(serde_json::json!({
             "survey": id,
             "definition_url": definition_url,
@@ -128,12 +132,8 @@ impl Collector {
             "share_services": p.share_services,
             "invitations": p.invitations,
             "appendix_c": p.masking.appendix_c,
-            "expected_digits_lost": p
-                .masking
-                .unmasking_accuracy()
-                .ok()
-                .map(|a| a.expected_digits_lost()),
-            "accuracy_note": p.masking.accuracy_note,
+            "expected_digits_lost": accuracy.as_ref().map(|a| a.accuracy.expected_digits_lost()),
+            "accuracy_note": accuracy.and_then(|a| a.note),
             "dp": p.masking.dp,
             "release_csv_url": format!("{}/api/surveys/{id}/release.csv", col.0.cfg.public_url),
             "manifest_url": format!("{}/api/surveys/{id}/manifest.json", col.0.cfg.public_url),

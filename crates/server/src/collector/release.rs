@@ -358,12 +358,7 @@ fn build_release(
             receipt_roots,
             share_view: orthomask_survey::share_view::one_service_view(&row.template)
                 .map_err(|e| ApiError::internal("the share view", e))?,
-            shares: row.template.masking.share_mode.as_ref().map(|s| {
-                orthomask_survey::manifest::ShareSplit {
-                    services: s.providers.len(),
-                    share_sigma: s.share_sigma,
-                }
-            }),
+            shares: row.template.share_split(),
             ..Provenance::modified(
                 Cohorts {
                     size: Some(row.plan.cohort_size),
