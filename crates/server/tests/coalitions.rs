@@ -453,6 +453,41 @@ fn unmasked_by(r: &Run, j: usize) -> DMatrix<f64> {
     block * key
 }
 
+/// The rows every number `k` of services shares: the provider with the collector, all the
+/// services together, and the collector holding all but one place read records; the collector
+/// alone and each service alone read none.
+fn rows_for_any_number_of_services(r: &Run, v: &ShareViews, k: usize, answers: usize) {
+    // Provider + collector: Aᵀ(A X_q) — every record.
+    let x_q = v.a.transpose() * &v.ax_q;
+    assert!(recovers(&answer_columns(&x_q, answers), &r.truth));
+    // All the services: the shares sum to the records.
+    let mut sum = aligned(v, 0);
+    for j in 1..k {
+        sum += aligned(v, j);
+    }
+    assert!(recovers(&answer_columns(&sum, answers), &r.truth));
+    // The collector alone: the orbit — no record.
+    let e = closest(&answer_columns(&v.ax_q, answers), &r.truth);
+    assert!(e > NOTHING_READ, "collector alone: {e}");
+    // The collector with all but the last place (an open survey: it takes places like
+    // anyone): the cohort's sums, which every mask keeps, minus its own records.
+    let (last, own) = r.truth.split_last().unwrap();
+    let read: Vec<f64> = (0..answers)
+        .map(|c| v.ax_q.column(c).sum() - own.iter().map(|t| t[c]).sum::<f64>())
+        .collect();
+    assert!(recovers(
+        &DMatrix::from_row_slice(1, answers, &read),
+        &[last[..answers].to_vec()]
+    ));
+    // One service alone: one share, whose answers are buried in noise a hundred times their
+    // range (the share carries x/k).
+    for j in 0..k {
+        let alone = answer_columns(&aligned(v, j), answers) * k as f64;
+        let e = relative_error(&alone, &r.truth);
+        assert!(e > NOT_RECOVERED, "service {j} alone: {e}");
+    }
+}
+
 /// Share mode with three services (the default): the table's rows for `K ≥ 3`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn share_mode_coalitions_with_three_services() {
@@ -470,12 +505,7 @@ async fn share_mode_coalitions_with_three_services() {
         })
         .collect();
 
-    // Provider + collector: Aᵀ(A X_q) — every record.
-    let x_q = v.a.transpose() * &v.ax_q;
-    assert!(recovers(&answer_columns(&x_q, answers), &r.truth));
-    // All three services: the shares sum to the records.
-    let sum = aligned(&v, 0) + aligned(&v, 1) + aligned(&v, 2);
-    assert!(recovers(&answer_columns(&sum, answers), &r.truth));
+    rows_for_any_number_of_services(&r, &v, 3, answers);
     // Two services: two shares (and `A` on the span of one share's columns, useless without the
     // collector's data) — the answers under noise.
     for j in 0..3 {
@@ -483,16 +513,9 @@ async fn share_mode_coalitions_with_three_services() {
         let e = relative_error(&answer_columns(&two, answers), &r.truth);
         assert!(e > NOT_RECOVERED, "services {j} and {}: {e}", (j + 1) % 3);
     }
-
-    // The collector alone: the orbit — no record.
-    let e = closest(&answer_columns(&v.ax_q, answers), &r.truth);
-    assert!(e > NOTHING_READ, "collector alone: {e}");
     for j in 0..3 {
-        // One service alone, and the provider with one service: one or two shares, whose
-        // answers are buried in noise a hundred times their range.
-        let alone = answer_columns(&aligned(&v, j), answers) * 3.0;
-        let e = relative_error(&alone, &r.truth);
-        assert!(e > NOT_RECOVERED, "service {j} alone: {e}");
+        // The provider with one service: two shares, whose answers are buried in noise a
+        // hundred times their range.
         let before =
             orthomask_core::protocol::share_handover::share_unmasked_by(j as u32, 3) as usize;
         // The provider removes W_{j−1} (handed on to j) from its block of share j − 1.
@@ -528,7 +551,8 @@ async fn share_mode_coalitions_with_three_services() {
     r.t.all.stop().await;
 }
 
-/// Share mode with two services: the collector with either service reads a yes/no answer
+/// Share mode with two services: the table's rows for `K = 2` — the collector with either
+/// service reads a yes/no answer
 /// column of the cohort (the table's break for `K = 2`), which is why three is the default.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn share_mode_with_two_services_breaks_with_the_collector_and_one_service() {
@@ -545,6 +569,14 @@ async fn share_mode_with_two_services_breaks_with_the_collector_and_one_service(
             r.truth[i as usize][0]
         })
         .collect();
+    rows_for_any_number_of_services(&r, &v, 2, answers);
+    for j in 0..2 {
+        // The provider with one service: with two services each unmasks its own share, so the
+        // pair removes `A` from that service's part — and holds one share again.
+        let share = v.a.transpose() * v.parts[j].decode();
+        let e = relative_error(&(answer_columns(&share, answers) * 2.0), &r.truth);
+        assert!(e > NOT_RECOVERED, "provider with service {j}: {e}");
+    }
     for j in 0..2 {
         // Its own part is A Sʲ_q: the projections of the yes/no column on its shares are exact,
         // and the one ±1 column that fits them is the participants' answers, in the provider's
