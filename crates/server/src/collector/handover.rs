@@ -58,19 +58,29 @@ struct Outcome {
 
 /// Settle a cohort once by a believed hand-over, and settle its invitations: used up by a
 /// received, withheld or empty cohort, reopened by a spoilt one. `nonces` are the credentials
-/// the hand-over names (basic protocol), `None` in share mode. A second settlement (a retry)
-/// changes nothing.
+/// the hand-over names (basic protocol), `None` in share mode. Checked again here, where it is
+/// written, because another request may have settled the cohort while this one judged its
+/// claim: the same hand-over again (a retry, or two combines of the same parts) changes
+/// nothing, a different one is refused (409). Returns the state the cohort holds.
+///
+/// # Errors
+/// [`ApiError::conflict`] for a different hand-over of a settled cohort; store errors.
 fn settle(
     c: &Connection,
     survey: &str,
     cohort: u32,
     o: Outcome,
     nonces: Option<&[String]>,
-) -> Result<(), ApiError> {
-    let (current, _) = before_hand_over(c, survey, cohort)?;
-    let Ok(next) = current.settle(o.settlement) else {
-        return Ok(());
-    };
+) -> Result<CollectorCohort, ApiError> {
+    let (current, previous) = before_hand_over(c, survey, cohort)?;
+    if is_retry(previous.as_deref(), &o.result_hash, cohort, current, || {
+        format!("cohort {cohort} already has a different result")
+    })? {
+        return Ok(current);
+    }
+    let next = current
+        .settle(o.settlement)
+        .map_err(|e| ApiError::conflict(e.to_string()))?;
     c.execute(
         "UPDATE cohorts SET status = ?3, records = ?4, data = ?5, qa = ?6, merkle_root = ?7,
                 result_hash = ?8, note = ?9
@@ -89,10 +99,11 @@ fn settle(
     )
     .map_err(sql)?;
     if next == CollectorCohort::Spoilt {
-        reopen_invitations(c, survey, cohort, nonces)
+        reopen_invitations(c, survey, cohort, nonces)?;
     } else {
-        settle_invitations(c, survey, cohort, nonces)
+        settle_invitations(c, survey, cohort, nonces)?;
     }
+    Ok(next)
 }
 
 /// After cohort `k`'s believed hand-over: the invitations whose nonces arrived are used up; those
@@ -341,20 +352,12 @@ pub(super) async fn published_list(
     serde_json::from_slice(&body).map_err(|e| unavailable(format!("not a receipt list: {e}")))
 }
 
-fn received(cohort: u32, settlement: Settlement) -> Response {
+/// The answer to a believed hand-over: the state its cohort holds.
+fn received(cohort: u32, state: CollectorCohort) -> Response {
     json(
         StatusCode::OK,
-        &serde_json::json!({"cohort": cohort, "received": true, "settled": settlement_word(settlement)}),
+        &serde_json::json!({"cohort": cohort, "received": true, "settled": state.as_sql()}),
     )
-}
-
-fn settlement_word(settlement: Settlement) -> &'static str {
-    match settlement {
-        Settlement::Received => CollectorCohort::Received.as_sql(),
-        Settlement::Empty => CollectorCohort::Empty.as_sql(),
-        Settlement::Withheld => CollectorCohort::Withheld.as_sql(),
-        Settlement::Spoilt => CollectorCohort::Spoilt.as_sql(),
-    }
 }
 
 /// `PUT /api/peer/surveys/{id}/cohorts/{k}/result`: the provider's hand-over of a cohort.
@@ -388,7 +391,7 @@ pub(super) async fn cohort_result(
     if is_retry(previous.as_deref(), &hash, cohort, status, || {
         format!("cohort {cohort} already has a different result")
     })? {
-        return Ok(received(cohort, settlement_of(status)));
+        return Ok(received(cohort, status));
     }
     let claim = match &result.outcome {
         MaskingOutcome::Masked { batch } => Claim::Masked {
@@ -503,7 +506,8 @@ pub(super) async fn cohort_result(
             )
         })
         .collect();
-    col.0
+    let state = col
+        .0
         .store
         .run(move |c| {
             for (i, r) in &roots {
@@ -528,17 +532,7 @@ pub(super) async fn cohort_result(
         })
         .await?;
     col.maybe_release(&survey).await?;
-    Ok(received(cohort, settlement))
-}
-
-/// The settlement a settled cohort's state records (for a repeated hand-over's answer).
-fn settlement_of(status: CollectorCohort) -> Settlement {
-    match status {
-        CollectorCohort::Empty => Settlement::Empty,
-        CollectorCohort::Withheld => Settlement::Withheld,
-        CollectorCohort::Spoilt | CollectorCohort::Failed => Settlement::Spoilt,
-        _ => Settlement::Received,
-    }
+    Ok(received(cohort, state))
 }
 
 /// The upload address of the service with index `i` (the provider in the basic protocol), as a
@@ -584,14 +578,7 @@ pub(super) async fn share_part(
         .run(move |c| -> Result<_, ApiError> {
             let row = load_survey(c, &s)?;
             let (status, _) = before_hand_over(c, &s, cohort)?;
-            let existing: Option<String> = c
-                .query_row(
-                    "SELECT body_hash FROM share_parts WHERE survey = ?1 AND cohort = ?2 AND idx = ?3",
-                    (&s, cohort, index),
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(sql)?;
+            let existing = stored_part(c, &s, cohort, index)?;
             Ok((row, status, existing, refused_before(c, &s, cohort, &h)?))
         })
         .await?;
@@ -612,7 +599,7 @@ pub(super) async fn share_part(
         )));
     }
     if is_retry(existing.as_deref(), &hash, cohort, status, || {
-        format!("right-masking service {index} already sent a different part for cohort {cohort}")
+        different_part(index, cohort)
     })? {
         // A retry of a part already stored may be the only chance to combine the cohort: the
         // last part may have been stored by a request that failed (crash, store error) before
@@ -661,14 +648,22 @@ pub(super) async fn share_part(
         .0
         .store
         .run(move |c| -> Result<bool, ApiError> {
-            c.execute(
-                "INSERT INTO share_parts (survey, cohort, idx, body_hash, nrows, ncols, data, merkle_root, scale)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                (&s, cohort, index, &hash, nrows, ncols, &blob, &root.merkle_root, scale),
-            )
-            .map_err(sql)?;
-            store_receipt_root(c, &s, index, &root)?;
-            Ok(parts_stored(c, &s, cohort)? == k)
+            // Checked again where it is written: another request may have stored this service's
+            // part, or settled the cohort, while this one fetched and judged the list.
+            let (status, _) = before_hand_over(c, &s, cohort)?;
+            let stored = stored_part(c, &s, cohort, index)?;
+            if !is_retry(stored.as_deref(), &hash, cohort, status, || {
+                different_part(index, cohort)
+            })? {
+                c.execute(
+                    "INSERT INTO share_parts (survey, cohort, idx, body_hash, nrows, ncols, data, merkle_root, scale)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    (&s, cohort, index, &hash, nrows, ncols, &blob, &root.merkle_root, scale),
+                )
+                .map_err(sql)?;
+                store_receipt_root(c, &s, index, &root)?;
+            }
+            Ok(!status.is_settled() && parts_stored(c, &s, cohort)? == k)
         })
         .await?;
     if complete {
@@ -676,6 +671,26 @@ pub(super) async fn share_part(
         col.maybe_release(&survey).await?;
     }
     Ok(part_received(cohort, index))
+}
+
+/// The hash of the part service `index` stored for cohort `cohort`, if it did.
+fn stored_part(
+    c: &Connection,
+    survey: &str,
+    cohort: u32,
+    index: u32,
+) -> Result<Option<String>, ApiError> {
+    c.query_row(
+        "SELECT body_hash FROM share_parts WHERE survey = ?1 AND cohort = ?2 AND idx = ?3",
+        (survey, cohort, index),
+        |r| r.get(0),
+    )
+    .optional()
+    .map_err(sql)
+}
+
+fn different_part(index: u32, cohort: u32) -> String {
+    format!("right-masking service {index} already sent a different part for cohort {cohort}")
 }
 
 fn part_received(cohort: u32, index: u32) -> Response {
