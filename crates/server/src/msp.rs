@@ -591,10 +591,7 @@ async fn share_block(
     let canonical = serde_json::to_vec(&block).map_err(|e| ApiError::internal("block", e))?;
     let body_hash = sha256_hex(&canonical);
     let ids = serde_json::to_string(&block.rows).map_err(|e| ApiError::internal("block", e))?;
-    let values: Vec<f64> = (0..matrix.nrows())
-        .flat_map(|i| matrix.row(i).iter().copied().collect::<Vec<_>>())
-        .collect();
-    let blob = f64s_to_blob(&values);
+    let blob = crate::store::matrix_to_blob(&matrix);
     let k = reg.share_services;
     let complete = msp
         .0

@@ -156,6 +156,22 @@ impl Right {
     }
 
     /// `Bᵢ` of one cohort: its own key's subkey for the cohort, stream `AttributeMask { i }`.
+    /// This service's partial unmasking key `Bᵀ[:, :p₁]` for `cohort` (`RightProvider::unmasking_key`),
+    /// computed off the request threads.
+    async fn own_unmasking_key(
+        &self,
+        survey: &str,
+        cohort: u32,
+        reg: &Registered,
+    ) -> Result<UnmaskingKey, ApiError> {
+        let provider = self.provider(survey, cohort, reg.p())?;
+        let q = reg.p1();
+        crate::compute::core_task(move || provider.unmasking_key(q))
+            .await
+            .map_err(|e| ApiError::internal("the unmasking key", e))?
+            .map_err(|e| ApiError::internal("the unmasking key", e))
+    }
+
     fn provider(
         &self,
         survey: &str,
@@ -290,12 +306,7 @@ impl Right {
             self.0.core.keys.get(survey).ok_or_else(|| {
                 ApiError::not_found(format!("there is no survey {survey:?} here"))
             })?;
-        let provider = self.provider(survey, cohort, reg.p())?;
-        let q = reg.p1();
-        let key = crate::compute::core_task(move || provider.unmasking_key(q))
-            .await
-            .map_err(|e| ApiError::internal("the unmasking key", e))?
-            .map_err(|e| ApiError::internal("the unmasking key", e))?;
+        let key = self.own_unmasking_key(survey, cohort, reg).await?;
         let message = HandOn {
             survey: survey.to_owned(),
             cohort,
@@ -506,12 +517,7 @@ async fn left_masked(
     // The partial key of the share's own service: this service's own (two services), or the one
     // its ring predecessor handed on (three or more), with that service's seed.
     let (key, received_seed) = if from == me {
-        let provider = right.provider(&survey, cohort, p)?;
-        let key = crate::compute::core_task(move || provider.unmasking_key(q))
-            .await
-            .map_err(|e| ApiError::internal("the unmasking key", e))?
-            .map_err(|e| ApiError::internal("the unmasking key", e))?;
-        (key, None)
+        (right.own_unmasking_key(&survey, cohort, &reg).await?, None)
     } else {
         let Some((Some(bytes), seed)) = hand_on else {
             return Err(ApiError::unavailable(format!(
@@ -631,11 +637,7 @@ async fn hand_on(
     }
     let canonical = serde_json::to_vec(&message).map_err(|e| ApiError::internal("hand-on", e))?;
     let body_hash = sha256_hex(&canonical);
-    let blob = f64s_to_blob(
-        &(0..key.nrows())
-            .flat_map(|i| key.row(i).iter().copied().collect::<Vec<_>>())
-            .collect::<Vec<_>>(),
-    );
+    let blob = crate::store::matrix_to_blob(&key);
     let seed = message.seed.clone();
     right
         .0

@@ -47,9 +47,9 @@ pub struct UnknownState {
     pub found: String,
 }
 
-/// Declares a state enum with its one stored/JSON word per variant, parsing, display and the
-/// SQLite conversions.
-macro_rules! stored_state {
+/// Declares an enum with its one stored/JSON word per variant, parsing, display and the SQLite
+/// conversions.
+macro_rules! stored_words {
     ($(#[$meta:meta])* $name:ident, $what:literal { $($(#[$vmeta:meta])* $variant:ident = $word:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,15 +79,6 @@ macro_rules! stored_state {
                 }
             }
 
-            // Not every stored word has transitions (outbox kinds do not).
-            #[allow(dead_code)]
-            fn refuse(self, step: &'static str) -> TransitionRefused {
-                TransitionRefused {
-                    what: $what,
-                    from: self.as_sql(),
-                    step,
-                }
-            }
         }
 
         impl fmt::Display for $name {
@@ -106,6 +97,23 @@ macro_rules! stored_state {
             fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
                 let word = value.as_str()?;
                 Self::parse(word).map_err(|e| FromSqlError::Other(Box::new(e)))
+            }
+        }
+    };
+}
+
+/// [`stored_words!`] for a state with transitions: each refused step names the state's word.
+macro_rules! stored_state {
+    ($(#[$meta:meta])* $name:ident, $what:literal { $($body:tt)+ }) => {
+        stored_words!($(#[$meta])* $name, $what { $($body)+ });
+
+        impl $name {
+            fn refuse(self, step: &'static str) -> TransitionRefused {
+                TransitionRefused {
+                    what: $what,
+                    from: self.as_sql(),
+                    step,
+                }
             }
         }
     };
@@ -404,7 +412,7 @@ impl CollectorCohort {
     }
 }
 
-stored_state!(
+stored_words!(
     /// What a hand-over in a service's outbox is (`crate::outbox`, column `kind`): a typo can
     /// no longer skip erasing what was delivered.
     OutboxKind, "outbox kind" {

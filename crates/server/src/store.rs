@@ -282,6 +282,12 @@ pub fn f64s_to_blob(values: &[f64]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
+/// Encode a matrix row by row, as [`f64s_to_blob`] (what the stores read back with
+/// `DMatrix::from_row_slice`).
+pub fn matrix_to_blob(m: &nalgebra::DMatrix<f64>) -> Vec<u8> {
+    f64s_to_blob(m.transpose().as_slice())
+}
+
 /// Decode a BLOB written by [`f64s_to_blob`].
 ///
 /// # Errors

@@ -59,7 +59,7 @@ impl Collector {
             // The left-masking provider must know the survey before the right-masking services
             // can hand it blocks.
             col.call_peer(
-                "the masking service provider",
+                PROVIDER,
                 reqwest::Method::PUT,
                 format!("{}/api/peer/surveys/{id}", col.0.cfg.msp_url),
                 Some(body.clone()),
@@ -182,7 +182,7 @@ pub(super) async fn survey_view(
     survey: &str,
 ) -> Result<serde_json::Value, ApiError> {
     let s = survey.to_owned();
-    let (row, cohorts, (released, erased), refused, (spoilt, reopened)) = col
+    let (row, cohorts, (released, erased), refused) = col
         .0
         .store
         .run(move |c| -> Result<_, ApiError> {
@@ -227,14 +227,6 @@ pub(super) async fn survey_view(
                 .map_err(sql)?
                 .collect::<Result<_, _>>()
                 .map_err(sql)?;
-            let (spoilt, reopened): (i64, i64) = c
-                .query_row(
-                    "SELECT COUNT(*), COALESCE(SUM(reopened), 0) FROM cohorts
-                     WHERE survey = ?1 AND status = ?2",
-                    (&s, CollectorCohort::Spoilt),
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .map_err(sql)?;
             let (released, erased): (Option<String>, Option<String>) = c
                 .query_row(
                     "SELECT released_at, erased_at FROM releases WHERE survey = ?1",
@@ -244,15 +236,15 @@ pub(super) async fn survey_view(
                 .optional()
                 .map_err(sql)?
                 .unwrap_or((None, None));
-            Ok((
-                row,
-                cohorts,
-                (released, erased),
-                refused,
-                (spoilt, reopened),
-            ))
+            Ok((row, cohorts, (released, erased), refused))
         })
         .await?;
+    let spoilt: Vec<&serde_json::Value> = cohorts
+        .iter()
+        .filter(|c| c["status"] == CollectorCohort::Spoilt.as_sql())
+        .collect();
+    let reopened: i64 = spoilt.iter().filter_map(|c| c["reopened"].as_i64()).sum();
+    let spoilt = spoilt.len();
     let base = &col.0.cfg.public_url;
     Ok(serde_json::json!({
         "survey": survey,
@@ -301,21 +293,12 @@ pub(super) async fn cohort_fate(
     State(col): State<Collector>,
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
 ) -> Result<Response, ApiError> {
+    // Every device of the cohort polls this: one indexed row, nothing of the survey parsed.
     let s = survey.clone();
-    let status: CollectorCohort = col
+    let status = col
         .0
         .store
-        .run(move |c| -> Result<CollectorCohort, ApiError> {
-            load_survey(c, &s)?;
-            c.query_row(
-                "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
-                (&s, cohort),
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(sql)?
-            .ok_or_else(|| ApiError::not_found(format!("survey {s:?} has no cohort {cohort}")))
-        })
+        .run(move |c| super::handover::cohort_status(c, &s, cohort))
         .await?;
     Ok(json(
         StatusCode::OK,
@@ -332,60 +315,65 @@ pub(super) async fn leave_out(
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
 ) -> Result<Response, ApiError> {
     col.admin(&headers)?;
-    // What the services published for the cohort, for the manifest's warning (issue 20 §5): a
-    // participant holding a receipt of it learns that the upload is not in the release.
     let s = survey.clone();
-    let row = col.0.store.run(move |c| load_survey(c, &s)).await?;
+    let row = col
+        .0
+        .store
+        .run(move |c| -> Result<SurveyRow, ApiError> {
+            let row = load_survey(c, &s)?;
+            // Refused before any list is fetched when the cohort cannot be left out.
+            super::handover::cohort_status(c, &s, cohort)?
+                .leave_out()
+                .map_err(|e| ApiError::conflict(e.to_string()))?;
+            Ok(row)
+        })
+        .await?;
+    // What the services published for the cohort, for the manifest's warning (issue 20 §5): a
+    // participant holding a receipt of it learns that the upload is not in the release. A
+    // service that cannot be reached (the reason a cohort is left out may be that it is gone)
+    // or publishes an unsound list does not block leaving it out; the note says whose receipts
+    // are unknown.
     let mut roots = Vec::new();
+    let mut unknown = Vec::new();
     for (i, (name, base)) in col
         .upload_services(row.plan.share_services)?
         .iter()
         .enumerate()
     {
-        if let Ok(list) = super::handover::published_list(&col, name, base, &survey, cohort).await
-            && list.consistent()
-        {
-            roots.push((
-                i as u32,
-                orthomask_formats::manifest::ReceiptRoot {
-                    cohort,
-                    service: super::handover::service_url(&row, i),
-                    count: list.count,
-                    merkle_root: list.merkle_root,
-                },
-            ));
+        match super::handover::published_list(&col, name, base, &survey, cohort).await {
+            Ok(list) if claims::list_is_sound(&list, &survey, cohort, name).is_ok() => {
+                roots.push((
+                    i as u32,
+                    super::handover::receipt_root(&row, i, cohort, &list),
+                ))
+            }
+            _ => unknown.push(name.clone()),
         }
     }
+    let note = if unknown.is_empty() {
+        "its hand-over never came or was never believed".to_owned()
+    } else {
+        format!(
+            "its hand-over never came or was never believed; the receipts {} published could \
+             not be read",
+            unknown.join(" and ")
+        )
+    };
     let s = survey.clone();
     col.0
         .store
         .run(move |c| -> Result<(), ApiError> {
-            load_survey(c, &s)?;
+            // Checked again where it is written: a hand-over may have settled the cohort while
+            // the lists were fetched.
+            let next = super::handover::cohort_status(c, &s, cohort)?
+                .leave_out()
+                .map_err(|e| ApiError::conflict(e.to_string()))?;
             for (i, root) in &roots {
                 super::handover::store_receipt_root(c, &s, *i, root)?;
             }
-            let status: CollectorCohort = c
-                .query_row(
-                    "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
-                    (&s, cohort),
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(sql)?
-                .ok_or_else(|| {
-                    ApiError::not_found(format!("survey {s:?} has no cohort {cohort}"))
-                })?;
-            let next = status
-                .leave_out()
-                .map_err(|e| ApiError::conflict(e.to_string()))?;
             c.execute(
                 "UPDATE cohorts SET status = ?3, note = ?4 WHERE survey = ?1 AND cohort = ?2",
-                (
-                    &s,
-                    cohort,
-                    next,
-                    "its hand-over never came or was never believed",
-                ),
+                (&s, cohort, next, &note),
             )
             .map_err(sql)?;
             Ok(())

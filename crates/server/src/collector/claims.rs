@@ -16,7 +16,8 @@
 //! | share mode, withheld | some service published fewer uploads than the floor (so fewer than the floor reached every service) |
 //! | share part of service `i` | service `i`'s list is consistent, the part names its root and count, and has at most that many rows |
 //!
-//! A claim that is not believed is **refused**: recorded with why (the survey team's status
+//! A believed claim settles the cohort as it says (a masked batch still goes through the content
+//! checks: unmasking and QA). A claim that is not believed is **refused**: recorded with why (the survey team's status
 //! lists it), answered 422, and the cohort keeps waiting for the genuine hand-over — a forged or
 //! mistaken claim never settles a cohort and never blocks the genuine one. In share mode the
 //! provider keeps only participants whose shares reached every service, which a list cannot
@@ -58,20 +59,11 @@ pub struct Nonces {
     pub unknown: usize,
 }
 
-/// A believed claim: how the cohort may be settled (content checks still follow for a masked
-/// batch: unmasking and QA).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Believed {
-    /// Unmask and check the batch.
-    Masked,
-    /// Settle as empty.
-    Empty,
-    /// Settle as withheld.
-    Withheld,
-}
-
 /// Whether a published list is the one of this survey and cohort and is what it claims.
-fn list_is_sound(
+///
+/// # Errors
+/// Why it is not, in one line.
+pub fn list_is_sound(
     list: &PublishedList,
     survey: &str,
     cohort: u32,
@@ -106,7 +98,7 @@ pub fn judge_basic(
     name: &str,
     nonces: Nonces,
     floor: usize,
-) -> Result<Believed, String> {
+) -> Result<(), String> {
     list_is_sound(list, survey, cohort, name)?;
     match claim {
         Claim::Masked {
@@ -159,16 +151,14 @@ pub fn judge_basic(
                      be masked; it should have been withheld"
                 ));
             }
-            Ok(Believed::Masked)
+            Ok(())
         }
-        Claim::Empty if list.count == 0 => Ok(Believed::Empty),
+        Claim::Empty if list.count == 0 => Ok(()),
         Claim::Empty => Err(format!(
             "the hand-over says cohort {cohort} is empty but {name} published {} receipts for it",
             list.count
         )),
-        Claim::Withheld { uploads } if uploads == list.count && uploads < floor => {
-            Ok(Believed::Withheld)
-        }
+        Claim::Withheld { uploads } if uploads == list.count && uploads < floor => Ok(()),
         Claim::Withheld { uploads } => Err(format!(
             "the hand-over says cohort {cohort} was withheld with {uploads} uploads, but {name} \
              published {} receipts and a cohort is withheld only below {floor}",
@@ -188,7 +178,7 @@ pub fn judge_share_outcome(
     survey: &str,
     cohort: u32,
     floor: usize,
-) -> Result<Believed, String> {
+) -> Result<(), String> {
     for (name, list) in lists {
         list_is_sound(list, survey, cohort, name)?;
     }
@@ -197,10 +187,8 @@ pub fn judge_share_outcome(
         Claim::Masked { .. } => Err(
             "a share-mode survey's cohorts arrive as parts from the right-masking services".into(),
         ),
-        Claim::Empty if smallest == 0 => Ok(Believed::Empty),
-        Claim::Withheld { uploads } if smallest < floor && uploads <= smallest => {
-            Ok(Believed::Withheld)
-        }
+        Claim::Empty if smallest == 0 => Ok(()),
+        Claim::Withheld { uploads } if smallest < floor && uploads <= smallest => Ok(()),
         Claim::Empty | Claim::Withheld { .. } => Err(format!(
             "the hand-over says cohort {cohort} yields no release, but every right-masking \
              service published at least {smallest} receipts for it (the floor is {floor}); if \
@@ -286,10 +274,7 @@ mod tests {
     #[test]
     fn a_genuine_masked_batch_is_believed() {
         let l = list(8);
-        assert_eq!(
-            judge_basic(masked(&l, 8), &l, "s", 2, "p", GOOD, 6),
-            Ok(Believed::Masked)
-        );
+        assert_eq!(judge_basic(masked(&l, 8), &l, "s", 2, "p", GOOD, 6), Ok(()));
     }
 
     /// The attacks of issue 20 §5: a full cohort called withheld or empty, a bogus batch naming
@@ -323,12 +308,12 @@ mod tests {
         // What the lists show is believed.
         assert_eq!(
             judge_basic(Claim::Withheld { uploads: 4 }, &small, "s", 2, "p", few, 6),
-            Ok(Believed::Withheld)
+            Ok(())
         );
         let none = list(0);
         assert_eq!(
             judge_basic(Claim::Empty, &none, "s", 2, "p", few, 6),
-            Ok(Believed::Empty)
+            Ok(())
         );
         // A list of another cohort, or one not rooted in its hashes.
         let mut other = list(8);
@@ -349,12 +334,12 @@ mod tests {
             |a: usize, b: usize| vec![("r0".to_owned(), list(a)), ("r1".to_owned(), list(b))];
         assert_eq!(
             judge_share_outcome(Claim::Empty, &lists(0, 5), "s", 2, 6),
-            Ok(Believed::Empty)
+            Ok(())
         );
         assert!(judge_share_outcome(Claim::Empty, &lists(8, 8), "s", 2, 6).is_err());
         assert_eq!(
             judge_share_outcome(Claim::Withheld { uploads: 4 }, &lists(4, 9), "s", 2, 6),
-            Ok(Believed::Withheld)
+            Ok(())
         );
         assert!(
             judge_share_outcome(Claim::Withheld { uploads: 4 }, &lists(8, 9), "s", 2, 6).is_err()

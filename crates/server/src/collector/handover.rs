@@ -11,7 +11,7 @@
 //! unmasked data of a spoilt cohort are never stored: a new cohort's Gram matrix differenced
 //! against a stored old one would give the records of whoever did not answer again.
 
-use super::claims::{self, Believed, Claim, Nonces};
+use super::claims::{self, Claim, Nonces};
 use super::*;
 use crate::states::Settlement;
 use orthomask_core::protocol::share_handover::{FixedMatrix, combine_parts};
@@ -19,6 +19,18 @@ use orthomask_formats::manifest::ReceiptRoot;
 use orthomask_survey::floors::Floors;
 use orthomask_survey::inclusion::PublishedList;
 use orthomask_survey::policy::MAX_REOPENINGS;
+
+/// The state of cohort `k`.
+///
+/// # Errors
+/// 404 for a survey or cohort that does not exist; store errors.
+pub(super) fn cohort_status(
+    c: &Connection,
+    survey: &str,
+    cohort: u32,
+) -> Result<CollectorCohort, ApiError> {
+    before_hand_over(c, survey, cohort).map(|(status, _)| status)
+}
 
 /// The state of cohort `k` before a hand-over is recorded: `Some(hash)` if one was.
 fn before_hand_over(
@@ -156,9 +168,12 @@ fn reopen_invitations(
     nonces: Option<&[String]>,
 ) -> Result<(), ApiError> {
     let now = crate::time::now_rfc3339();
-    let in_batch = |nonce: &Option<String>| match (nonces, nonce) {
+    // A set: a cohort may hold thousands of invitations and as many nonces.
+    let batch: Option<std::collections::HashSet<&str>> =
+        nonces.map(|list| list.iter().map(String::as_str).collect());
+    let in_batch = |nonce: &Option<String>| match (&batch, nonce) {
         (None, _) => true,
-        (Some(list), Some(n)) => list.contains(n),
+        (Some(set), Some(n)) => set.contains(n.as_str()),
         (Some(_), None) => false,
     };
     let mut stmt = c
@@ -175,25 +190,23 @@ fn reopen_invitations(
     let mut reopened = 0usize;
     for (token_hash, nonce, times) in held {
         if !in_batch(&nonce) {
-            c.execute(
+            c.prepare_cached(
                 "UPDATE invitations SET cohort = NULL, nonce = NULL WHERE token_hash = ?1",
-                [&token_hash],
             )
+            .and_then(|mut u| u.execute([&token_hash]))
             .map_err(sql)?;
         } else if (times as usize) < MAX_REOPENINGS {
-            c.execute(
+            c.prepare_cached(
                 "UPDATE invitations SET cohort = NULL, nonce = NULL, reopened = reopened + 1
                  WHERE token_hash = ?1",
-                [&token_hash],
             )
+            .and_then(|mut u| u.execute([&token_hash]))
             .map_err(sql)?;
             reopened += 1;
         } else {
-            c.execute(
-                "UPDATE invitations SET used_at = ?2 WHERE token_hash = ?1",
-                (&token_hash, &now),
-            )
-            .map_err(sql)?;
+            c.prepare_cached("UPDATE invitations SET used_at = ?2 WHERE token_hash = ?1")
+                .and_then(|mut u| u.execute((&token_hash, &now)))
+                .map_err(sql)?;
         }
     }
     c.execute(
@@ -426,29 +439,20 @@ pub(super) async fn cohort_result(
     } else {
         claims::judge_share_outcome(claim, &lists, &survey, cohort, floor)
     };
-    let believed = match verdict {
-        Ok(b) => b,
-        Err(why) => {
-            let name = services.first().map(|s| s.0.clone()).unwrap_or_default();
-            return refuse(&col, &survey, cohort, &name, hash, why).await;
-        }
-    };
-    let (settlement, records, data, qa, note) = match (believed, result.outcome) {
-        (Believed::Empty, _) => (Settlement::Empty, 0, None, None, None),
-        (Believed::Withheld, outcome) => {
-            let reason = match outcome {
-                MaskingOutcome::Withheld { reason } => reason,
-                _ => String::new(),
-            };
-            (
-                Settlement::Withheld,
-                result.uploads,
-                None,
-                None,
-                Some(reason),
-            )
-        }
-        (Believed::Masked, MaskingOutcome::Masked { batch }) => {
+    if let Err(why) = verdict {
+        // The hand-over comes from the provider in either protocol.
+        return refuse(&col, &survey, cohort, PROVIDER, hash, why).await;
+    }
+    let (settlement, records, data, qa, note) = match result.outcome {
+        MaskingOutcome::Empty => (Settlement::Empty, 0, None, None, None),
+        MaskingOutcome::Withheld { reason } => (
+            Settlement::Withheld,
+            result.uploads,
+            None,
+            None,
+            Some(reason),
+        ),
+        MaskingOutcome::Masked { batch } => {
             let batch = batch.to_matrix().map_err(ApiError::bad_request)?;
             let n = batch.nrows();
             let key = col
@@ -469,7 +473,7 @@ pub(super) async fn cohort_result(
                 Ok(u) => (
                     Settlement::Received,
                     n,
-                    Some(f64s_to_blob(&row_major(&u.data))),
+                    Some(crate::store::matrix_to_blob(&u.data)),
                     u.qa.as_ref()
                         .map(|q| serde_json::to_string(&StoredQa::from(q)))
                         .transpose()
@@ -481,12 +485,6 @@ pub(super) async fn cohort_result(
                 Err(e) => (Settlement::Spoilt, n, None, None, Some(e.to_string())),
             }
         }
-        (Believed::Masked, _) => {
-            return Err(ApiError::internal(
-                "judging",
-                "a masked verdict without a batch",
-            ));
-        }
     };
     let s = survey.clone();
     let root = result.merkle_root.clone();
@@ -494,17 +492,7 @@ pub(super) async fn cohort_result(
     let roots: Vec<(u32, ReceiptRoot)> = lists
         .iter()
         .enumerate()
-        .map(|(i, (_, list))| {
-            (
-                i as u32,
-                ReceiptRoot {
-                    cohort,
-                    service: service_url(&row, i),
-                    count: list.count,
-                    merkle_root: list.merkle_root.clone(),
-                },
-            )
-        })
+        .map(|(i, (_, list))| (i as u32, receipt_root(&row, i, cohort, list)))
         .collect();
     let state = col
         .0
@@ -535,6 +523,21 @@ pub(super) async fn cohort_result(
     Ok(received(cohort, state))
 }
 
+/// What the manifest records of the receipt list service `i` published for `cohort`.
+pub(super) fn receipt_root(
+    row: &SurveyRow,
+    i: usize,
+    cohort: u32,
+    list: &PublishedList,
+) -> ReceiptRoot {
+    ReceiptRoot {
+        cohort,
+        service: service_url(row, i),
+        count: list.count,
+        merkle_root: list.merkle_root.clone(),
+    }
+}
+
 /// The upload address of the service with index `i` (the provider in the basic protocol), as a
 /// receipt names it.
 pub(super) fn service_url(row: &SurveyRow, i: usize) -> String {
@@ -542,12 +545,6 @@ pub(super) fn service_url(row: &SurveyRow, i: usize) -> String {
         Some(share) => share.providers.get(i).cloned().unwrap_or_default(),
         None => row.template.upload_url.clone(),
     }
-}
-
-fn row_major(m: &DMatrix<f64>) -> Vec<f64> {
-    (0..m.nrows())
-        .flat_map(|i| m.row(i).iter().copied().collect::<Vec<_>>())
-        .collect()
 }
 
 /// `PUT /api/peer/surveys/{id}/cohorts/{k}/parts/{i}`: right-masking service `i`'s part.
@@ -637,12 +634,7 @@ pub(super) async fn share_part(
     let (nrows, ncols) = (block.nrows(), block.ncols());
     let blob = block.to_le_bytes();
     let scale = part.scale;
-    let root = ReceiptRoot {
-        cohort,
-        service: service_url(&row, index as usize),
-        count: list.count,
-        merkle_root: list.merkle_root,
-    };
+    let root = receipt_root(&row, index as usize, cohort, &list);
     let s = survey.clone();
     let complete = col
         .0
@@ -819,7 +811,7 @@ async fn combine(
         Ok((data, qa)) => Outcome {
             settlement: Settlement::Received,
             records: data.nrows(),
-            data: Some(f64s_to_blob(&row_major(&data))),
+            data: Some(crate::store::matrix_to_blob(&data)),
             qa: qa
                 .as_ref()
                 .map(|q| serde_json::to_string(&StoredQa::from(q)))

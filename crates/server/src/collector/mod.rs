@@ -25,7 +25,7 @@ use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, json, require_bearer};
 use crate::outbox::{PeerClient, PeerError};
 use crate::states::{CohortStep, CollectorCohort, SurveyState};
-use crate::store::{ClosedSignal, Store, blob_to_f64s, f64s_to_blob};
+use crate::store::{ClosedSignal, Store, blob_to_f64s};
 use crate::wire::{CohortResult, InvitationRequest, MaskingOutcome, Registration, SharePart};
 use axum::Router;
 use axum::extract::State;
@@ -277,6 +277,9 @@ fn load_survey(c: &Connection, survey: &str) -> Result<SurveyRow, ApiError> {
     })
 }
 
+/// How the collector names the masking service provider (in refused hand-overs and errors).
+pub(super) const PROVIDER: &str = "the masking service provider";
+
 impl Collector {
     /// Open the store and key file; finish any release interrupted by a crash.
     ///
@@ -394,10 +397,7 @@ impl Collector {
     /// the survey was planned with: it cannot reach them all.
     fn upload_services(&self, share_services: usize) -> Result<Vec<(String, String)>, ApiError> {
         if share_services == 0 {
-            return Ok(vec![(
-                "the masking service provider".to_owned(),
-                self.0.cfg.msp_url.clone(),
-            )]);
+            return Ok(vec![(PROVIDER.to_owned(), self.0.cfg.msp_url.clone())]);
         }
         let known = self.0.cfg.right_urls.len();
         let urls = self.0.cfg.right_urls.get(..share_services).ok_or_else(|| {
@@ -421,10 +421,7 @@ impl Collector {
     fn handover_services(&self, share_services: usize) -> Result<Vec<(String, String)>, ApiError> {
         let mut services = self.upload_services(share_services)?;
         if share_services > 0 {
-            services.push((
-                "the masking service provider".to_owned(),
-                self.0.cfg.msp_url.clone(),
-            ));
+            services.push((PROVIDER.to_owned(), self.0.cfg.msp_url.clone()));
         }
         Ok(services)
     }

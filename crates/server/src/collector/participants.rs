@@ -50,13 +50,7 @@ fn held_place(
     let Some((Some(k), Some(nonce))) = held else {
         return Ok(None);
     };
-    let status: CollectorCohort = c
-        .query_row(
-            "SELECT status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
-            (survey, k),
-            |r| r.get(0),
-        )
-        .map_err(sql)?;
+    let status = super::handover::cohort_status(c, survey, k)?;
     if !status.takes_participants() {
         return Err(ApiError::new(
             StatusCode::CONFLICT,

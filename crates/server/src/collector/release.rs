@@ -207,10 +207,7 @@ impl Collector {
         let share = self
             .0
             .store
-            .run(move |c| -> Result<usize, ApiError> {
-                erase_cohort_data(c, &s)?;
-                Ok(load_survey(c, &s)?.plan.share_services)
-            })
+            .run(move |c| load_survey(c, &s).map(|row| row.plan.share_services))
             .await?;
         self.0.store.checkpoint().await.map_err(ApiError::from)?;
         self.0
@@ -241,10 +238,13 @@ impl Collector {
     }
 
     /// [`erase_after_release`](Self::erase_after_release) for every release whose erasure has
-    /// not been confirmed (run at start-up).
+    /// not been confirmed (run at start-up), each survey's per-cohort data first: a release
+    /// stored before the data went in its transaction still holds them. A survey whose erasure
+    /// fails (a service down) does not hold up the others; it is reported and retried at the
+    /// next start-up.
     ///
     /// # Errors
-    /// Store errors; the first survey whose erasure failed.
+    /// Store errors listing the pending releases.
     pub(super) async fn erase_released(&self) -> Result<(), ApiError> {
         let pending = self
             .0
@@ -260,7 +260,11 @@ impl Collector {
             })
             .await?;
         for survey in pending {
-            self.erase_after_release(&survey).await?;
+            let s = survey.clone();
+            self.0.store.run(move |c| erase_cohort_data(c, &s)).await?;
+            if let Err(e) = self.erase_after_release(&survey).await {
+                eprintln!("orthomask-server: collector: erasing {survey} after its release: {e}");
+            }
         }
         Ok(())
     }
