@@ -68,13 +68,11 @@ async fn the_services_and_the_pipeline_write_the_same_manifest() {
     let mut definition: Option<SurveyDefinition> = None;
     let mut raw_rows = Vec::new();
     for (i, link) in (0..24u64).zip(&invited) {
-        let a = answers(i);
-        let (def, uploads) = prepare(&http, link, i, &a).await;
-        for (url, upload) in &uploads {
-            let (status, body) = post_upload(&http, url, upload).await;
-            assert_eq!(status, 201, "{body}");
+        let (def, raw, sent) = participate_with_definition(&http, link, i).await;
+        for s in &sent {
+            assert_eq!(s.status, 201, "{:?}", s.receipt);
         }
-        raw_rows.push(def.encode(&a).unwrap());
+        raw_rows.push(raw);
         definition.get_or_insert(def);
     }
     let definition = definition.unwrap();

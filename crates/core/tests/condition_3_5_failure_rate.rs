@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::Z_ONE_SIDED_0_001;
+use common::allowed_failures;
 use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::protocol::design::{appendix_c_bound, condition_3_5_margin};
@@ -51,12 +51,6 @@ fn failures(n: usize, answers: usize, p2: usize, x_max: f64, sigma: f64, seed: u
     count
 }
 
-/// The largest failure count compatible with a failure probability of at most `b`.
-fn allowed(b: f64) -> f64 {
-    let n = TRIALS as f64;
-    n * b + Z_ONE_SIDED_0_001 * (n * b * (1.0 - b)).sqrt()
-}
-
 #[test]
 fn condition_3_5_fails_no_more_often_than_the_reported_bound() {
     // (n, answers, p₂, δ): p₁ = answers + 1 (the QA column).
@@ -77,7 +71,7 @@ fn condition_3_5_fails_no_more_often_than_the_reported_bound() {
             n as u64,
         );
         assert!(
-            (at_bound as f64) <= allowed(b),
+            (at_bound as f64) <= allowed_failures(TRIALS, b),
             "n = {n}, p2 = {p2}, δ = {delta}: {at_bound} failures in {TRIALS}, bound {b}"
         );
         // Power: a tenth of σ_min fails far more often than the bound allows.
@@ -90,7 +84,7 @@ fn condition_3_5_fails_no_more_often_than_the_reported_bound() {
             1000 + n as u64,
         );
         assert!(
-            (too_low as f64) > allowed(b),
+            (too_low as f64) > allowed_failures(TRIALS, b),
             "n = {n}, p2 = {p2}: a wrong σ failed only {too_low} times in {TRIALS} (bound {b})"
         );
     }

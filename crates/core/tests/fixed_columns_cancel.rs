@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::Z_ONE_SIDED_0_001;
+use common::allowed_failures;
 use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::mask::{FixedSubspaceHaar, HaarOrthogonal, Mask};
@@ -86,11 +86,6 @@ fn appendix_b_matrix(x1: &DMatrix<f64>, x2: &DMatrix<f64>, p: &DMatrix<f64>) -> 
     &g1 + x2 * x2.transpose() - p * &g1 * p.transpose()
 }
 
-fn allowed(b: f64) -> f64 {
-    let n = TRIALS as f64;
-    n * b + Z_ONE_SIDED_0_001 * (n * b * (1.0 - b)).sqrt()
-}
-
 #[test]
 fn the_qa_and_kept_columns_cancel_under_masks_that_fix_them() {
     let bound = appendix_c_bound(N, 1, P2, 1.0, DELTA).unwrap();
@@ -146,7 +141,7 @@ fn the_qa_and_kept_columns_cancel_under_masks_that_fix_them() {
         }
     }
     assert!(
-        (reduced_failures as f64) <= allowed(b),
+        (reduced_failures as f64) <= allowed_failures(TRIALS, b),
         "{reduced_failures} failures of the reduced condition in {TRIALS}, bound {b}"
     );
     assert!(

@@ -46,10 +46,9 @@ fn scaled(def: &SurveyDefinition, i: u64) -> Vec<f64> {
 
 /// Participant `i` answers through `link` (one place taken), and the definition it accepted.
 async fn answer(http: &reqwest::Client, link: &str, i: u64) -> SurveyDefinition {
-    let (def, uploads) = prepare(http, link, i, &answers(i)).await;
-    for (url, upload) in uploads {
-        let (status, body) = post_upload(http, &url, &upload).await;
-        assert_eq!(status, 201, "{body}");
+    let (def, _, sent) = participate_with_definition(http, link, i).await;
+    for s in &sent {
+        assert_eq!(s.status, 201, "{:?}", s.receipt);
     }
     def
 }

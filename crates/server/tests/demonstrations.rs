@@ -46,23 +46,6 @@ async fn admin_list(http: &reqwest::Client, all: &orthomask_server::AllRunning) 
     body["surveys"].as_array().expect("surveys").clone()
 }
 
-async fn admin_status(
-    http: &reqwest::Client,
-    all: &orthomask_server::AllRunning,
-    survey: &str,
-) -> Value {
-    let (status, body) = send(
-        http,
-        Method::GET,
-        &format!("{}/api/admin/surveys/{survey}", all.collector.url()),
-        None,
-        Some(&all.admin_token),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    body
-}
-
 /// Answers to the LEAPS demonstration's eight questions, participant `i`.
 fn leaps_answers(i: u64) -> Vec<Answer> {
     let mut g = Xorshift::new(7000 + i);
@@ -167,7 +150,7 @@ async fn demonstrations_are_listed_alone_and_anyone_may_take_one() {
     .await;
 
     // The team's views label demonstrations; a survey without invitations has no counts.
-    let view = admin_status(&http, &all, "leaps-demo").await;
+    let view = admin_view(&http, &all, "leaps-demo").await;
     assert_eq!(view["demonstration"], true);
     assert_eq!(view["invitations"], Value::Null);
     assert_eq!(view["cohorts"][0]["assigned"], 1);
@@ -357,12 +340,12 @@ async fn invitation_counts_go_issued_opened_used() {
     assert_eq!(created["demonstration"], false);
     let counts = |v: &Value| v["invitations"].clone();
     assert_eq!(
-        counts(&admin_status(&http, &all, "invited").await),
+        counts(&admin_view(&http, &all, "invited").await),
         json!({"issued": 0, "opened": 0, "used": 0})
     );
     let invited = links(&http, &all, &created, 7).await;
     assert_eq!(
-        counts(&admin_status(&http, &all, "invited").await),
+        counts(&admin_view(&http, &all, "invited").await),
         json!({"issued": 7, "opened": 0, "used": 0})
     );
     let mut prepared = Vec::new();
@@ -370,7 +353,7 @@ async fn invitation_counts_go_issued_opened_used() {
         prepared.push(prepare(&http, link, i, &answers(i)).await.1);
     }
     assert_eq!(
-        counts(&admin_status(&http, &all, "invited").await),
+        counts(&admin_view(&http, &all, "invited").await),
         json!({"issued": 7, "opened": 6, "used": 0})
     );
     for uploads in prepared {
@@ -385,7 +368,7 @@ async fn invitation_counts_go_issued_opened_used() {
     let (_, manifest) = wait_for_release(&http, all.collector.url(), "invited", 120).await;
     let manifest: Value = serde_json::from_str(&manifest).unwrap();
     assert_eq!(manifest["teaching_keys"], false);
-    let status = admin_status(&http, &all, "invited").await;
+    let status = admin_view(&http, &all, "invited").await;
     assert_eq!(
         counts(&status),
         json!({"issued": 7, "opened": 6, "used": 6})

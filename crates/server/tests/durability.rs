@@ -213,7 +213,7 @@ fn acknowledged_uploads_survive_kill_9_of_the_provider() {
             acked.len(),
             unknown.len()
         );
-        let (status, view) = send(&http, Method::GET, &format!("{url}/api/peer/surveys/durable/status"), None, Some(PEER_TOKEN)).await;
+        let (status, view) = peer_view(&http, &url, PEER_TOKEN, "durable").await;
         assert_eq!(status, 200);
         assert_eq!(view["cohorts"][0]["uploads"], acked.len() + unknown.len(), "{view}");
         assert_eq!(view["cohorts"][0]["status"], "open");
@@ -309,25 +309,19 @@ async fn a_hand_over_waits_for_a_collector_that_is_down() {
         let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
         assert_eq!(status, 201, "{body}");
     }
-    let status_url = format!("{msp_url}/api/peer/surveys/waits/status");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let (_, view) = send(&http, Method::GET, &status_url, None, Some(PEER_TOKEN)).await;
-        let item = &view["outbox"][0];
-        if item["attempts"].as_u64().unwrap_or(0) >= 2 {
-            assert_eq!(item["state"], "pending", "{view}");
-            assert!(
-                item["last_error"]
-                    .as_str()
-                    .unwrap()
-                    .contains(&collector_url)
-            );
-            assert_eq!(view["cohorts"][0]["status"], "masked");
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{view}");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let view = wait_for_peer_view(&http, &msp_url, PEER_TOKEN, "waits", |v| {
+        v["outbox"][0]["attempts"].as_u64().unwrap_or(0) >= 2
+    })
+    .await;
+    let item = &view["outbox"][0];
+    assert_eq!(item["state"], "pending", "{view}");
+    assert!(
+        item["last_error"]
+            .as_str()
+            .unwrap()
+            .contains(&collector_url)
+    );
+    assert_eq!(view["cohorts"][0]["status"], "masked");
 
     // Back on the same address with the same store: the batch arrives, the survey is released.
     let collector = start_collector(
@@ -348,7 +342,7 @@ async fn a_hand_over_waits_for_a_collector_that_is_down() {
     let (csv, _) = wait_for_release(&http, &collector_url, "waits", 60).await;
     let raw: Vec<Vec<f64>> = prepared.into_iter().map(|(r, _)| r).collect();
     assert_same_regression(&raw, &csv);
-    let (_, view) = send(&http, Method::GET, &status_url, None, Some(PEER_TOKEN)).await;
+    let (_, view) = peer_view(&http, &msp_url, PEER_TOKEN, "waits").await;
     assert_eq!(view["outbox"][0]["state"], "delivered", "{view}");
     collector.stop().await;
     msp.stop().await;

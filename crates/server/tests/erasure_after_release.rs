@@ -13,32 +13,15 @@ use std::path::Path;
 
 /// Every store and key file of every service (one subdirectory each).
 fn files(data: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for service in std::fs::read_dir(data).unwrap() {
-        let service = service.unwrap().path();
-        if service.is_dir() {
-            for entry in std::fs::read_dir(&service).unwrap() {
-                let path = entry.unwrap().path();
-                let name = path.to_string_lossy().into_owned();
-                if name.contains(".sqlite3") || name.ends_with("-keys.json") {
-                    out.push(path);
-                }
-            }
-        }
-    }
-    out
+    service_files(data, |name| {
+        name.contains(".sqlite3") || name.ends_with("-keys.json")
+    })
 }
 
 /// The files that hold `needle`.
 fn holding(data: &Path, needle: &[u8]) -> Vec<String> {
-    files(data)
+    files_holding(files(data), needle)
         .into_iter()
-        .filter(|f| {
-            std::fs::read(f)
-                .unwrap_or_default()
-                .windows(needle.len())
-                .any(|w| w == needle)
-        })
         .map(|f| f.display().to_string())
         .collect()
 }

@@ -52,15 +52,7 @@ fn crafted(
 }
 
 async fn provider_uploads(http: &reqwest::Client, msp: &str, peer: &str, survey: &str) -> Value {
-    let (_, view) = send(
-        http,
-        Method::GET,
-        &format!("{msp}/api/peer/surveys/{survey}/status"),
-        None,
-        Some(peer),
-    )
-    .await;
-    view["cohorts"].clone()
+    peer_view(http, msp, peer, survey).await.1["cohorts"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -132,14 +124,7 @@ async fn uploads_no_honest_device_makes_are_refused_before_they_are_stored() {
             "{what}: {body}"
         );
     }
-    let (_, view) = send(
-        &http,
-        Method::GET,
-        &format!("{}/api/peer/surveys/shared/status", all.rights[1].url()),
-        None,
-        Some(peer),
-    )
-    .await;
+    let (_, view) = peer_view(&http, all.rights[1].url(), peer, "shared").await;
     assert_eq!(view["cohorts"][0]["uploads"], 0, "{view}");
     all.stop().await;
 }

@@ -179,21 +179,8 @@ async fn put_result(
     .await
 }
 
-async fn view(http: &reqwest::Client, collector: &str, survey: &str) -> Value {
-    let (status, view) = send(
-        http,
-        Method::GET,
-        &format!("{collector}/api/admin/surveys/{survey}"),
-        None,
-        Some(ADMIN_TOKEN),
-    )
-    .await;
-    assert_eq!(status, 200, "{view}");
-    view
-}
-
 async fn cohort_0(http: &reqwest::Client, collector: &str, survey: &str) -> Value {
-    view(http, collector, survey).await["cohorts"][0].clone()
+    admin_view_at(http, collector, ADMIN_TOKEN, survey).await["cohorts"][0].clone()
 }
 
 /// Threat-model row "The provider tampers": a hand-over whose Merkle root, upload count or rows
@@ -252,7 +239,7 @@ async fn hand_overs_that_differ_from_the_published_receipts_are_refused() {
         assert_eq!(status, 422, "{survey}: {body}");
         let error = body["error"].as_str().unwrap();
         assert!(error.contains(expected), "{survey}: {error}");
-        let seen = view(&http, c, survey).await;
+        let seen = admin_view_at(&http, c, ADMIN_TOKEN, survey).await;
         assert_eq!(seen["cohorts"][0]["status"], "open", "{survey}: {seen}");
         let refused = &seen["refused_handovers"][0];
         assert!(

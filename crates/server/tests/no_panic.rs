@@ -76,10 +76,7 @@ async fn a_re_registration_with_another_p_after_share_blocks_arrived_is_refused(
     .await;
     let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
     // The collector itself signs another design of the survey (cohorts of 13: another p₂).
-    let signing = orthomask_survey::trust::CollectorSigningKey::from_secret_hex(
-        &std::fs::read_to_string(dir.path().join("collector/collector-signing-key")).unwrap(),
-    )
-    .unwrap();
+    let signing = collector_signing_key(dir.path());
     assert_eq!(
         deployment["collector_public_key"],
         signing.public_key().to_hex()

@@ -85,24 +85,6 @@ fn numbers_in_text(text: &str) -> Vec<f64> {
         .collect()
 }
 
-/// The databases and WAL files of every service (one subdirectory each).
-fn store_files(data: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for service in std::fs::read_dir(data).unwrap() {
-        let service = service.unwrap().path();
-        if !service.is_dir() {
-            continue;
-        }
-        for entry in std::fs::read_dir(&service).unwrap() {
-            let path = entry.unwrap().path();
-            if path.to_string_lossy().contains(".sqlite3") {
-                out.push(path);
-            }
-        }
-    }
-    out
-}
-
 /// The distinctive raw values (full-precision answers).
 fn distinctive(raw: &[Vec<f64>]) -> Vec<f64> {
     raw.iter().flat_map(|r| [r[2], r[3]]).collect()
@@ -258,16 +240,11 @@ async fn no_store_of_any_service_holds_a_raw_answer() {
     // provider erases and checkpoints once it has recorded the collector's acknowledgement,
     // which may come just after the release is published: wait for that step, not for a time.
     let handed_over = f64s_bytes(&uploaded[0]);
-    let holding = || -> Vec<&str> {
-        ["msp/msp.sqlite3", "msp/msp.sqlite3-wal"]
-            .into_iter()
-            .filter(|file| {
-                std::fs::read(data.join(file))
-                    .unwrap_or_default()
-                    .windows(handed_over.len())
-                    .any(|w| w == handed_over.as_slice())
-            })
-            .collect()
+    let holding = || -> Vec<PathBuf> {
+        files_holding(
+            ["msp/msp.sqlite3", "msp/msp.sqlite3-wal"].map(|file| data.join(file)),
+            &handed_over,
+        )
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !holding().is_empty() {

@@ -95,26 +95,11 @@ async fn fill_a_cohort(http: &reqwest::Client, msp: &str, survey: &str) {
 /// The provider's outbox entry for cohort 0 once it reaches `state` (waiting for the step,
 /// with a generous deadline, never asserting a duration).
 async fn outbox_reaches(http: &reqwest::Client, msp: &str, survey: &str, state: &str) -> Value {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let (_, view) = send(
-            http,
-            Method::GET,
-            &format!("{msp}/api/peer/surveys/{survey}/status"),
-            None,
-            Some(PEER_TOKEN),
-        )
-        .await;
-        let item = view["outbox"][0].clone();
-        if item["state"] == state {
-            return item;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never {state}: {view}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    wait_for_peer_view(http, msp, PEER_TOKEN, survey, |v| {
+        v["outbox"][0]["state"] == state
+    })
+    .await["outbox"][0]
+        .clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

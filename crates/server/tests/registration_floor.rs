@@ -10,16 +10,9 @@ mod common;
 
 use common::*;
 use orthomask_survey::definition::SurveyDefinition;
-use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES, SignedDefinition};
+use orthomask_survey::trust::{NONCE_BYTES, SignedDefinition};
 use reqwest::Method;
 use serde_json::{Value, json};
-
-fn signing_key(dir: &std::path::Path) -> CollectorSigningKey {
-    CollectorSigningKey::from_secret_hex(
-        &std::fs::read_to_string(dir.join("collector/collector-signing-key")).unwrap(),
-    )
-    .unwrap()
-}
 
 async fn register(http: &reqwest::Client, msp: &str, peer: &str, reg: &Value) -> (u16, Value) {
     let survey = reg["survey"].as_str().unwrap();
@@ -41,7 +34,7 @@ async fn the_provider_derives_the_cohort_rules_from_what_the_devices_accepted() 
     let peer = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
     let peer = peer.trim();
     let msp = all.msp.url();
-    let signing = signing_key(dir.path());
+    let signing = collector_signing_key(dir.path());
 
     // 1. The attack as the issue states it: the genuine signed template, the numbers of a
     //    one-column survey in cohorts of two.
@@ -113,23 +106,11 @@ async fn the_provider_derives_the_cohort_rules_from_what_the_devices_accepted() 
     )
     .await;
     assert_eq!(status, 200);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let (_, view) = send(
-            &http,
-            Method::GET,
-            &format!("{msp}/api/peer/surveys/lying/status"),
-            None,
-            Some(peer),
-        )
-        .await;
-        if view["cohorts"][0]["status"] != "closed" {
-            assert_eq!(view["cohorts"][0]["status"], "withheld", "{view}");
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{view}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let view = wait_for_peer_view(&http, msp, peer, "lying", |v| {
+        v["cohorts"][0]["status"] != "closed"
+    })
+    .await;
+    assert_eq!(view["cohorts"][0]["status"], "withheld", "{view}");
 
     // 4. Devices shown another survey than the one registered: the upload names the digest of
     //    the definition its device accepted, which is not the registered template's.

@@ -64,18 +64,9 @@ async fn cohort_0_status(http: &reqwest::Client, all: &AllRunning, survey: &str)
 
 /// Wait for the step (combining) to happen, not for a time.
 async fn resolved(http: &reqwest::Client, all: &AllRunning, survey: &str) -> Value {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let status = cohort_0_status(http, all, survey).await;
-        if status != "open" {
-            return status;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "cohort 0 of {survey} never combined"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    wait_for_view(http, all, survey, |v| v["cohorts"][0]["status"] != "open").await["cohorts"][0]
+        ["status"]
+        .clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -29,13 +29,6 @@ fn error_line(body: &Value) -> &str {
     e
 }
 
-/// The collector's own signing key, read from its data directory: what an attacker does not
-/// have, used here only to make an otherwise perfect credential that has expired.
-fn collector_key(dir: &std::path::Path) -> CollectorSigningKey {
-    let text = std::fs::read_to_string(dir.join("collector/collector-signing-key")).unwrap();
-    CollectorSigningKey::from_secret_hex(&text).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploads_without_a_valid_credential_are_refused_and_store_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -96,7 +89,7 @@ async fn uploads_without_a_valid_credential_are_refused_and_store_nothing() {
             "expired",
             junk(
                 Some(UploadCredential::issue(
-                    &collector_key(dir.path()),
+                    &collector_signing_key(dir.path()),
                     "cred",
                     0,
                     [2; NONCE_BYTES],
@@ -111,7 +104,7 @@ async fn uploads_without_a_valid_credential_are_refused_and_store_nothing() {
             "another survey's",
             junk(
                 Some(UploadCredential::issue(
-                    &collector_key(dir.path()),
+                    &collector_signing_key(dir.path()),
                     "other",
                     0,
                     [3; NONCE_BYTES],

@@ -19,3 +19,10 @@ pub fn mean_and_standard_error(values: &[f64]) -> (f64, f64) {
     let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
     (mean, (variance / n).sqrt())
 }
+
+/// The largest failure count among `trials` independent trials compatible, at one-sided
+/// α = 0.001, with a failure probability of at most `b` (normal approximation of the binomial).
+pub fn allowed_failures(trials: u64, b: f64) -> f64 {
+    let n = trials as f64;
+    n * b + Z_ONE_SIDED_0_001 * (n * b * (1.0 - b)).sqrt()
+}

@@ -22,7 +22,7 @@ use orthomask_survey::trust::{
 };
 use orthomask_survey::upload::{Receipt, Upload};
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The issue's acceptance tolerance: release and raw regressions agree to 1e-9 relative.
 pub const ACCEPTANCE_RELATIVE: f64 = 1e-9;
@@ -173,6 +173,8 @@ pub struct Sent {
     pub url: String,
     pub upload: Upload,
     pub receipt: Receipt,
+    /// The HTTP status of the upload's answer: 201 when stored, 200 for the same upload again.
+    pub status: u16,
 }
 
 /// The idempotency token of participant `i`.
@@ -213,18 +215,8 @@ pub async fn links_at(
     )
     .await;
     assert_eq!(status, 201, "{body}");
-    body["invitations"]
-        .as_array()
-        .expect("invitations")
-        .iter()
-        .map(|i| {
-            format!(
-                "{}?invite={}",
-                i["definition_url"].as_str().expect("definition_url"),
-                i["token"].as_str().expect("token")
-            )
-        })
-        .collect()
+    let count = body["invitations"].as_array().expect("invitations").len();
+    (0..count).map(|i| invitation_link(&body, i)).collect()
 }
 
 /// Take a place as the web app does (issue 20 §7): `POST` the definition address with the
@@ -317,6 +309,16 @@ pub async fn participate(
     definition_url: &str,
     i: u64,
 ) -> (Vec<f64>, Vec<Sent>) {
+    let (_, raw, sent) = participate_with_definition(client, definition_url, i).await;
+    (raw, sent)
+}
+
+/// [`participate`], also returning the definition the participant accepted.
+pub async fn participate_with_definition(
+    client: &reqwest::Client,
+    definition_url: &str,
+    i: u64,
+) -> (SurveyDefinition, Vec<f64>, Vec<Sent>) {
     let a = answers(i);
     let (def, uploads) = prepare(client, definition_url, i, &a).await;
     let mut sent = Vec::new();
@@ -329,9 +331,11 @@ pub async fn participate(
             url,
             upload,
             receipt,
+            status,
         });
     }
-    (def.encode(&a).unwrap(), sent)
+    let raw = def.encode(&a).unwrap();
+    (def, raw, sent)
 }
 
 /// Admin POST.
@@ -537,17 +541,35 @@ impl DirectSurvey {
     }
 }
 
+/// The collector's own signing key, read from its data directory under `dir` (what
+/// [`start`] runs): what an attacker does not have, used by the tests that must sign as the
+/// collector does.
+pub fn collector_signing_key(dir: &Path) -> CollectorSigningKey {
+    let text = std::fs::read_to_string(dir.join("collector/collector-signing-key")).unwrap();
+    CollectorSigningKey::from_secret_hex(&text).unwrap()
+}
+
 /// Valid until 2100-01-01 (seconds since 1970).
 pub const FAR_FUTURE: u64 = 4_102_444_800;
 
 /// The administrator's view of a survey (`GET /api/admin/surveys/{id}`).
 pub async fn admin_view(client: &reqwest::Client, all: &AllRunning, survey: &str) -> Value {
+    admin_view_at(client, all.collector.url(), &all.admin_token, survey).await
+}
+
+/// [`admin_view`] for a collector at `collector_url` with administrator token `admin_token`.
+pub async fn admin_view_at(
+    client: &reqwest::Client,
+    collector_url: &str,
+    admin_token: &str,
+    survey: &str,
+) -> Value {
     let (status, view) = send(
         client,
         reqwest::Method::GET,
-        &format!("{}/api/admin/surveys/{survey}", all.collector.url()),
+        &format!("{collector_url}/api/admin/surveys/{survey}"),
         None,
-        Some(&all.admin_token),
+        Some(admin_token),
     )
     .await;
     assert_eq!(status, 200, "{view}");
@@ -573,6 +595,45 @@ pub async fn wait_for_view(
     }
 }
 
+/// A peer's view of a survey at the accepting service at `base_url` — the provider, or a
+/// right-masking service (`GET {base_url}/api/peer/surveys/{id}/status` with the peer token):
+/// the answer's status and JSON body, as [`send`] returns them.
+pub async fn peer_view(
+    client: &reqwest::Client,
+    base_url: &str,
+    peer_token: &str,
+    survey: &str,
+) -> (u16, Value) {
+    send(
+        client,
+        reqwest::Method::GET,
+        &format!("{base_url}/api/peer/surveys/{survey}/status"),
+        None,
+        Some(peer_token),
+    )
+    .await
+}
+
+/// Wait (with a generous deadline, never asserting a duration) until the [`peer_view`] of
+/// `survey` at `base_url` satisfies `done`; returns that view.
+pub async fn wait_for_peer_view(
+    client: &reqwest::Client,
+    base_url: &str,
+    peer_token: &str,
+    survey: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        let (_, view) = peer_view(client, base_url, peer_token, survey).await;
+        if done(&view) {
+            return view;
+        }
+        assert!(std::time::Instant::now() < deadline, "{view}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// Invitation `i` of an answer of `POST …/invitations` as a test link ([`take_place`]).
 pub fn invitation_link(list: &Value, i: usize) -> String {
     format!(
@@ -582,4 +643,41 @@ pub fn invitation_link(list: &Value, i: usize) -> String {
             .expect("definition_url"),
         list["invitations"][i]["token"].as_str().expect("token")
     )
+}
+
+/// The files in the service subdirectories of `data` (one subdirectory per service, as
+/// [`start`] lays them out) whose path satisfies `keep`.
+pub fn service_files(data: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for service in std::fs::read_dir(data).unwrap() {
+        let service = service.unwrap().path();
+        if !service.is_dir() {
+            continue;
+        }
+        for entry in std::fs::read_dir(&service).unwrap() {
+            let path = entry.unwrap().path();
+            if keep(&path.to_string_lossy()) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// The databases and write-ahead logs of every service under `data`.
+pub fn store_files(data: &Path) -> Vec<PathBuf> {
+    service_files(data, |path| path.contains(".sqlite3"))
+}
+
+/// Those of `files` whose bytes contain `needle` (a file that cannot be read holds nothing).
+pub fn files_holding<P: AsRef<Path>>(files: impl IntoIterator<Item = P>, needle: &[u8]) -> Vec<P> {
+    files
+        .into_iter()
+        .filter(|f| {
+            std::fs::read(f)
+                .unwrap_or_default()
+                .windows(needle.len())
+                .any(|w| w == needle)
+        })
+        .collect()
 }

@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use orthomask_server::run::{AllRunning, bind, start_collector, start_msp, start_right};
-use orthomask_server::{CollectorConfig, Limits, MspConfig, RightConfig};
+use orthomask_server::{CollectorConfig, MspConfig, RightConfig};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -170,11 +170,7 @@ pub async fn start_tapped(dir: &Path, rights: usize) -> Tapped {
         right_taps.push(Tap::start().await);
     }
     let right_urls: Vec<String> = right_taps.iter().map(|t| t.url.clone()).collect();
-    let limits = Limits {
-        rate_per_second: 10_000.0,
-        rate_burst: 100_000,
-        ..Limits::default()
-    };
+    let limits = super::loose_limits();
     let msp = start_msp(
         MspConfig {
             data_dir: dir.join("msp"),
