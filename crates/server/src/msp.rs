@@ -97,12 +97,6 @@ struct Inner {
 #[derive(Clone)]
 pub struct Msp(Arc<Inner>);
 
-/// Why a cohort of `n` records cannot be masked safely, if it cannot: the survey's floor as
-/// derived from its signed template (`orthomask_survey::floors`).
-pub fn withheld_reason(reg: &Registered, n: usize) -> Option<String> {
-    orthomask_survey::floors::withheld_reason(n, reg.floor)
-}
-
 impl Msp {
     /// Open the store and key file and start the background tasks.
     ///
@@ -214,7 +208,7 @@ impl Msp {
         let n = rows.len();
         let outcome = if n == 0 {
             MaskingOutcome::Empty
-        } else if let Some(reason) = withheld_reason(&reg, n) {
+        } else if let Some(reason) = reg.withheld_reason(n) {
             MaskingOutcome::Withheld { reason }
         } else {
             let key = self.0.core.keys.get(survey).ok_or_else(|| {
@@ -330,13 +324,11 @@ impl Msp {
         let mut note = (incomplete > 0).then(|| {
             format!("{incomplete} participants' shares did not reach every right-masking service; they are left out")
         });
-        if n == 0 || withheld_reason(reg, n).is_some() {
-            let outcome = if n == 0 {
-                MaskingOutcome::Empty
-            } else {
-                MaskingOutcome::Withheld {
-                    reason: withheld_reason(reg, n).unwrap_or_default(),
-                }
+        let withheld = reg.withheld_reason(n);
+        if n == 0 || withheld.is_some() {
+            let outcome = match withheld {
+                Some(reason) if n > 0 => MaskingOutcome::Withheld { reason },
+                _ => MaskingOutcome::Empty,
             };
             result_of_masking = masking_result(&outcome);
             if let MaskingOutcome::Withheld { reason } = &outcome {

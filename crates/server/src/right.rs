@@ -450,7 +450,7 @@ async fn left_masked(
     }
     // A cohort below the floor is never unmasked, whatever the provider sent (the floor is the
     // signed template's, `orthomask_survey::floors`).
-    if let Some(why) = orthomask_survey::floors::withheld_reason(block.nrows(), reg.floor) {
+    if let Some(why) = reg.withheld_reason(block.nrows()) {
         return Err(ApiError::unprocessable(format!(
             "the left-masked block should have been withheld: {why}"
         )));

@@ -67,6 +67,15 @@ pub struct Registered {
     pub bounds: UploadBounds,
 }
 
+impl Registered {
+    /// Why a cohort of `n` records must be withheld under this survey's floor, if it must
+    /// (`orthomask_survey::floors::withheld_reason`): the one rule the provider and the
+    /// right-masking services apply.
+    pub fn withheld_reason(&self, n: usize) -> Option<String> {
+        orthomask_survey::floors::withheld_reason(n, self.floor)
+    }
+}
+
 impl std::ops::Deref for Registered {
     type Target = Registration;
     fn deref(&self) -> &Registration {

@@ -10,33 +10,12 @@
 
 mod common;
 
-use common::tap::{Rule, TAPPED_PEER_TOKEN, start_tapped};
+use common::tap::{TAPPED_PEER_TOKEN, hold, start_tapped};
 use common::*;
 use nalgebra::DMatrix;
 use orthomask_server::wire::{CohortResult, MaskingOutcome, WireMatrix};
 use reqwest::Method;
 use serde_json::Value;
-use std::sync::Arc;
-
-/// Hold back every `PUT` whose path contains one of `fragments` (503: the sender retries).
-fn hold(fragments: &'static [&'static str]) -> Rule {
-    Arc::new(move |method: &str, path: &str| {
-        (method == "PUT" && fragments.iter().any(|f| path.contains(f)))
-            .then(|| (503, r#"{"error": "held back by the test"}"#.to_owned()))
-    })
-}
-
-/// Wait until `tap` has seen a request matching `method` and `fragment`.
-async fn seen(tap: &common::tap::Tap, method: &str, fragment: &str) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while tap.seen_matching(method, fragment).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no {method} {fragment}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
 
 async fn claim(
     http: &reqwest::Client,
@@ -74,7 +53,7 @@ async fn basic_claims_the_lists_contradict_are_refused_and_the_genuine_is_taken(
         nonces.push(sent[0].upload.credential.clone().unwrap().nonce);
     }
     // Cohort 0 is full: the provider masked it and its hand-over is held back.
-    seen(&t.collector, "PUT", "/cohorts/0/result").await;
+    t.collector.wait_seen("PUT", "/cohorts/0/result").await;
     let (_, list) = send(
         &http,
         Method::GET,
@@ -150,7 +129,7 @@ async fn basic_claims_the_lists_contradict_are_refused_and_the_genuine_is_taken(
     assert_eq!(view["cohorts"][0]["records"], 12);
     let (status, _) = admin_post(&http, all, "/api/admin/surveys/claims/close").await;
     assert_eq!(status, 200);
-    seen(&t.collector, "PUT", "/cohorts/1/result").await;
+    t.collector.wait_seen("PUT", "/cohorts/1/result").await;
     // The survey team leaves cohort 1 out; the release names it with the receipts it had.
     let (status, body) =
         admin_post(&http, all, "/api/admin/surveys/claims/cohorts/1/leave-out").await;
@@ -182,7 +161,7 @@ async fn share_mode_claims_the_lists_contradict_are_refused_and_the_genuine_is_t
     for i in 0..12u64 {
         raw.push(participate(&http, &url, i).await.0);
     }
-    seen(&t.collector, "PUT", "/cohorts/0/parts/").await;
+    t.collector.wait_seen("PUT", "/cohorts/0/parts/").await;
     let collector = all.collector.url();
     // The provider (or any peer-token holder) says the cohort yields nothing: every service
     // published twelve receipts, so it is not believed.

@@ -8,34 +8,10 @@
 
 mod common;
 
-use common::tap::{Rule, TAPPED_PEER_TOKEN, Tap, start_tapped};
+use common::tap::{TAPPED_PEER_TOKEN, hold, start_tapped};
 use common::*;
 use reqwest::Method;
 use serde_json::Value;
-use std::sync::Arc;
-
-/// Hold back every `PUT` whose path contains `fragment` (503: the sender retries).
-fn hold(fragment: &'static str) -> Rule {
-    Arc::new(move |method: &str, path: &str| {
-        (method == "PUT" && path.contains(fragment))
-            .then(|| (503, r#"{"error": "held back by the test"}"#.to_owned()))
-    })
-}
-
-/// The body the tap recorded for the first `PUT` whose path contains `fragment`, once it came.
-async fn held_body(tap: &Tap, fragment: &str) -> (String, Value) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    loop {
-        if let Some(seen) = tap.seen_matching("PUT", fragment).first() {
-            return (seen.path.clone(), seen.json());
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no PUT {fragment} came (a hang guard, not a timing check)"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
 
 /// `PUT path` with `body` twice at once, straight to the collector (past its tap).
 async fn twice_at_once(
@@ -61,7 +37,7 @@ async fn identical_parts_racing_each_other_are_stored_once() {
     let http = client();
     let created = create_survey(&http, all, &draft("part-race", 12, true, false)).await;
     let url = created["definition_url"].as_str().unwrap().to_owned();
-    t.collector.set_rule(Some(hold("/parts/")));
+    t.collector.set_rule(Some(hold(&["/parts/"])));
     let mut raw = Vec::new();
     for i in 0..12u64 {
         raw.push(participate(&http, &url, i).await.0);
@@ -69,7 +45,11 @@ async fn identical_parts_racing_each_other_are_stored_once() {
     let collector = all.collector.url();
     let mut pairs = Vec::new();
     for index in 0..3 {
-        let (path, body) = held_body(&t.collector, &format!("/cohorts/0/parts/{index}")).await;
+        let held = t
+            .collector
+            .wait_seen("PUT", &format!("/cohorts/0/parts/{index}"))
+            .await;
+        let (path, body) = (held.path.clone(), held.json());
         let collector = collector.to_owned();
         pairs.push(async move { twice_at_once(&client(), &collector, &path, &body).await });
     }
@@ -97,13 +77,14 @@ async fn a_hand_over_racing_its_retry_settles_once() {
     let http = client();
     let created = create_survey(&http, all, &draft("result-race", 12, false, true)).await;
     let invited = links(&http, all, &created, 12).await;
-    t.collector.set_rule(Some(hold("/result")));
+    t.collector.set_rule(Some(hold(&["/result"])));
     let mut raw = Vec::new();
     for (i, link) in (0..12u64).zip(&invited) {
         raw.push(participate(&http, link, i).await.0);
     }
     let collector = all.collector.url();
-    let (path, body) = held_body(&t.collector, "/cohorts/0/result").await;
+    let held = t.collector.wait_seen("PUT", "/cohorts/0/result").await;
+    let (path, body) = (held.path.clone(), held.json());
     let [(s1, b1), (s2, b2)] = twice_at_once(&http, collector, &path, &body).await;
     assert_eq!((s1, s2), (200, 200), "{b1} / {b2}");
     assert_eq!(

@@ -64,6 +64,22 @@ impl Tap {
             .collect()
     }
 
+    /// The first request matching `method` and `fragment`, once it came (a hang guard, not a
+    /// timing check: it waits at most a minute and a half).
+    pub async fn wait_seen(&self, method: &str, fragment: &str) -> Seen {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+        loop {
+            if let Some(seen) = self.seen_matching(method, fragment).into_iter().next() {
+                return seen;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {method} {fragment} came"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// Answer requests by `rule` (method, path → maybe an answer) from now on; `None` forwards
     /// everything again.
     pub fn set_rule(&self, rule: Option<Rule>) {
@@ -132,6 +148,15 @@ async fn forward(
         }
         Err(e) => (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
     }
+}
+
+/// A rule that holds back every `PUT` whose path contains one of `fragments` (503: the sender's
+/// outbox keeps retrying until the rule is lifted).
+pub fn hold(fragments: &'static [&'static str]) -> Rule {
+    Arc::new(move |method: &str, path: &str| {
+        (method == "PUT" && fragments.iter().any(|f| path.contains(f)))
+            .then(|| (503, r#"{"error": "held back by the test"}"#.to_owned()))
+    })
 }
 
 /// The shared secrets of a tapped deployment.

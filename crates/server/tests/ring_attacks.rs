@@ -1,0 +1,132 @@
+//! The share-mode ring's peer endpoints under attack by a peer-token holder (the token is shared
+//! by the deployment's services, so any of them — or a thief of it — can call them):
+//!
+//! * `PUT …/left-masked` at a right-masking service that does not unmask that share, or with a
+//!   block below the cohort floor of the signed template: refused, nothing unmasked;
+//! * `PUT …/hand-on/{from}` forged ahead of the genuine one: it is taken and the genuine one
+//!   refused, so the parts' cancelling masks no longer cancel, the sum fails QA and the cohort is
+//!   spoilt — its participants are asked to answer again. A denial of service, stated in the
+//!   threat model, not a read: the forged key only acts on rows the forger never sees unmasked.
+
+mod common;
+
+use common::tap::{TAPPED_PEER_TOKEN, hold, start_tapped};
+use common::*;
+use nalgebra::DMatrix;
+use orthomask_server::wire::{HandOn, LeftMasked, WireMatrix};
+use reqwest::Method;
+
+async fn put(
+    http: &reqwest::Client,
+    url: &str,
+    body: &impl serde::Serialize,
+) -> (u16, serde_json::Value) {
+    send(
+        http,
+        Method::PUT,
+        url,
+        Some(&serde_json::to_value(body).unwrap()),
+        Some(TAPPED_PEER_TOKEN),
+    )
+    .await
+}
+
+/// Three services: service 0 unmasks share 2 (the ring), so a block of share 0 is refused; a
+/// block of three rows is below the template's floor of six and is refused too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn left_masked_blocks_outside_the_ring_or_below_the_floor_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = start_tapped(dir.path(), 3).await;
+    let http = client();
+    let created = create_survey(&http, &t.all, &draft("ring", 12, true, false)).await;
+    let p = (created["p1"].as_u64().unwrap() + created["p2"].as_u64().unwrap()) as usize;
+    let url = format!(
+        "{}/api/peer/surveys/ring/cohorts/0/left-masked",
+        t.all.rights[0].url()
+    );
+    let block = |index: u32, rows: usize| LeftMasked {
+        survey: "ring".into(),
+        cohort: 0,
+        index,
+        block: WireMatrix::from_matrix(&DMatrix::from_element(rows, p, 0.5)),
+    };
+    let (status, body) = put(&http, &url, &block(0, 12)).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("does not unmask share 0"),
+        "{body}"
+    );
+    let (status, body) = put(&http, &url, &block(2, 3)).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("should have been withheld"),
+        "{body}"
+    );
+    t.all.stop().await;
+}
+
+/// A hand-on forged ahead of the genuine one: taken, the genuine one refused, the cohort
+/// spoilt and its participants asked to answer again; nothing of it is released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_hand_on_spoils_the_cohort() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = start_tapped(dir.path(), 3).await;
+    let http = client();
+    let created = create_survey(&http, &t.all, &draft("forged-hand-on", 12, true, false)).await;
+    let (p1, p2) = (
+        created["p1"].as_u64().unwrap() as usize,
+        created["p2"].as_u64().unwrap() as usize,
+    );
+    for tap in &t.rights {
+        tap.set_rule(Some(hold(&["/hand-on/"])));
+    }
+    let url = created["definition_url"].as_str().unwrap().to_owned();
+    for i in 0..12u64 {
+        participate(&http, &url, i).await;
+    }
+    // Service 0's genuine hand-on to service 1 is waiting at service 1's tap.
+    t.rights[1].wait_seen("PUT", "/cohorts/0/hand-on/0").await;
+    let forged = HandOn {
+        survey: "forged-hand-on".into(),
+        cohort: 0,
+        from: 0,
+        key: WireMatrix::from_matrix(&DMatrix::from_fn(p1 + p2, p1, |i, j| {
+            ((i * 7 + j * 3) % 11) as f64 / 11.0 - 0.5
+        })),
+        seed: Some("ab".repeat(32)),
+    };
+    let hand_on = format!(
+        "{}/api/peer/surveys/forged-hand-on/cohorts/0/hand-on/0",
+        t.all.rights[1].url()
+    );
+    let (status, body) = put(&http, &hand_on, &forged).await;
+    assert_eq!(status, 200, "{body}");
+    for tap in &t.rights {
+        tap.set_rule(None);
+    }
+    let view = wait_for_view(&http, &t.all, "forged-hand-on", |v| {
+        v["cohorts"][0]["status"] == "spoilt"
+    })
+    .await;
+    assert_eq!(view["spoilt"]["cohorts"], 1, "{view}");
+    let (status, fate) = send(
+        &http,
+        Method::GET,
+        &format!(
+            "{}/api/surveys/forged-hand-on/cohorts/0/fate",
+            t.all.collector.url()
+        ),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(fate["answer_again"], true, "{fate}");
+    t.all.stop().await;
+}
