@@ -1,12 +1,16 @@
 // What the end-to-end scripts against the real services share: where the binary and the built
 // app are, starting `orthomask serve all` on loopback, JSON calls to its API, waiting for a
-// condition, Chromium, and the relative comparison of the acceptance tolerance.
+// condition (e2e/wait.mjs, shared with the web suite), Chromium, and the relative comparison of
+// the acceptance tolerance.
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import { readFile, access, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '../e2e/wait.mjs';
+
+export { waitFor };
 
 export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const cli = resolve(process.env.ORTHOMASK_BIN ?? join(repo, 'target', 'release', 'orthomask'));
@@ -40,17 +44,6 @@ export async function exists(p) { try { await access(p); return true; } catch { 
 export async function requireBuilt() {
   if (!(await exists(cli))) throw new Error(`${cli} is missing: cargo build --release --bin orthomask`);
   if (!(await exists(join(dist, 'index.html')))) throw new Error(`${dist}/index.html is missing: trunk build --release`);
-}
-
-/** Poll `predicate` every 100 ms until it returns something truthy (a deadline, not a timing). */
-export async function waitFor(predicate, what, seconds = 60) {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${seconds} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /**

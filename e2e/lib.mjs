@@ -1,5 +1,6 @@
 // Shared helpers: the server, Debian's chromium through playwright-core, request/console/storage
-// recorders, screenshots and the non-blank-canvas check.
+// recorders, the mock deployment's test endpoints, screenshots and the non-blank-canvas check.
+import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -132,6 +133,27 @@ export async function setup({ viewport = { width: 1280, height: 900 }, locale = 
   return s;
 }
 
+/** Set the mock deployment's behaviour (`POST /__mock/mode`, e2e/server.mjs) for setup `s`. */
+export async function mode(s, m) {
+  const r = await fetch(`${s.server.base}/__mock/mode`, { method: 'POST', body: JSON.stringify(m) });
+  assert.equal(r.status, 200);
+}
+
+/** Every upload the mock services received, in order (`/__mock/uploads`). */
+export async function uploads(s) {
+  return (await fetch(`${s.server.base}/__mock/uploads`)).json();
+}
+
+/** Every place request the mock collector answered, in order (`/__mock/offers`). */
+export async function offers(s) {
+  return (await fetch(`${s.server.base}/__mock/offers`)).json();
+}
+
+/** Every fate request the mock collector answered, in order (`/__mock/fates`). */
+export async function fates(s) {
+  return (await fetch(`${s.server.base}/__mock/fates`)).json();
+}
+
 export async function screenshot(page, name) {
   await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
 }
@@ -148,4 +170,5 @@ export async function canvasVariance(page, selector) {
 }
 
 export { readDeviceStorage, assertNothingKept, assertDeviceClean, watchKeyMaterial, numbersIn } from './device-storage.mjs';
+export { waitFor } from './wait.mjs';
 

@@ -119,9 +119,9 @@ pub struct ParticipantState {
     pub prepare_error: Option<String>,
     /// Receipts per destination.
     pub receipts: Vec<(String, Receipt)>,
-    /// How many times the answers were sent again because a cohort was left out (0: the first
+    /// Whether the answers were sent again because a cohort was left out (false: the first
     /// cohort holds them).
-    pub sent_again: u32,
+    pub sent_again: bool,
     /// What the `aria-live` region says.
     pub announcement: Announcement,
 }
@@ -139,7 +139,7 @@ impl Default for ParticipantState {
             prepared_inputs: Vec::new(),
             prepare_error: None,
             receipts: Vec::new(),
-            sent_again: 0,
+            sent_again: false,
             announcement: Announcement::Nothing,
         }
     }
@@ -195,18 +195,28 @@ impl ParticipantState {
         self.survey.as_ref().map_or(0, |s| s.questions.len())
     }
 
-    /// Progress through the questions, 0 to 1.
+    /// Whether the page shows the progress bar: from the first question on (not while loading,
+    /// broken or asking for consent).
+    pub fn shows_progress(&self) -> bool {
+        matches!(
+            self.phase,
+            Phase::Question(_)
+                | Phase::Review
+                | Phase::Sending(_)
+                | Phase::Failed(_)
+                | Phase::Done
+                | Phase::Waiting
+                | Phase::AnsweringAgain
+                | Phase::AgainFailed(_)
+        )
+    }
+
+    /// Progress through the questions, 0 to 1: every question answered once past the last.
     pub fn progress(&self) -> f64 {
         let total = self.question_count().max(1) as f64;
         match self.phase {
             Phase::Question(i) => i as f64 / total,
-            Phase::Review
-            | Phase::Sending(_)
-            | Phase::Failed(_)
-            | Phase::Done
-            | Phase::Waiting
-            | Phase::AnsweringAgain
-            | Phase::AgainFailed(_) => 1.0,
+            _ if self.shows_progress() => 1.0,
             _ => 0.0,
         }
     }
@@ -346,7 +356,7 @@ impl Reducible for ParticipantState {
             ParticipantAction::Sent(receipts) => {
                 s.receipts = receipts;
                 s.phase = Phase::Done;
-                s.announcement = if s.sent_again > 0 {
+                s.announcement = if s.sent_again {
                     Announcement::SentAgain
                 } else {
                     Announcement::Sent
@@ -386,7 +396,7 @@ impl Reducible for ParticipantState {
                     s.prepared_inputs = s.inputs.clone();
                     s.prepare_error = None;
                     s.receipts.clear();
-                    s.sent_again += 1;
+                    s.sent_again = true;
                     s.phase = Phase::Review;
                 }
             }
@@ -676,6 +686,22 @@ mod tests {
         assert!((s.progress() - 1.0 / 8.0).abs() < 1e-12);
     }
 
+    /// The progress bar shows from the first question on, and is full past the last.
+    #[test]
+    fn the_progress_bar_shows_from_the_first_question_on() {
+        let consent = loaded();
+        assert!(!consent.shows_progress() && consent.progress() == 0.0);
+        let first = consent
+            .reduce(ParticipantAction::Consent(true))
+            .reduce(ParticipantAction::Begin);
+        assert!(first.shows_progress() && first.progress() == 0.0);
+        let review = answered_demo();
+        assert_eq!(review.phase, Phase::Review);
+        assert!(review.shows_progress() && review.progress() == 1.0);
+        let broken = review.reduce(ParticipantAction::Loaded(Err(Unopened::NeedsConnection)));
+        assert!(!broken.shows_progress() && broken.progress() == 0.0);
+    }
+
     #[test]
     fn a_failure_keeps_every_answer() {
         let mut s = loaded()
@@ -873,7 +899,7 @@ mod tests {
             "the old receipt no longer counts"
         );
         assert_eq!(moved.inputs, DEMO_ANSWERS);
-        assert_eq!(moved.sent_again, 1);
+        assert!(moved.sent_again);
         let sent = moved.reduce(ParticipantAction::Sent(vec![("u".into(), receipt(1))]));
         assert_eq!(
             (&sent.phase, &sent.announcement),

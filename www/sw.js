@@ -2,14 +2,13 @@
 // without a connection — and nothing else that could matter.
 //
 // What it keeps, in the Cache API: the app's own files (APP_FILES, cached on install and
-// refreshed from the network) and the deployment description (`/api/deployment`: addresses and
-// a public key) when the server lets it be stored. Never a survey offer (its definition carries
+// refreshed from the network), and nothing else. Nothing of the API (/api/…: the collector
+// answers all of it `Cache-Control: no-store`) — so never a survey offer (its definition carries
 // the cohort's device key `masking.right_mask_key`, from which the right mask B_k is built, and
-// its upload credential), never a POST, never any answer the server marked
-// `Cache-Control: no-store`, never anything of another origin. So a survey opens only online; a
-// form opened online keeps working offline while its page stays open, and its masked upload waits
-// in IndexedDB (the page's outbox, which holds that upload's masked values, credential and token
-// until it is sent or discarded) — never here.
+// its upload credential) — never a POST, never anything of another origin. So a survey opens only
+// online; a form opened online keeps working offline while its page stays open, and its masked
+// upload waits in IndexedDB (the page's outbox, which holds that upload's masked values,
+// credential and token until it is sent or discarded) — never here.
 //
 // An earlier version kept survey offers: on activation every other cache is deleted, and any
 // entry of this cache that this version would not keep is removed.
@@ -31,28 +30,19 @@ const APP_FILES = [
   'surveys/shares-demo.json',
   'surveys/habits-branching.json',
 ];
-/** Same-origin API paths this worker may keep (when the answer allows it). */
-const KEPT_API = ['/api/deployment'];
-
 /** The absolute URLs of the app's files, without query or fragment. */
 const appUrls = new Set(APP_FILES.map((f) => new URL(f, self.registration.scope).href));
 
 /**
  * Whether a request is one this worker answers and may keep: same origin, GET, no query string
- * (an address with one might carry a token), and an app file or a kept API path.
+ * (an address with one might carry a token), and one of the app's files.
  */
 function keepable(request) {
   if (request.method !== 'GET') return false;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin || url.search !== '') return false;
-  if (url.pathname.startsWith('/api/')) return KEPT_API.includes(url.pathname);
   url.hash = '';
   return appUrls.has(url.href);
-}
-
-/** Whether the server forbids keeping this answer. */
-function noStore(response) {
-  return /(^|,)\s*no-store\s*(,|$)/i.test(response.headers.get('Cache-Control') ?? '');
 }
 
 self.addEventListener('install', (event) => {
@@ -78,14 +68,14 @@ self.addEventListener('fetch', (event) => {
   const { request } = event;
   const navigation = request.mode === 'navigate' && request.method === 'GET'
     && new URL(request.url).origin === self.location.origin;
-  // Everything else (POSTs, survey offers, fates, uploads, other origins) passes straight
-  // through: the worker neither answers nor keeps it.
+  // Everything else (the API — the deployment, POSTs, survey offers, fates, uploads — and other
+  // origins) passes straight through: the worker neither answers nor keeps it.
   if (!keepable(request) && !navigation) return;
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
     try {
       const response = await fetch(request);
-      if (keepable(request) && response.ok && !noStore(response)) await cache.put(request, response.clone());
+      if (keepable(request) && response.ok) await cache.put(request, response.clone());
       return response;
     } catch (offline) {
       // A page navigation (any hash route) is the app's index page.

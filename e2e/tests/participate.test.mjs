@@ -10,33 +10,15 @@
 // instead of a survey id is refused before the form shows, and a demonstration sends nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, screenshot, assertDeviceClean, numbersIn, HANG_GUARD_MS } from '../lib.mjs';
+import {
+  setup, screenshot, assertDeviceClean, numbersIn, mode, uploads, offers, fates, waitFor, HANG_GUARD_MS,
+} from '../lib.mjs';
 
 // Distinctive answers: none of these numbers may leave the page.
 const ANSWERS = { delta: '1.37', age: '73', bbs: '41', adl: '61.5' };
 const RAW_NUMBERS = [1.37, 73, 41, 61.5];
 // A raw answer written as text: the number alone, not as digits inside another number.
 const RAW_TEXT = ['1.37', '73', '41', '61.5'].map((t) => new RegExp(`(?<![0-9.])${t.replace('.', '\\.')}(?![0-9])`));
-
-async function mode(s, m) {
-  const r = await fetch(`${s.server.base}/__mock/mode`, { method: 'POST', body: JSON.stringify(m) });
-  assert.equal(r.status, 200);
-}
-
-/** Ask `check` every half second until it answers something truthy (a hang guard, not a timing). */
-async function until(check, what) {
-  const deadline = Date.now() + HANG_GUARD_MS;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    assert.ok(Date.now() < deadline, `hung waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-async function uploads(s) {
-  return (await fetch(`${s.server.base}/__mock/uploads`)).json();
-}
 
 /** The collector's link to bundled survey `id` (the mock deployment signs it for itself). */
 function surveyLink(s, id = 'leaps-demo', invite = null) {
@@ -49,6 +31,12 @@ const UPLOAD_FIELDS = ['cohort', 'credential', 'definition', 'survey', 'token', 
 /** The place requests: POST, JSON, `{"invite": …}` or `{}`. */
 const PLACE = /^\/api\/surveys\/[a-z0-9_-]+\/definition$/;
 const isPlace = (r) => r.method === 'POST' && PLACE.test(new URL(r.url).pathname);
+
+/** A place request (`isPlace`) carries the invitation and nothing else, and no query. */
+function assertPlaceRequest(r, label) {
+  assert.ok(Object.keys(JSON.parse(r.body)).every((k) => k === 'invite'), `${label}: place request ${r.body}`);
+  assert.ok(!new URL(r.url).search, `${label}: a place request's address has no query`);
+}
 
 /// Pointer answering: check the radio or fill the field, then click Next/Review.
 function byPointer(page) {
@@ -82,9 +70,7 @@ function assertNoRawData(s, label) {
       if (!parsed) assert.ok(!t.test(r.body), `${label}: ${t} in a request body to ${r.url}`);
     }
     if (parsed && isPlace(r)) {
-      // A place request carries the invitation and nothing else.
-      assert.ok(Object.keys(parsed).every((k) => k === 'invite'), `${label}: place request ${r.body}`);
-      assert.ok(!new URL(r.url).search, `${label}: a place request's address has no query`);
+      assertPlaceRequest(r, label);
     } else if (parsed) {
       // Only the fields of an Upload: no answer can hide in another field.
       assert.deepEqual(Object.keys(parsed).sort(), UPLOAD_FIELDS, `${label}: body fields`);
@@ -165,8 +151,7 @@ test('a participant submits through transient failures and gets a verified recei
     assert.equal(body.credential.cohort, 0);
     // The page took a place in the survey by id from this origin with POST, the invitation intact
     // in the JSON body and in no address (issue 20 §7).
-    const offers = await (await fetch(`${s.server.base}/__mock/offers`)).json();
-    assert.deepEqual(offers, [{ method: 'POST', survey: 'leaps-demo', invite, cohort: 0 }]);
+    assert.deepEqual(await offers(s), [{ method: 'POST', survey: 'leaps-demo', invite, cohort: 0 }]);
     const places = s.record.requests.filter((r) => r.url.includes('/definition'));
     assert.deepEqual(places.map((r) => [r.method, r.url]), [['POST', `${s.server.base}/api/surveys/leaps-demo/definition`]]);
     assert.match(places[0].headers['content-type'], /^application\/json/);
@@ -263,9 +248,9 @@ test('a busy collector (503, Retry-After) is asked for the place again, and the 
     await mode(s, { place_busy: 2 });
     await s.page.goto(surveyLink(s, 'leaps-demo', 'busy-collector-invitation'));
     await s.page.getByLabel('I have read this and agree to take part.').waitFor();
-    const offers = await (await fetch(`${s.server.base}/__mock/offers`)).json();
-    assert.deepEqual(offers.map((o) => o.busy ?? o.cohort), [503, 503, 0], 'two refusals, then the place');
-    assert.ok(offers.every((o) => o.invite === 'busy-collector-invitation'));
+    const served = await offers(s);
+    assert.deepEqual(served.map((o) => o.busy ?? o.cohort), [503, 503, 0], 'two refusals, then the place');
+    assert.ok(served.every((o) => o.invite === 'busy-collector-invitation'));
     assert.deepEqual(s.record.errors, []);
   } finally {
     await s.close();
@@ -294,8 +279,7 @@ test('a cohort left out because someone sent invalid data: the page takes a new 
     const announcer = s.page.getByTestId('announcer');
     assert.match(await announcer.textContent(), /^Someone in your group sent invalid data, so the group was left out of the results; your answers were sent again in a new group\./);
     await screenshot(s.page, 'participate-answered-again');
-    const offers = await (await fetch(`${s.server.base}/__mock/offers`)).json();
-    assert.deepEqual(offers, [
+    assert.deepEqual(await offers(s), [
       { method: 'POST', survey: 'leaps-demo', invite, cohort: 0 },
       { method: 'POST', survey: 'leaps-demo', invite, cohort: 1 },
     ], 'a new place through the same invitation');
@@ -311,11 +295,11 @@ test('a cohort left out because someone sent invalid data: the page takes a new 
     assert.equal(await s.page.getByTestId('receipt-hash').textContent(), uploadHash(second));
     // The page went on asking after the busy answer, and asks about the new cohort now; it sent
     // nothing more.
-    const fates = await until(async () => {
-      const asked = await (await fetch(`${s.server.base}/__mock/fates`)).json();
-      return asked.some((f) => f.cohort === 1) && asked;
-    }, 'a question about the new cohort');
-    assert.deepEqual(fates.filter((f) => f.cohort === 0).map((f) => f.status).slice(0, 2), [429, 200], 'asked again after 429');
+    const asked = await waitFor(async () => {
+      const all = await fates(s);
+      return all.some((f) => f.cohort === 1) && all;
+    }, 'a question about the new cohort', HANG_GUARD_MS / 1000, 500);
+    assert.deepEqual(asked.filter((f) => f.cohort === 0).map((f) => f.status).slice(0, 2), [429, 200], 'asked again after 429');
     all = await uploads(s);
     assert.equal(all.length, 2, 'sent again exactly once');
     assertNoRawData(s, 'answered again');
@@ -449,9 +433,7 @@ async function assertRefused(s, link, message) {
 /** No upload reached any service and the page sent no request with a body but its place requests (no answer in them). */
 async function assertNothingSent(s, label) {
   assert.deepEqual(await uploads(s), [], `${label}: no upload`);
-  for (const r of s.record.requests.filter(isPlace)) {
-    assert.ok(Object.keys(JSON.parse(r.body)).every((k) => k === 'invite'), `${label}: place request ${r.body}`);
-  }
+  for (const r of s.record.requests.filter(isPlace)) assertPlaceRequest(r, label);
   const sent = s.record.requests.filter((r) => (r.method !== 'GET' || r.body !== '') && !isPlace(r));
   assert.deepEqual(sent.map((r) => `${r.method} ${r.url}`), [], `${label}: no request carried anything`);
 }
@@ -522,8 +504,7 @@ test('a definition signed by this deployment but below the policy\'s floors (p2 
       assert.equal(await s.page.getByRole('checkbox').count(), 0, 'the consent form never shows');
       assert.equal(await s.page.locator('form.consent').count(), 0);
       await assertNothingSent(s, `weak plan (${locale})`);
-      const offers = await (await fetch(`${s.server.base}/__mock/offers`)).json();
-      assert.equal(offers.length, 1, 'the offer was served (and refused by the device)');
+      assert.equal((await offers(s)).length, 1, 'the offer was served (and refused by the device)');
       if (locale === 'en-US') await screenshot(s.page, 'participate-weak-plan');
       assert.deepEqual(s.record.errors, []);
     } finally {
@@ -547,7 +528,7 @@ test('a link naming an address instead of a survey id is refused without fetchin
     }
     const text = await assertRefused(s, `${s.server.base}/#/participate?demo=${encodeURIComponent('../fixtures/x')}`, 'is not one of the demonstration surveys');
     assert.match(text, /leaps-demo, wellbeing-optional, shares-demo, habits-branching/);
-    assert.deepEqual(await (await fetch(`${s.server.base}/__mock/offers`)).json(), []);
+    assert.deepEqual(await offers(s), []);
     await assertNothingSent(s, 'address in the link');
   } finally {
     await s.close();

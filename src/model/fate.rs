@@ -10,6 +10,7 @@
 //! and this page use (`orthomask_survey::fate`).
 
 use super::participation::percent_encode;
+use super::retry_after_ms;
 
 /// Where the collector publishes the fate of cohort `cohort` of `survey` (same origin).
 pub fn fate_path(survey: &str, cohort: u32) -> String {
@@ -19,7 +20,7 @@ pub fn fate_path(survey: &str, cohort: u32) -> String {
     )
 }
 
-pub use orthomask_survey::fate::{CohortFate, Fate, FateError, read_fate};
+pub use orthomask_survey::fate::{CohortFate, read_fate};
 
 /// The shortest wait between two questions about one cohort's fate.
 pub const POLL_MIN_MS: i32 = 10_000;
@@ -34,10 +35,9 @@ pub const POLL_MAX_MS: i32 = 600_000;
 /// answered 429 or 503 with one, at most [`POLL_MAX_MS`].
 pub fn next_poll_ms(unit: f64, retry_after_s: Option<u32>) -> i32 {
     let jitter = (unit.clamp(0.0, 1.0) * f64::from(POLL_JITTER_MS)) as i32;
-    let wait = retry_after_s.map_or(0, |s| {
-        i32::try_from(s).unwrap_or(i32::MAX).saturating_mul(1000)
-    });
-    (POLL_MIN_MS + jitter).max(wait).min(POLL_MAX_MS)
+    (POLL_MIN_MS + jitter)
+        .max(retry_after_ms(retry_after_s))
+        .min(POLL_MAX_MS)
 }
 
 #[cfg(test)]

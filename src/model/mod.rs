@@ -44,3 +44,26 @@ pub mod admin;
 pub(crate) fn shown<T, E: std::fmt::Display>(result: Result<T, E>) -> Result<T, String> {
     result.map_err(|e| e.to_string())
 }
+
+/// A service's `Retry-After` (seconds, when it gave one) as the milliseconds to wait at least:
+/// 0 without one, saturating at `i32::MAX` (what `services::clock::sleep` takes). The one
+/// conversion of the upload's backoff, the place's and the fate's polling.
+pub fn retry_after_ms(seconds: Option<u32>) -> i32 {
+    seconds.map_or(0, |s| {
+        i32::try_from(s).unwrap_or(i32::MAX).saturating_mul(1000)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_after_ms;
+
+    #[test]
+    fn retry_after_is_read_as_milliseconds_without_overflow() {
+        assert_eq!(retry_after_ms(None), 0);
+        assert_eq!(retry_after_ms(Some(0)), 0);
+        assert_eq!(retry_after_ms(Some(30)), 30_000);
+        assert_eq!(retry_after_ms(Some(3_000_000)), i32::MAX);
+        assert_eq!(retry_after_ms(Some(u32::MAX)), i32::MAX);
+    }
+}

@@ -60,14 +60,18 @@ pub fn participate() -> Html {
 
     // Which opening is current: a slow answer for a link the page has since left is dropped.
     let opening = use_mut_ref(|| 0_u64);
+    // The deployment description the current survey's offer was accepted against: a new place
+    // after a left-out cohort is checked against it, without fetching it again.
+    let deployment = use_mut_ref(|| None::<String>);
     // Bumped to open the same link again ("Try again" once the connection is back: not on its
     // own, since in an open survey every opening takes a place).
     let reopen = use_state(|| 0_u32);
     {
-        let dispatch = state.dispatcher();
+        let (dispatch, deployment) = (state.dispatcher(), deployment.clone());
         use_effect_with((source.clone(), *reopen), move |(source, _)| {
             // Nothing of the survey shown before stays on the page while this one loads.
             dispatch.dispatch(ParticipantAction::Open);
+            *deployment.borrow_mut() = None;
             *opening.borrow_mut() += 1;
             let this = *opening.borrow();
             match source.clone() {
@@ -77,10 +81,12 @@ pub fn participate() -> Html {
                 ))),
                 Ok(None) => {}
                 Ok(Some(source)) => wasm_bindgen_futures::spawn_local(async move {
-                    let loaded = open_survey::open(&source)
-                        .await
-                        .map(|(survey, access)| (Rc::new(survey), access));
+                    let opened = open_survey::open(&source, None).await;
                     if *opening.borrow() == this {
+                        let loaded = opened.map(|o| {
+                            *deployment.borrow_mut() = o.deployment;
+                            (Rc::new(o.survey), o.access)
+                        });
                         dispatch.dispatch(ParticipantAction::Loaded(loaded));
                     }
                 }),
@@ -167,22 +173,29 @@ pub fn participate() -> Html {
     // After the receipt, while the page stays open: watch the cohort's fate, and answer again in
     // a new cohort when the collector left it out.
     {
+        // Keyed by the receipt's cohort; the phase leaves `Done` while the answers go again, so
+        // the watch of the new cohort starts afresh.
         let watched = match (&state.phase, &state.access, state.receipts.first()) {
             (Phase::Done, Some(Access::Collector(_)), Some((_, receipt))) => {
-                Some((receipt.survey.clone(), receipt.cohort, state.sent_again))
+                Some((receipt.survey.clone(), receipt.cohort))
             }
             _ => None,
         };
-        let (dispatch, source, inputs) = (state.dispatcher(), source.clone(), state.inputs.clone());
+        let (dispatch, source, deployment, inputs) = (
+            state.dispatcher(),
+            source.clone(),
+            deployment.clone(),
+            state.inputs.clone(),
+        );
         use_effect_with(watched, move |watched| {
             let alive = Rc::new(Cell::new(true));
-            if let (Some((survey, cohort, _)), Ok(Some(source))) = (watched.clone(), source) {
+            if let (Some((survey, cohort)), Ok(Some(source))) = (watched.clone(), source) {
                 let alive = alive.clone();
                 wasm_bindgen_futures::spawn_local(async move {
                     let verdict = fate::watch(&survey, cohort, &alive).await;
-                    if alive.get() && verdict.is_some_and(|f| f.answer_again) {
-                        dispatch.dispatch(ParticipantAction::LeftOut);
-                        answer_again(dispatch, source, inputs, lang);
+                    if alive.get() && verdict.is_some_and(|f| f.fate.answer_again()) {
+                        let accepted = deployment.borrow().clone();
+                        answer_again(dispatch, source, accepted, inputs, lang);
                     }
                 });
             }
@@ -242,12 +255,16 @@ pub fn participate() -> Html {
         },
         (Phase::AgainFailed(e), ..) => {
             let on_again = {
-                let (d, source, inputs) =
-                    (state.dispatcher(), source.clone(), state.inputs.clone());
+                let (d, source, deployment, inputs) = (
+                    state.dispatcher(),
+                    source.clone(),
+                    deployment.clone(),
+                    state.inputs.clone(),
+                );
                 Callback::from(move |_| {
                     if let Ok(Some(source)) = source.clone() {
-                        d.dispatch(ParticipantAction::LeftOut);
-                        answer_again(d.clone(), source, inputs.clone(), lang);
+                        let accepted = deployment.borrow().clone();
+                        answer_again(d.clone(), source, accepted, inputs.clone(), lang);
                     }
                 })
             };
@@ -280,7 +297,7 @@ pub fn participate() -> Html {
             } else if state.survey.as_ref().is_some_and(|s| s.masking.teaching) {
                 <p class="badge teaching" data-testid="live-demonstration">{ t!(lang, "badge-live-demonstration") }</p>
             }
-            if matches!(state.phase, Phase::Question(_) | Phase::Review | Phase::Sending(_) | Phase::Failed(_) | Phase::Done | Phase::Waiting | Phase::AnsweringAgain | Phase::AgainFailed(_)) {
+            if state.shows_progress() {
                 <label class="survey-progress">
                     { t!(lang, "progress", percent = format!("{:.0}", state.progress() * 100.0)) }
                     <progress max="1" value={state.progress().to_string()} />
@@ -340,20 +357,24 @@ fn announcement(lang: AppLanguage, a: &Announcement) -> String {
     }
 }
 
-/// The receipt's cohort was left out (issue 20 §8): take a new place through the same link (its
-/// invitation, reopened by the collector, or none for an open survey), mask the answers still on
-/// this page afresh for it — a new token, new noise, the new credential, through the same
-/// `orthomask_survey::client` — and send them as the first time ([`submit`]).
+/// The receipt's cohort was left out (issue 20 §8): say so ([`ParticipantAction::LeftOut`]),
+/// take a new place through the same link (its invitation, reopened by the collector, or none
+/// for an open survey) — checked against the deployment `accepted` at the first opening, not
+/// fetched again — mask the answers still on this page afresh for it (a new token, new noise,
+/// the new credential, through the same `orthomask_survey::client`) and send them as the first
+/// time ([`submit`]).
 fn answer_again(
     dispatch: UseReducerDispatcher<ParticipantState>,
     source: Source,
+    accepted: Option<String>,
     inputs: Vec<String>,
     lang: AppLanguage,
 ) {
+    dispatch.dispatch(ParticipantAction::LeftOut);
     wasm_bindgen_futures::spawn_local(async move {
-        let reassigned = match open_survey::open(&source).await {
+        let reassigned = match open_survey::open(&source, accepted.as_deref()).await {
             Err(why) => Err(unopened_line(lang, &why)),
-            Ok((survey, access)) => survey
+            Ok(open_survey::Opened { survey, access, .. }) => survey
                 .answers_from_inputs(&inputs)
                 .map_err(|e| e.to_string())
                 .and_then(|answers| open_survey::prepare(&survey, &access, &answers))
@@ -774,7 +795,7 @@ fn receipt(
     html! {
         <div class="receipt">
             <h2>{ t!(lang, "receipt-heading") }</h2>
-            if state.sent_again > 0 {
+            if state.sent_again {
                 <p data-testid="answered-again">{ t!(lang, "again-note") }</p>
             }
             <Receipts survey={survey.id.clone()} receipts={state.receipts.clone()} language={lang} />

@@ -4,12 +4,14 @@
 //! the participant. The form's own submission, while it waits, is shown by the form instead
 //! (`exclude`).
 //!
-//! A receipt obtained on this visit is followed up as the form's is ([`crate::services::fate`]):
-//! if the collector left the cohort out because someone in it sent invalid data (issue 20 §8),
-//! the panel says so — it kept only masked numbers, so it cannot send the answers again, and
-//! asks the participant to answer again through their link.
+//! A receipt obtained on this visit is followed up as the form's is ([`crate::services::fate`]),
+//! one watch per cohort however many of its uploads were sent: if the collector left the cohort
+//! out because someone in it sent invalid data (issue 20 §8), the panel says so for each of
+//! them — it kept only masked numbers, so it cannot send the answers again, and asks the
+//! participant to answer again through their link.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use orthomask_survey::upload::Receipt;
@@ -65,7 +67,6 @@ struct Entries(Vec<Entry>);
 enum Change {
     Loaded(Vec<Entry>),
     Status(String, Status),
-    LeftOut(String),
     Removed(String),
 }
 
@@ -81,43 +82,57 @@ impl Reducible for Entries {
                     e.status = status;
                 }
             }
-            Change::LeftOut(key) => {
-                if let Some(e) = entries.iter_mut().find(|e| e.key == key)
-                    && let Status::Sent(receipts) = &e.status
-                {
-                    e.status = Status::LeftOut(receipts.clone());
-                }
-            }
             Change::Removed(key) => entries.retain(|e| e.key != key),
         }
         Rc::new(Self(entries))
     }
 }
 
+/// The cohorts whose fate the panel follows, each with the entries sent to it on this visit
+/// (key and receipts): one watch per (survey, cohort), whatever the number of its entries.
+type Watched = Rc<RefCell<HashMap<(String, u32), Vec<(String, Vec<(String, Receipt)>)>>>>;
+
 /// Send one waiting submission and record the outcome; once sent, follow its cohort's fate
-/// while the panel is shown (`alive`).
+/// while the panel is shown (`alive`) — joining the watch of that cohort when one is running.
 fn deliver(
     dispatch: UseReducerDispatcher<Entries>,
     key: String,
     waiting: Rc<WaitingSubmission>,
+    watched: Watched,
     alive: Rc<Cell<bool>>,
 ) {
     dispatch.dispatch(Change::Status(key.clone(), Status::Sending));
     wasm_bindgen_futures::spawn_local(async move {
-        let status = match outbox::deliver_stored(&waiting).await {
-            Ok(receipts) => Status::Sent(receipts),
-            Err(SendError::Unreachable(_)) => Status::Waiting,
-            Err(SendError::Failed(e)) => Status::Refused(e),
+        let receipts = match outbox::deliver_stored(&waiting).await {
+            Ok(receipts) => receipts,
+            Err(SendError::Unreachable(_)) => {
+                dispatch.dispatch(Change::Status(key, Status::Waiting));
+                return;
+            }
+            Err(SendError::Failed(e)) => {
+                dispatch.dispatch(Change::Status(key, Status::Refused(e)));
+                return;
+            }
         };
-        let sent = matches!(status, Status::Sent(_));
-        dispatch.dispatch(Change::Status(key.clone(), status));
-        if sent
-            && fate::watch(&waiting.survey, waiting.cohort, &alive)
-                .await
-                .is_some_and(|f| f.answer_again)
-            && alive.get()
-        {
-            dispatch.dispatch(Change::LeftOut(key));
+        dispatch.dispatch(Change::Status(key.clone(), Status::Sent(receipts.clone())));
+        let cohort = (waiting.survey.clone(), waiting.cohort);
+        let first = {
+            let mut watched = watched.borrow_mut();
+            let sent = watched.entry(cohort.clone()).or_default();
+            sent.push((key, receipts));
+            sent.len() == 1
+        };
+        if !first {
+            return;
+        }
+        let verdict = fate::watch(&cohort.0, cohort.1, &alive).await;
+        // Every entry of the cohort sent while it was watched gets its outcome; one sent later
+        // starts a new watch.
+        let sent = watched.borrow_mut().remove(&cohort).unwrap_or_default();
+        if verdict.is_some_and(|f| f.fate.answer_again()) && alive.get() {
+            for (key, receipts) in sent {
+                dispatch.dispatch(Change::Status(key, Status::LeftOut(receipts)));
+            }
         }
     });
 }
@@ -129,6 +144,8 @@ pub fn waiting_uploads(props: &WaitingUploadsProps) -> Html {
     let entries = use_reducer(Entries::default);
     // Whether the panel is still shown: follow-ups of its receipts stop when it goes.
     let alive = use_memo((), |()| Rc::new(Cell::new(true)));
+    // The cohorts followed, with their sent entries.
+    let watched = use_memo((), |()| Watched::default());
     {
         let alive = (*alive).clone();
         use_effect_with((), move |()| move || alive.set(false));
@@ -168,13 +185,20 @@ pub fn waiting_uploads(props: &WaitingUploadsProps) -> Html {
         .filter_map(|e| e.waiting.clone().map(|w| (e.key.clone(), w)))
         .collect();
     {
-        let (dispatch, alive) = (entries.dispatcher(), (*alive).clone());
+        let (dispatch, watched, alive) =
+            (entries.dispatcher(), (*watched).clone(), (*alive).clone());
         use_effect_with(waiting, move |waiting| {
             let send_all = {
                 let (dispatch, waiting) = (dispatch.clone(), waiting.clone());
                 move || {
                     for (key, w) in &waiting {
-                        deliver(dispatch.clone(), key.clone(), w.clone(), alive.clone());
+                        deliver(
+                            dispatch.clone(),
+                            key.clone(),
+                            w.clone(),
+                            watched.clone(),
+                            alive.clone(),
+                        );
                     }
                 }
             };
@@ -208,10 +232,16 @@ pub fn waiting_uploads(props: &WaitingUploadsProps) -> Html {
     };
     let send_now = |e: &Entry| {
         let (dispatch, key, waiting) = (entries.dispatcher(), e.key.clone(), e.waiting.clone());
-        let alive = (*alive).clone();
+        let (watched, alive) = ((*watched).clone(), (*alive).clone());
         Callback::from(move |_| {
             if let Some(w) = waiting.clone() {
-                deliver(dispatch.clone(), key.clone(), w, alive.clone());
+                deliver(
+                    dispatch.clone(),
+                    key.clone(),
+                    w,
+                    watched.clone(),
+                    alive.clone(),
+                );
             }
         })
     };

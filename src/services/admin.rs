@@ -5,7 +5,7 @@
 use crate::model::admin::preview::DeploymentEndpoints;
 use crate::model::admin::status::{self, Invitations, SurveyList, SurveyStatus};
 
-use super::http::{body_text, error_reason, fetch};
+use super::http::{FetchError, fetch_text};
 
 const TOKEN_KEY: &str = "orthomask-admin-token";
 
@@ -36,45 +36,23 @@ pub fn forget_token() {
     }
 }
 
-/// One request to this origin; the answer's text, or one line (the service's `{"error": …}`
-/// message when it gives one).
+/// One request to this origin ([`fetch_text`], with the bearer `token` when given); the
+/// answer's text, or one line: the service's `{"error": …}` message alone when it gives one.
 async fn request(
     method: &str,
     path: &str,
     token: Option<&str>,
     body: Option<&str>,
 ) -> Result<String, String> {
-    let init = web_sys::RequestInit::new();
-    init.set_method(method);
-    if let Some(body) = body {
-        init.set_body(&body.into());
-    }
-    let request = web_sys::Request::new_with_str_and_init(path, &init)
-        .map_err(|_| format!("{path}: not a valid URL"))?;
-    if body.is_some() {
-        let _ = request.headers().set("Content-Type", "application/json");
-    }
-    if let Some(token) = token {
-        request
-            .headers()
-            .set("Authorization", &format!("Bearer {token}"))
-            .map_err(|_| {
-                "the token cannot be sent in a header: paste it without line breaks".to_owned()
-            })?;
-    }
-    let response = fetch(&request, path).await?;
-    let text = body_text(&response, path).await.unwrap_or_default();
-    if response.ok() {
-        Ok(text)
-    } else {
-        Err(error_reason(&text).unwrap_or_else(|| {
-            format!(
-                "{path}: HTTP {} {}",
-                response.status(),
-                response.status_text()
-            )
-        }))
-    }
+    fetch_text(method, path, body, token)
+        .await
+        .map_err(|e| match e {
+            FetchError::Status {
+                reason: Some(reason),
+                ..
+            } => reason,
+            other => other.to_string(),
+        })
 }
 
 /// `GET /api/admin/surveys`: the surveys, which also checks the token.

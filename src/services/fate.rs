@@ -12,7 +12,8 @@ use super::random;
 use crate::model::fate::{CohortFate, fate_path, next_poll_ms, read_fate};
 
 /// Wait for cohort `cohort` of `survey` to be settled: its fate once it is no longer open or
-/// processing (or its participants should answer again), or `None` when watching stopped.
+/// processing (or its participants should answer again: `Fate::answer_again`, the one rule), or
+/// `None` when watching stopped.
 pub async fn watch(survey: &str, cohort: u32, alive: &Cell<bool>) -> Option<CohortFate> {
     let path = fate_path(survey, cohort);
     let mut retry_after = None;
@@ -22,9 +23,9 @@ pub async fn watch(survey: &str, cohort: u32, alive: &Cell<bool>) -> Option<Coho
             return None;
         }
         retry_after = None;
-        match fetch_text("GET", &path, None).await {
+        match fetch_text("GET", &path, None, None).await {
             Ok(text) => match read_fate(&text, survey, cohort) {
-                Ok(fate) if fate.answer_again || !fate.fate.pending() => return Some(fate),
+                Ok(fate) if fate.fate.answer_again() || !fate.fate.pending() => return Some(fate),
                 Ok(_) => {}
                 Err(_) => return None,
             },

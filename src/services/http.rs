@@ -1,5 +1,9 @@
-//! HTTP: fetch text (releases, manifests, the deployment, a cohort's fate), ask the collector for
-//! a place (`POST` JSON, [`post_json`]) and send uploads.
+//! HTTP: fetch text (releases, manifests, the deployment, a cohort's fate, the admin API with
+//! its bearer token), ask the collector for a place (`POST` JSON, [`post_json`]) and send uploads.
+//!
+//! Every request is made by one function (`send`): the method, an optional JSON body
+//! (`Content-Type: application/json`) and an optional bearer token; [`fetch_text`] reads its
+//! answer, [`send_upload`] its receipt.
 //!
 //! The upload contract (the masking service provider's API): `POST upload_url` with the JSON
 //! `Upload {survey, cohort, token, values, credential}` (the collector's upload credential, the same
@@ -13,11 +17,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::clock::sleep;
+use crate::model::retry_after_ms;
 
-pub(crate) async fn fetch(
-    request: &web_sys::Request,
-    url: &str,
-) -> Result<web_sys::Response, String> {
+async fn fetch(request: &web_sys::Request, url: &str) -> Result<web_sys::Response, String> {
     let window = web_sys::window().ok_or("no browser window")?;
     let response = JsFuture::from(window.fetch_with_request(request))
         .await
@@ -29,7 +31,7 @@ pub(crate) async fn fetch(
         .map_err(|_| format!("{url}: not an HTTP response"))
 }
 
-pub(crate) async fn body_text(response: &web_sys::Response, url: &str) -> Result<String, String> {
+async fn body_text(response: &web_sys::Response, url: &str) -> Result<String, String> {
     let promise = response
         .text()
         .map_err(|_| format!("{url}: unreadable response body"))?;
@@ -43,6 +45,10 @@ pub(crate) async fn body_text(response: &web_sys::Response, url: &str) -> Result
 /// Why a request got no usable answer.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum FetchError {
+    /// The request could not be made, so nothing was sent: an address the browser does not
+    /// accept, or a token that cannot go in a header.
+    #[error("{0}")]
+    Invalid(String),
     /// Nothing reached the service: the device is offline or the network failed.
     #[error("{0}")]
     Unreachable(String),
@@ -54,6 +60,8 @@ pub enum FetchError {
         status: u16,
         /// `Retry-After` in seconds, when the service gave one (429, 503).
         retry_after_s: Option<u32>,
+        /// The service's own reason (`{"error": "…"}`, on one line), when it gave one.
+        reason: Option<String>,
         /// The line.
         message: String,
     },
@@ -84,41 +92,70 @@ fn retry_after(response: &web_sys::Response) -> Option<u32> {
         .and_then(|v| v.trim().parse::<u32>().ok())
 }
 
-/// `method` `url` (with a JSON `body`), as text.
+/// `method` `url`, once: with the JSON `body` (`Content-Type: application/json`) and
+/// `Authorization: Bearer <token>` when given; the answer, whatever its status.
 ///
 /// # Errors
-/// [`FetchError`]: no connection, or a non-2xx status with the service's reason.
-pub async fn fetch_text(method: &str, url: &str, body: Option<&str>) -> Result<String, FetchError> {
+/// [`FetchError::Invalid`] when the request cannot be made, [`FetchError::Unreachable`] when no
+/// answer came.
+async fn send(
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+    token: Option<&str>,
+) -> Result<web_sys::Response, FetchError> {
     // No "offline" shortcut: the service worker answers the app's own files without a network.
     let init = web_sys::RequestInit::new();
     init.set_method(method);
     if let Some(body) = body {
         init.set_body(&body.into());
     }
-    let request =
-        web_sys::Request::new_with_str_and_init(url, &init).map_err(|_| FetchError::Status {
-            status: 0,
-            retry_after_s: None,
-            message: format!("{url}: not a valid URL"),
-        })?;
+    let request = web_sys::Request::new_with_str_and_init(url, &init)
+        .map_err(|_| FetchError::Invalid(format!("{url}: not a valid URL")))?;
     if body.is_some() {
         let _ = request.headers().set("Content-Type", "application/json");
     }
-    let response = fetch(&request, url)
-        .await
-        .map_err(FetchError::Unreachable)?;
+    if let Some(token) = token {
+        request
+            .headers()
+            .set("Authorization", &format!("Bearer {token}"))
+            .map_err(|_| {
+                FetchError::Invalid(
+                    "the token cannot be sent in a header: paste it without line breaks".to_owned(),
+                )
+            })?;
+    }
+    fetch(&request, url).await.map_err(FetchError::Unreachable)
+}
+
+/// `method` `url` (with a JSON `body` and a bearer `token` when given), as text.
+///
+/// # Errors
+/// [`FetchError`]: the request could not be made, no connection, or a non-2xx status with the
+/// service's reason.
+pub async fn fetch_text(
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+    token: Option<&str>,
+) -> Result<String, FetchError> {
+    let response = send(method, url, body, token).await?;
     if !response.ok() {
         // A service's refusal names its reason in `{"error": "…"}`: show it.
         let text = body_text(&response, url).await.unwrap_or_default();
-        let reason = error_reason(&text).map_or_else(String::new, |m| format!(": {m}"));
+        let reason = error_reason(&text);
         return Err(FetchError::Status {
             status: response.status(),
             retry_after_s: retry_after(&response),
             message: format!(
-                "{url}: HTTP {} {}{reason}",
+                "{url}: HTTP {} {}{}",
                 response.status(),
-                response.status_text()
+                response.status_text(),
+                reason
+                    .as_ref()
+                    .map_or_else(String::new, |m| format!(": {m}"))
             ),
+            reason,
         });
     }
     body_text(&response, url)
@@ -131,7 +168,7 @@ pub async fn fetch_text(method: &str, url: &str, body: Option<&str>) -> Result<S
 /// # Errors
 /// One line naming the URL: network failure or a non-2xx status.
 pub async fn get_text(url: &str) -> Result<String, String> {
-    fetch_text("GET", url, None)
+    fetch_text("GET", url, None, None)
         .await
         .map_err(|e| e.to_string())
 }
@@ -141,7 +178,7 @@ pub async fn get_text(url: &str) -> Result<String, String> {
 /// # Errors
 /// [`FetchError`].
 pub async fn post_json(url: &str, body: &str) -> Result<String, FetchError> {
-    fetch_text("POST", url, Some(body)).await
+    fetch_text("POST", url, Some(body), None).await
 }
 
 /// How many times to try an upload and how long to wait between tries.
@@ -163,7 +200,7 @@ impl Default for RetryPolicy {
 }
 
 /// The message of an error body `{"error": "…"}`, on one line.
-pub(crate) fn error_reason(body: &str) -> Option<String> {
+fn error_reason(body: &str) -> Option<String> {
     serde_json::from_str::<serde_json::Value>(body)
         .ok()
         .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
@@ -220,15 +257,10 @@ pub async fn send_upload(
             return Err(Unreachable(format!("{url}: this device is offline")));
         }
         on_attempt(attempt);
-        let init = web_sys::RequestInit::new();
-        init.set_method("POST");
-        init.set_mode(web_sys::RequestMode::Cors);
-        init.set_body(&body.as_str().into());
-        let request = web_sys::Request::new_with_str_and_init(url, &init)
-            .map_err(|_| Failed(format!("{url}: not a valid URL")))?;
-        let _ = request.headers().set("Content-Type", "application/json");
-        match fetch(&request, url).await {
-            Err(network) => last = network,
+        match send("POST", url, Some(&body), None).await {
+            Err(FetchError::Invalid(e)) => return Err(Failed(e)),
+            // No answer (`send` reads no status).
+            Err(network) => last = network.to_string(),
             Ok(response) => {
                 reached = true;
                 let status = response.status();
@@ -245,12 +277,7 @@ pub async fn send_upload(
                     return Err(Failed(message));
                 }
                 if status == 429 {
-                    let retry_after_ms = retry_after(&response).map_or(0, |seconds| {
-                        i32::try_from(seconds)
-                            .unwrap_or(i32::MAX)
-                            .saturating_mul(1000)
-                    });
-                    delay = delay.max(retry_after_ms);
+                    delay = delay.max(retry_after_ms(retry_after(&response)));
                 }
                 last = message;
             }

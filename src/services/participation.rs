@@ -18,6 +18,7 @@ use crate::model::participation::{
     self, Access, DEPLOYMENT_PATH, Source, Unopened, definition_path, demonstration_path,
     place_request,
 };
+use crate::model::retry_after_ms;
 
 /// The longest `Retry-After` the page waits through while taking a place (a longer one is shown
 /// as the collector's refusal, and the participant opens the link again later).
@@ -27,6 +28,10 @@ const LONGEST_WAIT_S: u32 = 30;
 /// signed offer, as text. While the collector is busy (429, 503) it is asked again, at most
 /// [`RetryPolicy::default`]'s attempts, after its `Retry-After` — a refused request took no
 /// place, and an invitation keeps its place across requests anyway.
+///
+/// Not [`send_upload`]'s loop: only a busy answer is asked again (a network failure or another
+/// refusal is reported at once), a `Retry-After` longer than [`LONGEST_WAIT_S`] is reported,
+/// and it floors the one wait it answers without raising the backoff.
 ///
 /// # Errors
 /// [`FetchError`] of the last attempt.
@@ -39,8 +44,7 @@ pub async fn take_place(survey: &str, invite: Option<&str>) -> Result<String, Fe
         match post_json(&path, &body).await {
             Err(e) if attempt < policy.attempts => match e.busy() {
                 Some(after) if after.unwrap_or(0) <= LONGEST_WAIT_S => {
-                    let after_ms = i32::try_from(after.unwrap_or(0) * 1000).unwrap_or(i32::MAX);
-                    sleep(delay.max(after_ms)).await;
+                    sleep(delay.max(retry_after_ms(after))).await;
                     delay = delay.saturating_mul(2);
                     attempt += 1;
                 }
@@ -54,39 +58,90 @@ pub async fn take_place(survey: &str, invite: Option<&str>) -> Result<String, Fe
 fn unopened(e: FetchError) -> Unopened {
     match e {
         FetchError::Unreachable(_) => Unopened::NeedsConnection,
-        status @ FetchError::Status { .. } => Unopened::Refused(status.to_string()),
+        refused @ (FetchError::Invalid(_) | FetchError::Status { .. }) => {
+            Unopened::Refused(refused.to_string())
+        }
     }
 }
 
-/// Fetch and check the survey `source` names (for a collector's survey: take a place in it).
+/// An opened survey: its definition, what the page may do with it, and for a collector's
+/// survey the deployment description it was accepted against (as the collector served it), so
+/// that a new place in it ([`open`] again, after a left-out cohort) is checked against the same
+/// deployment without fetching it again.
+#[derive(Debug)]
+pub struct Opened {
+    /// The survey.
+    pub survey: SurveyDefinition,
+    /// Send with the collector's credential, or only practise.
+    pub access: Access,
+    /// The text of [`DEPLOYMENT_PATH`] the offer was accepted against (a collector's survey).
+    pub deployment: Option<String>,
+}
+
+/// The collector's deployment description ([`DEPLOYMENT_PATH`], same origin), as text.
+///
+/// # Errors
+/// [`Unopened`]: no connection, or the collector's refusal.
+async fn deployment() -> Result<String, Unopened> {
+    fetch_text("GET", DEPLOYMENT_PATH, None, None)
+        .await
+        .map_err(unopened)
+}
+
+/// Take a place in `survey` ([`take_place`]) and check the collector's offer against
+/// `deployment` (the text of [`deployment`]).
+///
+/// # Errors
+/// [`Unopened`]: no connection, the collector's refusal, a weak plan, or why the offer is not
+/// trusted.
+async fn take_place_and_accept(
+    deployment: &str,
+    survey: &str,
+    invite: Option<&str>,
+) -> Result<(SurveyDefinition, Access), Unopened> {
+    let offer = take_place(survey, invite).await.map_err(unopened)?;
+    participation::accept(
+        deployment,
+        &offer,
+        survey,
+        &definition_path(survey),
+        unix_seconds(),
+    )
+    .map_err(Unopened::from)
+}
+
+/// Fetch and check the survey `source` names. For a collector's survey: its deployment — the
+/// one `accepted` at an earlier opening of the same link, else fetched — and a place in it.
 ///
 /// # Errors
 /// [`Unopened`]: no connection, a weak plan, or one line — the request that failed (with the
 /// collector's message) or why the offer is not trusted. Nothing has been masked or sent when
 /// this fails.
-pub async fn open(source: &Source) -> Result<(SurveyDefinition, Access), Unopened> {
+pub async fn open(source: &Source, accepted: Option<&str>) -> Result<Opened, Unopened> {
     match source {
         Source::Collector { survey, invite } => {
-            let deployment = fetch_text("GET", DEPLOYMENT_PATH, None)
-                .await
-                .map_err(unopened)?;
-            let offer = take_place(survey, invite.as_deref())
-                .await
-                .map_err(unopened)?;
-            participation::accept(
-                &deployment,
-                &offer,
+            let deployment = match accepted {
+                Some(text) => text.to_owned(),
+                None => deployment().await?,
+            };
+            let (survey, access) =
+                take_place_and_accept(&deployment, survey, invite.as_deref()).await?;
+            Ok(Opened {
                 survey,
-                &definition_path(survey),
-                unix_seconds(),
-            )
-            .map_err(Unopened::from)
+                access,
+                deployment: Some(deployment),
+            })
         }
         Source::Demonstration { name } => {
             let path = demonstration_path(name);
             let text = get_text(&path).await.map_err(Unopened::Refused)?;
-            participation::open_demonstration(&text, &path)
-                .map_err(|e| Unopened::Refused(e.to_string()))
+            let (survey, access) = participation::open_demonstration(&text, &path)
+                .map_err(|e| Unopened::Refused(e.to_string()))?;
+            Ok(Opened {
+                survey,
+                access,
+                deployment: None,
+            })
         }
     }
 }

@@ -42,9 +42,11 @@ pub async fn join(survey: &str, count: usize, joined: &dyn Fn(usize)) -> Result<
         .rng();
     for k in 1..=count {
         let failed = |e: String| format!("simulated participant {k} of {count}: {e}");
-        let (definition, access) = open(&source).await.map_err(|e| failed(e.to_string()))?;
-        let answers = simulated_answers(&definition, &mut rng);
-        let prepared = prepare(&definition, &access, &answers).map_err(failed)?;
+        let opened = open(&source, None)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let answers = simulated_answers(&opened.survey, &mut rng);
+        let prepared = prepare(&opened.survey, &opened.access, &answers).map_err(failed)?;
         send(&prepared.destinations, &|_| {})
             .await
             .map_err(|e| failed(e.to_string()))?;

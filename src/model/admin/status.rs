@@ -138,10 +138,10 @@ pub struct SurveyStatus {
     /// Whether it is a demonstration (open to anyone, its key handed to everyone).
     #[serde(default)]
     pub demonstration: bool,
-    /// How often a cohort was spoilt (left out because someone sent invalid data), when the
-    /// collector reports it.
+    /// How often a cohort was spoilt (left out because someone sent invalid data). The
+    /// collector always reports it in the admin view; absent (the public status), none.
     #[serde(default)]
-    pub spoilt: Option<SpoiltCounts>,
+    pub spoilt: SpoiltCounts,
     /// Hand-over claims the collector refused (a service's claim that did not match what it
     /// published, or was not believed).
     #[serde(default)]
@@ -357,9 +357,8 @@ mod tests {
         assert_eq!(s.cohorts[0].status, CohortPhase::Spoilt);
         assert_eq!(s.cohorts[0].qa_text().as_deref(), Some("FAILED"));
         assert!(!s.cohorts[0].closable());
-        let spoilt = s.spoilt.as_ref().unwrap();
         assert_eq!(
-            spoilt.summary(),
+            s.spoilt.summary(),
             "1 cohort spoilt: left out of the release because someone in it sent invalid data; 10 invitations reopened so that their participants can answer again in a new cohort."
         );
         assert_eq!(
@@ -409,7 +408,7 @@ mod tests {
                 used: Some(9)
             })
         );
-        assert_eq!(s.spoilt, None);
+        assert_eq!(s.spoilt, SpoiltCounts::default());
         assert!(s.refused_handovers.is_empty());
         // The public status has no services and no invitations.
         let s: SurveyStatus = parse(

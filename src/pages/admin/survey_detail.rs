@@ -14,7 +14,7 @@ use crate::model::admin::links::{
     analyst_link, audit_link, default_model, invitations_csv, receipt_lists,
 };
 use crate::model::admin::preview::DeploymentEndpoints;
-use crate::model::admin::status::{Invitations, SpoiltCounts, SurveyPhase, SurveyStatus};
+use crate::model::admin::status::{Invitations, SurveyPhase, SurveyStatus};
 use crate::pages::simulated_participants::SimulatedParticipants;
 use crate::pages::target_value;
 use crate::services::admin as api;
@@ -305,10 +305,7 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
     let checks = html! {
         <>
             <h4>{ "Spoilt cohorts" }</h4>
-            <p data-testid="spoilt">{ s.spoilt.as_ref().map_or_else(
-                || "The collector does not report spoilt cohorts.".to_owned(),
-                SpoiltCounts::summary,
-            ) }</p>
+            <p data-testid="spoilt">{ s.spoilt.summary() }</p>
             <h4>{ "Refused hand-over claims" }</h4>
             if s.refused_handovers.is_empty() {
                 <p data-testid="refused-handovers">{ "None: every hand-over claim was believed." }</p>
