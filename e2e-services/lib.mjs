@@ -43,7 +43,7 @@ export async function exists(p) { try { await access(p); return true; } catch { 
 /** Fail unless the binary and the built app are there. */
 export async function requireBuilt() {
   if (!(await exists(cli))) throw new Error(`${cli} is missing: cargo build --release --bin orthomask`);
-  if (!(await exists(join(dist, 'index.html')))) throw new Error(`${dist}/index.html is missing: trunk build --release`);
+  if (!(await exists(join(dist, 'index.html')))) throw new Error(`${dist}/index.html is missing: bash scripts/build-web.sh`);
 }
 
 /**

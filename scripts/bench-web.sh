@@ -8,11 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 root=$PWD
-export TRUNK_SKIP_VERSION_CHECK=true
 export PATH="$root/target/web-tools/bin:$root/target/web-tools/node_modules/.bin:$PATH"
 export ORTHOMASK_ARTIFACTS="$root/target/e2e-artifacts"
 mkdir -p "$ORTHOMASK_ARTIFACTS"
-trunk build --release
+bash scripts/build-web.sh
 cargo build --release --locked -p orthomask-web --example bench_native
 native="${CARGO_TARGET_DIR:-$root/target}/release/examples/bench_native"
 "$native" > "$ORTHOMASK_ARTIFACTS/bench-native.json"

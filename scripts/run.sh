@@ -6,10 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-export TRUNK_SKIP_VERSION_CHECK=true
 export PATH="$PWD/target/web-tools/node_modules/.bin:$PATH"
 cargo build --release --locked --bin orthomask
-trunk build --release
+bash scripts/build-web.sh
 data=${DATA_DIR:-target/run-data}
 port=${PORT:-8080}
 echo

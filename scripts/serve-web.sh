@@ -3,9 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-export TRUNK_SKIP_VERSION_CHECK=true
 export PATH="$PWD/target/web-tools/bin:$PWD/target/web-tools/node_modules/.bin:$PATH"
-trunk build --release
+bash scripts/build-web.sh
 port=${PORT:-8080}
 echo "Orthomask is at http://127.0.0.1:$port/  (classroom: http://127.0.0.1:$port/#/classroom)"
 exec python3 -m http.server "$port" --bind 127.0.0.1 --directory dist

@@ -1,6 +1,6 @@
 //! # orthomask-web
 //!
-//! Orthomask in the browser: a Yew single-page app, compiled to WebAssembly by trunk, in which
+//! Orthomask in the browser: a Yew single-page app, compiled to WebAssembly by `scripts/build-web.sh`, in which
 //! every masking step and every statistic comes from the workspace crates (`orthomask-core`,
 //! `orthomask-formats`, `orthomask-stats`, `orthomask-dp`). This crate adds only views, state
 //! and I/O; it re-implements no mathematics.

@@ -1,6 +1,6 @@
 //! The web app, served by the collector from the built `dist/` directory with a strict
 //! Content-Security-Policy: scripts only from this origin (plus the exact inline bootstrap that
-//! trunk writes into `index.html`, allowed by its SHA-256), WebAssembly compilation
+//! `www/index.html` carries, allowed by its SHA-256), WebAssembly compilation
 //! (`'wasm-unsafe-eval'`), network access only to this origin and the services participants
 //! upload to, no frames, no plugins, no third-party anything.
 
@@ -144,7 +144,7 @@ impl WebApp {
             Ok(b) => b,
             Err(_) if relative == "index.html" => {
                 return ApiError::not_found(format!(
-                    "the web app is not built: no {} (run trunk build --release)",
+                    "the web app is not built: no {} (run bash scripts/build-web.sh)",
                     file.display()
                 ))
                 .into_response();

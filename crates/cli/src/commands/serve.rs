@@ -106,7 +106,7 @@ pub struct CollectorArgs {
     /// Base URL of right-masking service i, in index order (repeatable; share mode).
     #[arg(long = "right")]
     right: Vec<String>,
-    /// The built web app (trunk's dist/).
+    /// The built web app (`scripts/build-web.sh` writes dist/).
     #[arg(long, default_value = "dist")]
     web_dir: PathBuf,
     /// Serve the API only.
@@ -158,7 +158,7 @@ pub struct AllArgs {
     /// `docs/threat-model.md`).
     #[arg(long, default_value_t = 3)]
     right_services: usize,
-    /// The built web app (trunk's dist/).
+    /// The built web app (`scripts/build-web.sh` writes dist/).
     #[arg(long, default_value = "dist")]
     web_dir: PathBuf,
     /// Serve the API only.
@@ -234,7 +234,7 @@ fn web_dir(dir: &Path, no_web: bool) -> Option<PathBuf> {
     }
     if !crate::io::exists(&dir.join("index.html")) {
         eprintln!(
-            "orthomask: warning: {} has no index.html; build the web app with trunk build --release \
+            "orthomask: warning: {} has no index.html; build the web app with bash scripts/build-web.sh \
              (the API works without it)",
             dir.display()
         );
