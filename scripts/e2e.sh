@@ -11,9 +11,11 @@
 #   OUT=DIR bash scripts/e2e.sh      # raw.csv, release.csv, manifest.json, collector.sqlite3 and
 #                                    # msp.sqlite3 (+ right-*.sqlite3 in share mode) in DIR/{basic,shares}/
 #
-# Needs: cargo, trunk + wasm-bindgen-cli + wasm-opt (scripts/setup.sh installs them), Debian's
-# chromium, node and playwright-core (npm). WEB_DIST=DIR uses an already built web app instead
-# of running trunk; PARTICIPANTS and COHORT_SIZE change the survey (default 20 and 10).
+# Needs: cargo, wasm-bindgen-cli + wasm-opt (scripts/setup.sh installs them), Debian's chromium,
+# node and playwright-core (npm). WEB_DIST=DIR uses an already built web app instead of running
+# scripts/build-web.sh, ORTHOMASK_BIN=PATH an already built `orthomask` instead of a release
+# build (scripts/test.sh passes both: each target is compiled once per run); PARTICIPANTS and
+# COHORT_SIZE change the survey (default 20 and 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -22,16 +24,16 @@ log() { printf '\033[1;32m[e2e]\033[0m %s\n' "$*"; }
 bash scripts/setup.sh
 command -v chromium >/dev/null || { echo "e2e: Debian's chromium is missing (apt-get install chromium)" >&2; exit 1; }
 export PATH="$root/target/web-tools/bin:$root/target/web-tools/node_modules/.bin:$PATH"
-export TRUNK_SKIP_VERSION_CHECK=true
 
-log "cargo build --release --bin orthomask"
-cargo build --release --locked --bin orthomask
-target_dir=${CARGO_TARGET_DIR:-$root/target}
-export ORTHOMASK_BIN="$target_dir/release/orthomask"
+if [ -z "${ORTHOMASK_BIN:-}" ]; then
+    log "cargo build --release --bin orthomask"
+    cargo build --release --locked --bin orthomask
+    export ORTHOMASK_BIN="${CARGO_TARGET_DIR:-$root/target}/release/orthomask"
+fi
+export ORTHOMASK_BIN
 
 if [ -z "${WEB_DIST:-}" ]; then
-    log "trunk build --release (the web app the collector serves)"
-    trunk build --release
+    bash scripts/build-web.sh
     export WEB_DIST="$root/dist"
 fi
 

@@ -29,7 +29,17 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
     rustup target add wasm32-unknown-unknown
 fi
 
-command -v node >/dev/null && command -v npm >/dev/null || apt_install nodejs npm
+# Debian packages: node and npm (the web tools), python3-venv (Debian splits venv out), R
+# (Debian's r-base-core runs the analyst view's exported R script in the web tests), Debian's
+# chromium and its driver (the browser tests; never `npx playwright install`). Downloading them
+# is mostly network: it runs while wasm-bindgen-cli compiles, and is waited for below.
+debian=()
+command -v node >/dev/null && command -v npm >/dev/null || debian+=(nodejs npm)
+python3 -c "import venv, ensurepip" 2>/dev/null || debian+=(python3 python3-venv)
+command -v Rscript >/dev/null || debian+=(r-base-core)
+debian+=(chromium chromium-driver)
+apt_install "${debian[@]}" &
+apt_pid=$!
 
 # wasm-bindgen-cli must match the wasm-bindgen version in Cargo.lock exactly.
 wbg_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
@@ -38,26 +48,16 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wbg_version
     # Without --locked: its own lockfile pins a webpki-roots version the registry lacks.
     cargo install wasm-bindgen-cli --version "$wbg_version"
 fi
-# Python venvs for the schema check and the benchmark's numpy peer (Debian splits venv out).
-python3 -c "import venv, ensurepip" 2>/dev/null || apt_install python3 python3-venv
-# R (Debian's r-base-core) runs the analyst view's exported R script in the web tests.
-command -v Rscript >/dev/null || apt_install r-base-core
-# ── web: the Yew app's toolchain (issue 5) ─────────────────────────────────────────────────────
-# trunk exactly 0.21.14 (0.22 needs a newer rustc); wasm-opt from npm binaryen@132 (Debian's 108
-# cannot parse Rust 1.95 output); playwright-core for the end-to-end tests, driving Debian's
-# chromium (never `npx playwright install`). npm tools go to target/web-tools, which
-# scripts/test-web.sh and scripts/bench-web.sh put first on PATH.
+wait "$apt_pid" || { echo "setup: apt-get install failed (above)" >&2; exit 1; }
+
+# ── web: the rest of the Yew app's toolchain (issue 5; scripts/build-web.sh uses it) ───────────
+# wasm-opt from npm binaryen@132 (Debian's 108 cannot parse Rust 1.95 output); playwright-core
+# for the end-to-end tests, driving Debian's chromium. npm tools go to target/web-tools, which
+# the build and test scripts put first on PATH. (trunk is no longer needed: build-web.sh.)
 web_tools="$PWD/target/web-tools"
-if [ "$(trunk --version 2>/dev/null | awk '{print $2}')" != "0.21.14" ]; then
-    log "cargo install trunk 0.21.14 (12-20 minutes on 2 cores)"
-    cargo install trunk --version 0.21.14 --locked
-fi
 if [ ! -x "$web_tools/node_modules/.bin/wasm-opt" ] || [ ! -d "$web_tools/node_modules/playwright-core" ]; then
     log "npm install binaryen@132.0.0 playwright-core into $web_tools"
     mkdir -p "$web_tools"
     (cd "$web_tools" && npm install --no-audit --no-fund --silent binaryen@132.0.0 playwright-core@1.65.1)
 fi
-apt_install chromium chromium-driver
-# trunk runs cargo with --offline (Trunk.toml): fetch the web crate's dependencies first.
-cargo fetch --locked >/dev/null 2>&1 || cargo fetch
 log "toolchain ready"
