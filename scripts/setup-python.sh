@@ -29,9 +29,10 @@ from importlib.metadata import version, PackageNotFoundError
 def met(pin):
     name, _, wanted = pin.partition("==")
     try:
-        return wanted == "" or version(name) == wanted
+        installed = version(name)
     except PackageNotFoundError:
         return False
+    return wanted in ("", installed)
 sys.exit(0 if all(met(p) for p in sys.argv[1:]) else 1)
 PY
     then
