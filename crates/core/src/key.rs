@@ -51,8 +51,8 @@ pub enum KeyError {
         /// Number of characters seen.
         found: usize,
     },
-    /// A hex key contained a non-hex character.
-    #[error("a key must be hexadecimal; character {position} is {character:?}")]
+    /// A hex key contained a character other than `0-9a-f`.
+    #[error("a key must be lowercase hexadecimal; character {position} is {character:?}")]
     BadDigit {
         /// 1-based position of the offending character.
         position: usize,
@@ -124,29 +124,21 @@ impl Key {
         }
     }
 
-    /// Parse 64 hexadecimal digits (surrounding whitespace ignored).
+    /// Parse 64 lowercase hexadecimal digits (surrounding whitespace ignored; [`crate::hex`]).
     ///
     /// # Errors
     /// [`KeyError::BadLength`] or [`KeyError::BadDigit`] naming the offending character.
     pub fn from_hex(text: &str) -> Result<Self, KeyError> {
-        let text = text.trim();
-        let chars: Vec<char> = text.chars().collect();
-        if chars.len() != 64 {
-            return Err(KeyError::BadLength { found: chars.len() });
-        }
-        let mut bytes = [0u8; 32];
-        for (i, pair) in chars.chunks_exact(2).enumerate() {
-            let mut byte = 0u8;
-            for (j, &c) in pair.iter().enumerate() {
-                let digit = c.to_digit(16).ok_or(KeyError::BadDigit {
-                    position: 2 * i + j + 1,
-                    character: c,
-                })?;
-                // `to_digit(16)` is below 16, so it fits in a nibble.
-                byte = (byte << 4) | digit as u8;
-            }
-            bytes[i] = byte;
-        }
+        let bytes = crate::hex::decode_array::<32>(text.trim()).map_err(|e| match e {
+            crate::hex::HexError::Length { found, .. } => KeyError::BadLength { found },
+            crate::hex::HexError::Digit {
+                position,
+                character,
+            } => KeyError::BadDigit {
+                position,
+                character,
+            },
+        })?;
         Ok(Self {
             bytes,
             origin: KeyOrigin::Imported,
@@ -155,7 +147,7 @@ impl Key {
 
     /// The key as 64 lowercase hex digits (for key files; never log it).
     pub fn to_hex(&self) -> String {
-        self.bytes.iter().map(|b| format!("{b:02x}")).collect()
+        crate::hex::encode(&self.bytes)
     }
 
     /// Where the key came from.

@@ -9,12 +9,13 @@
 //! the web app and the services are adapters around it. It compiles for `wasm32-unknown-unknown`
 //! and produces the same masks there as natively for the same key.
 //!
-//! Read in this order: [`tolerance`], [`key`], [`random`], [`linalg`], [`mask`], [`scaling`],
+//! Read in this order: [`tolerance`], [`hex`], [`key`], [`random`], [`linalg`], [`mask`], [`scaling`],
 //! [`protocol`], [`attack`]; [`runtime`] says how the kernels use a native machine (threads,
 //! freed memory).
 
 pub mod tolerance;
 
+pub mod hex;
 pub mod key;
 pub mod random;
 

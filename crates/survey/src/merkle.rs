@@ -8,6 +8,7 @@
 //! `MTH(D[0:n]) = SHA-256(0x01 ‖ MTH(D[0:k]) ‖ MTH(D[k:n]))`.
 //! An inclusion proof is RFC 6962's audit path `PATH(m, D[0:n])`.
 
+use orthomask_core::hex;
 use sha2::{Digest, Sha256};
 
 type Hash = [u8; 32];
@@ -63,24 +64,9 @@ fn path_of(m: usize, leaves: &[Vec<u8>]) -> Vec<Hash> {
     }
 }
 
-/// Lower-case hexadecimal, the form every hash takes on the wire and in the stores.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// SHA-256 of `bytes` in hexadecimal.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) || !s.is_ascii() {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok())
-        .collect()
+    hex::encode(&Sha256::digest(bytes))
 }
 
 /// The sorted leaves (upload hashes as bytes). Hashes that are not hex are kept as their text.
@@ -90,14 +76,14 @@ fn sorted_leaves(hashes: &[String]) -> (Vec<String>, Vec<Vec<u8>>) {
     sorted.dedup();
     let leaves = sorted
         .iter()
-        .map(|h| unhex(h).unwrap_or_else(|| h.as_bytes().to_vec()))
+        .map(|h| hex::decode(h).unwrap_or_else(|_| h.as_bytes().to_vec()))
         .collect();
     (sorted, leaves)
 }
 
 /// The root (hex) of the tree over `hashes` (order does not matter: they are sorted first).
 pub fn merkle_root(hashes: &[String]) -> String {
-    hex(&root_of(&sorted_leaves(hashes).1))
+    hex::encode(&root_of(&sorted_leaves(hashes).1))
 }
 
 /// An inclusion proof.
@@ -120,14 +106,14 @@ pub fn inclusion_proof(hashes: &[String], hash: &str) -> Option<InclusionProof> 
     Some(InclusionProof {
         leaf_index: m,
         tree_size: leaves.len(),
-        path: path_of(m, &leaves).iter().map(|h| hex(h)).collect(),
-        root: hex(&root_of(&leaves)),
+        path: path_of(m, &leaves).iter().map(|h| hex::encode(h)).collect(),
+        root: hex::encode(&root_of(&leaves)),
     })
 }
 
 /// Check a proof the way a participant would (RFC 9162 §2.1.3.2).
 pub fn verify_inclusion(hash: &str, proof: &InclusionProof) -> bool {
-    let Some(data) = unhex(hash) else {
+    let Ok(data) = hex::decode(hash) else {
         return false;
     };
     if proof.leaf_index >= proof.tree_size {
@@ -137,7 +123,10 @@ pub fn verify_inclusion(hash: &str, proof: &InclusionProof) -> bool {
     let mut snode = proof.tree_size - 1;
     let mut r = leaf(&data);
     for step in &proof.path {
-        let Some(p) = unhex(step).and_then(|v| <Hash>::try_from(v).ok()) else {
+        let Some(p) = hex::decode(step)
+            .ok()
+            .and_then(|v| <Hash>::try_from(v).ok())
+        else {
             return false;
         };
         if snode == 0 {
@@ -157,7 +146,7 @@ pub fn verify_inclusion(hash: &str, proof: &InclusionProof) -> bool {
         fnode >>= 1;
         snode >>= 1;
     }
-    snode == 0 && hex(&r) == proof.root
+    snode == 0 && hex::encode(&r) == proof.root
 }
 
 #[cfg(test)]
@@ -165,7 +154,74 @@ mod tests {
     use super::*;
 
     fn h(i: u8) -> String {
-        hex(&Sha256::digest([i]))
+        hex::encode(&Sha256::digest([i]))
+    }
+
+    /// The published RFC 6962 test data (certificate-transparency-go's `merkle` tests, also in
+    /// Trillian): eight leaves of increasing length, the tree head of every prefix, and two audit
+    /// paths. Checked against the tree functions in leaf order (the public functions sort the
+    /// hashes first, which these leaves are not). Also re-derived with Python's hashlib when
+    /// they were written down.
+    #[test]
+    fn rfc_6962_published_vectors() {
+        let leaves: Vec<Vec<u8>> = [
+            "",
+            "00",
+            "10",
+            "2021",
+            "3031",
+            "40414243",
+            "5051525354555657",
+            "606162636465666768696a6b6c6d6e6f",
+        ]
+        .iter()
+        .map(|x| hex::decode(x).unwrap())
+        .collect();
+        let roots = [
+            "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+            "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
+            "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
+            "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+            "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
+            "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
+            "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
+            "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328",
+        ];
+        for (size, root) in (1..=8).zip(roots) {
+            assert_eq!(hex::encode(&root_of(&leaves[..size])), root, "size {size}");
+        }
+        let paths: [(usize, usize, &[&str]); 3] = [
+            (
+                0,
+                8,
+                &[
+                    "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+                    "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+                    "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
+                ],
+            ),
+            (
+                5,
+                8,
+                &[
+                    "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+                    "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+                    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+                ],
+            ),
+            (
+                2,
+                3,
+                &["fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125"],
+            ),
+        ];
+        for (m, size, path) in paths {
+            let got: Vec<String> = path_of(m, &leaves[..size])
+                .iter()
+                .map(|h| hex::encode(h))
+                .collect();
+            assert_eq!(got, path, "leaf {m} of {size}");
+        }
     }
 
     /// By hand from the definition: one leaf is SHA-256(0x00 ‖ d); two leaves combine under 0x01.
@@ -176,13 +232,13 @@ mod tests {
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
         let (a, b) = (h(1), h(2));
-        let la = leaf(&unhex(&a).unwrap());
-        let lb = leaf(&unhex(&b).unwrap());
-        assert_eq!(merkle_root(std::slice::from_ref(&a)), hex(&la));
+        let la = leaf(&hex::decode(&a).unwrap());
+        let lb = leaf(&hex::decode(&b).unwrap());
+        assert_eq!(merkle_root(std::slice::from_ref(&a)), hex::encode(&la));
         let (first, second) = if a < b { (la, lb) } else { (lb, la) };
         assert_eq!(
             merkle_root(&[b.clone(), a.clone()]),
-            hex(&node(&first, &second))
+            hex::encode(&node(&first, &second))
         );
     }
 

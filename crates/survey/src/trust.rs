@@ -32,6 +32,7 @@
 
 use crate::definition::{SurveyDefinition, SurveyError};
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use orthomask_core::hex;
 use serde::{Deserialize, Serialize};
 
 /// Context prefix of a signed definition.
@@ -133,23 +134,7 @@ pub enum CredentialError {
 
 /// A credential nonce as it travels and is stored: 32 lowercase hex digits.
 pub fn nonce_text(nonce: [u8; NONCE_BYTES]) -> String {
-    to_hex(&nonce)
-}
-
-fn to_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn from_hex<const N: usize>(text: &str) -> Result<[u8; N], String> {
-    if text.len() != 2 * N {
-        return Err(format!("expected {} hex digits, got {}", 2 * N, text.len()));
-    }
-    let mut out = [0u8; N];
-    for (i, byte) in out.iter_mut().enumerate() {
-        let pair = text.get(2 * i..2 * i + 2).ok_or("not ASCII hex")?;
-        *byte = u8::from_str_radix(pair, 16).map_err(|_| format!("{pair:?} is not hex"))?;
-    }
-    Ok(out)
+    hex::encode(&nonce)
 }
 
 /// The collector's signing key. Its secret comes from the caller's entropy and lives only in
@@ -180,7 +165,7 @@ impl CollectorSigningKey {
 
     /// The secret as 64 lowercase hex digits (the collector's key file).
     pub fn secret_hex(&self) -> String {
-        to_hex(&self.0.to_bytes())
+        hex::encode(&self.0.to_bytes())
     }
 
     /// Read a secret written by [`CollectorSigningKey::secret_hex`] (surrounding whitespace
@@ -189,11 +174,11 @@ impl CollectorSigningKey {
     /// # Errors
     /// [`TrustError::Malformed`] unless it is 64 hex digits.
     pub fn from_secret_hex(text: &str) -> Result<Self, TrustError> {
-        from_hex::<32>(text.trim())
+        hex::decode_array::<32>(text.trim())
             .map(Self::from_secret)
-            .map_err(|reason| TrustError::Malformed {
+            .map_err(|e| TrustError::Malformed {
                 what: "the collector's signing key",
-                reason,
+                reason: e.to_string(),
             })
     }
 
@@ -206,7 +191,7 @@ impl CollectorSigningKey {
         let mut bytes = Vec::with_capacity(context.len() + message.len());
         bytes.extend_from_slice(context);
         bytes.extend_from_slice(message);
-        to_hex(&self.0.sign(&bytes).to_bytes())
+        hex::encode(&self.0.sign(&bytes).to_bytes())
     }
 }
 
@@ -225,7 +210,7 @@ impl CollectorPublicKey {
             what: "the collector's public key",
             reason,
         };
-        let bytes = from_hex::<32>(text).map_err(malformed)?;
+        let bytes = hex::decode_array::<32>(text).map_err(|e| malformed(e.to_string()))?;
         VerifyingKey::from_bytes(&bytes)
             .map(Self)
             .map_err(|e| malformed(e.to_string()))
@@ -233,11 +218,11 @@ impl CollectorPublicKey {
 
     /// 64 lowercase hex digits.
     pub fn to_hex(&self) -> String {
-        to_hex(self.0.as_bytes())
+        hex::encode(self.0.as_bytes())
     }
 
     fn verifies(&self, context: &[u8], message: &[u8], signature_hex: &str) -> bool {
-        let Ok(bytes) = from_hex::<64>(signature_hex) else {
+        let Ok(bytes) = hex::decode_array::<64>(signature_hex) else {
             return false;
         };
         let mut signed = Vec::with_capacity(context.len() + message.len());
@@ -412,9 +397,9 @@ impl UploadCredential {
         cohort: u32,
         now: u64,
     ) -> Result<(), CredentialError> {
-        from_hex::<NONCE_BYTES>(&self.nonce).map_err(|reason| CredentialError::Malformed {
+        hex::decode_array::<NONCE_BYTES>(&self.nonce).map_err(|e| CredentialError::Malformed {
             field: "nonce",
-            reason,
+            reason: e.to_string(),
         })?;
         let bytes = Self::signed_bytes(&self.survey, self.cohort, &self.nonce, self.expires_at);
         if !key.verifies(CREDENTIAL_CONTEXT, &bytes, &self.signature) {
@@ -586,7 +571,7 @@ mod tests {
 
     #[test]
     fn keys_follow_rfc_8032() {
-        let secret = from_hex::<32>(RFC8032_SECRET).unwrap();
+        let secret = hex::decode_array::<32>(RFC8032_SECRET).unwrap();
         let key = CollectorSigningKey::from_secret(secret);
         assert_eq!(key.public_key().to_hex(), RFC8032_PUBLIC);
         assert_eq!(key.secret(), secret);

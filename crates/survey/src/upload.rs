@@ -81,11 +81,7 @@ impl Upload {
         for v in &self.values {
             hasher.update(v.to_bits().to_le_bytes());
         }
-        hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        orthomask_core::hex::encode(&hasher.finalize())
     }
 
     /// Check shape and values against what the survey expects.
