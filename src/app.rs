@@ -3,15 +3,11 @@
 use yew::prelude::*;
 use yew_router::prelude::*;
 
+use crate::context::ShellLanguage;
 use crate::i18n::AppLanguage;
 use crate::route::{Route, switch};
 use crate::services::jobs::JobRunner;
 use crate::t;
-
-/// The language of the app's frame (navigation, skip link, footer): English, except while the
-/// participant page shows a survey in another language it has a catalogue for — that page sets
-/// it, and sets it back when the participant leaves.
-pub type ShellLanguage = UseStateHandle<AppLanguage>;
 
 /// The navigation bar.
 #[function_component(Nav)]

@@ -4,7 +4,8 @@
 //! * [`use_jobs`] — the app's [`JobRunner`] (one Web Worker for every page);
 //! * [`use_job`] — a job's status for one component: run, progress, result, stale results
 //!   ignored;
-//! * [`use_query`] — the current hash route's query parameters.
+//! * [`use_query`] — the current hash route's query parameters;
+//! * [`ShellLanguage`] — the language of the app's frame, which the participant page sets.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -12,9 +13,15 @@ use std::rc::Rc;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
+use crate::i18n::AppLanguage;
 use crate::model::jobs::{Job, Output};
 use crate::services::jobs::{JobRunner, Progress};
 use crate::services::query;
+
+/// The language of the app's frame (navigation, skip link, footer): English, except while the
+/// participant page shows a survey in another language it has a catalogue for — that page sets
+/// it, and sets it back when the participant leaves.
+pub type ShellLanguage = UseStateHandle<AppLanguage>;
 
 /// The app's job runner, provided by [`App`](crate::app::App). Outside a provider (component
 /// tests) a runner that computes inline.

@@ -27,7 +27,7 @@ pub fn language_switcher(props: &LanguageSwitcherProps) -> Html {
     }
     let on_change = {
         let on_change = props.on_change.clone();
-        Callback::from(move |e: Event| on_change.emit(crate::pages::target_value(&e)))
+        Callback::from(move |e: Event| on_change.emit(crate::components::input::target_value(&e)))
     };
     html! {
         <div class="language-switcher">

@@ -5,9 +5,11 @@
 //! * [`progress`] — a job's progress bar and error line;
 //! * [`tables`] — matrices and coefficient tables;
 //! * [`file_picker`] — file picker with drag and drop, or a URL;
-//! * [`save_button`] — save text as a file.
+//! * [`save_button`] — save text as a file;
+//! * [`input`] — the value of the control an event came from.
 
 pub mod file_picker;
+pub mod input;
 pub mod language_switcher;
 pub mod number_control;
 pub mod plot_canvas;

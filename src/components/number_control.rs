@@ -6,7 +6,7 @@
 
 use yew::prelude::*;
 
-use crate::pages::target_value;
+use crate::components::input::target_value;
 
 /// Props of [`NumberControl`].
 #[derive(Properties, PartialEq)]

@@ -6,8 +6,8 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use super::{target_checked, target_value};
 use crate::components::file_picker::FilePicker;
+use crate::components::input::{target_checked, target_value};
 use crate::components::plot_canvas::PlotCanvas;
 use crate::components::progress::JobProgress;
 use crate::components::save_button::SaveButton;

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use super::analyze::counts_table;
-use super::{target_checked, target_value};
+use crate::components::input::{target_checked, target_value};
 use crate::components::number_control::NumberControl;
 use crate::components::plot_canvas::PlotCanvas;
 use crate::components::progress::JobProgress;

@@ -30,10 +30,10 @@ use orthomask_survey::definition::{QuestionKind, SurveyDefinition};
 use orthomask_survey::languages::{QuestionTexts, SurveyTexts};
 use yew::prelude::*;
 
-use super::target_value;
-use crate::app::ShellLanguage;
+use crate::components::input::target_value;
 use crate::components::language_switcher::LanguageSwitcher;
 use crate::components::receipts::Receipts;
+use crate::context::ShellLanguage;
 use crate::context::use_query;
 use crate::i18n::{AppLanguage, answer_error, floor_reason};
 use crate::model::format::sig;
@@ -427,7 +427,9 @@ fn consent(
     let on_check = {
         let d = state.dispatcher();
         Callback::from(move |e: Event| {
-            d.dispatch(ParticipantAction::Consent(super::target_checked(&e)))
+            d.dispatch(ParticipantAction::Consent(
+                crate::components::input::target_checked(&e),
+            ))
         })
     };
     let on_submit = {

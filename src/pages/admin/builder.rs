@@ -13,11 +13,11 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::preview::FormPreview;
+use crate::components::input::{target_checked, target_value};
 use crate::model::admin::builder::{ConditionKind, DraftForm, Kind, QuestionForm};
 use crate::model::admin::preview::{DeploymentEndpoints, PlanPreview, preview, recommends_dp};
 use crate::model::admin::state::{BuilderAction, BuilderState};
 use crate::model::format::sig;
-use crate::pages::{target_checked, target_value};
 use crate::services::admin as api;
 
 /// Props of [`Builder`].

@@ -2,7 +2,7 @@
 
 use yew::prelude::*;
 
-use crate::pages::target_value;
+use crate::components::input::target_value;
 use crate::services::admin as api;
 
 /// Props of [`SignIn`].

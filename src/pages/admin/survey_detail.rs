@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
+use crate::components::input::target_value;
 use crate::components::save_button::SaveButton;
 use crate::model::admin::links::{
     analyst_link, audit_link, default_model, invitations_csv, receipt_lists,
@@ -16,7 +17,6 @@ use crate::model::admin::links::{
 use crate::model::admin::preview::DeploymentEndpoints;
 use crate::model::admin::status::{Invitations, SurveyPhase, SurveyStatus};
 use crate::pages::simulated_participants::SimulatedParticipants;
-use crate::pages::target_value;
 use crate::services::admin as api;
 use crate::services::clock::sleep;
 
