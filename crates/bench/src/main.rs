@@ -27,69 +27,33 @@ use workloads::{Measurement, Workload};
 #[global_allocator]
 static ALLOCATOR: alloc::Counting = alloc::Counting;
 
-/// Options of the parent process.
-#[derive(Debug)]
+/// Orthomask at scale against a numpy peer, printed as one table (through `scripts/bench.sh`).
+#[derive(Debug, clap::Parser)]
+#[command(name = "orthomask-bench")]
 struct Options {
+    /// Python with numpy for the peer (scripts/bench.sh creates a venv); without it only the
+    /// Rust side runs.
+    #[arg(long)]
     python: Option<PathBuf>,
+    /// Where the shared inputs are written.
+    #[arg(long, default_value_os_t = std::env::temp_dir().join("orthomask-bench"))]
     data: PathBuf,
+    /// Repetitions of the small workloads inside one process, median reported.
+    #[arg(long, default_value_t = 3)]
     reps: usize,
-    rounds: usize,
+    /// Rounds over all workloads, interleaving both sides; each keeps its fastest round.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
+    rounds: u16,
+    /// Skip the peer's p = 10 000 record (a 10 000 × 10 000 QR takes minutes; it runs in the
+    /// first round only).
+    #[arg(long)]
     quick: bool,
+    /// Set OPENBLAS_NUM_THREADS / OMP_NUM_THREADS for the peer (default: numpy's own choice).
+    #[arg(long)]
     peer_threads: Option<usize>,
     /// Run only the rows whose label starts with this (e.g. `5.`).
+    #[arg(long)]
     only: Option<String>,
-}
-
-fn usage() -> &'static str {
-    "usage: orthomask-bench [--python PATH] [--data DIR] [--reps N] [--rounds N] [--quick] \
-     [--peer-threads N]\n\
-     \n  --python PATH      Python with numpy for the peer (scripts/bench.sh creates a venv); \
-     without it only the Rust side runs\n  --data DIR         where the shared inputs are written \
-     (default: a directory under the system temp dir)\n  --reps N           repetitions of the \
-     small workloads inside one process, median reported (default 3)\n  --rounds N         \
-     rounds over all workloads, interleaving both sides; each keeps its fastest round \
-     (default 3)\n  --quick            skip the peer's p = 10 000 record (a 10 000 × 10 000 QR \
-     takes minutes; it runs in the first round only)\n  --peer-threads N   set \
-     OPENBLAS_NUM_THREADS / OMP_NUM_THREADS for the peer (default: numpy's own choice)\n  \
-     --only PREFIX      run only the rows whose label starts with PREFIX (e.g. 5.)"
-}
-
-fn parse_options(args: &[String]) -> Result<Options> {
-    let mut options = Options {
-        python: None,
-        data: std::env::temp_dir().join("orthomask-bench"),
-        reps: 3,
-        rounds: 3,
-        quick: false,
-        peer_threads: None,
-        only: None,
-    };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = || it.next().with_context(|| format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--python" => options.python = Some(PathBuf::from(value()?)),
-            "--data" => options.data = PathBuf::from(value()?),
-            "--reps" => options.reps = value()?.parse().context("--reps must be a number")?,
-            "--quick" => options.quick = true,
-            "--only" => options.only = Some(value()?.clone()),
-            "--rounds" => {
-                options.rounds = value()?.parse().context("--rounds must be a number")?;
-                if options.rounds == 0 {
-                    bail!("--rounds must be at least 1");
-                }
-            }
-            "--peer-threads" => {
-                options.peer_threads = Some(value()?.parse().context("--peer-threads")?);
-            }
-            "--help" | "-h" => {
-                println!("{}", usage());
-                std::process::exit(0);
-            }
-            other => bail!("unknown option {other:?}\n{}", usage()),
-        }
-    }
-    Ok(options)
 }
 
 /// Write every input the workloads read.
@@ -436,11 +400,13 @@ fn child(args: &[String]) -> Result<()> {
 }
 
 fn main() -> Result<()> {
+    // `--child` is the protocol between this process and its children (the same workload
+    // words the Python peer reads), not an option for people: it is read before clap.
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--child") {
         return child(&args[1..]);
     }
-    let options = parse_options(&args)?;
+    let options = <Options as clap::Parser>::parse();
     let mut plan = plan(&options)?;
     if let Some(prefix) = &options.only {
         plan.retain(|p| p.label.starts_with(prefix.as_str()));
@@ -510,10 +476,34 @@ mod tests {
 
     #[test]
     fn workloads_round_trip_through_child_arguments() {
-        let options = parse_options(&["--quick".to_string()]).unwrap();
+        let options = <Options as clap::Parser>::parse_from(["orthomask-bench", "--quick"]);
         for planned in plan(&options).unwrap() {
             let args = planned.workload.to_args();
             assert_eq!(Workload::from_args(&args).unwrap(), planned.workload);
+        }
+    }
+
+    /// The options are clap's: defaults, values, and one-line refusals.
+    #[test]
+    fn options_are_read_by_clap() {
+        let parse = |args: &[&str]| {
+            <Options as clap::Parser>::try_parse_from(
+                std::iter::once("orthomask-bench").chain(args.iter().copied()),
+            )
+        };
+        let defaults = parse(&[]).unwrap();
+        assert_eq!(
+            (defaults.reps, defaults.rounds, defaults.quick),
+            (3, 3, false)
+        );
+        let given = parse(&["--rounds", "2", "--peer-threads", "1", "--only", "5."]).unwrap();
+        assert_eq!(
+            (given.rounds, given.peer_threads, given.only.as_deref()),
+            (2, Some(1), Some("5."))
+        );
+        for bad in [&["--rounds", "0"][..], &["--reps", "x"], &["--frobnicate"]] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(e.starts_with("error: "), "{bad:?}: {e}");
         }
     }
 }

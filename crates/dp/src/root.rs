@@ -8,6 +8,11 @@
 //!
 //! Reference: R. P. Brent, *Algorithms for Minimization without Derivatives* (1973), ch. 4,
 //! procedure `zero`.
+//!
+//! Why our own rather than a crate's: the function searched here can fail (a non-central χ²
+//! quantile that does not converge) and its error must come back untouched, while the root
+//! finders we looked at (`roots`' `find_root_brent`) take functions that cannot fail; and the
+//! iteration cap is this crate's named tolerance ([`MAX_ROOT_ITERATIONS`]).
 
 use crate::tolerance::MAX_ROOT_ITERATIONS;
 

@@ -7,6 +7,12 @@
 //!
 //! [`parse_text_table`] reads the same dialect with the cells left as text (a table of answers as
 //! a form would hold them, before they are coded into numbers).
+//!
+//! # Why our own tokenizer, not the `csv` crate
+//! Every refusal must be one typed [`CsvProblem`] with the line and column of the cell, in the
+//! same pass that turns cells into finite numbers, and the dialect is deliberately narrow (one
+//! delimiter, no comments, no ragged rows). With `csv` we would still walk its records a second
+//! time to give those errors; the tokenizer is the small part.
 
 use nalgebra::DMatrix;
 
