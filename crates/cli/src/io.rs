@@ -40,20 +40,6 @@ pub fn write_file(path: &Path, contents: &str) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Make a written file readable by its owner only (key files); a no-op where permissions are not
-/// Unix modes.
-pub fn restrict_to_owner(path: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("cannot restrict the permissions of {}", path.display()))?;
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
-}
-
 /// Write a numeric table as CSV.
 pub fn write_csv(
     path: &Path,

@@ -199,6 +199,36 @@ fn pipeline_refuses_unsafe_designs_and_teaching_mode_runs_them() {
     );
 }
 
+/// `keygen` writes a key file its owner alone can read, refuses to replace one, and replaces
+/// it with `--force` (new keys, still private).
+#[test]
+fn keygen_writes_a_private_file_and_replaces_it_only_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys").join("party.json");
+    let path = keys.to_str().unwrap();
+    ok(&orthomask(&["keygen", "--out", path]));
+    let first = std::fs::read_to_string(&keys).unwrap();
+    let refused = failure(&orthomask(&["keygen", "--out", path]));
+    assert!(
+        refused.contains("already exists; pass --force"),
+        "{refused}"
+    );
+    assert_eq!(std::fs::read_to_string(&keys).unwrap(), first);
+    ok(&orthomask(&["keygen", "--out", path, "--force"]));
+    assert_ne!(std::fs::read_to_string(&keys).unwrap(), first);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&keys).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{mode:o}");
+    }
+    let names: Vec<_> = std::fs::read_dir(keys.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["party.json"], "no temporary file is left");
+}
+
 #[test]
 fn pipeline_is_reproducible_from_a_key_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -88,7 +88,7 @@ pub async fn open_intake(
     delivered: DeliveredHook,
     shutdown: watch::Receiver<bool>,
 ) -> Result<OpenedIntake, ServerError> {
-    crate::run::create_private_dir(files.data_dir)?;
+    crate::keys::create_private_dir(files.data_dir)?;
     let schema = format!("{}{}{}", intake::SCHEMA, outbox::SCHEMA, files.schema_extra);
     let (store, closed) = Store::open(&files.data_dir.join(files.db_file), &schema)?;
     let keys = KeyStore::open(&files.data_dir.join(files.key_file), files.role)?;

@@ -1,11 +1,13 @@
-//! Each service's own key file, and the bearer secrets.
+//! Each service's own key file, the bearer secrets, and the private files and directories
+//! they live in ([`create_private_dir`], [`write_private_atomically`], [`create_private`]).
 //!
 //! A service keeps one 256-bit key per survey in `<role>-keys.json` inside its own data
 //! directory, readable by its owner only; keys never enter a database, a log line or an HTTP
 //! answer (the one exception is by design: the collector publishes the *device subkey* of a
 //! cohort, `derive(RightMaskKey { cohort })`, in that cohort's survey definition). Writes are
-//! atomic: a temporary file is written and fsynced, renamed over the old one, and the directory
-//! is fsynced, so a crash leaves either the old or the new file.
+//! atomic: a temporary file, created readable by its owner only, is written and fsynced, renamed
+//! over the old one, and the directory is fsynced, so a crash leaves either the old or the new
+//! file and no other user ever reads a secret in between.
 
 use crate::error::ServerError;
 use orthomask_core::key::Key;
@@ -50,8 +52,12 @@ pub fn load_or_create_signing_key(path: &Path) -> Result<CollectorSigningKey, Se
                 ServerError::Config(format!("the operating system random source failed: {e}"))
             })?;
             let key = CollectorSigningKey::from_secret(secret);
-            write_private_atomically(path, format!("{}\n", key.secret_hex()).as_bytes())?;
-            Ok(key)
+            if create_private(path, format!("{}\n", key.secret_hex()).as_bytes())? {
+                Ok(key)
+            } else {
+                // Another process created it meanwhile: use that one.
+                load_or_create_signing_key(path)
+            }
         }
         Err(e) => Err(bad(e.to_string())),
     }
@@ -184,31 +190,72 @@ impl KeyStore {
     }
 }
 
-/// Write `bytes` to `path` readable by the owner only, atomically and durably.
+/// Create a directory (and parents) readable by its owner only.
+///
+/// # Errors
+/// [`ServerError::Io`] naming the directory.
+pub fn create_private_dir(path: &Path) -> Result<(), ServerError> {
+    std::fs::create_dir_all(path)
+        .map_err(|e| ServerError::io(format!("creating {}", path.display()), e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| ServerError::io(format!("restricting {}", path.display()), e))?;
+    }
+    Ok(())
+}
+
+/// Write `bytes` to `path` readable by the owner only, atomically and durably, replacing what
+/// was there: see [`write_private`].
 ///
 /// # Errors
 /// [`ServerError::Io`] naming the file.
 pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> Result<(), ServerError> {
+    write_private(path, bytes, true).map(|_| ())
+}
+
+/// Write `bytes` to `path` as [`write_private_atomically`] does, but only if nothing is there:
+/// `false` (and `path` untouched) when something already is — decided by the rename itself, so
+/// two processes creating the same key file cannot both succeed and one of them run with a key
+/// that is not on disk.
+///
+/// # Errors
+/// [`ServerError::Io`] naming the file.
+pub fn create_private(path: &Path, bytes: &[u8]) -> Result<bool, ServerError> {
+    write_private(path, bytes, false)
+}
+
+/// The secret goes to a fresh file beside `path` (a random name, created exclusively with mode
+/// 0600 by `tempfile`, so it is never readable by others, whatever the umask), is synced, and is
+/// renamed to `path` — over what was there when `replace`, else only if nothing is (`false`
+/// otherwise) — and the directory is synced. A crash leaves the old file or the new one, never
+/// half a secret.
+fn write_private(path: &Path, bytes: &[u8], replace: bool) -> Result<bool, ServerError> {
     let io = |what: &str, e| ServerError::io(format!("{what} {}", path.display()), e);
-    let tmp = path.with_extension("tmp");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(&tmp).map_err(|e| io("creating", e))?;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut file = tempfile::Builder::new()
+        .prefix(".orthomask-")
+        .tempfile_in(dir)
+        .map_err(|e| io("creating a file beside", e))?;
     file.write_all(bytes).map_err(|e| io("writing", e))?;
-    file.sync_all().map_err(|e| io("syncing", e))?;
-    drop(file);
-    std::fs::rename(&tmp, path).map_err(|e| io("replacing", e))?;
-    if let Some(dir) = path.parent()
-        && let Ok(d) = std::fs::File::open(dir)
-    {
+    file.as_file().sync_all().map_err(|e| io("syncing", e))?;
+    if replace {
+        file.persist(path).map_err(|e| io("replacing", e.error))?;
+    } else {
+        match file.persist_noclobber(path) {
+            Ok(_) => {}
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+            Err(e) => return Err(io("creating", e.error)),
+        }
+    }
+    if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Where a bearer secret comes from.
@@ -241,7 +288,10 @@ pub fn load_secret(source: &SecretSource, what: &str) -> Result<String, ServerEr
             Ok(text) => text.trim().to_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let fresh = fresh_key()?.to_hex();
-                write_private_atomically(path, format!("{fresh}\n").as_bytes())?;
+                if !create_private(path, format!("{fresh}\n").as_bytes())? {
+                    // Another process created it meanwhile: use that one.
+                    return load_secret(source, what);
+                }
                 fresh
             }
             Err(e) => {
@@ -263,6 +313,85 @@ pub fn load_secret(source: &SecretSource, what: &str) -> Result<String, ServerEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every file that appears in the directory while a secret is written — the file being
+    /// written as well as the result — is readable by its owner only. A watcher lists the
+    /// directory over and over while a large secret is written (large, so that the write
+    /// takes long enough to be seen), and once more at the end; a file ever seen with another
+    /// mode fails the test (writing, then `chmod`, left a window of 0644).
+    #[cfg(unix)]
+    #[test]
+    fn a_secret_is_never_readable_by_others_while_it_is_written() {
+        use std::os::unix::fs::PermissionsExt;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let done = std::sync::Arc::new(AtomicBool::new(false));
+        let watcher = {
+            let (dir, done) = (dir.path().to_owned(), done.clone());
+            std::thread::spawn(move || {
+                let mut seen = Vec::new();
+                loop {
+                    let last = done.load(Ordering::SeqCst);
+                    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                        if let Ok(meta) = entry.metadata() {
+                            seen.push((entry.file_name(), meta.permissions().mode() & 0o777));
+                        }
+                    }
+                    if last {
+                        return seen;
+                    }
+                }
+            })
+        };
+        let secret = vec![b'7'; 64 << 20];
+        write_private_atomically(&dir.path().join("replaced.key"), &secret).unwrap();
+        assert!(create_private(&dir.path().join("created.key"), &secret).unwrap());
+        done.store(true, Ordering::SeqCst);
+        let seen = watcher.join().unwrap();
+        let loose: Vec<_> = seen.iter().filter(|(_, mode)| *mode != 0o600).collect();
+        assert!(loose.is_empty(), "files readable by others: {loose:?}");
+        for name in ["replaced.key", "created.key"] {
+            assert!(seen.iter().any(|(n, _)| n == name), "{name} was seen");
+        }
+    }
+
+    /// Creating a key file where one already is leaves it alone and says so; of two threads
+    /// creating the same file at once, exactly one succeeds.
+    #[test]
+    fn creating_never_replaces_a_key_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("signing.key");
+        assert!(create_private(&path, b"first\n").unwrap());
+        assert!(!create_private(&path, b"second\n").unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"first\n");
+        let raced = dir.path().join("raced.key");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let created: Vec<bool> = (0..2)
+            .map(|i| {
+                let (raced, barrier) = (raced.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    create_private(&raced, format!("{i}\n").as_bytes()).unwrap()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect();
+        assert_eq!(created.iter().filter(|&&c| c).count(), 1, "{created:?}");
+        let kept = std::fs::read_to_string(&raced).unwrap();
+        assert_eq!(
+            kept,
+            format!("{}\n", created.iter().position(|&c| c).unwrap())
+        );
+        // Only the key files are left: no temporary file survives either outcome.
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["raced.key", "signing.key"]);
+    }
 
     #[test]
     fn keys_persist_and_files_are_private() {

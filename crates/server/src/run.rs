@@ -17,27 +17,11 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::Uri;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-
-/// Create a directory (and parents) readable by its owner only.
-///
-/// # Errors
-/// [`ServerError::Io`] naming the directory.
-pub fn create_private_dir(path: &Path) -> Result<(), ServerError> {
-    std::fs::create_dir_all(path)
-        .map_err(|e| ServerError::io(format!("creating {}", path.display()), e))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| ServerError::io(format!("restricting {}", path.display()), e))?;
-    }
-    Ok(())
-}
 
 /// Bind a TCP listener.
 ///
@@ -402,7 +386,7 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
             "share mode needs at least two right-masking services (or none)".into(),
         ));
     }
-    create_private_dir(&cfg.data_dir)?;
+    crate::keys::create_private_dir(&cfg.data_dir)?;
     let admin_source = cfg
         .admin_token
         .clone()

@@ -203,7 +203,7 @@ fn secret(file: Option<&PathBuf>, variable: &str, default: &Path, what: &str) ->
         && !crate::io::exists(path)
     {
         if let Some(dir) = path.parent() {
-            orthomask_server::run::create_private_dir(dir)?;
+            orthomask_server::keys::create_private_dir(dir)?;
         }
         eprintln!("orthomask: created the {what} in {}", path.display());
     }

@@ -289,7 +289,7 @@ impl Collector {
         cfg: CollectorConfig,
         _shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
-        crate::run::create_private_dir(&cfg.data_dir)?;
+        crate::keys::create_private_dir(&cfg.data_dir)?;
         let (store, closed) = Store::open(&cfg.data_dir.join(DB_FILE), SCHEMA)?;
         let keys = crate::keys::KeyStore::open(&cfg.data_dir.join(KEY_FILE), "collector")?;
         let signing =
