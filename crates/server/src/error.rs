@@ -132,6 +132,14 @@ impl ApiError {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, message)
     }
 
+    /// 503 with `Retry-After`: the service is at a limit and will take the request later.
+    pub fn busy(message: impl Into<String>, retry_after: u64) -> Self {
+        Self {
+            retry_after: Some(retry_after),
+            ..Self::unavailable(message)
+        }
+    }
+
     /// 500 with a message safe to show; the details go to the log.
     pub fn internal(context: &str, detail: impl std::fmt::Display) -> Self {
         eprintln!("orthomask-server: internal error: {context}: {detail}");
