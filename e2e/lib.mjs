@@ -149,6 +149,11 @@ export async function offers(s) {
   return (await fetch(`${s.server.base}/__mock/offers`)).json();
 }
 
+/** How many uploads the mock services stored: one per token and service (`/__mock/receipts`). */
+export async function receiptCount(s) {
+  return (await fetch(`${s.server.base}/__mock/receipts`)).json();
+}
+
 /** Every fate request the mock collector answered, in order (`/__mock/fates`). */
 export async function fates(s) {
   return (await fetch(`${s.server.base}/__mock/fates`)).json();

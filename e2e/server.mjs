@@ -31,10 +31,13 @@
 //        {"spoil": {"survey": ID, "cohort": K}} -> cohort K is spoilt (someone sent invalid
 //        data): its fate says so, and new places of ID go to cohort K + 1;
 //        {"fate_busy": N} -> the next N fate requests answer 429 with Retry-After: 1;
-//        {"place_busy": N} -> the next N place requests answer 503 with Retry-After: 1
+//        {"place_busy": N} -> the next N place requests answer 503 with Retry-After: 1;
+//        {"upload_busy": N} -> the next N uploads answer as a service at its connection limit
+//        does: 503 with Retry-After: 1 and Connection: close, nothing stored
 //   GET  /__mock/uploads -> every upload request received (bodies as parsed JSON)
 //   GET  /__mock/offers -> every place request received ({method, survey, invite, cohort})
 //   GET  /__mock/fates -> every fate request received ({survey, cohort, status})
+//   GET  /__mock/receipts -> how many uploads the services stored (one per token and service)
 import { createServer } from 'node:http';
 import { createHash, generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -139,7 +142,7 @@ async function offer(dist, base, id, cohort, key, forger, mode, secret) {
 
 export async function startServer({ dist, fixtures }) {
   const state = {
-    failNext: 0, down: false, offer: 'genuine', fateBusy: 0, placeBusy: 0, uploads: [], offers: [], fates: [],
+    failNext: 0, uploadBusy: 0, down: false, offer: 'genuine', fateBusy: 0, placeBusy: 0, uploads: [], offers: [], fates: [],
     receipts: new Map(), nonces: new Map(), spoilt: new Set(), cohortOf: new Map(),
   };
   const key = collectorKey();
@@ -162,6 +165,7 @@ export async function startServer({ dist, fixtures }) {
         if ('offer' in m) state.offer = m.offer;
         if ('fate_busy' in m) state.fateBusy = m.fate_busy;
         if ('place_busy' in m) state.placeBusy = m.place_busy;
+        if ('upload_busy' in m) state.uploadBusy = m.upload_busy;
         if ('spoil' in m) {
           state.spoilt.add(`${m.spoil.survey}/${m.spoil.cohort}`);
           state.cohortOf.set(m.spoil.survey, Math.max(state.cohortOf.get(m.spoil.survey) ?? 0, m.spoil.cohort + 1));
@@ -171,6 +175,7 @@ export async function startServer({ dist, fixtures }) {
       if (url.pathname === '/__mock/uploads') return send(200, state.uploads);
       if (url.pathname === '/__mock/offers') return send(200, state.offers);
       if (url.pathname === '/__mock/fates') return send(200, state.fates);
+      if (url.pathname === '/__mock/receipts') return send(200, state.receipts.size);
       if (url.pathname === '/api/deployment' && req.method === 'GET') {
         return send(200, { collector_public_key: key.publicHex, collector: base, msp: base, rights: [0, 1, 2].map((i) => `${base}/right/${i}`) });
       }
@@ -220,6 +225,12 @@ export async function startServer({ dist, fixtures }) {
         let body;
         try { body = JSON.parse(text); } catch { return send(400, { error: 'body is not JSON' }); }
         const endpoint = api[1] ?? 'provider';
+        if (state.uploadBusy > 0) {
+          state.uploadBusy -= 1;
+          state.uploads.push({ endpoint, body, busy: 503 });
+          return send(503, { error: 'the service is serving as many connections as it may (1024); retry in 1 s' },
+            'application/json', { 'Retry-After': '1', Connection: 'close' });
+        }
         state.uploads.push({ endpoint, body });
         if (state.down) return send(503, { error: 'the service is down for maintenance' });
         if (state.failNext > 0) { state.failNext -= 1; return send(503, { error: 'temporarily overloaded' }); }

@@ -11,7 +11,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  setup, screenshot, assertDeviceClean, numbersIn, mode, uploads, offers, fates, waitFor, HANG_GUARD_MS,
+  setup, screenshot, assertDeviceClean, numbersIn, mode, uploads, offers, fates, receiptCount, waitFor, HANG_GUARD_MS,
 } from '../lib.mjs';
 
 // Distinctive answers: none of these numbers may leave the page.
@@ -237,6 +237,26 @@ test('"Try again" after a failure resends the same upload with the same token', 
     assert.equal(all.length, 5);
     assert.equal(new Set(all.map((u) => u.body.token)).size, 1);
     assertNoRawData(s, 'try again');
+  } finally {
+    await s.close();
+  }
+});
+
+test('a provider at its connection limit (503, Retry-After) is asked again, and the upload is stored once', async () => {
+  const s = await setup();
+  try {
+    await mode(s, { upload_busy: 2 });
+    await s.page.goto(surveyLink(s));
+    await s.page.getByLabel('I have read this and agree to take part.').check();
+    await s.page.getByRole('button', { name: 'Start the survey' }).click();
+    await answerLeaps(s.page);
+    await s.page.getByRole('button', { name: 'Send' }).click();
+    await s.page.getByTestId('receipt-hash').waitFor();
+    const all = await uploads(s);
+    assert.deepEqual(all.map((u) => u.busy ?? 201), [503, 503, 201], 'two busy answers, then the receipt');
+    assert.equal(new Set(all.map((u) => u.body.token)).size, 1, 'one token: the service stores it once');
+    assert.equal(await receiptCount(s), 1, 'one upload stored');
+    assertNoRawData(s, 'busy provider');
   } finally {
     await s.close();
   }

@@ -54,9 +54,19 @@ pub fn retry_after_ms(seconds: Option<u32>) -> i32 {
     })
 }
 
+/// The wait before asking a busy or unreachable service again: the larger of the back-off and
+/// the service's `Retry-After`, stretched by up to half of itself by `unit` (uniform in
+/// `[0, 1)`). Without the stretch every client of a burst told "retry in 1 s" comes back in the
+/// same millisecond and meets a full service again; with it they spread over half a second.
+pub fn retry_wait_ms(backoff_ms: i32, retry_after_s: Option<u32>, unit: f64) -> i32 {
+    let wait = backoff_ms.max(retry_after_ms(retry_after_s)).max(0);
+    let stretch = f64::from(wait) * unit.clamp(0.0, 1.0) / 2.0;
+    wait.saturating_add(stretch as i32)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::retry_after_ms;
+    use super::{retry_after_ms, retry_wait_ms};
 
     #[test]
     fn retry_after_is_read_as_milliseconds_without_overflow() {
@@ -65,5 +75,18 @@ mod tests {
         assert_eq!(retry_after_ms(Some(30)), 30_000);
         assert_eq!(retry_after_ms(Some(3_000_000)), i32::MAX);
         assert_eq!(retry_after_ms(Some(u32::MAX)), i32::MAX);
+    }
+
+    /// By hand: the larger of back-off and Retry-After, then up to half again.
+    #[test]
+    fn the_wait_honours_retry_after_and_spreads_a_burst() {
+        assert_eq!(retry_wait_ms(400, None, 0.0), 400);
+        assert_eq!(retry_wait_ms(400, None, 0.5), 500);
+        assert_eq!(retry_wait_ms(400, Some(1), 0.0), 1000);
+        assert_eq!(retry_wait_ms(400, Some(1), 0.999_999), 1499);
+        assert_eq!(retry_wait_ms(3200, Some(1), 1.0), 4800);
+        // Out-of-range units are clamped; a huge Retry-After saturates instead of overflowing.
+        assert_eq!(retry_wait_ms(400, Some(1), 7.0), 1500);
+        assert_eq!(retry_wait_ms(400, Some(u32::MAX), 0.9), i32::MAX);
     }
 }

@@ -17,7 +17,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::clock::sleep;
-use crate::model::retry_after_ms;
+use crate::model::retry_wait_ms;
 
 async fn fetch(request: &web_sys::Request, url: &str) -> Result<web_sys::Response, String> {
     let window = web_sys::window().ok_or("no browser window")?;
@@ -251,6 +251,7 @@ pub async fn send_upload(
     let mut last = String::new();
     let mut reached = false;
     for attempt in 1..=policy.attempts.max(1) {
+        let mut retry_after_s = None;
         // Offline for certain: no attempt can reach anything, so do not make the participant
         // wait through the retries.
         if !super::browser::is_online() {
@@ -276,14 +277,15 @@ pub async fn send_upload(
                 if status < 500 && status != 429 {
                     return Err(Failed(message));
                 }
-                if status == 429 {
-                    delay = delay.max(retry_after_ms(retry_after(&response)));
+                // Busy (rate limit, or every connection taken): its Retry-After is the least wait.
+                if status == 429 || status == 503 {
+                    retry_after_s = retry_after(&response);
                 }
                 last = message;
             }
         }
         if attempt < policy.attempts {
-            sleep(delay).await;
+            sleep(retry_wait_ms(delay, retry_after_s, super::random::unit())).await;
             delay = delay.saturating_mul(2);
         }
     }

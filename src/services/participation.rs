@@ -18,7 +18,7 @@ use crate::model::participation::{
     self, Access, DEPLOYMENT_PATH, Source, Unopened, definition_path, demonstration_path,
     place_request,
 };
-use crate::model::retry_after_ms;
+use crate::model::retry_wait_ms;
 
 /// The longest `Retry-After` the page waits through while taking a place (a longer one is shown
 /// as the collector's refusal, and the participant opens the link again later).
@@ -31,7 +31,7 @@ const LONGEST_WAIT_S: u32 = 30;
 ///
 /// Not [`send_upload`]'s loop: only a busy answer is asked again (a network failure or another
 /// refusal is reported at once), a `Retry-After` longer than [`LONGEST_WAIT_S`] is reported,
-/// and it floors the one wait it answers without raising the backoff.
+/// and it floors the one wait it answers (stretched as every retry is: `retry_wait_ms`).
 ///
 /// # Errors
 /// [`FetchError`] of the last attempt.
@@ -44,7 +44,7 @@ pub async fn take_place(survey: &str, invite: Option<&str>) -> Result<String, Fe
         match post_json(&path, &body).await {
             Err(e) if attempt < policy.attempts => match e.busy() {
                 Some(after) if after.unwrap_or(0) <= LONGEST_WAIT_S => {
-                    sleep(delay.max(retry_after_ms(after))).await;
+                    sleep(retry_wait_ms(delay, after, super::random::unit())).await;
                     delay = delay.saturating_mul(2);
                     attempt += 1;
                 }

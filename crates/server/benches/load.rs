@@ -7,17 +7,19 @@
 //! ```
 //!
 //! It creates a survey whose records have exactly `p` values (answer columns and cohort size
-//! chosen so that the collector's own `p₂ = noise_columns_for(m, 0.5, 1e-6)` makes `p₁ + p₂ = p`),
+//! chosen so that the collector's own plan makes `p₁ + p₂ = p`),
 //! lets every participant load a definition and mask a record with the participant client the
 //! web app runs (`orthomask_survey::client`, one set-up device per cohort: deriving `B_k` is the
 //! costly part), then sends all uploads at once and prints the latency percentiles of the
 //! acknowledgements; finally it closes the survey and times the release (the provider's `A₂`, the
-//! hand-over, the collector's unmasking, QA and `A₁`). Every upload must be acknowledged.
+//! hand-over, the collector's unmasking, QA and `A₁`). Every upload must be acknowledged; one
+//! answered busy (503 or 429, with `Retry-After`) is sent again after it, with jitter, and
+//! counted.
 
 use orthomask_core::key::Key;
 use orthomask_survey::client::{Client, verify_receipt};
 use orthomask_survey::coding::Answer;
-use orthomask_survey::plan::default_noise_columns;
+use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
 use orthomask_survey::trust::{DefinitionOffer, Deployment};
 use orthomask_survey::upload::{Receipt, Upload};
 use std::time::{Duration, Instant};
@@ -29,14 +31,53 @@ fn argument(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-/// Answer columns `a` and cohort size `m` with `(a + 1) + p₂(m) = p` under the plan's policy,
-/// the largest `m` first.
-fn design_for(p: usize) -> Option<(usize, usize)> {
-    (20..=2000).rev().find_map(|m| {
-        let p2 = default_noise_columns(m).ok()?;
-        let p1 = p.checked_sub(p2)?;
-        (p1 >= 6 && p1 < m && p1 <= 40).then_some((p1 - 1, m))
+/// The draft the benchmark creates: `answers` number questions in 0–100, cohorts of `m`.
+fn load_draft(answers: usize, m: usize) -> serde_json::Value {
+    let questions: Vec<serde_json::Value> = (0..answers)
+        .map(|j| serde_json::json!({"id": format!("x{j}"), "label": format!("Value {j}"), "kind": "number", "min": 0, "max": 100}))
+        .collect();
+    serde_json::json!({
+        "id": "load", "title": "Load test", "consent": "Load test.", "questions": questions,
+        "cohort_size": m, "invitations": true,
     })
+}
+
+/// The record length `p₁ + p₂` the collector plans for [`load_draft`] — by the collector's own
+/// planner (`orthomask_survey::draft::plan_survey`), so the benchmark's records are the ones a
+/// real survey of that shape gets (noise columns for the accuracy target included).
+fn planned_p(answers: usize, m: usize) -> Option<usize> {
+    let draft: SurveyDraft = serde_json::from_value(load_draft(answers, m)).ok()?;
+    let endpoints = Endpoints {
+        provider: "http://127.0.0.1:9",
+        right_services: &[],
+    };
+    let planned = plan_survey(&draft, endpoints).ok()?;
+    Some(planned.plan.masking.p1 + planned.plan.masking.p2)
+}
+
+/// Answer columns `a` (5–39) and cohort size `m` (20–2000) whose planned records have exactly
+/// `p` values, the largest `m` first. `p` grows with `m` for a fixed `a`, so each `a` is a
+/// binary search.
+fn design_for(p: usize) -> Option<(usize, usize)> {
+    (5..=39).find_map(|answers| {
+        let (mut lo, mut hi) = (20_usize, 2000_usize);
+        while lo <= hi {
+            let m = lo + (hi - lo) / 2;
+            match planned_p(answers, m) {
+                Some(q) if q == p => return Some((answers, m)),
+                Some(q) if q < p => lo = m + 1,
+                _ => hi = m.checked_sub(1)?,
+            }
+        }
+        None
+    })
+}
+
+/// The first `p` of `candidates` some design gives, as text ("none" if there is none).
+fn first_possible(mut candidates: impl Iterator<Item = usize>) -> String {
+    candidates
+        .find(|&q| design_for(q).is_some())
+        .map_or_else(|| "none".to_owned(), |q| q.to_string())
 }
 
 fn percentile(sorted: &[Duration], q: f64) -> Duration {
@@ -54,9 +95,16 @@ async fn main() {
         eprintln!("usage: load --services DIR [--participants N] [--p P]  (see scripts/load.sh)");
         std::process::exit(2);
     };
-    let participants: usize =
-        argument("--participants").map_or(200, |v| v.parse().expect("--participants"));
-    let p: usize = argument("--p").map_or(1000, |v| v.parse().expect("--p"));
+    let number = |name: &str, default: usize| -> usize {
+        argument(name).map_or(default, |v| {
+            v.parse().unwrap_or_else(|_| {
+                eprintln!("load: {name} must be a whole number, not {v:?}");
+                std::process::exit(2)
+            })
+        })
+    };
+    let participants = number("--participants", 200);
+    let p = number("--p", 1000);
     let dir = std::path::PathBuf::from(dir);
     let services: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("services.json")).expect("services.json"),
@@ -68,20 +116,31 @@ async fn main() {
         .as_str()
         .expect("collector URL")
         .to_owned();
-    let (answers, m) = design_for(p).expect("no design gives that p");
+    let Some((answers, m)) = design_for(p) else {
+        let smallest = planned_p(5, 20).unwrap_or(0);
+        if p < smallest {
+            eprintln!(
+                "load: no survey has records of p = {p} values: the smallest the collector plans \
+                 (5 answer columns, cohorts of 20) has {smallest}"
+            );
+        } else {
+            eprintln!(
+                "load: no survey has records of p = {p} values (answer columns 5-39 and a cohort \
+                 of 20-2000, as the collector plans them); the nearest possible are {} below and \
+                 {} above",
+                first_possible((p.saturating_sub(200)..p).rev()),
+                first_possible(p + 1..p + 200),
+            );
+        }
+        std::process::exit(2)
+    };
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(participants)
         .timeout(Duration::from_secs(300))
         .build()
         .expect("client");
 
-    let questions: Vec<serde_json::Value> = (0..answers)
-        .map(|j| serde_json::json!({"id": format!("x{j}"), "label": format!("Value {j}"), "kind": "number", "min": 0, "max": 100}))
-        .collect();
-    let draft = serde_json::json!({
-        "id": "load", "title": "Load test", "consent": "Load test.", "questions": questions,
-        "cohort_size": m, "invitations": true,
-    });
+    let draft = load_draft(answers, m);
     let created = http
         .post(format!("{collector}/api/admin/surveys"))
         .bearer_auth(admin)
@@ -190,7 +249,10 @@ async fn main() {
         started.elapsed().as_secs_f64()
     );
 
-    // All uploads at once.
+    // All uploads at once. A busy answer (429, or 503 from a service at its connection limit)
+    // or a refused connection is asked again after the service's Retry-After (at least the
+    // back-off), stretched by a random up to half of itself, as every client of the services
+    // does; the latency runs from the first attempt to the receipt.
     let burst = Instant::now();
     let tasks: Vec<_> = prepared
         .into_iter()
@@ -199,31 +261,53 @@ async fn main() {
             tokio::spawn(async move {
                 let body = serde_json::to_string(&upload).unwrap();
                 let t = Instant::now();
-                let r = http
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .body(body)
-                    .send()
-                    .await
-                    .expect("upload sent");
-                let status = r.status().as_u16();
-                let text = r.text().await.unwrap();
-                let elapsed = t.elapsed();
-                assert_eq!(status, 201, "upload refused: {text}");
-                let receipt: Receipt = serde_json::from_str(&text).unwrap();
-                verify_receipt(&upload, &receipt).expect("the receipt acknowledges the upload");
-                elapsed
+                let mut busy = 0_u32;
+                let mut backoff = Duration::from_millis(250);
+                loop {
+                    let sent = http
+                        .post(&url)
+                        .header("content-type", "application/json")
+                        .body(body.clone())
+                        .send()
+                        .await;
+                    let retry_after = match sent {
+                        Ok(r) if matches!(r.status().as_u16(), 429 | 503) => r
+                            .headers()
+                            .get("retry-after")
+                            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok()),
+                        Ok(r) => {
+                            let status = r.status().as_u16();
+                            let text = r.text().await.unwrap_or_default();
+                            assert_eq!(status, 201, "upload refused: {text}");
+                            let receipt: Receipt = serde_json::from_str(&text).unwrap();
+                            verify_receipt(&upload, &receipt)
+                                .expect("the receipt acknowledges the upload");
+                            return (t.elapsed(), busy);
+                        }
+                        // Closed at once beyond both caps, or reset: try again.
+                        Err(_) => None,
+                    };
+                    busy += 1;
+                    assert!(busy <= 60, "upload still refused after 60 attempts");
+                    let wait = backoff.max(Duration::from_secs(retry_after.unwrap_or(0)));
+                    let unit = getrandom::u32().map_or(0.5, |v| f64::from(v) / 4_294_967_296.0);
+                    tokio::time::sleep(wait.mul_f64(1.0 + unit / 2.0)).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(30));
+                }
             })
         })
         .collect();
     let mut latencies = Vec::new();
+    let mut retried = 0_usize;
     for t in tasks {
-        latencies.push(t.await.expect("an upload task failed"));
+        let (latency, busy) = t.await.expect("an upload task failed");
+        latencies.push(latency);
+        retried += usize::from(busy > 0);
     }
     let wall = burst.elapsed();
     latencies.sort();
     println!(
-        "uploads: {} of {participants} acknowledged in {:.2} s ({:.0}/s); latency p50 {}, p90 {}, p99 {}, max {}",
+        "uploads: {} of {participants} acknowledged in {:.2} s ({:.0}/s), {retried} after a busy answer; latency p50 {}, p90 {}, p99 {}, max {}",
         latencies.len(),
         wall.as_secs_f64(),
         latencies.len() as f64 / wall.as_secs_f64(),
@@ -231,6 +315,16 @@ async fn main() {
         ms(percentile(&latencies, 0.9)),
         ms(percentile(&latencies, 0.99)),
         ms(*latencies.last().unwrap())
+    );
+    // One machine-readable line for scripts/load.sh's table.
+    println!(
+        "RESULT participants={participants} wall_s={:.2} rate={:.0} retried={retried} p50_ms={:.0} p90_ms={:.0} p99_ms={:.0} max_ms={:.0}",
+        wall.as_secs_f64(),
+        latencies.len() as f64 / wall.as_secs_f64(),
+        percentile(&latencies, 0.5).as_secs_f64() * 1e3,
+        percentile(&latencies, 0.9).as_secs_f64() * 1e3,
+        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+        latencies.last().unwrap().as_secs_f64() * 1e3,
     );
     load_latency.sort();
     println!(

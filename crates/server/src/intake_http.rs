@@ -262,9 +262,7 @@ pub async fn released<S: IntakeService>(
     if let Err(e) = client.send(reqwest::Method::GET, &manifest, None).await {
         return Err(ApiError::conflict(format!(
             "survey {survey:?} is not released at the collector ({}); nothing was erased",
-            match e {
-                crate::outbox::PeerError::Retry(m) | crate::outbox::PeerError::Rejected(m) => m,
-            }
+            e
         )));
     }
     let s = survey.clone();

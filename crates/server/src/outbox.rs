@@ -4,7 +4,8 @@
 //! collector, a right-masking service's block for the provider, …) writes it into its own
 //! `outbox` table *in the same transaction* that records the state change. A background task
 //! sends pending items with `PUT` and the peer bearer token, retrying with exponential back-off
-//! (0.25 s doubling up to 30 s) for as long as the peer is down or answers 5xx, 408 or 429; a
+//! (0.25 s doubling up to 30 s, or the peer's `Retry-After` when longer, each wait stretched by a
+//! random up to half of itself) for as long as the peer is down or answers 5xx, 408 or 429; a
 //! service restarted after a crash resumes its pending items. Peers treat a repeated `PUT` of
 //! the same body as a success, so a hand-over that was received but whose answer was lost is
 //! simply sent again. Only an answer that judges the content — 400, 409, 422: the peer read the
@@ -136,8 +137,9 @@ pub fn summary(conn: &Connection, survey: &str) -> rusqlite::Result<Vec<OutboxSu
 /// Why a request to a peer failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PeerError {
-    /// Worth retrying: unreachable, timed out, or an answer that does not judge the content.
-    Retry(String),
+    /// Worth retrying: unreachable, timed out, or an answer that does not judge the content;
+    /// with the peer's `Retry-After` (seconds) when a busy peer (429, 503) said when.
+    Retry(String, Option<u64>),
     /// Final: the peer read the request and refused its content (400, 409, 422), with its
     /// message.
     Rejected(String),
@@ -169,7 +171,7 @@ pub fn requeue(conn: &Connection, survey: &str) -> rusqlite::Result<usize> {
 impl std::fmt::Display for PeerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Retry(m) | Self::Rejected(m) => f.write_str(m),
+            Self::Retry(m, _) | Self::Rejected(m) => f.write_str(m),
         }
     }
 }
@@ -222,12 +224,16 @@ impl PeerClient {
         let response = request
             .send()
             .await
-            .map_err(|e| PeerError::Retry(format!("{url}: {e}")))?;
+            .map_err(|e| PeerError::Retry(format!("{url}: {e}"), None))?;
         let status = response.status();
+        let retry_after = matches!(status.as_u16(), 429 | 503)
+            .then(|| response.headers().get(reqwest::header::RETRY_AFTER))
+            .flatten()
+            .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
         let bytes = response
             .bytes()
             .await
-            .map_err(|e| PeerError::Retry(format!("{url}: reading the answer: {e}")))?;
+            .map_err(|e| PeerError::Retry(format!("{url}: reading the answer: {e}"), None))?;
         if status.is_success() {
             return Ok(bytes.to_vec());
         }
@@ -239,7 +245,7 @@ impl PeerClient {
         if judges_the_content(status) {
             Err(PeerError::Rejected(line))
         } else {
-            Err(PeerError::Retry(line))
+            Err(PeerError::Retry(line, retry_after))
         }
     }
 }
@@ -253,6 +259,19 @@ pub type DeliveredHook =
 fn backoff(attempts: u32) -> Duration {
     let ms = 250u64.saturating_mul(1u64 << attempts.min(16));
     Duration::from_millis(ms.min(30_000))
+}
+
+/// The wait before attempt `attempts + 1`: the back-off, or the peer's `Retry-After` when that
+/// is longer, stretched by up to half of itself by `unit` (uniform in `[0, 1)`), so that the
+/// items a busy peer turned away together do not all come back in the same instant.
+fn next_wait(attempts: u32, retry_after_s: Option<u64>, unit: f64) -> Duration {
+    let wait = backoff(attempts).max(Duration::from_secs(retry_after_s.unwrap_or(0)));
+    wait.mul_f64(1.0 + unit.clamp(0.0, 1.0) / 2.0)
+}
+
+/// A uniform number in `[0, 1)` from the operating system (0.5 if it gives none: jitter only).
+fn jitter_unit() -> f64 {
+    getrandom::u32().map_or(0.5, |v| f64::from(v) / 4_294_967_296.0)
 }
 
 /// Items sent at once per round.
@@ -335,7 +354,7 @@ pub async fn run(
                                 (item.id, message, now, step(OutboxState::Pending.reject())?),
                             )?;
                         }
-                        Err(PeerError::Retry(message)) => {
+                        Err(PeerError::Retry(message, retry_after)) => {
                             let attempts: u32 = c
                                 .query_row(
                                     "SELECT attempts FROM outbox WHERE id = ?1",
@@ -344,7 +363,8 @@ pub async fn run(
                                 )
                                 .optional()?
                                 .unwrap_or(0);
-                            let wait = i64::try_from(backoff(attempts).as_millis()).unwrap_or(0);
+                            let wait = next_wait(attempts, retry_after, jitter_unit());
+                            let wait = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
                             c.execute(
                                 "UPDATE outbox SET attempts = attempts + 1, last_error = ?2,
                                  next_attempt_ms = ?3 WHERE id = ?1",
@@ -419,5 +439,18 @@ mod tests {
         assert_eq!(backoff(0), Duration::from_millis(250));
         assert_eq!(backoff(3), Duration::from_millis(2000));
         assert_eq!(backoff(40), Duration::from_secs(30));
+    }
+
+    /// By hand: a busy peer's Retry-After floors the wait, and the stretch adds up to half.
+    #[test]
+    fn a_busy_peers_retry_after_is_honoured_and_spread() {
+        assert_eq!(next_wait(0, None, 0.0), Duration::from_millis(250));
+        assert_eq!(next_wait(0, Some(1), 0.0), Duration::from_secs(1));
+        assert_eq!(next_wait(0, Some(1), 0.5), Duration::from_millis(1250));
+        assert_eq!(next_wait(3, Some(1), 1.0), Duration::from_millis(3000));
+        assert_eq!(next_wait(40, Some(120), 0.0), Duration::from_secs(120));
+        assert_eq!(next_wait(0, None, -3.0), Duration::from_millis(250));
+        let unit = jitter_unit();
+        assert!((0.0..1.0).contains(&unit), "{unit}");
     }
 }

@@ -438,7 +438,7 @@ impl Collector {
             .send(method, &url, body)
             .await
             .map_err(|e| match e {
-                PeerError::Retry(m) => {
+                PeerError::Retry(m, _) => {
                     ApiError::unavailable(format!("{name} is unreachable ({m}); try again"))
                 }
                 PeerError::Rejected(m) => ApiError::bad_gateway(format!("{name} refused: {m}")),
