@@ -9,6 +9,7 @@ mod io;
 mod keys;
 
 use clap::{Parser, Subcommand};
+use std::io::Write as _;
 use std::process::ExitCode;
 
 /// Privacy-preserving survey data collection by triple matrix-masking (TM²).
@@ -104,7 +105,9 @@ fn main() -> ExitCode {
             .map(|s| (*s).to_owned())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".to_owned());
-        eprintln!(
+        // Not eprintln!, which panics when standard error cannot be written.
+        let _ = writeln!(
+            std::io::stderr(),
             "error: internal error (please report): {}",
             message.replace('\n', " ")
         );
@@ -114,7 +117,11 @@ fn main() -> ExitCode {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(error)) => {
             // `{:#}` joins the context chain on one line: "reading X.csv: X.csv:3:2: …".
-            eprintln!("error: {}", format!("{error:#}").replace('\n', " "));
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {}",
+                format!("{error:#}").replace('\n', " ")
+            );
             ExitCode::FAILURE
         }
         Err(_) => ExitCode::from(EXIT_INTERNAL),

@@ -142,7 +142,7 @@ impl ApiError {
 
     /// 500 with a message safe to show; the details go to the log.
     pub fn internal(context: &str, detail: impl std::fmt::Display) -> Self {
-        eprintln!("orthomask-server: internal error: {context}: {detail}");
+        tracing::error!("internal error: {context}: {detail}");
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("internal error: {context}; nothing was changed, try again"),

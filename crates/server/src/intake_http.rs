@@ -135,7 +135,7 @@ pub async fn worker_loop<F, Fut>(
         match step().await {
             Ok(()) => {}
             Err(StoreError::Closed) => return,
-            Err(e) => eprintln!("orthomask-server: {role}: {e}"),
+            Err(e) => tracing::warn!("{role}: {e}"),
         }
         tokio::select! {
             () = work.notified() => {}
@@ -195,7 +195,7 @@ where
             if matches!(e, StoreError::Closed) {
                 return Err(e);
             }
-            eprintln!("orthomask-server: {role}: survey {survey} cohort {cohort}: {e}");
+            tracing::warn!("{role}: survey {survey} cohort {cohort}: {e}");
         }
     }
     Ok(())

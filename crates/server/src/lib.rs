@@ -17,6 +17,7 @@
 //! shared by the accepting services, each role, then the web app and the runner.
 
 pub mod error;
+pub mod log;
 pub mod time;
 
 pub mod compute;

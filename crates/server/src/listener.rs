@@ -236,6 +236,6 @@ async fn wait_after_accept_error(e: &std::io::Error) {
     ) {
         return;
     }
-    eprintln!("orthomask-server: accepting a connection failed: {e}");
+    tracing::warn!("accepting a connection failed: {e}");
     tokio::time::sleep(Duration::from_secs(1)).await;
 }

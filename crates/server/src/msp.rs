@@ -176,7 +176,7 @@ impl Msp {
             if blocks == reg.share_services
                 && let Err(e) = self.process_shares(&reg, cohort).await
             {
-                eprintln!("orthomask-server: msp: survey {survey} cohort {cohort} (shares): {e}");
+                tracing::warn!("msp: survey {survey} cohort {cohort} (shares): {e}");
                 if matches!(e, StoreError::Closed) {
                     return Err(e);
                 }
@@ -487,7 +487,7 @@ fn delivered(c: &rusqlite::Connection, item: &OutboxItem) -> rusqlite::Result<()
 async fn health() -> Response {
     json(
         StatusCode::OK,
-        &serde_json::json!({"role": "masking service provider", "ok": true}),
+        &serde_json::json!({"role": "masking service provider", "ok": true, "log_lines_dropped": crate::log::dropped()}),
     )
 }
 

@@ -314,7 +314,7 @@ pub async fn run(
             Ok(d) => d,
             Err(StoreError::Closed) => return,
             Err(e) => {
-                eprintln!("orthomask-server: outbox: {e}");
+                tracing::warn!("outbox: {e}");
                 Vec::new()
             }
         };
@@ -344,9 +344,11 @@ pub async fn run(
                             return Ok(true);
                         }
                         Err(PeerError::Rejected(message)) => {
-                            eprintln!(
-                                "orthomask-server: {} for survey {} cohort {} was refused: {message}",
-                                item.kind, item.survey, item.cohort
+                            tracing::warn!(
+                                "{} for survey {} cohort {} was refused: {message}",
+                                item.kind,
+                                item.survey,
+                                item.cohort
                             );
                             c.execute(
                                 "UPDATE outbox SET state = ?4, last_error = ?2,
@@ -379,11 +381,11 @@ pub async fn run(
                 // The hook may have erased data: make the erasure reach the files now.
                 Ok(true) => {
                     if let Err(e) = store.checkpoint().await {
-                        eprintln!("orthomask-server: outbox: checkpoint after erasing: {e}");
+                        tracing::warn!("outbox: checkpoint after erasing: {e}");
                     }
                 }
                 Ok(false) => {}
-                Err(e) => eprintln!("orthomask-server: outbox: recording a delivery: {e}"),
+                Err(e) => tracing::warn!("outbox: recording a delivery: {e}"),
             }
         }
         if due.len() == ROUND {

@@ -368,7 +368,7 @@ fn delivered(c: &rusqlite::Connection, item: &OutboxItem) -> rusqlite::Result<()
 async fn health(State(right): State<Right>) -> Response {
     json(
         StatusCode::OK,
-        &serde_json::json!({"role": "right-masking service", "index": right.0.cfg.index, "ok": true}),
+        &serde_json::json!({"role": "right-masking service", "index": right.0.cfg.index, "ok": true, "log_lines_dropped": crate::log::dropped()}),
     )
 }
 

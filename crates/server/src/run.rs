@@ -92,10 +92,7 @@ impl Running {
                 .await
                 .unwrap_or(false);
         if !done {
-            eprintln!(
-                "orthomask-server: {}: the store did not close in time",
-                self.name
-            );
+            tracing::warn!("{}: the store did not close in time", self.name);
         }
     }
 }
@@ -577,7 +574,9 @@ pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
     runtime.block_on(async move {
         // Listen before announcing: see `ShutdownSignal`.
         let shutdown = ShutdownSignal::listen();
-        let announce = |r: &Running| println!("{} listening on {}", r.name(), r.url());
+        let announce = |r: &Running| {
+            crate::log::announce(format_args!("{} listening on {}", r.name(), r.url()))
+        };
         match plan {
             ServePlan::Msp(cfg, address) => {
                 let running = start_msp(cfg, bind(&address).await?).await?;
@@ -596,7 +595,11 @@ pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
                 let running = start_collector(cfg, bind(&address).await?).await?;
                 announce(&running);
                 if let Some(dir) = web {
-                    println!("web app from {} at {}/", dir.display(), running.url());
+                    crate::log::announce(format_args!(
+                        "web app from {} at {}/",
+                        dir.display(),
+                        running.url()
+                    ));
                 }
                 shutdown.wait().await;
                 running.stop().await;
@@ -610,18 +613,18 @@ pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
                     announce(r);
                 }
                 for d in &all.demonstrations {
-                    println!("{d}");
+                    crate::log::announce(format_args!("{d}"));
                 }
-                println!(
+                crate::log::announce(format_args!(
                     "admin token in {}; service URLs in {}",
                     dir.join("admin-token").display(),
                     dir.join("services.json").display()
-                );
+                ));
                 shutdown.wait().await;
                 all.stop().await;
             }
         }
-        println!("stopped");
+        crate::log::announce(format_args!("stopped"));
         Ok(())
     })
 }

@@ -205,7 +205,7 @@ fn secret(file: Option<&PathBuf>, variable: &str, default: &Path, what: &str) ->
         if let Some(dir) = path.parent() {
             orthomask_server::keys::create_private_dir(dir)?;
         }
-        eprintln!("orthomask: created the {what} in {}", path.display());
+        tracing::info!("created the {what} in {}", path.display());
     }
     Ok(load_secret(&source, what)?)
 }
@@ -233,9 +233,9 @@ fn web_dir(dir: &Path, no_web: bool) -> Option<PathBuf> {
         return None;
     }
     if !crate::io::exists(&dir.join("index.html")) {
-        eprintln!(
-            "orthomask: warning: {} has no index.html; build the web app with bash scripts/build-web.sh \
-             (the API works without it)",
+        tracing::warn!(
+            "{} has no index.html; build the web app with bash scripts/build-web.sh (the API works \
+             without it)",
             dir.display()
         );
     }
@@ -244,6 +244,11 @@ fn web_dir(dir: &Path, no_web: bool) -> Option<PathBuf> {
 
 /// Run `serve`.
 pub fn run(command: ServeCommand) -> Result<()> {
+    // The services keep serving when their output cannot be written (issue 30 §2): a closed
+    // pipe is an error the log counts, not the SIGPIPE that `main` restores for the other
+    // commands, and every line goes through the non-blocking log.
+    ignore_sigpipe();
+    orthomask_server::log::init();
     // Check every argument before any secret file is created.
     match &command {
         ServeCommand::Msp(a) => a.common.limits.limits().map(drop)?,
@@ -310,3 +315,15 @@ pub fn run(command: ServeCommand) -> Result<()> {
     };
     Ok(serve_blocking(plan)?)
 }
+
+#[cfg(unix)]
+fn ignore_sigpipe() {
+    // SAFETY: `serve` calls this before it starts the runtime or any other thread; `signal`
+    // with `SIG_IGN` only changes the disposition of one signal.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+#[cfg(not(unix))]
+fn ignore_sigpipe() {}

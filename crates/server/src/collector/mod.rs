@@ -315,15 +315,15 @@ impl Collector {
         let sweeper = collector.clone();
         let tasks = vec![tokio::spawn(async move {
             if let Err(e) = handover::resume_combining(&sweeper).await {
-                eprintln!("orthomask-server: collector: resuming interrupted combining: {e}");
+                tracing::warn!("collector: resuming interrupted combining: {e}");
             }
             for survey in closing {
                 if let Err(e) = sweeper.maybe_release(&survey).await {
-                    eprintln!("orthomask-server: collector: releasing {survey}: {e}");
+                    tracing::warn!("collector: releasing {survey}: {e}");
                 }
             }
             if let Err(e) = sweeper.erase_released().await {
-                eprintln!("orthomask-server: collector: erasing after a release: {e}");
+                tracing::warn!("collector: erasing after a release: {e}");
             }
         })];
         Ok((collector, tasks, closed))
@@ -491,7 +491,7 @@ async fn deployment(State(col): State<Collector>) -> Response {
 async fn health() -> Response {
     json(
         StatusCode::OK,
-        &serde_json::json!({"role": "data collector", "ok": true}),
+        &serde_json::json!({"role": "data collector", "ok": true, "log_lines_dropped": crate::log::dropped()}),
     )
 }
 

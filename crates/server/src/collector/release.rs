@@ -187,7 +187,7 @@ impl Collector {
             .await?;
         if let Err(e) = self.erase_after_release(survey).await {
             // The release stands; the erasure is retried at the next start-up.
-            eprintln!("orthomask-server: collector: erasing {survey} after its release: {e}");
+            tracing::warn!("collector: erasing {survey} after its release: {e}");
         }
         Ok(())
     }
@@ -263,7 +263,7 @@ impl Collector {
             let s = survey.clone();
             self.0.store.run(move |c| erase_cohort_data(c, &s)).await?;
             if let Err(e) = self.erase_after_release(&survey).await {
-                eprintln!("orthomask-server: collector: erasing {survey} after its release: {e}");
+                tracing::warn!("collector: erasing {survey} after its release: {e}");
             }
         }
         Ok(())
