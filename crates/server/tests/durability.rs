@@ -342,8 +342,12 @@ async fn a_hand_over_waits_for_a_collector_that_is_down() {
     let (csv, _) = wait_for_release(&http, &collector_url, "waits", 60).await;
     let raw: Vec<Vec<f64>> = prepared.into_iter().map(|(r, _)| r).collect();
     assert_same_regression(&raw, &csv);
-    let (_, view) = peer_view(&http, &msp_url, PEER_TOKEN, "waits").await;
-    assert_eq!(view["outbox"][0]["state"], "delivered", "{view}");
+    // The provider records the delivery once the collector's answer reaches it, which may be
+    // after the release is published.
+    wait_for_peer_view(&http, &msp_url, PEER_TOKEN, "waits", |v| {
+        v["outbox"][0]["state"] == "delivered"
+    })
+    .await;
     collector.stop().await;
     msp.stop().await;
 }
