@@ -4,6 +4,7 @@
 //! standard output. Failures print one line on standard error — naming the file, line and column
 //! for bad input — and exit non-zero; the tool never panics on user data.
 
+mod closed_pipe;
 mod commands;
 mod io;
 mod keys;
@@ -78,22 +79,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 /// Exit status for an internal error (BSD `EX_SOFTWARE`).
 const EXIT_INTERNAL: u8 = 70;
 
-/// Let `orthomask … | head` end quietly: restore the default SIGPIPE action (Rust ignores it, so
-/// a closed pipe would otherwise surface as a failed `println!`).
-#[cfg(unix)]
-fn default_sigpipe() {
-    // SAFETY: called first thing in `main`, before any other thread exists; `signal` with
-    // `SIG_DFL` only resets the disposition of one signal.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}
-
-#[cfg(not(unix))]
-fn default_sigpipe() {}
-
 fn main() -> ExitCode {
-    default_sigpipe();
+    // `orthomask … | head` ends quietly (`serve` chooses otherwise).
+    closed_pipe::on_closed_pipe(closed_pipe::OnClosedPipe::End);
     // The services and the pipeline run large kernels again and again: keep freed memory for
     // reuse instead of faulting it back in every time (see the function's measurements).
     orthomask_core::runtime::keep_freed_memory();

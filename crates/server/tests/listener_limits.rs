@@ -99,23 +99,39 @@ async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(
     None
 }
 
+/// A provider that serves two connections at once, and waits long for headers (so that a
+/// connection that says nothing keeps its place).
+async fn provider_with_two_places(dir: &std::path::Path) -> orthomask_server::Running {
+    let limits = ConnectionLimits {
+        max_connections: 2,
+        header_read_timeout: Duration::from_secs(120),
+        ..ConnectionLimits::default()
+    };
+    start_msp(
+        provider_config(dir, limits),
+        bind("127.0.0.1:0").await.unwrap(),
+    )
+    .await
+    .unwrap()
+}
+
+/// Whether a GET of `url` is answered 200 before the hang guard of [`wait_for`].
+async fn served_at_last(url: &str) -> bool {
+    wait_for(|| async {
+        let answer = client().get(url).send().await.ok()?;
+        (answer.status() == 200).then_some(())
+    })
+    .await
+    .is_some()
+}
+
 /// Two connections that say nothing take both places; a third is answered at once — while the
 /// two still hold their places, so it cannot have waited for one — with 503, `Retry-After` and
 /// the reason; once the two close, a request is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_over_the_cap_is_answered_503_with_retry_after() {
     let dir = tempfile::tempdir().unwrap();
-    let limits = ConnectionLimits {
-        max_connections: 2,
-        header_read_timeout: Duration::from_secs(120),
-        ..ConnectionLimits::default()
-    };
-    let msp = start_msp(
-        provider_config(dir.path(), limits),
-        bind("127.0.0.1:0").await.unwrap(),
-    )
-    .await
-    .unwrap();
+    let msp = provider_with_two_places(dir.path()).await;
     let held = [
         TcpStream::connect(msp.addr()).await.unwrap(),
         TcpStream::connect(msp.addr()).await.unwrap(),
@@ -139,15 +155,8 @@ async fn a_connection_over_the_cap_is_answered_503_with_retry_after() {
         "{body}"
     );
     drop(held);
-    let served = wait_for(|| async {
-        let answer = client().get(&url).send().await.ok()?;
-        (answer.status() == 200).then_some(())
-    })
-    .await;
-    assert!(
-        served.is_some(),
-        "a request is served once the places are free"
-    );
+    let served = served_at_last(&url).await;
+    assert!(served, "a request is served once the places are free");
     msp.stop().await;
 }
 
@@ -157,17 +166,7 @@ async fn a_connection_over_the_cap_is_answered_503_with_retry_after() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_keep_alive_connections_give_their_places_back() {
     let dir = tempfile::tempdir().unwrap();
-    let limits = ConnectionLimits {
-        max_connections: 2,
-        header_read_timeout: Duration::from_secs(120),
-        ..ConnectionLimits::default()
-    };
-    let msp = start_msp(
-        provider_config(dir.path(), limits),
-        bind("127.0.0.1:0").await.unwrap(),
-    )
-    .await
-    .unwrap();
+    let msp = provider_with_two_places(dir.path()).await;
     // One place: a keep-alive connection, answered once and now idle.
     let mut idle = TcpStream::connect(msp.addr()).await.unwrap();
     idle.write_all(b"GET /api/health HTTP/1.1\r\nHost: msp\r\n\r\n")
@@ -187,15 +186,8 @@ async fn idle_keep_alive_connections_give_their_places_back() {
         !rest.is_empty(),
         "the first answer's rest came before the end"
     );
-    let served = wait_for(|| async {
-        let answer = client().get(&url).send().await.ok()?;
-        (answer.status() == 200).then_some(())
-    })
-    .await;
-    assert!(
-        served.is_some(),
-        "the idle connection's place served a new request"
-    );
+    let served = served_at_last(&url).await;
+    assert!(served, "the idle connection's place served a new request");
     msp.stop().await;
 }
 

@@ -247,7 +247,7 @@ pub fn run(command: ServeCommand) -> Result<()> {
     // The services keep serving when their output cannot be written (issue 30 §2): a closed
     // pipe is an error the log counts, not the SIGPIPE that `main` restores for the other
     // commands, and every line goes through the non-blocking log.
-    ignore_sigpipe();
+    crate::closed_pipe::on_closed_pipe(crate::closed_pipe::OnClosedPipe::FailTheWrite);
     orthomask_server::log::init();
     // Check every argument before any secret file is created.
     match &command {
@@ -315,15 +315,3 @@ pub fn run(command: ServeCommand) -> Result<()> {
     };
     Ok(serve_blocking(plan)?)
 }
-
-#[cfg(unix)]
-fn ignore_sigpipe() {
-    // SAFETY: `serve` calls this before it starts the runtime or any other thread; `signal`
-    // with `SIG_IGN` only changes the disposition of one signal.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
-}
-
-#[cfg(not(unix))]
-fn ignore_sigpipe() {}
