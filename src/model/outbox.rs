@@ -66,12 +66,13 @@ impl WaitingSubmission {
     /// Check what was read back from the device's storage, as the form checked the definition
     /// it came from (`Deployment::accept`), before anything of it is sent: every address is this
     /// deployment's (the provider's, or in share mode distinct right-masking services'), and
-    /// every credential is the collector's for this survey and cohort, unexpired at `now`. A
-    /// stored entry someone edited to send elsewhere, or with a forged credential, is refused.
+    /// every credential is the collector's for this survey and cohort (its expiry is the
+    /// services' to judge, by their clocks: this device's may be hours off). A stored entry
+    /// someone edited to send elsewhere, or with a forged credential, is refused.
     ///
     /// # Errors
     /// The first [`TrustError`].
-    pub fn check(&self, deployment: &Deployment, now: u64) -> Result<(), TrustError> {
+    pub fn check(&self, deployment: &Deployment) -> Result<(), TrustError> {
         let urls: Vec<String> = self.destinations.iter().map(|d| d.url.clone()).collect();
         match urls.as_slice() {
             [one] => deployment.check_provider_address(&self.survey, one)?,
@@ -79,11 +80,10 @@ impl WaitingSubmission {
         }
         for d in &self.destinations {
             if let Some(credential) = &d.upload.credential {
-                credential.check(
+                credential.check_issued(
                     &deployment.collector_public_key,
                     &self.survey,
                     self.cohort,
-                    now,
                 )?;
             }
         }
@@ -206,16 +206,16 @@ mod tests {
         let mut waiting = WaitingSubmission::from_prepared(&p).unwrap();
         waiting.destinations[0].url = Deployment::upload_url("http://c", &survey.id);
         let genuine = deployment(&CollectorSigningKey::from_secret([3; 32]));
-        waiting.check(&genuine, 1_800_000_000).unwrap();
+        waiting.check(&genuine).unwrap();
         let mut elsewhere = waiting.clone();
         elsewhere.destinations[0].url = "http://evil.example/api/surveys/leaps-demo/uploads".into();
         assert!(matches!(
-            elsewhere.check(&genuine, 1_800_000_000),
+            elsewhere.check(&genuine),
             Err(TrustError::ForeignDestination { .. })
         ));
         let forger = deployment(&CollectorSigningKey::from_secret([8; 32]));
         assert!(matches!(
-            waiting.check(&forger, 1_800_000_000),
+            waiting.check(&forger),
             Err(TrustError::Credential(_))
         ));
         let mut expired = waiting.clone();
@@ -223,7 +223,7 @@ mod tests {
             c.expires_at = 1;
         }
         assert!(matches!(
-            expired.check(&genuine, 1_800_000_000),
+            expired.check(&genuine),
             Err(TrustError::Credential(_))
         ));
     }

@@ -1,4 +1,5 @@
-//! Milliseconds from `performance.now()`, in a page or a worker, and the wall clock.
+//! Milliseconds from `performance.now()`, in a page or a worker, and waiting. The page reads
+//! no wall clock: a device's may be hours off, so credential expiry is the services' to judge.
 
 use wasm_bindgen::JsCast;
 
@@ -9,13 +10,6 @@ pub fn now_ms() -> f64 {
         .ok()
         .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
         .map_or(0.0, |p| p.now())
-}
-
-/// Seconds since 1970 (UTC) from the browser's wall clock (`Date.now()`), for credential
-/// expiry.
-pub fn unix_seconds() -> u64 {
-    // Date.now() is a whole, non-negative number of milliseconds far below 2^53.
-    (js_sys::Date::now() / 1000.0).max(0.0) as u64
 }
 
 /// Wait `ms` milliseconds without blocking (a `setTimeout` promise).

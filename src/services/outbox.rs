@@ -14,7 +14,6 @@ use web_sys::{IdbDatabase, IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbTran
 use orthomask_survey::client::Destination;
 use orthomask_survey::upload::Receipt;
 
-use super::clock::unix_seconds;
 use super::http::{SendError, get_text};
 use super::participation::send;
 use crate::model::outbox::{WaitingError, WaitingSubmission};
@@ -212,7 +211,7 @@ pub async fn deliver_stored(
     let deployment = serde_json::from_str(&text)
         .map_err(|e| SendError::Failed(format!("{DEPLOYMENT_PATH} is not a deployment ({e})")))?;
     waiting
-        .check(&deployment, unix_seconds())
+        .check(&deployment)
         .map_err(|e| SendError::Failed(e.to_string()))?;
     deliver(&waiting.destinations, &|_| {}).await
 }

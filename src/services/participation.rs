@@ -9,7 +9,7 @@ use orthomask_survey::coding::Answer;
 use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::upload::Receipt;
 
-use super::clock::{sleep, unix_seconds};
+use super::clock::sleep;
 use super::http::{
     FetchError, RetryPolicy, SendError, fetch_text, get_text, post_json, send_upload,
 };
@@ -100,14 +100,8 @@ async fn take_place_and_accept(
     invite: Option<&str>,
 ) -> Result<(SurveyDefinition, Access), Unopened> {
     let offer = take_place(survey, invite).await.map_err(unopened)?;
-    participation::accept(
-        deployment,
-        &offer,
-        survey,
-        &definition_path(survey),
-        unix_seconds(),
-    )
-    .map_err(Unopened::from)
+    participation::accept(deployment, &offer, survey, &definition_path(survey))
+        .map_err(Unopened::from)
 }
 
 /// Fetch and check the survey `source` names. For a collector's survey: its deployment — the

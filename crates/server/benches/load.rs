@@ -195,9 +195,6 @@ async fn main() {
             .unwrap(),
     )
     .expect("a deployment");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
     println!(
         "survey: p = {} (p1 = {}, p2 = {}), cohorts of m = {m}; {participants} participants",
         created["p1"].as_u64().unwrap() + created["p2"].as_u64().unwrap(),
@@ -226,7 +223,7 @@ async fn main() {
         load_latency.push(t.elapsed());
         let offer: DefinitionOffer = serde_json::from_str(&text).expect("a definition offer");
         let def = deployment
-            .accept(&offer, link, now)
+            .accept(&offer, link)
             .expect("the device accepts the collector's offer");
         let device = devices
             .entry(def.masking.cohort)

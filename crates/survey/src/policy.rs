@@ -143,6 +143,14 @@ pub const MAX_P: usize = 50_000;
 /// fresh expiry for the same nonce (`orthomask_survey::trust::UploadCredential::reissue`).
 pub const UPLOAD_CREDENTIAL_LIFETIME_SECONDS: u64 = 24 * 60 * 60;
 
+/// How far the clocks of two services may disagree (seconds) without a credential being judged
+/// expired early: the collector dates a credential by its clock, the provider or a right-masking
+/// service judges it by its own, and a service that is a few minutes ahead must not refuse the
+/// last minutes of a credential. Devices never judge expiry: their clocks may be hours or days
+/// off (issue 30 §3), and the credential they hold was issued for the definition they just
+/// fetched; the services decide, by their clocks, with this allowance.
+pub const CLOCK_SKEW_ALLOWANCE_SECONDS: u64 = 10 * 60;
+
 /// Largest hand-over between two services, in bytes: the services' body limit for peer calls,
 /// well inside SQLite's 1 GB limit on the outbox row that holds it until delivered.
 pub const MAX_HANDOVER_BYTES: u64 = 512 * 1024 * 1024;

@@ -384,18 +384,18 @@ impl UploadCredential {
         }
     }
 
-    /// Check the credential for an upload to `survey`, cohort `cohort`, at time `now` (seconds
-    /// since the Unix epoch). The caller still has to check that the nonce is new.
+    /// What a device checks of the credential it was handed with a definition: the collector
+    /// signed it, for `survey` and cohort `cohort`, with a well-formed nonce. Not its expiry: a
+    /// device's clock may be hours off, and the services judge expiry by theirs ([`Self::check`]).
     ///
     /// # Errors
     /// [`CredentialError`] naming the first problem: malformed nonce, bad signature, other
-    /// survey or cohort, expired.
-    pub fn check(
+    /// survey or cohort.
+    pub fn check_issued(
         &self,
         key: &CollectorPublicKey,
         survey: &str,
         cohort: u32,
-        now: u64,
     ) -> Result<(), CredentialError> {
         hex::decode_array::<NONCE_BYTES>(&self.nonce).map_err(|e| CredentialError::Malformed {
             field: "nonce",
@@ -417,7 +417,30 @@ impl UploadCredential {
                 found: self.cohort,
             });
         }
-        if now >= self.expires_at {
+        Ok(())
+    }
+
+    /// What a service checks of the credential of an upload to `survey`, cohort `cohort`, at its
+    /// time `now` (seconds since the Unix epoch): [`Self::check_issued`], and not expired — with
+    /// [`CLOCK_SKEW_ALLOWANCE_SECONDS`](crate::policy::CLOCK_SKEW_ALLOWANCE_SECONDS) for a
+    /// service whose clock is ahead of the collector's. The caller still has to check that the
+    /// nonce is new.
+    ///
+    /// # Errors
+    /// [`CredentialError`] naming the first problem: malformed nonce, bad signature, other
+    /// survey or cohort, expired.
+    pub fn check(
+        &self,
+        key: &CollectorPublicKey,
+        survey: &str,
+        cohort: u32,
+        now: u64,
+    ) -> Result<(), CredentialError> {
+        self.check_issued(key, survey, cohort)?;
+        let limit = self
+            .expires_at
+            .saturating_add(crate::policy::CLOCK_SKEW_ALLOWANCE_SECONDS);
+        if now >= limit {
             return Err(CredentialError::Expired {
                 expires_at: self.expires_at,
                 now,
@@ -516,8 +539,9 @@ impl Deployment {
     /// Everything a device checks before it masks anything: the definition's signature, the
     /// policy's floors (`crate::floors`: a QA column, the cohort floor, the noise columns and σ
     /// at the Appendix C bound — a weak plan is refused whoever signed it), its destinations and
-    /// the credential handed out with it (for the definition's survey and cohort, not expired at
-    /// `now`).
+    /// the credential handed out with it (signed, for the definition's survey and cohort:
+    /// [`UploadCredential::check_issued`]; its expiry is the services' to judge, by their clocks,
+    /// since the device's may be hours off).
     ///
     /// # Errors
     /// The first [`TrustError`].
@@ -525,16 +549,14 @@ impl Deployment {
         &self,
         offer: &DefinitionOffer,
         source_name: &str,
-        now: u64,
     ) -> Result<SurveyDefinition, TrustError> {
         let definition = offer.signed.open(&self.collector_public_key, source_name)?;
         crate::floors::check(&definition)?;
         self.check_destinations(&definition)?;
-        offer.credential.check(
+        offer.credential.check_issued(
             &self.collector_public_key,
             &definition.id,
             definition.masking.cohort,
-            now,
         )?;
         Ok(definition)
     }
@@ -618,11 +640,14 @@ mod tests {
         let c = UploadCredential::issue(&k, "s", 2, [7; NONCE_BYTES], 1_000);
         assert_eq!(c.nonce, "07".repeat(NONCE_BYTES));
         c.check(&public, "s", 2, 999).unwrap();
+        // A service whose clock runs up to the allowance ahead of the collector's still takes it.
+        let allowance = crate::policy::CLOCK_SKEW_ALLOWANCE_SECONDS;
+        c.check(&public, "s", 2, 1_000 + allowance - 1).unwrap();
         assert_eq!(
-            c.check(&public, "s", 2, 1_000),
+            c.check(&public, "s", 2, 1_000 + allowance),
             Err(CredentialError::Expired {
                 expires_at: 1_000,
-                now: 1_000
+                now: 1_000 + allowance
             })
         );
         assert!(matches!(
@@ -688,7 +713,7 @@ mod tests {
             signed: SignedDefinition::sign(&k, &d),
             credential: UploadCredential::issue(&k, &d.id, d.masking.cohort, [2; NONCE_BYTES], 100),
         };
-        assert_eq!(deployment.accept(&offer, "s", 50).unwrap(), d);
+        assert_eq!(deployment.accept(&offer, "s").unwrap(), d);
         // Signed by the collector, but uploading elsewhere: still refused.
         let mut foreign = d.clone();
         foreign.upload_url = "http://evil.example/api/surveys/leaps-demo/uploads".into();
@@ -696,7 +721,7 @@ mod tests {
             signed: SignedDefinition::sign(&k, &foreign),
             credential: offer.credential.clone(),
         };
-        let e = deployment.accept(&offer_foreign, "s", 50).unwrap_err();
+        let e = deployment.accept(&offer_foreign, "s").unwrap_err();
         assert!(matches!(e, TrustError::ForeignDestination { .. }), "{e}");
         // Share mode: each share to a distinct right-masking service of the deployment.
         let mut shares = d.clone();
@@ -715,11 +740,17 @@ mod tests {
             s.providers[1] = s.providers[0].clone();
         }
         assert!(deployment.check_destinations(&twice).is_err());
-        // An expired credential or one for another cohort is refused before masking.
+        // A credential for another cohort is refused before masking.
+        let mut other_cohort = offer.clone();
+        other_cohort.credential =
+            UploadCredential::issue(&k, &d.id, d.masking.cohort + 1, [1; NONCE_BYTES], 60);
         assert!(matches!(
-            deployment.accept(&offer, "s", 100),
-            Err(TrustError::Credential(CredentialError::Expired { .. }))
+            deployment.accept(&other_cohort, "s"),
+            Err(TrustError::Credential(CredentialError::WrongCohort { .. }))
         ));
+        // The device judges no expiry (issue 30 §3): whatever its clock says, the offer it has
+        // just fetched is accepted, and the services judge the credential by their clocks.
+        assert_eq!(deployment.accept(&offer, "s").unwrap(), d);
     }
 
     /// Issue 20 §3: a plan the collector itself signed is refused when it is below the policy's
@@ -740,7 +771,7 @@ mod tests {
                 signed: SignedDefinition::sign(&k, &d),
                 credential: UploadCredential::issue(&k, &d.id, 0, [4; NONCE_BYTES], 100),
             };
-            let e = deployment.accept(&offer, "s", 50).unwrap_err();
+            let e = deployment.accept(&offer, "s").unwrap_err();
             assert!(matches!(e, TrustError::BelowFloor(_)), "{e}");
             assert!(
                 e.to_string().contains("refused and nothing was sent"),

@@ -262,12 +262,8 @@ pub async fn load(
     .await;
     assert_eq!(status, 200, "{text}");
     let deployment: Deployment = serde_json::from_str(&text).expect("a deployment");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
     let def = deployment
-        .accept(&offer, definition_url, now)
+        .accept(&offer, definition_url)
         .expect("the device accepts the collector's offer");
     (def, offer.credential)
 }
