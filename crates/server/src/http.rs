@@ -207,6 +207,9 @@ pub struct Limits {
     pub trust_forwarded: bool,
     /// The listener's connection cap and timeouts.
     pub connections: crate::listener::ConnectionLimits,
+    /// How long a peer service may take to answer this service's request, plus the time its
+    /// body takes at the slowest rate allowed (`outbox::PEER_MIN_BYTES_PER_SECOND`).
+    pub peer_answer_timeout: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -217,6 +220,7 @@ impl Default for Limits {
             max_body_bytes: 2 * 1024 * 1024,
             trust_forwarded: false,
             connections: crate::listener::ConnectionLimits::default(),
+            peer_answer_timeout: crate::outbox::PEER_ANSWER_TIMEOUT,
         }
     }
 }

@@ -85,6 +85,7 @@ pub struct IntakeFiles<'a> {
 pub async fn open_intake(
     files: &IntakeFiles<'_>,
     peer_token: &str,
+    peer_answer_timeout: std::time::Duration,
     delivered: DeliveredHook,
     shutdown: watch::Receiver<bool>,
 ) -> Result<OpenedIntake, ServerError> {
@@ -93,7 +94,8 @@ pub async fn open_intake(
     let (store, closed) = Store::open(&files.data_dir.join(files.db_file), &schema)?;
     let keys = KeyStore::open(&files.data_dir.join(files.key_file), files.role)?;
     let regs = Registrations::load(&store).await?;
-    let client = PeerClient::new(peer_token.to_owned()).map_err(ServerError::Config)?;
+    let client =
+        PeerClient::new(peer_token.to_owned(), peer_answer_timeout).map_err(ServerError::Config)?;
     let outbox_signal = Arc::new(Notify::new());
     let outbox_task = tokio::spawn(outbox::run(
         store.clone(),
@@ -252,9 +254,11 @@ pub async fn released<S: IntakeService>(
     service.registrations().get(&survey)?;
     // A peer-token holder cannot make this service erase a survey still running: the release
     // must be published at the collector this service was configured with.
-    let client = PeerClient::new(service.peer_token().to_owned()).map_err(|e| {
-        ApiError::internal("asking the collector whether the survey is released", e)
-    })?;
+    let client = PeerClient::new(
+        service.peer_token().to_owned(),
+        crate::outbox::PEER_ANSWER_TIMEOUT,
+    )
+    .map_err(|e| ApiError::internal("asking the collector whether the survey is released", e))?;
     let manifest = format!(
         "{}/api/surveys/{survey}/manifest.json",
         service.collector_url()

@@ -115,6 +115,7 @@ impl Msp {
                 role: "msp",
             },
             &cfg.peer_token,
+            cfg.limits.peer_answer_timeout,
             Arc::new(delivered),
             shutdown.clone(),
         )

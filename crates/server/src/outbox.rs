@@ -145,6 +145,29 @@ pub enum PeerError {
     Rejected(String),
 }
 
+/// Why a request got no answer, in words an operator can act on: the peer timed out (it took
+/// the connection and did not answer in time — the status pages show this line), could not be
+/// connected to, or the transport's own reason with its causes.
+fn unanswered(e: &reqwest::Error, deadline: Duration) -> String {
+    if e.is_timeout() {
+        return format!(
+            "timed out: no answer within {} s (the peer took the connection but did not answer)",
+            deadline.as_secs()
+        );
+    }
+    let mut line = if e.is_connect() {
+        "cannot connect".to_owned()
+    } else {
+        e.to_string()
+    };
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        line = format!("{line}: {c}");
+        cause = c.source();
+    }
+    line
+}
+
 /// Whether an error status is the peer's verdict on the content of what was sent, so that
 /// sending the same body again cannot succeed.
 fn judges_the_content(status: reqwest::StatusCode) -> bool {
@@ -180,6 +203,7 @@ impl std::fmt::Display for PeerError {
 #[derive(Clone)]
 pub struct PeerClient {
     http: reqwest::Client,
+    answer_timeout: Duration,
     token: String,
 }
 
@@ -190,17 +214,29 @@ impl std::fmt::Debug for PeerClient {
 }
 
 impl PeerClient {
-    /// A client sending `token`.
+    /// A client sending `token`, giving a peer `answer_timeout` to answer a request (plus the
+    /// time its body takes at [`PEER_MIN_BYTES_PER_SECOND`]).
     ///
     /// # Errors
     /// When the TLS backend cannot initialise.
-    pub fn new(token: String) -> Result<Self, String> {
+    pub fn new(token: String, answer_timeout: Duration) -> Result<Self, String> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
-            .timeout(Duration::from_secs(300))
             .build()
             .map_err(|e| format!("HTTP client: {e}"))?;
-        Ok(Self { http, token })
+        Ok(Self {
+            http,
+            token,
+            answer_timeout,
+        })
+    }
+
+    /// How long a request with a body of `bytes` may take: a peer that accepts the connection
+    /// and never answers (issue 30 §4) is given up after this, and the item waits its back-off;
+    /// one that keeps taking a large hand-over at the slowest rate allowed is not cut off.
+    fn deadline(&self, bytes: usize) -> Duration {
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+        self.answer_timeout + Duration::from_secs(bytes / PEER_MIN_BYTES_PER_SECOND)
     }
 
     /// Send `body` (JSON) with `method` and return the answer's body.
@@ -218,13 +254,15 @@ impl PeerClient {
             .request(method, url)
             .bearer_auth(&self.token)
             .header(reqwest::header::CONTENT_TYPE, "application/json");
+        let deadline = self.deadline(body.as_ref().map_or(0, Vec::len));
+        request = request.timeout(deadline);
         if let Some(body) = body {
             request = request.body(body);
         }
         let response = request
             .send()
             .await
-            .map_err(|e| PeerError::Retry(format!("{url}: {e}"), None))?;
+            .map_err(|e| PeerError::Retry(format!("{url}: {}", unanswered(&e, deadline)), None))?;
         let status = response.status();
         let retry_after = matches!(status.as_u16(), 429 | 503)
             .then(|| response.headers().get(reqwest::header::RETRY_AFTER))
@@ -254,6 +292,14 @@ impl PeerClient {
 /// no longer needs).
 pub type DeliveredHook =
     Arc<dyn Fn(&Connection, &OutboxItem) -> rusqlite::Result<()> + Send + Sync>;
+
+/// How long a peer may take to answer a request, once it is sent, by default
+/// ([`crate::Limits::peer_answer_timeout`]).
+pub const PEER_ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The slowest transfer a peer is allowed: a request with a body of `b` bytes gets `b / this`
+/// seconds more than the answer timeout (a 512 MiB hand-over: 8.5 minutes).
+pub const PEER_MIN_BYTES_PER_SECOND: u64 = 1 << 20;
 
 /// Back-off before attempt `attempts + 1`.
 fn backoff(attempts: u32) -> Duration {

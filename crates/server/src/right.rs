@@ -113,6 +113,7 @@ impl Right {
                 role: &format!("right-{}", cfg.index),
             },
             &cfg.peer_token,
+            cfg.limits.peer_answer_timeout,
             Arc::new(delivered),
             shutdown.clone(),
         )

@@ -250,20 +250,38 @@ fn acknowledged_uploads_survive_kill_9_of_the_provider() {
     assert!(acked.iter().all(|(u, _)| stored(&u.hash())));
 }
 
+/// How the collector is gone while the provider hands a cohort over.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Gone {
+    /// Stopped: its address refuses connections.
+    Down,
+    /// Hanging (issue 30 §4): something on its address accepts every connection and never
+    /// answers, nor reads.
+    Hangs,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hand_over_waits_for_a_collector_that_is_down() {
+    hand_over_waits_for_the_collector(Gone::Down).await;
+}
+
+/// The provider gives up each attempt after its answer timeout (one second here), backs off, names
+/// the collector's address and "timed out" in its status, and delivers once the collector is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hand_over_to_a_collector_that_hangs_times_out_and_is_delivered_later() {
+    hand_over_waits_for_the_collector(Gone::Hangs).await;
+}
+
+async fn hand_over_waits_for_the_collector(gone: Gone) {
     let dir = tempfile::tempdir().unwrap();
     let collector_listener = bind("127.0.0.1:0").await.unwrap();
     let collector_addr = collector_listener.local_addr().unwrap();
     let collector_url = format!("http://{collector_addr}");
     let msp_listener = bind("127.0.0.1:0").await.unwrap();
     let msp_url = format!("http://{}", msp_listener.local_addr().unwrap());
-    let msp = start_msp(
-        msp_config(&dir.path().join("msp"), &collector_url),
-        msp_listener,
-    )
-    .await
-    .unwrap();
+    let mut provider = msp_config(&dir.path().join("msp"), &collector_url);
+    provider.limits.peer_answer_timeout = std::time::Duration::from_secs(1);
+    let msp = start_msp(provider, msp_listener).await.unwrap();
     let collector_config = CollectorConfig {
         data_dir: dir.path().join("collector"),
         public_url: collector_url.clone(),
@@ -303,8 +321,20 @@ async fn a_hand_over_waits_for_a_collector_that_is_down() {
         prepared.push((def.encode(&a).unwrap(), uploads));
     }
     collector.stop().await;
+    // A hanging collector: connections accepted and held, never read or answered.
+    let hanging = if gone == Gone::Hangs {
+        let listener = bind(&collector_addr.to_string()).await.unwrap();
+        Some(tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                held.push(stream);
+            }
+        }))
+    } else {
+        None
+    };
 
-    // The cohort fills while the collector is down: the provider masks it and keeps retrying.
+    // The cohort fills while the collector is gone: the provider masks it and keeps retrying.
     for (_, uploads) in &prepared {
         let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
         assert_eq!(status, 201, "{body}");
@@ -315,13 +345,17 @@ async fn a_hand_over_waits_for_a_collector_that_is_down() {
     .await;
     let item = &view["outbox"][0];
     assert_eq!(item["state"], "pending", "{view}");
-    assert!(
-        item["last_error"]
-            .as_str()
-            .unwrap()
-            .contains(&collector_url)
-    );
+    let last_error = item["last_error"].as_str().unwrap();
+    assert!(last_error.contains(&collector_url), "{view}");
+    if gone == Gone::Hangs {
+        assert!(last_error.contains("timed out"), "{view}");
+    }
     assert_eq!(view["cohorts"][0]["status"], "masked");
+    // The hanging listener goes, with every connection it held: the address is free again.
+    if let Some(task) = hanging {
+        task.abort();
+        let _ = task.await;
+    }
 
     // Back on the same address with the same store: the batch arrives, the survey is released.
     let collector = start_collector(

@@ -77,7 +77,7 @@ impl LimitArgs {
             rate_burst: self.rate_burst,
             max_body_bytes: self.max_body_bytes,
             trust_forwarded: self.trust_forwarded,
-            connections: orthomask_server::listener::ConnectionLimits::default(),
+            ..Limits::default()
         })
     }
 }

@@ -294,7 +294,8 @@ impl Collector {
         let keys = crate::keys::KeyStore::open(&cfg.data_dir.join(KEY_FILE), "collector")?;
         let signing =
             crate::keys::load_or_create_signing_key(&cfg.data_dir.join(SIGNING_KEY_FILE))?;
-        let client = PeerClient::new(cfg.peer_token.clone()).map_err(ServerError::Config)?;
+        let client = PeerClient::new(cfg.peer_token.clone(), cfg.limits.peer_answer_timeout)
+            .map_err(ServerError::Config)?;
         let collector = Self(Arc::new(Inner {
             cfg,
             store,
