@@ -19,6 +19,25 @@ pub enum StoreError {
     /// A job panicked (a bug); its changes were rolled back and the store goes on.
     #[error("an internal error interrupted this change; nothing of it was stored")]
     JobPanicked,
+    /// The transaction of the batch this change was in could not be committed (or the log not
+    /// checkpointed after it); told to every change of the batch.
+    #[error("database error: {reason}")]
+    NotCommitted {
+        /// SQLite's reason.
+        reason: String,
+        /// Whether it was for want of space ([`disk_full`]).
+        disk_full: bool,
+    },
+}
+
+/// Whether SQLite could not write for want of space (or the disk under it failed a write): the
+/// change was rolled back whole, and the same request can succeed once there is room.
+pub fn disk_full(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(f.code, rusqlite::ErrorCode::DiskFull | rusqlite::ErrorCode::SystemIoFailure)
+    )
 }
 
 /// A failure starting or running a service.
@@ -173,10 +192,38 @@ impl From<crate::states::TransitionRefused> for ApiError {
     }
 }
 
+/// Seconds a client is told to wait when the store cannot write (a full disk): long enough for
+/// an operator to notice, short enough that the waiting clients and outboxes carry on unaided.
+pub const STORE_FULL_RETRY_AFTER_S: u64 = 30;
+
+impl StoreError {
+    /// Whether the change was refused for want of space ([`disk_full`]), so that the same
+    /// request can succeed once there is room.
+    pub fn cannot_write_now(&self) -> bool {
+        match self {
+            Self::Sqlite(e) => disk_full(e),
+            Self::NotCommitted { disk_full, .. } => *disk_full,
+            _ => false,
+        }
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Closed => Self::unavailable("the service is shutting down; try again"),
+            // Issue 30 §1: a full disk is the service's state, not the request's fault: 503 with
+            // Retry-After, which every client and outbox honours.
+            full if full.cannot_write_now() => {
+                tracing::warn!("the store cannot write: {full}");
+                Self::busy(
+                    format!(
+                        "the service cannot store anything now: its disk is full; nothing of this \
+                         request was stored, retry in {STORE_FULL_RETRY_AFTER_S} s"
+                    ),
+                    STORE_FULL_RETRY_AFTER_S,
+                )
+            }
             other => Self::internal("the store failed", other),
         }
     }

@@ -25,7 +25,7 @@ trait Job: Send {
         false
     }
     /// Answer the caller once the transaction's fate is known.
-    fn finish(self: Box<Self>, commit: Result<(), String>);
+    fn finish(self: Box<Self>, commit: Result<(), NotCommitted>);
 }
 
 struct TypedJob<T, E, F> {
@@ -58,13 +58,14 @@ where
         self.checkpoint
     }
 
-    fn finish(self: Box<Self>, commit: Result<(), String>) {
+    fn finish(self: Box<Self>, commit: Result<(), NotCommitted>) {
         let answer = match (commit, self.result) {
             (Ok(()), Some(result)) => result,
             (Ok(()), None) => Err(E::from(StoreError::Closed)),
-            (Err(reason), _) => Err(E::from(StoreError::Sqlite(
-                rusqlite::Error::ToSqlConversionFailure(reason.into()),
-            ))),
+            (Err(failed), _) => Err(E::from(StoreError::NotCommitted {
+                reason: failed.reason,
+                disk_full: failed.disk_full,
+            })),
         };
         // The caller may have gone away (client disconnected); the change is committed anyway.
         let _ = self.reply.send(answer);
@@ -99,6 +100,9 @@ impl Store {
         // FULL: every commit is fsynced before the writer answers, so an acknowledged upload is
         // on stable storage, not just in the page cache.
         conn.pragma_update(None, "synchronous", "FULL")?;
+        // After a checkpoint the write-ahead log is cut back to this size, so a burst of writes
+        // does not leave a log that keeps the disk full afterwards (issue 30 §1).
+        conn.pragma_update(None, "journal_size_limit", 16 * 1024 * 1024)?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         // Erased values (e.g. the provider's x·B after the hand-over) are overwritten with zeros,
         // not left in free pages of the file.
@@ -241,22 +245,40 @@ fn writer(conn: Connection, receiver: mpsc::Receiver<Box<dyn Job>>) {
     }
 }
 
+/// Why a batch was not committed, told to each of its changes (rusqlite's error is not `Clone`):
+/// SQLite's reason, and whether it was for want of space (a full disk answers 503, not 500).
+#[derive(Clone, Debug)]
+struct NotCommitted {
+    reason: String,
+    disk_full: bool,
+}
+
+impl From<rusqlite::Error> for NotCommitted {
+    fn from(e: rusqlite::Error) -> Self {
+        Self {
+            disk_full: crate::error::disk_full(&e),
+            reason: e.to_string(),
+        }
+    }
+}
+
 /// `PRAGMA wal_checkpoint(TRUNCATE)`, failing unless every frame was written back.
-fn checkpoint(conn: &Connection) -> Result<(), String> {
-    let (busy, _frames, _written): (i64, i64, i64) = conn
-        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+fn checkpoint(conn: &Connection) -> Result<(), NotCommitted> {
+    let (busy, _frames, _written): (i64, i64, i64) =
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
     if busy != 0 {
-        return Err("the write-ahead log could not be checkpointed (a reader is busy)".to_owned());
+        return Err(NotCommitted {
+            reason: "the write-ahead log could not be checkpointed (a reader is busy)".to_owned(),
+            disk_full: false,
+        });
     }
     Ok(())
 }
 
-fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), String> {
-    conn.execute_batch("BEGIN IMMEDIATE")
-        .map_err(|e| e.to_string())?;
+fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), NotCommitted> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
     for job in batch.iter_mut() {
         let mut step = || -> Result<(), rusqlite::Error> {
             conn.execute_batch("SAVEPOINT job")?;
@@ -268,12 +290,12 @@ fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), String
         };
         if let Err(e) = step() {
             let _ = conn.execute_batch("ROLLBACK");
-            return Err(e.to_string());
+            return Err(e.into());
         }
     }
     conn.execute_batch("COMMIT").map_err(|e| {
         let _ = conn.execute_batch("ROLLBACK");
-        e.to_string()
+        e.into()
     })
 }
 
