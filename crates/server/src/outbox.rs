@@ -313,7 +313,11 @@ fn backoff(attempts: u32) -> Duration {
 fn next_wait(attempts: u32, retry_after_s: Option<u64>, unit: f64) -> Duration {
     let wait = backoff(attempts).max(Duration::from_secs(retry_after_s.unwrap_or(0)));
     wait.mul_f64(1.0 + unit.clamp(0.0, 1.0) / 2.0)
+        .min(LONGEST_WAIT)
 }
+
+/// The longest wait the outbox sets before an attempt, whatever a peer's `Retry-After` asks.
+const LONGEST_WAIT: Duration = Duration::from_secs(600);
 
 /// A uniform number in `[0, 1)` from the operating system (0.5 if it gives none: jitter only).
 fn jitter_unit() -> f64 {
@@ -322,6 +326,31 @@ fn jitter_unit() -> f64 {
 
 /// Items sent at once per round.
 const ROUND: usize = 4;
+
+/// The pending items due at `now` (Unix milliseconds), at most [`ROUND`]: those whose next
+/// attempt has come — and those scheduled further ahead than any wait the outbox sets
+/// ([`LONGEST_WAIT`]), which only a clock that jumped backwards leaves behind (issue 30 §3):
+/// without this, a clock set back an hour would hold every hand-over for that hour.
+fn due_items(c: &Connection, now: i64) -> rusqlite::Result<Vec<OutboxItem>> {
+    let longest = i64::try_from(LONGEST_WAIT.as_millis()).unwrap_or(i64::MAX);
+    let mut stmt = c.prepare_cached(
+        "SELECT id, kind, survey, cohort, part, url, body FROM outbox
+         WHERE state = ?3 AND (next_attempt_ms <= ?1 OR next_attempt_ms > ?1 + ?4)
+         ORDER BY id LIMIT ?2",
+    )?;
+    let rows = stmt.query_map((now, ROUND as i64, OutboxState::Pending, longest), |r| {
+        Ok(OutboxItem {
+            id: r.get(0)?,
+            kind: r.get(1)?,
+            survey: r.get(2)?,
+            cohort: r.get(3)?,
+            part: r.get(4)?,
+            url: r.get(5)?,
+            body: r.get::<_, Option<Vec<u8>>>(6)?.unwrap_or_default(),
+        })
+    })?;
+    rows.collect()
+}
 
 /// Run the delivery loop until `shutdown` turns true.
 pub async fn run(
@@ -337,24 +366,7 @@ pub async fn run(
         }
         let now = crate::time::unix_millis();
         let due = store
-            .run(move |c| -> Result<Vec<OutboxItem>, StoreError> {
-                let mut stmt = c.prepare(
-                    "SELECT id, kind, survey, cohort, part, url, body FROM outbox
-                     WHERE state = ?3 AND next_attempt_ms <= ?1 ORDER BY id LIMIT ?2",
-                )?;
-                let rows = stmt.query_map((now, ROUND as i64, OutboxState::Pending), |r| {
-                    Ok(OutboxItem {
-                        id: r.get(0)?,
-                        kind: r.get(1)?,
-                        survey: r.get(2)?,
-                        cohort: r.get(3)?,
-                        part: r.get(4)?,
-                        url: r.get(5)?,
-                        body: r.get::<_, Option<Vec<u8>>>(6)?.unwrap_or_default(),
-                    })
-                })?;
-                Ok(rows.collect::<Result<_, _>>()?)
-            })
+            .run(move |c| -> Result<Vec<OutboxItem>, StoreError> { Ok(due_items(c, now)?) })
             .await;
         let due = match due {
             Ok(d) => d,
@@ -500,5 +512,36 @@ mod tests {
         assert_eq!(next_wait(0, None, -3.0), Duration::from_millis(250));
         let unit = jitter_unit();
         assert!((0.0..1.0).contains(&unit), "{unit}");
+        // A Retry-After of a day is waited out for at most the longest wait.
+        assert_eq!(next_wait(0, Some(86_400), 0.0), LONGEST_WAIT);
+    }
+
+    /// Issue 30 §3: an item is due when its time comes; and when the clock jumps backwards an
+    /// hour after it was scheduled, it is due at once rather than an hour later.
+    #[test]
+    fn an_item_is_due_when_its_time_comes_or_the_clock_went_back() {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(SCHEMA).unwrap();
+        enqueue(
+            &c,
+            OutboxKind::CohortResult,
+            "s",
+            0,
+            0,
+            "http://peer",
+            b"{}",
+        )
+        .unwrap();
+        let scheduled = 1_800_000_000_000_i64;
+        c.execute("UPDATE outbox SET next_attempt_ms = ?1", [scheduled])
+            .unwrap();
+        let due = |now: i64| due_items(&c, now).unwrap().len();
+        assert_eq!(due(scheduled - 1_000), 0, "not yet");
+        assert_eq!(due(scheduled), 1, "its time");
+        assert_eq!(
+            due(scheduled - 3_600_000 - 1_000),
+            1,
+            "the clock went back an hour"
+        );
     }
 }
