@@ -194,7 +194,7 @@ impl From<crate::states::TransitionRefused> for ApiError {
 
 /// Seconds a client is told to wait when the store cannot write (a full disk): long enough for
 /// an operator to notice, short enough that the waiting clients and outboxes carry on unaided.
-pub const STORE_FULL_RETRY_AFTER_S: u64 = 30;
+pub const STORE_FULL_RETRY_AFTER_S: u64 = 10;
 
 impl StoreError {
     /// Whether the change was refused for want of space ([`disk_full`]), so that the same

@@ -3,12 +3,17 @@
 //! (not a 500 that clients give up on); nothing acknowledged is lost, nothing refused is stored;
 //! health and the public reads keep answering; when space returns, the same upload is taken
 //! without a restart, stored once, and the survey is released with every acknowledged record.
+//! And when the collector's disk is the full one, the provider's hand-over waits in its outbox
+//! (the collector answers 503 with `Retry-After`) and is delivered once space returns.
 //!
 //! Mounting needs privileges: where `mount -t tmpfs` is refused, the test says so and passes.
 
 mod common;
 
 use common::*;
+use orthomask_server::error::STORE_FULL_RETRY_AFTER_S;
+use orthomask_server::run::{bind, start_collector, start_msp};
+use orthomask_server::{CollectorConfig, MspConfig};
 use reqwest::Method;
 use std::path::Path;
 use std::process::Command;
@@ -82,7 +87,10 @@ async fn a_full_disk_answers_503_keeps_what_it_acknowledged_and_recovers_without
     let retry_after = refused.headers().get("retry-after").cloned();
     let body: serde_json::Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
     assert_eq!(status, 503, "{body}");
-    assert_eq!(retry_after.unwrap(), "30");
+    assert_eq!(
+        retry_after.unwrap(),
+        STORE_FULL_RETRY_AFTER_S.to_string().as_str()
+    );
     let line = body["error"].as_str().unwrap();
     assert!(
         line.contains("disk is full") && !line.contains('\n'),
@@ -128,5 +136,156 @@ async fn a_full_disk_answers_503_keeps_what_it_acknowledged_and_recovers_without
     );
     let raw: Vec<Vec<f64>> = prepared.into_iter().map(|(r, _)| r).collect();
     assert_same_regression(&raw, &csv);
+    all.stop().await;
+}
+
+/// The collector's data on a tmpfs that fills after the cohort's participants took their places;
+/// the provider's disk has room. The cohort's hand-over is refused 503 (nothing stored at the
+/// collector), waits in the provider's outbox with the collector's reason, and is delivered
+/// when space returns; the release holds every record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hand_over_to_a_collector_with_a_full_disk_waits_and_is_delivered() {
+    let outer = tempfile::tempdir().unwrap();
+    let Some(tmpfs) = Tmpfs::mount(outer.path(), "24m") else {
+        eprintln!("skipped: mounting a tmpfs is not permitted here");
+        return;
+    };
+    let provider_dir = tempfile::tempdir().unwrap();
+    const PEER: &str = "peer-token-of-the-full-disk-test-0123456789";
+    let collector_listener = bind("127.0.0.1:0").await.unwrap();
+    let collector_url = format!("http://{}", collector_listener.local_addr().unwrap());
+    let msp_listener = bind("127.0.0.1:0").await.unwrap();
+    let msp_url = format!("http://{}", msp_listener.local_addr().unwrap());
+    let msp = start_msp(
+        MspConfig {
+            data_dir: provider_dir.path().to_owned(),
+            public_url: msp_url.clone(),
+            collector_url: collector_url.clone(),
+            right_urls: Vec::new(),
+            peer_token: PEER.into(),
+            limits: loose_limits(),
+            allowed_origins: Vec::new(),
+        },
+        msp_listener,
+    )
+    .await
+    .unwrap();
+    let admin = "admin-token-of-the-full-disk-test-0123456789";
+    let collector = start_collector(
+        CollectorConfig {
+            data_dir: tmpfs.0.join("collector"),
+            public_url: collector_url.clone(),
+            msp_url: msp_url.clone(),
+            right_urls: Vec::new(),
+            admin_token: admin.into(),
+            peer_token: PEER.into(),
+            web_dir: None,
+            limits: loose_limits(),
+            allowed_origins: Vec::new(),
+        },
+        collector_listener,
+    )
+    .await
+    .unwrap();
+    let http = client();
+    let (status, created) = send(
+        &http,
+        Method::POST,
+        &format!("{collector_url}/api/admin/surveys"),
+        Some(&draft("waits", 12, false, true)),
+        Some(admin),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let invited = links_at(&http, &collector_url, admin, &created, 12).await;
+    let mut prepared = Vec::new();
+    for (i, link) in (0..12u64).zip(&invited) {
+        let a = answers(i);
+        let (def, uploads) = prepare(&http, link, i, &a).await;
+        prepared.push((def.encode(&a).unwrap(), uploads));
+    }
+    let filler = tmpfs.0.join("filler");
+    fill(&filler);
+    for (_, uploads) in &prepared {
+        let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
+        assert_eq!(status, 201, "the provider has room: {body}");
+    }
+    let view = wait_for_peer_view(&http, &msp_url, PEER, "waits", |v| {
+        v["outbox"][0]["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("disk is full"))
+    })
+    .await;
+    assert_eq!(view["outbox"][0]["state"], "pending", "{view}");
+    std::fs::remove_file(&filler).unwrap();
+    wait_for_peer_view(&http, &msp_url, PEER, "waits", |v| {
+        v["outbox"][0]["state"] == "delivered"
+    })
+    .await;
+    let (status, view) = send(
+        &http,
+        Method::POST,
+        &format!("{collector_url}/api/admin/surveys/waits/close"),
+        Some(&serde_json::json!({})),
+        Some(admin),
+    )
+    .await;
+    assert_eq!(status, 200, "{view}");
+    let (csv, _) = wait_for_release(&http, &collector_url, "waits", 90).await;
+    let raw: Vec<Vec<f64>> = prepared.into_iter().map(|(r, _)| r).collect();
+    assert_same_regression(&raw, &csv);
+    collector.stop().await;
+    msp.stop().await;
+}
+
+/// The size of every write-ahead log under `dir`, largest first.
+fn write_ahead_logs(dir: &Path) -> Vec<u64> {
+    let mut sizes: Vec<u64> = walk(dir)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with("-wal"))
+        .filter_map(|p| std::fs::metadata(p).ok().map(|m| m.len()))
+        .collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    sizes
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// A burst of 1 500 definition loads (each takes a place: a write at the collector) leaves a
+/// write-ahead log of a few megabytes: SQLite checkpoints every 1 000 pages and the log is cut
+/// back to 16 MiB at most after a checkpoint (the 6 MB disk filled during such a burst;
+/// this shows the log no longer grows with the burst).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_definition_loads_leaves_a_bounded_write_ahead_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    // A labelled demonstration: open to anyone, so every load takes a new place.
+    let mut open = draft("burst", 10, false, false);
+    open["demonstration"] = true.into();
+    let created = create_survey(&http, &all, &open).await;
+    let url = created["definition_url"].as_str().unwrap().to_owned();
+    for _ in 0..1_500 {
+        let (status, text) = take_place(&http, &url).await;
+        assert_eq!(status, 200, "{text}");
+    }
+    let logs = write_ahead_logs(dir.path());
+    assert!(!logs.is_empty(), "the stores run in WAL mode");
+    assert!(
+        logs[0] <= 16 << 20,
+        "largest write-ahead log: {} bytes",
+        logs[0]
+    );
     all.stop().await;
 }
