@@ -192,6 +192,37 @@ impl From<crate::states::TransitionRefused> for ApiError {
     }
 }
 
+impl ServerError {
+    /// Whether a file could not be written for want of space (a key file on a full disk).
+    pub fn cannot_write_now(&self) -> bool {
+        matches!(self, Self::Io { source, .. } if source.kind() == std::io::ErrorKind::StorageFull)
+    }
+}
+
+impl ApiError {
+    /// 503 with `Retry-After`: the disk is full, nothing of the request was stored.
+    fn disk_full() -> Self {
+        Self::busy(
+            format!(
+                "the service cannot store anything now: its disk is full; nothing of this request \
+                 was stored, retry in {STORE_FULL_RETRY_AFTER_S} s"
+            ),
+            STORE_FULL_RETRY_AFTER_S,
+        )
+    }
+
+    /// The answer for a service's own failure while `context`: 503 with `Retry-After` when the
+    /// disk is full (the request can succeed once there is room), else 500.
+    pub fn failed(context: &str, e: &ServerError) -> Self {
+        if e.cannot_write_now() {
+            tracing::warn!("{context}: {e}");
+            Self::disk_full()
+        } else {
+            Self::internal(context, e)
+        }
+    }
+}
+
 /// Seconds a client is told to wait when the store cannot write (a full disk): long enough for
 /// an operator to notice, short enough that the waiting clients and outboxes carry on unaided.
 pub const STORE_FULL_RETRY_AFTER_S: u64 = 10;
@@ -216,13 +247,7 @@ impl From<StoreError> for ApiError {
             // Retry-After, which every client and outbox honours.
             full if full.cannot_write_now() => {
                 tracing::warn!("the store cannot write: {full}");
-                Self::busy(
-                    format!(
-                        "the service cannot store anything now: its disk is full; nothing of this \
-                         request was stored, retry in {STORE_FULL_RETRY_AFTER_S} s"
-                    ),
-                    STORE_FULL_RETRY_AFTER_S,
-                )
+                Self::disk_full()
             }
             other => Self::internal("the store failed", other),
         }

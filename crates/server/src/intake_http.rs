@@ -469,7 +469,7 @@ pub async fn register<S: IntakeService>(
     service
         .keys()
         .get_or_create(&survey)
-        .map_err(|e| ApiError::internal("creating the service's survey key", e))?;
+        .map_err(|e| ApiError::failed("creating the service's survey key", &e))?;
     let stored = registration.clone();
     service
         .store()

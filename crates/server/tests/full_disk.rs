@@ -96,6 +96,16 @@ async fn a_full_disk_answers_503_keeps_what_it_acknowledged_and_recovers_without
         line.contains("disk is full") && !line.contains('\n'),
         "{line}"
     );
+    // A survey cannot be created either (its key file has no room): 503, not 500.
+    let (status, body) = send(
+        &http,
+        Method::POST,
+        &format!("{}/api/admin/surveys", all.collector.url()),
+        Some(&draft("later", 12, false, true)),
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 503, "{body}");
     // Reads keep answering: health, and the receipt of an upload stored before.
     let (status, _) = send(
         &http,

@@ -51,7 +51,7 @@ impl Collector {
         col.0
             .keys
             .get_or_create(&id)
-            .map_err(|e| ApiError::internal("creating the survey key", e))?;
+            .map_err(|e| ApiError::failed("creating the survey key", &e))?;
         let reg = &registration;
         let body = serde_json::to_vec(reg).map_err(|e| ApiError::internal("registration", e))?;
         let share = reg.share_services;
