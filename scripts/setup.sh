@@ -31,13 +31,15 @@ fi
 
 # Debian packages: node and npm (the web tools), python3-venv (Debian splits venv out), R
 # (Debian's r-base-core runs the analyst view's exported R script in the web tests), Debian's
-# chromium and its driver (the browser tests; never `npx playwright install`). Downloading them
+# chromium and its driver (the browser tests; never `npx playwright install`), faketime. Downloading them
 # is mostly network: it runs while wasm-bindgen-cli compiles, and is waited for below.
 debian=()
 command -v node >/dev/null && command -v npm >/dev/null || debian+=(nodejs npm)
 python3 -c "import venv, ensurepip" 2>/dev/null || debian+=(python3 python3-venv)
 command -v Rscript >/dev/null || debian+=(r-base-core)
 debian+=(chromium chromium-driver)
+# libfaketime: the fault test that sets a running service's clock back (crates/cli/tests/clock_jump.rs).
+debian+=(faketime)
 apt_install "${debian[@]}" &
 apt_pid=$!
 
