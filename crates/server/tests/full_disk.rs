@@ -60,6 +60,24 @@ async fn a_full_disk_answers_503_keeps_what_it_acknowledged_and_recovers_without
     let data = tmpfs.0.join("data");
     let all = start(&data, 0, None).await;
     let http = client();
+    // A survey released before the disk fills: its release stays readable.
+    let done = create_survey(&http, &all, &draft("done", 10, false, true)).await;
+    for (i, link) in (100..110u64).zip(&links(&http, &all, &done, 10).await) {
+        let (_, uploads) = prepare(&http, link, i, &answers(i)).await;
+        let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let (status, body) = send(
+        &http,
+        Method::POST,
+        &format!("{}/api/admin/surveys/done/close", all.collector.url()),
+        Some(&serde_json::json!({})),
+        Some(&all.admin_token),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (released_csv, released_manifest) =
+        wait_for_release(&http, all.collector.url(), "done", 90).await;
     let created = create_survey(&http, &all, &draft("full", 12, false, true)).await;
     let links = links(&http, &all, &created, 12).await;
     let mut prepared = Vec::new();
@@ -106,7 +124,10 @@ async fn a_full_disk_answers_503_keeps_what_it_acknowledged_and_recovers_without
     )
     .await;
     assert_eq!(status, 503, "{body}");
-    // Reads keep answering: health, and the receipt of an upload stored before.
+    // Reads keep answering: the earlier release and its manifest, health, and the receipt of an
+    // upload stored before.
+    let (csv, manifest) = wait_for_release(&http, all.collector.url(), "done", 5).await;
+    assert_eq!((csv, manifest), (released_csv, released_manifest));
     let (status, _) = send(
         &http,
         Method::GET,
