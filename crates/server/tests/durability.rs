@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use orthomask_server::run::{bind, start_collector, start_msp};
-use orthomask_server::{CollectorConfig, Limits, MspConfig};
+use orthomask_server::{Limits, MspConfig};
 use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES};
 use orthomask_survey::upload::{Receipt, Upload};
 use reqwest::Method;
@@ -274,28 +274,23 @@ async fn a_hand_over_to_a_collector_that_hangs_times_out_and_is_delivered_later(
 
 async fn hand_over_waits_for_the_collector(gone: Gone) {
     let dir = tempfile::tempdir().unwrap();
-    let collector_listener = bind("127.0.0.1:0").await.unwrap();
-    let collector_addr = collector_listener.local_addr().unwrap();
-    let collector_url = format!("http://{collector_addr}");
-    let msp_listener = bind("127.0.0.1:0").await.unwrap();
-    let msp_url = format!("http://{}", msp_listener.local_addr().unwrap());
-    let mut provider = msp_config(&dir.path().join("msp"), &collector_url);
-    provider.limits.peer_answer_timeout = std::time::Duration::from_secs(1);
-    let msp = start_msp(provider, msp_listener).await.unwrap();
-    let collector_config = CollectorConfig {
-        data_dir: dir.path().join("collector"),
-        public_url: collector_url.clone(),
-        msp_url: msp_url.clone(),
-        right_urls: Vec::new(),
-        admin_token: "admin-token-for-tests-0123456789".into(),
-        peer_token: PEER_TOKEN.into(),
-        web_dir: None,
-        limits: Limits::default(),
-        allowed_origins: Vec::new(),
+    let limits = Limits {
+        peer_answer_timeout: std::time::Duration::from_secs(1),
+        ..loose_limits()
     };
-    let collector = start_collector(collector_config.clone(), collector_listener)
-        .await
-        .unwrap();
+    let Apart {
+        msp,
+        collector,
+        msp_url,
+        collector_addr,
+        collector_url,
+        collector_config,
+    } = start_apart(
+        &dir.path().join("msp"),
+        &dir.path().join("collector"),
+        limits,
+    )
+    .await;
     let http = client();
     let (status, created) = send(
         &http,
@@ -314,12 +309,7 @@ async fn hand_over_waits_for_the_collector(gone: Gone) {
         12,
     )
     .await;
-    let mut prepared = Vec::new();
-    for (i, link) in (0..12u64).zip(&invited) {
-        let a = answers(i);
-        let (def, uploads) = prepare(&http, link, i, &a).await;
-        prepared.push((def.encode(&a).unwrap(), uploads));
-    }
+    let prepared = prepare_all(&http, &invited).await;
     collector.stop().await;
     // A hanging collector: connections accepted and held, never read or answered.
     let hanging = if gone == Gone::Hangs {
@@ -339,7 +329,7 @@ async fn hand_over_waits_for_the_collector(gone: Gone) {
         let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
         assert_eq!(status, 201, "{body}");
     }
-    let view = wait_for_peer_view(&http, &msp_url, PEER_TOKEN, "waits", |v| {
+    let view = wait_for_peer_view(&http, &msp_url, APART_PEER_TOKEN, "waits", |v| {
         v["outbox"][0]["attempts"].as_u64().unwrap_or(0) >= 2
     })
     .await;
@@ -378,7 +368,7 @@ async fn hand_over_waits_for_the_collector(gone: Gone) {
     assert_same_regression(&raw, &csv);
     // The provider records the delivery once the collector's answer reaches it, which may be
     // after the release is published.
-    wait_for_peer_view(&http, &msp_url, PEER_TOKEN, "waits", |v| {
+    wait_for_peer_view(&http, &msp_url, APART_PEER_TOKEN, "waits", |v| {
         v["outbox"][0]["state"] == "delivered"
     })
     .await;

@@ -12,8 +12,6 @@ mod common;
 
 use common::*;
 use orthomask_server::error::STORE_FULL_RETRY_AFTER_S;
-use orthomask_server::run::{bind, start_collector, start_msp};
-use orthomask_server::{CollectorConfig, MspConfig};
 use reqwest::Method;
 use std::path::Path;
 use std::process::Command;
@@ -79,13 +77,7 @@ async fn a_full_disk_answers_503_keeps_what_it_acknowledged_and_recovers_without
     let (released_csv, released_manifest) =
         wait_for_release(&http, all.collector.url(), "done", 90).await;
     let created = create_survey(&http, &all, &draft("full", 12, false, true)).await;
-    let links = links(&http, &all, &created, 12).await;
-    let mut prepared = Vec::new();
-    for (i, link) in (0..12u64).zip(&links) {
-        let a = answers(i);
-        let (def, uploads) = prepare(&http, link, i, &a).await;
-        prepared.push((def.encode(&a).unwrap(), uploads));
-    }
+    let prepared = prepare_all(&http, &links(&http, &all, &created, 12).await).await;
     // Half the cohort is stored, then the disk fills.
     for (_, uploads) in &prepared[..6] {
         let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
@@ -182,42 +174,20 @@ async fn a_hand_over_to_a_collector_with_a_full_disk_waits_and_is_delivered() {
         return;
     };
     let provider_dir = tempfile::tempdir().unwrap();
-    const PEER: &str = "peer-token-of-the-full-disk-test-0123456789";
-    let collector_listener = bind("127.0.0.1:0").await.unwrap();
-    let collector_url = format!("http://{}", collector_listener.local_addr().unwrap());
-    let msp_listener = bind("127.0.0.1:0").await.unwrap();
-    let msp_url = format!("http://{}", msp_listener.local_addr().unwrap());
-    let msp = start_msp(
-        MspConfig {
-            data_dir: provider_dir.path().to_owned(),
-            public_url: msp_url.clone(),
-            collector_url: collector_url.clone(),
-            right_urls: Vec::new(),
-            peer_token: PEER.into(),
-            limits: loose_limits(),
-            allowed_origins: Vec::new(),
-        },
-        msp_listener,
+    let Apart {
+        msp,
+        collector,
+        msp_url,
+        collector_url,
+        collector_config,
+        ..
+    } = start_apart(
+        provider_dir.path(),
+        &tmpfs.0.join("collector"),
+        loose_limits(),
     )
-    .await
-    .unwrap();
-    let admin = "admin-token-of-the-full-disk-test-0123456789";
-    let collector = start_collector(
-        CollectorConfig {
-            data_dir: tmpfs.0.join("collector"),
-            public_url: collector_url.clone(),
-            msp_url: msp_url.clone(),
-            right_urls: Vec::new(),
-            admin_token: admin.into(),
-            peer_token: PEER.into(),
-            web_dir: None,
-            limits: loose_limits(),
-            allowed_origins: Vec::new(),
-        },
-        collector_listener,
-    )
-    .await
-    .unwrap();
+    .await;
+    let admin = collector_config.admin_token.as_str();
     let http = client();
     let (status, created) = send(
         &http,
@@ -229,19 +199,14 @@ async fn a_hand_over_to_a_collector_with_a_full_disk_waits_and_is_delivered() {
     .await;
     assert_eq!(status, 201, "{created}");
     let invited = links_at(&http, &collector_url, admin, &created, 12).await;
-    let mut prepared = Vec::new();
-    for (i, link) in (0..12u64).zip(&invited) {
-        let a = answers(i);
-        let (def, uploads) = prepare(&http, link, i, &a).await;
-        prepared.push((def.encode(&a).unwrap(), uploads));
-    }
+    let prepared = prepare_all(&http, &invited).await;
     let filler = tmpfs.0.join("filler");
     fill(&filler);
     for (_, uploads) in &prepared {
         let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
         assert_eq!(status, 201, "the provider has room: {body}");
     }
-    let view = wait_for_peer_view(&http, &msp_url, PEER, "waits", |v| {
+    let view = wait_for_peer_view(&http, &msp_url, APART_PEER_TOKEN, "waits", |v| {
         v["outbox"][0]["last_error"]
             .as_str()
             .is_some_and(|e| e.contains("disk is full"))
@@ -249,7 +214,7 @@ async fn a_hand_over_to_a_collector_with_a_full_disk_waits_and_is_delivered() {
     .await;
     assert_eq!(view["outbox"][0]["state"], "pending", "{view}");
     std::fs::remove_file(&filler).unwrap();
-    wait_for_peer_view(&http, &msp_url, PEER, "waits", |v| {
+    wait_for_peer_view(&http, &msp_url, APART_PEER_TOKEN, "waits", |v| {
         v["outbox"][0]["state"] == "delivered"
     })
     .await;

@@ -677,3 +677,84 @@ pub fn files_holding<P: AsRef<Path>>(files: impl IntoIterator<Item = P>, needle:
         })
         .collect()
 }
+
+/// A provider and a collector started apart, each on its own loopback port with its own data
+/// directory, as two hosts run them (the tests that stop, hang or starve one of them).
+pub struct Apart {
+    /// The provider.
+    pub msp: orthomask_server::Running,
+    /// The collector.
+    pub collector: orthomask_server::Running,
+    /// The provider's URL.
+    pub msp_url: String,
+    /// The collector's address and URL (to start it again there).
+    pub collector_addr: std::net::SocketAddr,
+    /// The collector's URL.
+    pub collector_url: String,
+    /// The collector's configuration (to start it again with the same store).
+    pub collector_config: orthomask_server::CollectorConfig,
+}
+
+/// The peer token of [`start_apart`]'s services.
+pub const APART_PEER_TOKEN: &str = "peer-token-of-services-apart-0123456789";
+
+/// [`Apart`]: the provider in `msp_dir` with `msp_limits`, the collector in `collector_dir`.
+pub async fn start_apart(msp_dir: &Path, collector_dir: &Path, msp_limits: Limits) -> Apart {
+    use orthomask_server::run::{bind, start_collector, start_msp};
+    let collector_listener = bind("127.0.0.1:0").await.unwrap();
+    let collector_addr = collector_listener.local_addr().unwrap();
+    let collector_url = format!("http://{collector_addr}");
+    let msp_listener = bind("127.0.0.1:0").await.unwrap();
+    let msp_url = format!("http://{}", msp_listener.local_addr().unwrap());
+    let msp = start_msp(
+        orthomask_server::MspConfig {
+            data_dir: msp_dir.to_owned(),
+            public_url: msp_url.clone(),
+            collector_url: collector_url.clone(),
+            right_urls: Vec::new(),
+            peer_token: APART_PEER_TOKEN.into(),
+            limits: msp_limits,
+            allowed_origins: Vec::new(),
+        },
+        msp_listener,
+    )
+    .await
+    .unwrap();
+    let collector_config = orthomask_server::CollectorConfig {
+        data_dir: collector_dir.to_owned(),
+        public_url: collector_url.clone(),
+        msp_url: msp_url.clone(),
+        right_urls: Vec::new(),
+        admin_token: "admin-token-of-services-apart-0123456789".into(),
+        peer_token: APART_PEER_TOKEN.into(),
+        web_dir: None,
+        limits: loose_limits(),
+        allowed_origins: Vec::new(),
+    };
+    let collector = start_collector(collector_config.clone(), collector_listener)
+        .await
+        .unwrap();
+    Apart {
+        msp,
+        collector,
+        msp_url,
+        collector_addr,
+        collector_url,
+        collector_config,
+    }
+}
+
+/// Participants `0..links.len()` take their places through `links` and prepare their uploads:
+/// each one's raw record (as its device coded it) and uploads.
+pub async fn prepare_all(
+    client: &reqwest::Client,
+    links: &[String],
+) -> Vec<(Vec<f64>, Vec<(String, Upload)>)> {
+    let mut prepared = Vec::new();
+    for (i, link) in (0u64..).zip(links) {
+        let a = answers(i);
+        let (def, uploads) = prepare(client, link, i, &a).await;
+        prepared.push((def.encode(&a).unwrap(), uploads));
+    }
+    prepared
+}
