@@ -278,6 +278,14 @@ async fn hand_over_waits_for_the_collector(gone: Gone) {
         peer_answer_timeout: std::time::Duration::from_secs(1),
         ..loose_limits()
     };
+    let apart = start_apart(
+        &dir.path().join("msp"),
+        &dir.path().join("collector"),
+        limits,
+    )
+    .await;
+    let http = client();
+    let prepared = apart.invited(&http, "waits", 12).await;
     let Apart {
         msp,
         collector,
@@ -285,31 +293,7 @@ async fn hand_over_waits_for_the_collector(gone: Gone) {
         collector_addr,
         collector_url,
         collector_config,
-    } = start_apart(
-        &dir.path().join("msp"),
-        &dir.path().join("collector"),
-        limits,
-    )
-    .await;
-    let http = client();
-    let (status, created) = send(
-        &http,
-        Method::POST,
-        &format!("{collector_url}/api/admin/surveys"),
-        Some(&draft("waits", 12, false, true)),
-        Some(&collector_config.admin_token),
-    )
-    .await;
-    assert_eq!(status, 201, "{created}");
-    let invited = links_at(
-        &http,
-        &collector_url,
-        &collector_config.admin_token,
-        &created,
-        12,
-    )
-    .await;
-    let prepared = prepare_all(&http, &invited).await;
+    } = apart;
     collector.stop().await;
     // A hanging collector: connections accepted and held, never read or answered.
     let hanging = if gone == Gone::Hangs {

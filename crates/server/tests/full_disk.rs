@@ -174,6 +174,14 @@ async fn a_hand_over_to_a_collector_with_a_full_disk_waits_and_is_delivered() {
         return;
     };
     let provider_dir = tempfile::tempdir().unwrap();
+    let apart = start_apart(
+        provider_dir.path(),
+        &tmpfs.0.join("collector"),
+        loose_limits(),
+    )
+    .await;
+    let http = client();
+    let prepared = apart.invited(&http, "waits", 12).await;
     let Apart {
         msp,
         collector,
@@ -181,25 +189,8 @@ async fn a_hand_over_to_a_collector_with_a_full_disk_waits_and_is_delivered() {
         collector_url,
         collector_config,
         ..
-    } = start_apart(
-        provider_dir.path(),
-        &tmpfs.0.join("collector"),
-        loose_limits(),
-    )
-    .await;
+    } = apart;
     let admin = collector_config.admin_token.as_str();
-    let http = client();
-    let (status, created) = send(
-        &http,
-        Method::POST,
-        &format!("{collector_url}/api/admin/surveys"),
-        Some(&draft("waits", 12, false, true)),
-        Some(admin),
-    )
-    .await;
-    assert_eq!(status, 201, "{created}");
-    let invited = links_at(&http, &collector_url, admin, &created, 12).await;
-    let prepared = prepare_all(&http, &invited).await;
     let filler = tmpfs.0.join("filler");
     fill(&filler);
     for (_, uploads) in &prepared {

@@ -695,6 +695,30 @@ pub struct Apart {
     pub collector_config: orthomask_server::CollectorConfig,
 }
 
+impl Apart {
+    /// A basic-protocol survey `id` with cohorts of `n`, created at the collector, and its `n`
+    /// invited participants ready to send ([`prepare_all`]).
+    pub async fn invited(
+        &self,
+        client: &reqwest::Client,
+        id: &str,
+        n: usize,
+    ) -> Vec<(Vec<f64>, Vec<(String, Upload)>)> {
+        let admin = &self.collector_config.admin_token;
+        let (status, created) = send(
+            client,
+            reqwest::Method::POST,
+            &format!("{}/api/admin/surveys", self.collector_url),
+            Some(&draft(id, n, false, true)),
+            Some(admin),
+        )
+        .await;
+        assert_eq!(status, 201, "{created}");
+        let invited = links_at(client, &self.collector_url, admin, &created, n).await;
+        prepare_all(client, &invited).await
+    }
+}
+
 /// The peer token of [`start_apart`]'s services.
 pub const APART_PEER_TOKEN: &str = "peer-token-of-services-apart-0123456789";
 
