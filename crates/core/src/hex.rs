@@ -57,7 +57,7 @@ fn digit(c: char) -> Option<u8> {
 /// character that is not `0-9a-f`.
 pub fn decode(text: &str) -> Result<Vec<u8>, HexError> {
     let chars: Vec<char> = text.chars().collect();
-    if chars.len() % 2 != 0 {
+    if !chars.len().is_multiple_of(2) {
         return Err(HexError::Length {
             expected: chars.len() + 1,
             found: chars.len(),

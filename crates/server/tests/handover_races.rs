@@ -101,9 +101,9 @@ async fn a_hand_over_racing_its_retry_settles_once() {
 
 /// Await every future (the test crate has no `futures` dependency; `tokio::join!` takes a fixed
 /// number).
-async fn futures_join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output>
+async fn futures_join_all<F>(futures: Vec<F>) -> Vec<F::Output>
 where
-    F: Send + 'static,
+    F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
 {
     let handles: Vec<_> = futures.into_iter().map(tokio::spawn).collect();

@@ -334,9 +334,13 @@ mod tests {
     fn answers(i: u64) -> Vec<Answer> {
         let u = |j: u64| ((i * 7919 + j * 104_729) % 1000) as f64 / 999.0;
         vec![
-            Answer::YesNo(i % 2 == 0),
+            Answer::YesNo(i.is_multiple_of(2)),
             Answer::Integer(18 + (u(1) * 72.0).round() as i64),
-            Answer::Number(if i % 5 == 0 { 250.0 } else { 250.0 * u(2) }),
+            Answer::Number(if i.is_multiple_of(5) {
+                250.0
+            } else {
+                250.0 * u(2)
+            }),
         ]
     }
 

@@ -346,12 +346,11 @@ impl Plan {
         if let Some(target) = target.filter(|_| chosen_by_policy) {
             let widest = ACCURACY_RECORD_WIDTH.saturating_sub(p1);
             let wanted = target.noise_columns().filter(|&p2| p2 <= widest);
-            if plan.unmasking_accuracy()?.expected_digits_lost() > TARGET_DIGITS_LOST {
-                if let Some(p2) = wanted.filter(|&p2| p2 > plan.p2) {
-                    if let Some(delta) = smallest_delta_for(largest, p2, request.failure_target) {
-                        plan = with_noise(p2, delta)?;
-                    }
-                }
+            if plan.unmasking_accuracy()?.expected_digits_lost() > TARGET_DIGITS_LOST
+                && let Some(p2) = wanted.filter(|&p2| p2 > plan.p2)
+                && let Some(delta) = smallest_delta_for(largest, p2, request.failure_target)
+            {
+                plan = with_noise(p2, delta)?;
             }
         }
         plan.accuracy_note = plan.shortfall(

@@ -245,13 +245,13 @@ fn split_input(table: &Table, args: &PipelineArgs) -> Result<RawData> {
 /// simulation.
 fn declared_x_max(args: &PipelineArgs, raw: &RawData) -> Result<(f64, XMaxSource)> {
     let data_max = raw.answers.amax().max(raw.qa.map_or(0.0, f64::abs));
-    if args.x_max.is_none() {
-        if let Some(ranges_max) = every_range_declared(args, raw) {
-            return Ok((
-                ranges_max.max(raw.qa.map_or(0.0, f64::abs)),
-                XMaxSource::Declared,
-            ));
-        }
+    if args.x_max.is_none()
+        && let Some(ranges_max) = every_range_declared(args, raw)
+    {
+        return Ok((
+            ranges_max.max(raw.qa.map_or(0.0, f64::abs)),
+            XMaxSource::Declared,
+        ));
     }
     match args.x_max {
         Some(declared) => {
