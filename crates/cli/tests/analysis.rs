@@ -608,54 +608,40 @@ fn dp_with_uneven_cohorts_uses_the_smallest_for_dp_and_the_largest_for_sigma() {
     assert!(m["sigma"].as_f64().unwrap() >= appendix_c["sigma_min"].as_f64().unwrap());
     // Issue 21 §2: with DP, a range left undeclared is refused — one read off the data would leak
     // its extremes, and no guarantee would hold.
-    let output = orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        dir.path().join("out2").to_str().unwrap(),
-        "--teaching-key",
-        "3",
-        "--cohort-size",
-        "15",
-        "--dp-epsilon",
-        "0.5",
-        "--dp-delta",
-        "0.01",
-        "--range",
-        "a=0:10",
-    ]);
-    let error = failure(&output);
-    assert!(
-        error.contains("declare b with --range COL=LO:HI") && !error.trim().contains('\n'),
-        "{error}"
+    // A DP run refused in one line that names `expected`, with nothing written in `out`.
+    let refused = |out: &str, extra: &[&str], expected: &str| {
+        let out_dir = dir.path().join(out);
+        let mut args = vec![
+            "pipeline",
+            "--input",
+            input.to_str().unwrap(),
+            "--out-dir",
+            out_dir.to_str().unwrap(),
+            "--teaching-key",
+            "3",
+            "--dp-epsilon",
+            "0.5",
+            "--dp-delta",
+            "0.01",
+        ];
+        args.extend_from_slice(extra);
+        let error = failure(&orthomask(&args));
+        assert!(
+            error.contains(expected) && !error.trim().contains('\n'),
+            "{error}"
+        );
+        assert!(!out_dir.join("manifest.json").exists());
+    };
+    refused(
+        "out2",
+        &["--cohort-size", "15", "--range", "a=0:10"],
+        "declare b with --range COL=LO:HI",
     );
-    assert!(!dir.path().join("out2").join("manifest.json").exists());
     // Issue 21 §1: a kept column passes both masks and would be released row by row with noise
     // calibrated for the masked columns only: refused in one line, nothing written.
-    let output = orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        dir.path().join("out3").to_str().unwrap(),
-        "--teaching-key",
-        "3",
-        "--keep",
-        "a",
-        "--dp-epsilon",
-        "0.5",
-        "--dp-delta",
-        "0.01",
-        "--range",
-        "a=0:10",
-        "--range",
-        "b=-5:5",
-    ]);
-    let error = failure(&output);
-    assert!(
-        error.contains("drop --keep or DP") && !error.trim().contains('\n'),
-        "{error}"
+    refused(
+        "out3",
+        &["--keep", "a", "--range", "a=0:10", "--range", "b=-5:5"],
+        "drop --keep or DP",
     );
-    assert!(!dir.path().join("out3").join("manifest.json").exists());
 }
