@@ -54,14 +54,16 @@ pub fn retry_after_ms(seconds: Option<u32>) -> i32 {
     })
 }
 
-/// The wait before asking a busy or unreachable service again: the larger of the back-off and
-/// the service's `Retry-After`, stretched by up to half of itself by `unit` (uniform in
-/// `[0, 1)`). Without the stretch every client of a burst told "retry in 1 s" comes back in the
-/// same millisecond and meets a full service again; with it they spread over half a second.
+/// The wait before asking a busy or unreachable service again, in the milliseconds
+/// `services::clock::sleep` takes (saturating): `orthomask_survey::policy::retry_wait`.
 pub fn retry_wait_ms(backoff_ms: i32, retry_after_s: Option<u32>, unit: f64) -> i32 {
-    let wait = backoff_ms.max(retry_after_ms(retry_after_s)).max(0);
-    let stretch = f64::from(wait) * unit.clamp(0.0, 1.0) / 2.0;
-    wait.saturating_add(stretch as i32)
+    let ms = |ms: i32| std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    let wait = orthomask_survey::policy::retry_wait(
+        ms(backoff_ms),
+        retry_after_s.map(|_| ms(retry_after_ms(retry_after_s))),
+        unit,
+    );
+    i32::try_from(wait.as_millis()).unwrap_or(i32::MAX)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use orthomask_core::key::Key;
 use orthomask_survey::client::{Client, verify_receipt};
 use orthomask_survey::coding::Answer;
 use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
+use orthomask_survey::policy::retry_wait;
 use orthomask_survey::trust::{DefinitionOffer, Deployment};
 use orthomask_survey::upload::{Receipt, Upload};
 use std::time::{Duration, Instant};
@@ -286,9 +287,13 @@ async fn main() {
                     };
                     busy += 1;
                     assert!(busy <= 60, "upload still refused after 60 attempts");
-                    let wait = backoff.max(Duration::from_secs(retry_after.unwrap_or(0)));
                     let unit = getrandom::u32().map_or(0.5, |v| f64::from(v) / 4_294_967_296.0);
-                    tokio::time::sleep(wait.mul_f64(1.0 + unit / 2.0)).await;
+                    tokio::time::sleep(retry_wait(
+                        backoff,
+                        retry_after.map(Duration::from_secs),
+                        unit,
+                    ))
+                    .await;
                     backoff = (backoff * 2).min(Duration::from_secs(30));
                 }
             })

@@ -307,13 +307,15 @@ fn backoff(attempts: u32) -> Duration {
     Duration::from_millis(ms.min(30_000))
 }
 
-/// The wait before attempt `attempts + 1`: the back-off, or the peer's `Retry-After` when that
-/// is longer, stretched by up to half of itself by `unit` (uniform in `[0, 1)`), so that the
-/// items a busy peer turned away together do not all come back in the same instant.
+/// The wait before attempt `attempts + 1`: `orthomask_survey::policy::retry_wait` of the back-off
+/// and the peer's `Retry-After`, at most [`LONGEST_WAIT`].
 fn next_wait(attempts: u32, retry_after_s: Option<u64>, unit: f64) -> Duration {
-    let wait = backoff(attempts).max(Duration::from_secs(retry_after_s.unwrap_or(0)));
-    wait.mul_f64(1.0 + unit.clamp(0.0, 1.0) / 2.0)
-        .min(LONGEST_WAIT)
+    orthomask_survey::policy::retry_wait(
+        backoff(attempts),
+        retry_after_s.map(Duration::from_secs),
+        unit,
+    )
+    .min(LONGEST_WAIT)
 }
 
 /// The longest wait the outbox sets before an attempt, whatever a peer's `Retry-After` asks.

@@ -175,3 +175,17 @@ mod tests {
         assert_eq!(handover_bytes(1, 1) - 70 - 65_536, 12);
     }
 }
+
+/// The wait before asking a busy or unreachable service again — the one rule of the web app's
+/// uploads and place requests, the services' outbox and the load client: the larger of the
+/// client's back-off and the service's `Retry-After`, stretched by up to half of itself by
+/// `unit` (uniform in `[0, 1)`; clamped). Without the stretch every client of a burst told
+/// "retry in 1 s" comes back in the same millisecond and meets a full service again.
+pub fn retry_wait(
+    backoff: std::time::Duration,
+    retry_after: Option<std::time::Duration>,
+    unit: f64,
+) -> std::time::Duration {
+    let wait = backoff.max(retry_after.unwrap_or_default());
+    wait.mul_f64(1.0 + unit.clamp(0.0, 1.0) / 2.0)
+}
