@@ -163,19 +163,6 @@ pub fn handover_bytes(m: usize, p: usize) -> u64 {
     4 * doubles.div_ceil(3) + 70 * m as u64 + 64 * 1024
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// 3 records of 2 doubles: 48 bytes → 64 base64 characters, 3 × 70 row ids, 64 KiB.
-    #[test]
-    fn handover_size_by_hand() {
-        assert_eq!(handover_bytes(3, 2), 64 + 210 + 65_536);
-        // 8 bytes pad to 3 base64 quads of 4 characters.
-        assert_eq!(handover_bytes(1, 1) - 70 - 65_536, 12);
-    }
-}
-
 /// The wait before asking a busy or unreachable service again — the one rule of the web app's
 /// uploads and place requests, the services' outbox and the load client: the larger of the
 /// client's back-off and the service's `Retry-After`, stretched by up to half of itself by
@@ -188,4 +175,17 @@ pub fn retry_wait(
 ) -> std::time::Duration {
     let wait = backoff.max(retry_after.unwrap_or_default());
     wait.mul_f64(1.0 + unit.clamp(0.0, 1.0) / 2.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 3 records of 2 doubles: 48 bytes → 64 base64 characters, 3 × 70 row ids, 64 KiB.
+    #[test]
+    fn handover_size_by_hand() {
+        assert_eq!(handover_bytes(3, 2), 64 + 210 + 65_536);
+        // 8 bytes pad to 3 base64 quads of 4 characters.
+        assert_eq!(handover_bytes(1, 1) - 70 - 65_536, 12);
+    }
 }

@@ -234,7 +234,9 @@ impl DigitsTarget {
         let scale = (1.0 + self.headroom).powi(2) * self.x_max * self.x_max;
         let floor = scale * m * self.masked_columns as f64;
         let room = 10f64.powf(2.0 * self.digits) / 3.0 - self.data_norm_squared;
-        if !(room > floor) || !(self.failure_target > 0.0 && self.failure_target < 1.0) {
+        // Written so that a NaN anywhere also gives None.
+        let reachable = room > floor && self.failure_target > 0.0 && self.failure_target < 1.0;
+        if !reachable {
             return None;
         }
         let r = (room / floor).sqrt();
