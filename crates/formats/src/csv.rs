@@ -16,6 +16,10 @@
 
 use nalgebra::DMatrix;
 
+mod reader;
+
+pub use reader::TableReader;
+
 /// What went wrong, without the position.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CsvProblem {
@@ -214,18 +218,45 @@ struct Record {
     cells: Vec<String>,
 }
 
-/// Split text into records of cells, honouring quotes.
-fn records(text: &str) -> Result<Vec<Record>, (usize, Option<usize>, CsvProblem)> {
+/// Records split off the front of a text: the complete ones, the bytes they used and the line
+/// the rest starts on.
+struct Split {
+    records: Vec<Record>,
+    consumed: usize,
+    next_line: usize,
+}
+
+/// Split text into records of cells, honouring quotes; `first_line` is the line `text` starts on.
+///
+/// With `at_end` the text is all there is: a last record without a line end is complete and an
+/// open quote is an error. Without it more text may follow (a file read in chunks,
+/// [`TableReader`]): splitting stops before the first record that is not ended by a line feed,
+/// whose bytes are left for the next call (`consumed` counts the bytes of the records returned).
+/// A chunk boundary is therefore invisible: a record cut anywhere — inside quotes, between `\r`
+/// and `\n`, after a quote that may be doubled — is split again whole once its end has arrived.
+fn split_records(
+    text: &str,
+    first_line: usize,
+    at_end: bool,
+) -> Result<Split, (usize, Option<usize>, CsvProblem)> {
     let mut out = Vec::new();
-    let mut chars = text.chars().peekable();
-    let mut line = 1;
+    let mut chars = text.char_indices().peekable();
+    let mut line = first_line;
+    let mut consumed = 0;
     while chars.peek().is_some() {
         let start_line = line;
         let mut cells = Vec::new();
         let mut cell = String::new();
         let mut quoted_cell = false;
         loop {
-            match chars.next() {
+            match chars.next().map(|(_, c)| c) {
+                None if !at_end => {
+                    return Ok(Split {
+                        records: out,
+                        consumed,
+                        next_line: start_line,
+                    });
+                }
                 None => {
                     cells.push(std::mem::take(&mut cell));
                     break;
@@ -233,7 +264,14 @@ fn records(text: &str) -> Result<Vec<Record>, (usize, Option<usize>, CsvProblem)
                 Some('"') if cell.is_empty() && !quoted_cell => {
                     quoted_cell = true;
                     loop {
-                        match chars.next() {
+                        match chars.next().map(|(_, c)| c) {
+                            None if !at_end => {
+                                return Ok(Split {
+                                    records: out,
+                                    consumed,
+                                    next_line: start_line,
+                                });
+                            }
                             None => {
                                 return Err((
                                     start_line,
@@ -241,7 +279,7 @@ fn records(text: &str) -> Result<Vec<Record>, (usize, Option<usize>, CsvProblem)
                                     CsvProblem::UnterminatedQuote,
                                 ));
                             }
-                            Some('"') if chars.peek() == Some(&'"') => {
+                            Some('"') if chars.peek().map(|&(_, c)| c) == Some('"') => {
                                 chars.next();
                                 cell.push('"');
                             }
@@ -254,9 +292,9 @@ fn records(text: &str) -> Result<Vec<Record>, (usize, Option<usize>, CsvProblem)
                             }
                         }
                     }
-                    match chars.peek() {
+                    match chars.peek().map(|&(_, c)| c) {
                         None | Some(',') | Some('\n') | Some('\r') => {}
-                        Some(&c) => {
+                        Some(c) => {
                             return Err((line, Some(cells.len() + 1), CsvProblem::AfterQuote(c)));
                         }
                     }
@@ -265,7 +303,7 @@ fn records(text: &str) -> Result<Vec<Record>, (usize, Option<usize>, CsvProblem)
                     cells.push(std::mem::take(&mut cell));
                     quoted_cell = false;
                 }
-                Some('\r') if chars.peek() == Some(&'\n') => {}
+                Some('\r') if chars.peek().map(|&(_, c)| c) == Some('\n') => {}
                 Some('\n') => {
                     line += 1;
                     cells.push(std::mem::take(&mut cell));
@@ -274,6 +312,7 @@ fn records(text: &str) -> Result<Vec<Record>, (usize, Option<usize>, CsvProblem)
                 Some(c) => cell.push(c),
             }
         }
+        consumed = chars.peek().map_or(text.len(), |&(at, _)| at);
         let blank = cells.len() == 1 && cells[0].trim().is_empty() && !quoted_cell;
         if !blank {
             out.push(Record {
@@ -282,7 +321,11 @@ fn records(text: &str) -> Result<Vec<Record>, (usize, Option<usize>, CsvProblem)
             });
         }
     }
-    Ok(out)
+    Ok(Split {
+        records: out,
+        consumed,
+        next_line: line,
+    })
 }
 
 /// A table whose cells are text: unique header names, then rows of as many cells.
@@ -346,7 +389,9 @@ fn parse_records(bytes: &[u8], source_name: &str) -> Result<(Vec<String>, Vec<Re
         }
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let records = records(text).map_err(|(line, column, problem)| at(line, column, problem))?;
+    let records = split_records(text, 1, true)
+        .map_err(|(line, column, problem)| at(line, column, problem))?
+        .records;
     let mut records = records.into_iter();
     let header = records
         .next()
@@ -381,24 +426,12 @@ fn check_width(record: &Record, width: usize, source_name: &str) -> Result<(), C
 /// # Errors
 /// A [`CsvError`] naming the line and column of the first problem.
 pub fn parse_table(bytes: &[u8], source_name: &str) -> Result<Table, CsvError> {
-    let at = |line, column, problem| CsvError {
-        source_name: source_name.to_owned(),
-        line,
-        column,
-        problem,
-    };
-    let (headers, records) = parse_records(bytes, source_name)?;
-    let width = headers.len();
-    let rows = records.len();
-    let mut values = Vec::with_capacity(rows * width);
-    for record in &records {
-        check_width(record, width, source_name)?;
-        for (j, cell) in record.cells.iter().enumerate() {
-            values
-                .push(parse_number(cell).map_err(|problem| at(record.line, Some(j + 1), problem))?);
-        }
-    }
-    let data = DMatrix::from_row_slice(rows, width, &values);
+    let mut reader = TableReader::new(source_name);
+    let mut values = Vec::new();
+    reader.push(bytes, &mut values)?;
+    reader.finish(&mut values)?;
+    let headers = reader.headers().unwrap_or_default().to_vec();
+    let data = DMatrix::from_row_slice(reader.rows_read(), headers.len(), &values);
     Ok(Table {
         headers,
         data,
@@ -498,21 +531,33 @@ pub fn format_number(value: f64, precision: Precision) -> String {
 
 /// Write a table as CSV text (LF line ends, header first).
 pub fn write_table(headers: &[String], data: &DMatrix<f64>, precision: Precision) -> String {
-    let mut out = String::new();
-    out.push_str(
-        &headers
-            .iter()
-            .map(|h| quote_if_needed(h))
-            .collect::<Vec<_>>()
-            .join(","),
-    );
-    out.push('\n');
+    let mut out = header_line(headers);
     for row in data.row_iter() {
-        let cells: Vec<String> = row.iter().map(|&v| format_number(v, precision)).collect();
-        out.push_str(&cells.join(","));
-        out.push('\n');
+        out.push_str(&row_line(row.iter().copied(), precision));
     }
     out
+}
+
+/// The header row of a CSV table, line end included: names quoted where needed.
+pub fn header_line(headers: &[String]) -> String {
+    let mut line = headers
+        .iter()
+        .map(|h| quote_if_needed(h))
+        .collect::<Vec<_>>()
+        .join(",");
+    line.push('\n');
+    line
+}
+
+/// One row of numbers as a CSV line, line end included (a writer streams a table row by row with
+/// [`header_line`] and this; [`write_table`] is the two for a table in memory).
+pub fn row_line(values: impl Iterator<Item = f64>, precision: Precision) -> String {
+    let mut line = values
+        .map(|v| format_number(v, precision))
+        .collect::<Vec<_>>()
+        .join(",");
+    line.push('\n');
+    line
 }
 
 #[cfg(test)]

@@ -250,10 +250,37 @@ pub fn pipeline<T: Send>(
     produce: impl Fn(usize) -> T + Sync,
     mut consume: impl FnMut(T),
 ) {
-    let threads = workers().min(count);
+    pipeline_over(
+        0..count,
+        window,
+        |i, _| produce(i),
+        |item| {
+            consume(item);
+            true
+        },
+    );
+}
+
+/// [`pipeline`] over the items of `inputs`, taken in order: item `i` is `produce(i, input_i)`.
+///
+/// `inputs` is advanced by whichever thread claims the next item, one claim at a time, so a
+/// sequential source — a file read cohort by cohort — is read in order and never more than
+/// `window` items ahead of `consume`. `consume` returns whether to go on: after `false` nothing
+/// more is taken from `inputs` and the items in flight are dropped. The threads used are at most
+/// the upper bound of `inputs.size_hint()`: a single item runs on the calling thread, outside any
+/// region, so its own kernels may spread over the cores.
+pub fn pipeline_over<I: Send, T: Send>(
+    inputs: impl Iterator<Item = I> + Send,
+    window: usize,
+    produce: impl Fn(usize, I) -> T + Sync,
+    mut consume: impl FnMut(T) -> bool,
+) {
+    let threads = workers().min(inputs.size_hint().1.unwrap_or(usize::MAX));
     if threads <= 1 {
-        for i in 0..count {
-            consume(produce(i));
+        for (i, input) in inputs.enumerate() {
+            if !consume(produce(i, input)) {
+                return;
+            }
         }
         return;
     }
@@ -261,8 +288,10 @@ pub fn pipeline<T: Send>(
     {
         use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-        struct State<T> {
-            /// Next item nobody has claimed yet.
+        struct State<T, It> {
+            /// What is left to produce; `None` once exhausted or stopped.
+            inputs: Option<It>,
+            /// Index of the next item to claim.
             next: usize,
             /// Items consumed so far.
             consumed: usize,
@@ -271,18 +300,18 @@ pub fn pipeline<T: Send>(
             /// A thread panicked; everybody stops.
             failed: bool,
         }
-        struct Shared<T> {
-            state: Mutex<State<T>>,
+        struct Shared<T, It> {
+            state: Mutex<State<T, It>>,
             changed: Condvar,
         }
-        impl<T> Shared<T> {
-            fn lock(&self) -> MutexGuard<'_, State<T>> {
+        impl<T, It> Shared<T, It> {
+            fn lock(&self) -> MutexGuard<'_, State<T, It>> {
                 self.state.lock().unwrap_or_else(PoisonError::into_inner)
             }
         }
         /// Marks the pipeline failed if its thread unwinds, so no other thread waits forever.
-        struct FailOnPanic<'a, T>(&'a Shared<T>);
-        impl<T> Drop for FailOnPanic<'_, T> {
+        struct FailOnPanic<'a, T, It>(&'a Shared<T, It>);
+        impl<T, It> Drop for FailOnPanic<'_, T, It> {
             fn drop(&mut self) {
                 if std::thread::panicking() {
                     self.0.lock().failed = true;
@@ -294,6 +323,7 @@ pub fn pipeline<T: Send>(
         let window = window.max(1);
         let shared = Shared {
             state: Mutex::new(State {
+                inputs: Some(inputs),
                 next: 0,
                 consumed: 0,
                 slots: (0..window).map(|_| None).collect(),
@@ -301,31 +331,48 @@ pub fn pipeline<T: Send>(
             }),
             changed: Condvar::new(),
         };
-        let claim = |s: &mut State<T>| {
-            (s.next < count && s.next < s.consumed + window).then(|| {
-                s.next += 1;
-                s.next - 1
-            })
-        };
+        /// The next item and its input, when the window allows one and inputs remain.
+        fn claim<T, It: Iterator>(
+            s: &mut State<T, It>,
+            window: usize,
+        ) -> Option<(usize, It::Item)> {
+            if s.next >= s.consumed + window {
+                return None;
+            }
+            match s.inputs.as_mut()?.next() {
+                Some(input) => {
+                    s.next += 1;
+                    Some((s.next - 1, input))
+                }
+                None => {
+                    s.inputs = None;
+                    None
+                }
+            }
+        }
         let store = |i: usize, item: T| {
             shared.lock().slots[i % window] = Some(item);
             shared.changed.notify_all();
         };
-        let (shared, claim, store, produce) = (&shared, &claim, &store, &produce);
+        let (shared, store, produce) = (&shared, &store, &produce);
         std::thread::scope(|scope| {
             for _ in 1..threads {
                 scope.spawn(move || {
                     in_region(|| {
                         let _guard = FailOnPanic(shared);
                         loop {
-                            let i = {
+                            let (i, input) = {
                                 let mut s = shared.lock();
                                 loop {
-                                    if s.failed || s.next >= count {
+                                    if s.failed {
                                         return;
                                     }
-                                    if let Some(i) = claim(&mut s) {
-                                        break i;
+                                    if let Some(claimed) = claim(&mut s, window) {
+                                        break claimed;
+                                    }
+                                    if s.inputs.is_none() {
+                                        shared.changed.notify_all();
+                                        return;
                                     }
                                     s = shared
                                         .changed
@@ -333,24 +380,28 @@ pub fn pipeline<T: Send>(
                                         .unwrap_or_else(PoisonError::into_inner);
                                 }
                             };
-                            store(i, produce(i));
+                            store(i, produce(i, input));
                         }
                     });
                 });
             }
             in_region(|| {
                 let _guard = FailOnPanic(shared);
-                for i in 0..count {
+                let mut i = 0;
+                loop {
                     let item = loop {
                         let mut s = shared.lock();
                         if let Some(item) = s.slots[i % window].take() {
-                            break item;
+                            break Some(item);
                         }
                         assert!(!s.failed, "a producer thread of the pipeline panicked");
-                        if let Some(j) = claim(&mut s) {
+                        if let Some((j, input)) = claim(&mut s, window) {
                             drop(s);
-                            store(j, produce(j));
+                            store(j, produce(j, input));
                             continue;
+                        }
+                        if s.inputs.is_none() && s.next == i {
+                            break None;
                         }
                         drop(
                             shared
@@ -359,16 +410,26 @@ pub fn pipeline<T: Send>(
                                 .unwrap_or_else(PoisonError::into_inner),
                         );
                     };
-                    consume(item);
-                    shared.lock().consumed += 1;
+                    let Some(item) = item else { break };
+                    let go_on = consume(item);
+                    let mut s = shared.lock();
+                    s.consumed += 1;
+                    if !go_on {
+                        s.inputs = None;
+                        drop(s);
+                        shared.changed.notify_all();
+                        break;
+                    }
+                    drop(s);
                     shared.changed.notify_all();
+                    i += 1;
                 }
             });
         });
     }
     #[cfg(target_arch = "wasm32")]
     {
-        let _ = window;
+        let _ = (window, produce, consume);
         unreachable!("one worker on wasm32")
     }
 }
@@ -442,6 +503,45 @@ mod tests {
         assert_eq!(seen, (0..500).map(|i| i * 2).collect::<Vec<_>>());
         // Produced-but-unconsumed items never exceed the window.
         assert!(max_ahead <= 3, "{max_ahead} items ahead");
+    }
+
+    /// A sequential source is read in order, at most a window ahead of the consumer, and a
+    /// consumer that stops ends the reading: what a file read cohort by cohort needs.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn pipeline_over_reads_its_source_in_order_and_stops_when_asked() {
+        use std::sync::Mutex;
+        for threads in [1, 3] {
+            let read = Mutex::new(Vec::new());
+            let source = (0..400).inspect(|&k| read.lock().unwrap().push(k));
+            let mut seen = Vec::new();
+            let mut max_ahead = 0;
+            with_forced_workers(threads, || {
+                pipeline_over(
+                    source,
+                    4,
+                    |i, input: usize| {
+                        assert_eq!(i, input);
+                        input * 3
+                    },
+                    |item| {
+                        let ahead = read.lock().unwrap().len() - seen.len();
+                        max_ahead = max_ahead.max(ahead);
+                        seen.push(item);
+                        item < 3 * 99
+                    },
+                );
+            });
+            assert_eq!(seen, (0..100).map(|i| i * 3).collect::<Vec<_>>());
+            let read = read.into_inner().unwrap();
+            assert_eq!(read, (0..read.len()).collect::<Vec<_>>(), "read in order");
+            assert!(
+                read.len() <= 100 + 4,
+                "{threads} threads read {} items",
+                read.len()
+            );
+            assert!(max_ahead <= 4, "{max_ahead} items ahead");
+        }
     }
 
     /// The bits of `m`'s entries, for "bit-identical" comparisons.

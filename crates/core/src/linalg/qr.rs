@@ -24,9 +24,14 @@ pub struct ThinQr {
 impl ThinQr {
     /// Factor `m` (any shape; `q = min(rows, cols)` reflectors).
     pub fn new(m: &DMatrix<f64>) -> Self {
-        let (rows, cols) = m.shape();
+        Self::from_owned(m.clone())
+    }
+
+    /// [`new`](Self::new) factoring `work` in place: no copy of a tall matrix the caller no
+    /// longer needs (the orbit sampler's `n × p₁` blocks).
+    pub fn from_owned(mut work: DMatrix<f64>) -> Self {
+        let (rows, cols) = work.shape();
         let q = rows.min(cols);
-        let mut work = m.clone();
         let mut reflectors = Vec::with_capacity(q);
         for j in 0..q {
             let tail: Vec<f64> = work.column(j).rows(j, rows - j).iter().copied().collect();

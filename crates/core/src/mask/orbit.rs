@@ -111,29 +111,50 @@ impl HaarOrbit {
         m: &DMatrix<f64>,
         source: &mut B,
     ) -> Result<DMatrix<f64>, MaskError> {
-        check_dim("the orbit sampler", self.dim, m.nrows(), "rows")?;
+        self.sample_owned(m.clone(), source)
+    }
+
+    /// [`sample`](Self::sample) drawn over `m` itself, for a caller that no longer needs it (the
+    /// collector's stacked cohorts). Each factor is dropped as soon as its part is taken, so at
+    /// most three `n × k` matrices are alive at once (`M`; `N` and its reflectors while it is
+    /// factored; the Gaussian's reflectors and `G R_N`): the release of a survey of any size
+    /// costs a small multiple of the release itself (issue 23 §2).
+    ///
+    /// # Errors
+    /// As [`sample`](Self::sample).
+    pub fn sample_owned<B: BitSource + ?Sized>(
+        &self,
+        mut work: DMatrix<f64>,
+        source: &mut B,
+    ) -> Result<DMatrix<f64>, MaskError> {
+        check_dim("the orbit sampler", self.dim, work.nrows(), "rows")?;
         let r = self.basis.len();
         let free = self.dim - r;
-        let mut work = m.clone();
         // Pᵀ M = G_{r−1} ⋯ G₀ M.
         self.basis
             .iter()
             .for_each(|g| g.apply_to_columns(&mut work));
-        let n_block = work.rows(r, free).into_owned();
-        let qr_n = ThinQr::new(&n_block);
-        let q = qr_n.rank_bound();
-        // Z: (n − r) × q Gaussian, filled column by column.
-        let mut z = DMatrix::zeros(free, q);
-        fill_standard_normal(source, z.as_mut_slice());
-        let qr_z = ThinQr::new(&z);
-        let mut top = qr_n.r().clone();
+        // Only R_N is needed of N's factorisation.
+        let mut top = ThinQr::from_owned(work.rows(r, free).into_owned())
+            .r()
+            .clone();
+        let q = top.nrows();
+        // Z: (n − r) × q Gaussian, filled column by column, factored in place.
+        let qr_z = {
+            let mut z = DMatrix::zeros(free, q);
+            fill_standard_normal(source, z.as_mut_slice());
+            ThinQr::from_owned(z)
+        };
         for (j, s) in qr_z.diagonal_signs().iter().enumerate() {
             if *s < 0.0 {
                 top.row_mut(j).neg_mut();
             }
         }
         // G R_N = Q_Z diag(s) R_N = Q_Z,full · [diag(s) R_N; 0].
-        work.rows_mut(r, free).copy_from(&qr_z.q_times(&top));
+        let g_r = qr_z.q_times(&top);
+        drop(qr_z);
+        work.rows_mut(r, free).copy_from(&g_r);
+        drop(g_r);
         // P · [P_Sᵀ M; G R_N] = G₀ ⋯ G_{r−1} · (…).
         self.basis
             .iter()

@@ -195,13 +195,8 @@ struct CohortOutcome {
 /// Run the modified TM² or the first method on `raw` (`n × answers`), handing each cohort's
 /// exchanged matrices to `observe` (in cohort order) instead of keeping them.
 ///
-/// Memory is `O(n·p₁)` for the release plus `O(n_k·p)` per cohort in flight: nothing `n × n`,
-/// `p × p` or `n × p` is held (the optional condition (3.5) margin, `compute_margin`, a
-/// simulation-only diagnostic, holds a Lanczos basis of at most `n_k × 192` per cohort; see
-/// [`condition_3_5_margin`]). Natively, cohorts are
-/// processed in parallel, one per core; a single cohort instead spreads its blocked products over
-/// the cores. The results do not depend on the number of cores (to rounding: blocked products
-/// split differently).
+/// This is [`run_tm2_cohorts`] with `raw` cut into cohorts of at most `cohort_size` records
+/// (sizes as even as possible, [`cohort_sizes`]; `None`: one cohort of everybody).
 ///
 /// # Errors
 /// Design refusals, malformed data, QA failures and mask errors (the first failing cohort's).
@@ -214,7 +209,6 @@ pub fn run_tm2_streaming(
     compute_margin: bool,
     observe: &mut dyn FnMut(CohortExchange<'_>),
 ) -> Result<Tm2Summary, ProtocolError> {
-    let n = raw.nrows();
     if raw.ncols() != design.answers() {
         return Err(ProtocolError::Shape {
             what: "answer columns",
@@ -223,7 +217,69 @@ pub fn run_tm2_streaming(
         });
     }
     require_finite(raw)?;
-    let sizes = cohort_sizes(n, cohort_size.unwrap_or(n))?;
+    let sizes = cohort_sizes(raw.nrows(), cohort_size.unwrap_or(raw.nrows()))?;
+    let blocks = starts_of(&sizes)
+        .into_iter()
+        .zip(sizes.clone())
+        .map(|(start, size)| Ok(raw.rows(start, size).into_owned()));
+    run_tm2_cohorts(
+        blocks,
+        &sizes,
+        design,
+        keys,
+        safety,
+        compute_margin,
+        &mut |exchange| {
+            observe(exchange);
+            Ok(())
+        },
+    )
+}
+
+/// The index of each cohort's first participant.
+fn starts_of(sizes: &[usize]) -> Vec<usize> {
+    sizes
+        .iter()
+        .scan(0, |next, &size| {
+            let start = *next;
+            *next += size;
+            Some(start)
+        })
+        .collect()
+}
+
+/// Run the modified TM² or the first method on answers that arrive cohort by cohort: `cohorts`
+/// yields each cohort's `sizes[k] × answers` block in order (a file read as it goes, or a
+/// matrix cut into blocks), and `observe` sees each cohort's exchanged matrices, in order, once
+/// the cohort is done. Errors of either (a malformed file, a full disk, an interruption) stop
+/// the run: nothing more is read and the error is returned.
+///
+/// Memory is `O(n·p₁)` for the release plus `O(n_k·p)` per cohort in flight (at most two per
+/// core): nothing `n × n`, `p × p` or `n × p` is held (the optional condition (3.5) margin,
+/// `compute_margin`, a simulation-only diagnostic, holds a Lanczos basis of at most `n_k × 192`
+/// per cohort; see [`condition_3_5_margin`]). Natively, cohorts are processed in parallel, one
+/// per core; a single cohort instead spreads its blocked products over the cores. The results
+/// are bit-identical whatever the number of cores: every cohort reads its own key sub-streams
+/// and the kernels split work at boundaries fixed by the problem (`crate::linalg::parallel`).
+///
+/// # Errors
+/// Design refusals, malformed data, QA failures and mask errors (the first failing cohort's),
+/// and the source's or the observer's own errors.
+pub fn run_tm2_cohorts<E: From<ProtocolError> + Send>(
+    cohorts: impl Iterator<Item = Result<DMatrix<f64>, E>> + Send,
+    sizes: &[usize],
+    design: &Tm2Design,
+    keys: &PartyKeys,
+    safety: Safety,
+    compute_margin: bool,
+    observe: &mut dyn FnMut(CohortExchange<'_>) -> Result<(), E>,
+) -> Result<Tm2Summary, E> {
+    if sizes.is_empty() || sizes.contains(&0) {
+        return Err(ProtocolError::InvalidParameter {
+            what: format!("cohort sizes {sizes:?}: every cohort needs a participant"),
+        }
+        .into());
+    }
     let design_report = check_design(
         &DesignParameters {
             smallest_cohort: sizes.iter().copied().min().unwrap_or(0),
@@ -237,32 +293,33 @@ pub fn run_tm2_streaming(
             orthogonal_right_mask: design.right_mask_kind() == RightMaskKind::Haar,
         },
         safety.strictness,
-    )?;
+    )
+    .map_err(ProtocolError::from)?;
     u32::try_from(sizes.len()).map_err(|_| ProtocolError::InvalidParameter {
         what: "too many cohorts".into(),
     })?;
 
     let collector = DataCollector::new(keys.collector.clone(), design.clone())?;
     let provider = MaskingServiceProvider::new(keys.provider.clone(), design.clone());
-    let starts: Vec<usize> = sizes
-        .iter()
-        .scan(0, |next, &size| {
-            let start = *next;
-            *next += size;
-            Some(start)
-        })
-        .collect();
-    let run_cohort = |k: usize| -> Result<CohortOutcome, ProtocolError> {
+    let starts = starts_of(sizes);
+    let run_cohort = |k: usize, raw: DMatrix<f64>| -> Result<CohortOutcome, ProtocolError> {
         // `k` fits in u32: checked above.
         let cohort = k as u32;
         let (start, size) = (starts[k], sizes[k]);
+        if raw.shape() != (size, design.answers()) {
+            return Err(ProtocolError::Shape {
+                what: "a cohort's answers (rows × columns)",
+                expected: size * design.answers(),
+                found: raw.len(),
+            });
+        }
         let b = collector.right_mask(cohort)?;
         let device = Participant::new(design, &b)?;
         // Each device pads its own record; the block product below equals masking row by row.
         let mut padded = DMatrix::zeros(size, design.p());
         for i in 0..size {
             let participant = (start + i) as u64;
-            let answers: Vec<f64> = raw.row(start + i).iter().copied().collect();
+            let answers: Vec<f64> = raw.row(i).iter().copied().collect();
             let mut noise = keys
                 .participants
                 .stream(StreamId::ParticipantNoise { participant })
@@ -296,49 +353,89 @@ pub fn run_tm2_streaming(
         })
     };
 
-    let mut unmasked: Vec<UnmaskedCohort> = Vec::with_capacity(sizes.len());
+    // The collector's cohorts, stacked as they arrive: one `n × p₁` matrix is all the run keeps.
+    let n: usize = sizes.iter().sum();
+    let mut stacked = DMatrix::zeros(n, design.p1());
+    let mut qa = Vec::new();
+    let mut done = 0;
     let mut margin: Option<f64> = None;
-    let mut first_error: Option<ProtocolError> = None;
+    let mut first_error: Option<E> = None;
     // Cohorts are independent until the release: the other cores run the next cohorts while this
     // thread hands finished ones to the observer, in order, with at most two cohorts per core in
-    // flight (so no core waits for the observer). A single cohort runs on this thread and spreads
-    // its blocked products over the cores instead.
-    parallel::pipeline(
-        sizes.len(),
+    // flight (so no core waits for the observer and the source is read at most that far ahead).
+    // A single cohort runs on this thread and spreads its blocked products over the cores.
+    parallel::pipeline_over(
+        cohorts.take(sizes.len()),
         2 * parallel::workers(),
-        run_cohort,
+        |k, raw: Result<DMatrix<f64>, E>| raw.and_then(|raw| run_cohort(k, raw).map_err(E::from)),
         |outcome| {
-            if first_error.is_some() {
-                return;
-            }
-            match outcome {
-                Ok(outcome) => {
-                    let k = unmasked.len();
-                    observe(CohortExchange {
-                        cohort: k as u32,
-                        first_participant: starts[k],
-                        uploads: &outcome.uploads,
-                        provider_to_collector: &outcome.provider_to_collector,
-                    });
-                    if let Some(m) = outcome.margin {
-                        margin = Some(margin.map_or(m, |old: f64| old.min(m)));
-                    }
-                    unmasked.push(outcome.unmasked);
+            let outcome = match outcome {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    first_error = Some(e);
+                    return false;
                 }
-                Err(e) => first_error = Some(e),
+            };
+            let k = done;
+            if let Err(e) = observe(CohortExchange {
+                cohort: k as u32,
+                first_participant: starts[k],
+                uploads: &outcome.uploads,
+                provider_to_collector: &outcome.provider_to_collector,
+            }) {
+                first_error = Some(e);
+                return false;
             }
+            if let Some(m) = outcome.margin {
+                margin = Some(margin.map_or(m, |old: f64| old.min(m)));
+            }
+            stacked
+                .rows_mut(starts[k], sizes[k])
+                .copy_from(&outcome.unmasked.data);
+            qa.extend(outcome.unmasked.qa);
+            done += 1;
+            true
         },
     );
     if let Some(e) = first_error {
         return Err(e);
     }
-    let release = collector.release(&unmasked)?;
+    if done != sizes.len() {
+        return Err(ProtocolError::Shape {
+            what: "cohorts supplied",
+            expected: sizes.len(),
+            found: done,
+        }
+        .into());
+    }
+    let release = collector.release_stacked(stacked, qa)?;
     Ok(Tm2Summary {
         release,
-        cohort_sizes: sizes,
+        cohort_sizes: sizes.to_vec(),
         design_report,
         margin,
     })
+}
+
+/// Bytes a [`run_tm2_cohorts`] run is expected to hold at its peak, for cohorts of `sizes`,
+/// records of `p` values of which the collector keeps `p1`, and `workers` threads.
+///
+/// Each cohort in flight holds its padded records, the provider's output and the kernels'
+/// blocked workspace: measured at about `4·8·m·p` bytes for one cohort of `m` (peak resident set
+/// of `orthomask pipeline` over its input: 4.1× `8·m·p` at m = 3 000, p = 5 295, and 4.3× at
+/// the 20 190 records of statsmodels' `randhie`), with at most `2·workers` cohorts in flight
+/// (and the one being handed over). The release adds three `n × p₁` matrices (the unmasked
+/// cohorts, the orbit sample and its work space). An estimate for refusing what cannot fit, not a
+/// bound.
+pub fn estimated_peak_bytes(sizes: &[usize], p: usize, p1: usize, workers: usize) -> f64 {
+    const BYTES: f64 = 8.0;
+    const COPIES_PER_COHORT: f64 = 4.0;
+    const RELEASE_COPIES: f64 = 3.0;
+    let largest = sizes.iter().copied().max().unwrap_or(0) as f64;
+    let in_flight = sizes.len().min(2 * workers.max(1) + 1) as f64;
+    let n: usize = sizes.iter().sum();
+    in_flight * COPIES_PER_COHORT * BYTES * largest * p as f64
+        + RELEASE_COPIES * BYTES * (n * p1) as f64
 }
 
 /// Give a per-record error the participant's global index.
@@ -709,6 +806,124 @@ mod tests {
         let scale = full.release.data.amax();
         assert!((summary.release.data - &full.release.data).amax() < ROUND_TRIP * scale);
         assert_eq!(full.uploads.nrows(), 70);
+    }
+
+    /// Issue 23 §2: cohorts run in parallel give the bits a one-thread run gives for the same
+    /// keys (each cohort reads its own sub-streams; the kernels split at fixed boundaries) — the
+    /// release's orbit path (n ≥ 512) included.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn one_thread_and_several_release_the_same_bits() {
+        use crate::linalg::parallel::with_forced_workers;
+        let raw = test_block(520, 3);
+        let bound = super::super::design::appendix_c_bound(40, 4, 120, 888.0, 0.5).unwrap();
+        let design = Tm2Design::modified(3, 120, bound.sigma_min * 1.01).unwrap();
+        let run = |threads| {
+            with_forced_workers(threads, || {
+                run_tm2(
+                    &raw,
+                    &design,
+                    &PartyKeys::teaching(8),
+                    Some(40),
+                    safety(),
+                    true,
+                )
+                .unwrap()
+            })
+        };
+        let (one, several) = (run(1), run(3));
+        let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&one.release.data), bits(&several.release.data));
+        assert_eq!(bits(&one.uploads), bits(&several.uploads));
+        assert_eq!(
+            one.margin.map(f64::to_bits),
+            several.margin.map(f64::to_bits)
+        );
+    }
+
+    /// Why a test source stopped.
+    #[derive(Debug)]
+    enum Stop {
+        Protocol(ProtocolError),
+        Source(usize),
+        Observer(u32),
+    }
+    impl From<ProtocolError> for Stop {
+        fn from(e: ProtocolError) -> Self {
+            Self::Protocol(e)
+        }
+    }
+
+    /// A source that fails (a malformed line, an interruption) or an observer that fails (a full
+    /// disk) stops the run with its own error; nothing is read far beyond the failure.
+    #[test]
+    fn a_failing_source_or_observer_stops_the_run() {
+        let raw = test_block(200, 3);
+        let bound = super::super::design::appendix_c_bound(10, 4, 60, 888.0, 0.5).unwrap();
+        let design = Tm2Design::modified(3, 60, bound.sigma_min * 1.01).unwrap();
+        let sizes = vec![10; 20];
+        let read = std::sync::atomic::AtomicUsize::new(0);
+        let source = (0..20).map(|k| {
+            read.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if k == 5 {
+                Err(Stop::Source(k))
+            } else {
+                Ok(raw.rows(10 * k, 10).into_owned())
+            }
+        });
+        let mut observed = 0;
+        let stopped = run_tm2_cohorts(
+            source,
+            &sizes,
+            &design,
+            &PartyKeys::teaching(2),
+            safety(),
+            false,
+            &mut |_| {
+                observed += 1;
+                Ok(())
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(stopped, Stop::Source(5)), "{stopped:?}");
+        assert_eq!(observed, 5);
+        let window = 2 * parallel::workers();
+        assert!(read.into_inner() <= 6 + window);
+
+        let blocks = (0..20).map(|k| Ok(raw.rows(10 * k, 10).into_owned()));
+        let stopped = run_tm2_cohorts(
+            blocks,
+            &sizes,
+            &design,
+            &PartyKeys::teaching(2),
+            safety(),
+            false,
+            &mut |e| {
+                if e.cohort == 2 {
+                    Err(Stop::Observer(e.cohort))
+                } else {
+                    Ok(())
+                }
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(stopped, Stop::Observer(2)), "{stopped:?}");
+        // A source shorter than its sizes, or a block of the wrong shape, is refused.
+        let short = (0..3).map(|k| Ok(raw.rows(10 * k, 10).into_owned()));
+        let refused = run_tm2_cohorts::<Stop>(
+            short,
+            &sizes,
+            &design,
+            &PartyKeys::teaching(2),
+            safety(),
+            false,
+            &mut |_| Ok(()),
+        )
+        .unwrap_err();
+        assert!(matches!(
+            refused,
+            Stop::Protocol(ProtocolError::Shape { .. })
+        ));
     }
 
     #[test]

@@ -812,10 +812,35 @@ impl DataCollector {
             stacked.rows_mut(row, c.data.nrows()).copy_from(&c.data);
             row += c.data.nrows();
         }
+        self.release_stacked(
+            stacked,
+            cohorts.iter().filter_map(|c| c.qa.clone()).collect(),
+        )
+    }
+
+    /// [`release`](Self::release) of cohorts already stacked in order (`n × p₁`, the caller's
+    /// matrix, masked in place: a survey streamed cohort by cohort keeps one `n × p₁` matrix,
+    /// not its cohorts and a copy) with their QA checks.
+    ///
+    /// # Errors
+    /// [`ProtocolError::Shape`] for no rows or another width; mask errors.
+    pub fn release_stacked(
+        &self,
+        mut stacked: DMatrix<f64>,
+        qa: Vec<QaReport>,
+    ) -> Result<Release, ProtocolError> {
+        let n = stacked.nrows();
+        if n == 0 || stacked.ncols() != self.design.p1() {
+            return Err(ProtocolError::Shape {
+                what: "released cohorts (rows × p₁)",
+                expected: n.max(1) * self.design.p1(),
+                found: stacked.len(),
+            });
+        }
         let fixed = fixed_columns(&stacked, &self.design.kept);
         let data = if self.design.generator == Generator::ChaCha && n >= ORBIT_MIN_ROWS {
-            HaarOrbit::new(&fixed)?.sample(
-                &stacked,
+            HaarOrbit::new(&fixed)?.sample_owned(
+                stacked,
                 &mut self.key.stream(StreamId::CollectorLeftMask).rng(),
             )?
         } else {
@@ -830,10 +855,7 @@ impl DataCollector {
             a1.left_apply(&mut stacked)?;
             stacked
         };
-        Ok(Release {
-            data,
-            qa: cohorts.iter().filter_map(|c| c.qa.clone()).collect(),
-        })
+        Ok(Release { data, qa })
     }
 }
 
