@@ -63,7 +63,7 @@ fn demonstration(
         language: crate::languages::default_language(),
         translations: std::collections::BTreeMap::new(),
         questions,
-        cohort_size,
+        cohort_size: Some(cohort_size),
         min_cohort_size: None,
         dp: None,
         share_mode: false,
@@ -463,13 +463,13 @@ mod tests {
             assert!(!planned.plan.invitations, "{}", draft.id);
             assert_eq!(
                 draft.cohort_size,
-                crate::policy::cohort_floor(planned.plan.masking.p1),
+                Some(crate::policy::cohort_floor(planned.plan.masking.p1)),
                 "{}: seed 000 needs p1 < n, the policy an anonymity set of five",
                 draft.id
             );
-            assert_eq!(planned.plan.min_cohort_size, draft.cohort_size);
+            assert_eq!(Some(planned.plan.min_cohort_size), draft.cohort_size);
             let smaller = SurveyDraft {
-                cohort_size: draft.cohort_size - 1,
+                cohort_size: draft.cohort_size.map(|m| m - 1),
                 ..draft.clone()
             };
             assert!(matches!(

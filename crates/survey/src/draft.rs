@@ -17,6 +17,7 @@
 //! The definition a participant loads is the planned template with the cohort's index and device
 //! key ([`hydrate`]).
 
+use crate::cohort_choice::default_cohort_size;
 use crate::definition::{
     Content, DpParameters, Masking, Question, RecordScaling, ShareMode, SurveyDefinition,
     SurveyError, Translation, valid_survey_id,
@@ -53,8 +54,10 @@ pub struct SurveyDraft {
     pub translations: BTreeMap<String, Translation>,
     /// The questions (the survey definition's format).
     pub questions: Vec<Question>,
-    /// Participants per cohort `m`.
-    pub cohort_size: usize,
+    /// Participants per cohort `m` (absent: the plan's choice, `crate::cohort_choice` — the rule
+    /// `orthomask pipeline` applies too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort_size: Option<usize>,
     /// Fewest participants for which a cohort is released (default `p₁ + 1`, or `m` with DP).
     #[serde(default)]
     pub min_cohort_size: Option<usize>,
@@ -234,8 +237,9 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
     if !valid_survey_id(&draft.id) {
         return Err(DraftError::Id);
     }
-    let m = draft.cohort_size;
-    if m == 0 || m > MAX_COHORT {
+    if let Some(m) = draft.cohort_size
+        && (m == 0 || m > MAX_COHORT)
+    {
         return Err(DraftError::CohortSize(m));
     }
     let share_services = if draft.share_mode {
@@ -268,7 +272,8 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
             sigma: 1.0,
             qa_constant: Some(DEFAULT_QA_CONSTANT),
             cohort: 0,
-            cohort_size: m,
+            // Set below, once the questions' columns are known.
+            cohort_size: 0,
             min_cohort_size: None,
             right_mask_key: None,
             teaching: draft.demonstration,
@@ -285,6 +290,37 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
     let columns = template.columns();
     let answers = columns.len();
     let p1 = answers + 1;
+    let ranges: Vec<DeclaredRange> = columns
+        .iter()
+        .map(|c| DeclaredRange {
+            name: c.name.clone(),
+            lo: c.range.0,
+            hi: c.range.1,
+        })
+        .collect();
+    let dp = draft.dp.as_ref().map(|d| DpRequest {
+        epsilon: d.epsilon,
+        delta: d.delta,
+        ranges: ranges.clone(),
+    });
+    let x_max = template.x_max();
+    let request_for = |cohorts| PlanRequest {
+        ranges: Some(ranges.clone()),
+        dp: dp.clone(),
+        ..PlanRequest::new(answers, Some(DEFAULT_QA_CONSTANT), cohorts, x_max)
+    };
+    // A live survey's size is open: the rule's own size, within what the services hold.
+    let m = match draft.cohort_size {
+        Some(m) => m,
+        None => {
+            let any = CohortBounds {
+                smallest: MAX_COHORT,
+                largest: MAX_COHORT,
+            };
+            default_cohort_size(&request_for(any), MAX_COHORT)?.size
+        }
+    };
+    template.masking.cohort_size = m;
     if m < cohort_floor(p1) {
         return Err(DraftError::CohortTooSmall {
             cohort_size: m,
@@ -307,27 +343,7 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
         smallest: min_cohort_size,
         largest: m,
     };
-    let mut request = PlanRequest::new(
-        answers,
-        Some(DEFAULT_QA_CONSTANT),
-        cohorts,
-        template.x_max(),
-    );
-    let ranges: Vec<DeclaredRange> = columns
-        .iter()
-        .map(|c| DeclaredRange {
-            name: c.name.clone(),
-            lo: c.range.0,
-            hi: c.range.1,
-        })
-        .collect();
-    request.ranges = Some(ranges.clone());
-    request.dp = draft.dp.as_ref().map(|d| DpRequest {
-        epsilon: d.epsilon,
-        delta: d.delta,
-        ranges,
-    });
-    let plan = Plan::new(&request)?;
+    let plan = Plan::new(&request_for(cohorts))?;
     plan.check(cohorts, Strictness::Refuse)?;
     // Refused now rather than when the first cohort closes and its hand-over cannot be sent.
     let p = p1 + plan.p2;
@@ -438,7 +454,7 @@ mod tests {
                     },
                 ),
             ],
-            cohort_size: m,
+            cohort_size: Some(m),
             min_cohort_size: None,
             dp: None,
             share_mode: false,
@@ -487,6 +503,40 @@ mod tests {
         assert!(d.masking.right_mask_key.is_some());
         assert!(d.validate().is_ok());
         assert_eq!(d.design().unwrap().p(), 508);
+    }
+
+    /// Issue 23 §1: a draft that names no cohort size gets the plan's rule — the one
+    /// `orthomask pipeline` applies — and keeps the policy's accuracy target; one size larger
+    /// would not (the defining property, on the planned survey's own figures).
+    #[test]
+    fn a_draft_without_a_cohort_size_gets_the_plans_rule() {
+        let planned = plan(
+            &SurveyDraft {
+                cohort_size: None,
+                ..draft(20)
+            },
+            &[],
+        )
+        .unwrap();
+        let m = planned.plan.cohort_size;
+        assert_eq!(planned.template.masking.cohort_size, m);
+        let digits = |p: &Planned| {
+            p.plan
+                .masking
+                .unmasking_accuracy()
+                .unwrap()
+                .expected_digits_lost()
+        };
+        assert!(digits(&planned) <= crate::policy::TARGET_DIGITS_LOST);
+        // Four masked answers: (E8) allows at most 10⁴/(3·4) records, the rule far fewer.
+        assert!((cohort_floor(5)..=833).contains(&m), "{m}");
+        let larger = plan(&draft(m + 1), &[]).unwrap();
+        // The plan widens records for accuracy where it can; the rule's size is the largest
+        // the failure target's own noise columns keep within the target.
+        assert!(
+            larger.plan.masking.p2 > crate::plan::default_noise_columns(m + 1).unwrap()
+                || digits(&larger) > crate::policy::TARGET_DIGITS_LOST
+        );
     }
 
     #[test]

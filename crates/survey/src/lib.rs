@@ -21,6 +21,8 @@
 //! * [`languages`] — the definition's texts in several languages, and which one a browser gets;
 //! * [`plan`] — the one plan: `p₂`, σ, device-side DP, for the CLI, the services, the bench and
 //!   the classroom;
+//! * [`cohort_choice`] — the cohort size a survey gets when nobody chose one (the largest the
+//!   accuracy target allows);
 //! * [`draft`] — the administrator's draft → a planned definition (the collector's decisions);
 //! * [`demonstrations`] — the live demonstration drafts `orthomask serve all` creates;
 //! * [`floors`] — what a device and an accepting service demand of a definition whoever signed
@@ -53,6 +55,8 @@ pub mod branching;
 pub mod languages;
 
 pub mod plan;
+
+pub mod cohort_choice;
 
 pub mod draft;
 

@@ -225,13 +225,39 @@ pub fn observed_binary_columns(names: &[String], raw: &DMatrix<f64>) -> Vec<Stri
         .iter()
         .enumerate()
         .filter(|(j, _)| {
-            let column = raw.column(*j);
-            column.iter().all(|&v| v == 0.0 || v == 1.0)
-                && column.iter().any(|&v| v == 0.0)
-                && column.iter().any(|&v| v == 1.0)
+            let mut column = BinaryColumn::default();
+            raw.column(*j).iter().for_each(|&v| column.observe(v));
+            column.is_binary()
         })
         .map(|(_, name)| name.clone())
         .collect()
+}
+
+/// Whether a column read value by value is binary in the sense of [`observed_binary_columns`]:
+/// for data streamed from a file, which is never held whole.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BinaryColumn {
+    zero: bool,
+    one: bool,
+    other: bool,
+}
+
+impl BinaryColumn {
+    /// One more value of the column.
+    pub fn observe(&mut self, value: f64) {
+        if value == 0.0 {
+            self.zero = true;
+        } else if value == 1.0 {
+            self.one = true;
+        } else {
+            self.other = true;
+        }
+    }
+
+    /// Only 0s and 1s so far, both present.
+    pub fn is_binary(&self) -> bool {
+        self.zero && self.one && !self.other
+    }
 }
 
 #[cfg(test)]

@@ -260,7 +260,8 @@ impl Default for DraftForm {
             description: String::new(),
             consent: String::new(),
             questions: vec![QuestionForm::new(Kind::YesNo, 1)],
-            cohort_size: "20".into(),
+            // Empty: the plan's choice (orthomask_survey::cohort_choice), as the CLI's default.
+            cohort_size: String::new(),
             min_cohort_size: String::new(),
             // The basic protocol needs invitations (its definition carries the device key).
             invitations: true,
@@ -468,12 +469,14 @@ impl DraftForm {
             "title": self.title,
             "consent": self.consent,
             "questions": questions,
-            "cohort_size": count("cohort size", &self.cohort_size)?,
             "share_mode": self.share_mode,
             "invitations": self.invitations,
         });
         if let Some(d) = non_empty(&self.description) {
             draft["description"] = d.into();
+        }
+        if non_empty(&self.cohort_size).is_some() {
+            draft["cohort_size"] = count("cohort size", &self.cohort_size)?.into();
         }
         if non_empty(&self.min_cohort_size).is_some() {
             draft["min_cohort_size"] = count("minimum cohort size", &self.min_cohort_size)?.into();
@@ -703,7 +706,7 @@ mod tests {
                 draft.invitations,
                 draft.share_mode
             ),
-            (20, Some(12), true, false)
+            (Some(20), Some(12), true, false)
         );
         assert_eq!(draft.description.as_deref(), Some("About you."));
         assert!(matches!(
@@ -920,9 +923,13 @@ mod tests {
         assert!(form.draft().unwrap_err().starts_with("cohort size:"));
         let mut form = every_kind();
         form.min_cohort_size = String::new();
+        form.cohort_size = " ".into();
         form.dp = false;
         let (json, draft) = form.draft().unwrap();
         assert_eq!((json.get("min_cohort_size"), json.get("dp")), (None, None));
         assert_eq!((draft.min_cohort_size, draft.dp), (None, None));
+        // An empty cohort size leaves it to the plan (orthomask_survey::cohort_choice).
+        assert_eq!((json.get("cohort_size"), draft.cohort_size), (None, None));
+        assert_eq!(DraftForm::default().cohort_size, "");
     }
 }

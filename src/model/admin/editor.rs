@@ -108,7 +108,7 @@ mod tests {
         let d = parse(GOOD).unwrap();
         assert_eq!(
             (d.id.as_str(), d.cohort_size, d.invitations),
-            ("s", 10, true)
+            ("s", Some(10), true)
         );
     }
 

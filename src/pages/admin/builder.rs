@@ -432,7 +432,7 @@ pub fn builder(props: &BuilderProps) -> Html {
         <fieldset>
             <legend>{ "Design" }</legend>
             <div class="fields">
-                { field("b-cohort-size", "Participants per cohort", &form.cohort_size, edit(&d, |f, v| f.cohort_size = v), "text") }
+                { field("b-cohort-size", "Participants per cohort (empty: the plan's choice)", &form.cohort_size, edit(&d, |f, v| f.cohort_size = v), "text") }
                 { field("b-min-cohort", "Fewest records released (empty: the collector's default)", &form.min_cohort_size, edit(&d, |f, v| f.min_cohort_size = v), "text") }
             </div>
             { check("b-invitations", "Invitations: each participant needs a one-use link", form.invitations, edit_check(&d, |f, on| f.invitations = on)) }
