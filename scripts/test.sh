@@ -79,6 +79,9 @@ stages+=("Python environments (beside the native build)|$((SECONDS - t_python))|
 stage "survey definitions satisfy docs/survey.schema.json" \
     "$target_dir/py-test-venv/bin/python" scripts/check_schemas.py
 
+stage "survey microdata: orthomask pipeline with default flags on statsmodels' randhie, OLS to 9 digits" \
+    "$target_dir/py-test-venv/bin/python" scripts/check_randhie.py "$ORTHOMASK_BIN" "$target_dir/randhie"
+
 # The HTTP contract: only the binary and Python; beside the wasm32 builds below, whose links
 # leave a core idle. Its output is shown when it ends.
 t_contract=$SECONDS

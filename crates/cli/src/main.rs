@@ -6,8 +6,12 @@
 
 mod closed_pipe;
 mod commands;
+mod interrupt;
 mod io;
 mod keys;
+mod memory;
+mod progress;
+mod survey_file;
 
 use clap::{Parser, Subcommand};
 use std::io::Write as _;
@@ -103,6 +107,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(error)) if error.chain().any(|e| e.is::<interrupt::Interrupted>()) => {
+            let _ = writeln!(std::io::stderr(), "{}", interrupt::Interrupted);
+            ExitCode::from(interrupt::EXIT_INTERRUPTED)
+        }
         Ok(Err(error)) => {
             // `{:#}` joins the context chain on one line: "reading X.csv: X.csv:3:2: …".
             let _ = writeln!(

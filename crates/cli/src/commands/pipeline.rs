@@ -9,8 +9,11 @@
 //! writes files.
 
 use super::{KindChoice, RngChoice};
-use crate::io::{masked_names, print_json, read_table, warn, write_csv, write_file};
+use crate::interrupt;
+use crate::io::{CsvFile, Staged, masked_names, print_json, warn, write_csv};
 use crate::keys::teaching_warning;
+use crate::progress::Progress;
+use crate::survey_file::SurveyFile;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use nalgebra::DMatrix;
@@ -20,19 +23,22 @@ use orthomask_core::protocol::collusion::share_sigma;
 use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::second::{COMBINED_RELEASE_WARNING, SecondDesign, SecondUpload};
 use orthomask_core::protocol::simulation::{
-    CollusionKeys, PartyKeys, Safety, cohort_sizes, run_collusion, run_second, run_tm2,
+    CollusionKeys, PartyKeys, Safety, cohort_sizes, estimated_peak_bytes, run_collusion,
+    run_second, run_tm2_cohorts,
 };
 use orthomask_core::protocol::tm2::Tm2Design;
-use orthomask_formats::csv::{Precision, Table};
+use orthomask_formats::csv::Precision;
 use orthomask_formats::keyfile::parse_key_file;
 use orthomask_formats::manifest::{Cohorts, Manifest, Method, RightMask, XMaxSource};
-use orthomask_survey::manifest::{Provenance, Released, ShareSplit, observed_binary_columns};
+use orthomask_survey::cohort_choice::{CohortChoice, default_cohort_size};
+use orthomask_survey::manifest::{Provenance, Released, ShareSplit};
 use orthomask_survey::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanRequest};
 use orthomask_survey::policy::{
     APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT, FAILURE_TARGET, SECOND_METHOD_NOISE_ROWS,
     SECOND_METHOD_SIGMA, WEAK_BOUND_WARNING,
 };
 use orthomask_survey::share_view::{OneServiceView, one_service_view_of};
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 /// `--method`: which protocol to run.
@@ -57,6 +63,27 @@ impl MethodChoice {
             Self::Second => Method::Second,
             Self::Collusion => Method::Collusion,
         }
+    }
+}
+
+/// `--cohort-size`: a number of participants or one cohort of everybody.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CohortSize {
+    /// One cohort of all participants (`all`).
+    All,
+    /// At most this many participants per cohort.
+    AtMost(usize),
+}
+
+fn parse_cohort_size(text: &str) -> Result<CohortSize, String> {
+    if text == "all" {
+        return Ok(CohortSize::All);
+    }
+    match text.parse::<usize>() {
+        Ok(m) if m > 0 => Ok(CohortSize::AtMost(m)),
+        _ => Err(format!(
+            "expected a positive number of participants or `all`, got {text:?}"
+        )),
     }
 }
 
@@ -107,7 +134,13 @@ pub struct PipelineArgs {
     /// Law of the right mask (default: haar, first method uniform-entries).
     #[arg(long, value_enum)]
     kind: Option<KindChoice>,
-    /// Participants per cohort (default: one cohort of everybody, the papers' protocol).
+    /// Participants per cohort, or `all` for one cohort of everybody (the papers' protocol).
+    ///
+    /// Default: the plan's choice, printed with the summary — the largest cohort that keeps the
+    /// release within the policy's accuracy target (two lost digits) with the failure target's
+    /// noise columns, at least the policy's floor (p₁ + 1, and 5); see
+    /// orthomask_survey::cohort_choice. A monolithic run (`all`) holds n × p numbers with p > n
+    /// and is refused when it would not fit in the memory available.
     ///
     /// The survey is split into cohorts of at most M participants (sizes as even as possible). Each
     /// cohort gets its own right mask B_k (its devices receive only B_k's subkey) and its own provider
@@ -120,8 +153,15 @@ pub struct PipelineArgs {
     /// γ = p₂/M is smallest; device-side DP is calibrated for the smallest (seed 004 §4). Smaller
     /// cohorts need fewer noise columns, so devices and the provider work less, but each cohort
     /// hides fewer records. See ARCHITECTURE.md, "Cohorts: what each party learns".
-    #[arg(long, verbatim_doc_comment)]
-    cohort_size: Option<usize>,
+    #[arg(long, verbatim_doc_comment, value_parser = parse_cohort_size)]
+    cohort_size: Option<CohortSize>,
+    /// No progress bar and no summary (warnings and errors are still shown).
+    #[arg(long)]
+    quiet: bool,
+    /// Use at most this many threads (default: every core). The release is bit-identical for
+    /// any number.
+    #[arg(long)]
+    threads: Option<NonZeroUsize>,
     /// The QA constant c (default 888, or the value of an input column named QA).
     #[arg(long)]
     qa_constant: Option<f64>,
@@ -185,10 +225,12 @@ impl PipelineArgs {
     }
 }
 
-/// The raw input split into answer columns and the QA constant.
+/// The raw input: its answer columns and the QA constant, read in bounded memory.
 struct RawData {
+    file: SurveyFile,
     answer_names: Vec<String>,
-    answers: DMatrix<f64>,
+    /// The file's column of each answer.
+    answer_columns: Vec<usize>,
     qa: Option<f64>,
 }
 
@@ -200,22 +242,52 @@ impl RawData {
             .map(|&k| self.answer_names[k].clone())
             .collect()
     }
+
+    /// Participants (rows).
+    fn rows(&self) -> usize {
+        self.file.rows()
+    }
+
+    /// What the first pass learned of answer `j`.
+    fn answer(&self, j: usize) -> &crate::survey_file::ColumnSummary {
+        self.file.column(self.answer_columns[j])
+    }
+
+    /// The largest absolute answer.
+    fn answers_abs_max(&self) -> f64 {
+        (0..self.answer_names.len())
+            .map(|j| self.answer(j).abs_max())
+            .fold(0.0, f64::max)
+    }
+
+    /// Every answer in memory (`n × answers`), for the methods that run without cohorts.
+    fn load_answers(&self) -> Result<DMatrix<f64>> {
+        self.file.load(&self.answer_columns)
+    }
+
+    /// The answer columns observed to hold only 0s and 1s, both present.
+    fn binary_columns(&self) -> Vec<String> {
+        (0..self.answer_names.len())
+            .filter(|&j| self.answer(j).binary.is_binary())
+            .map(|j| self.answer_names[j].clone())
+            .collect()
+    }
 }
 
-fn split_input(table: &Table, args: &PipelineArgs) -> Result<RawData> {
+fn split_input(file: SurveyFile, args: &PipelineArgs) -> Result<RawData> {
     let qa_index = if args.no_qa {
         None
     } else {
-        table.headers().iter().position(|h| h == "QA")
+        file.headers().iter().position(|h| h == "QA")
     };
     let qa = match qa_index {
         Some(j) => {
-            let column = table.data().column(j);
-            let c = column[0];
-            if let Some((i, v)) = column.iter().enumerate().find(|(_, v)| **v != c) {
+            let column = file.column(j);
+            let c = column.first;
+            if let Some((i, v)) = column.first_change {
                 bail!(
                     "{}:{}:{}: the QA column must be constant ({c} in row 1, {v} here)",
-                    table.source_name(),
+                    file.path().display(),
                     i + 2,
                     j + 1
                 );
@@ -230,13 +302,17 @@ fn split_input(table: &Table, args: &PipelineArgs) -> Result<RawData> {
         None if args.no_qa => None,
         None => Some(args.qa_constant.unwrap_or(DEFAULT_QA_CONSTANT)),
     };
-    let keep: Vec<usize> = (0..table.headers().len())
+    let answer_columns: Vec<usize> = (0..file.headers().len())
         .filter(|&j| Some(j) != qa_index)
         .collect();
     Ok(RawData {
-        answer_names: keep.iter().map(|&j| table.headers()[j].clone()).collect(),
-        answers: table.data().select_columns(&keep),
+        answer_names: answer_columns
+            .iter()
+            .map(|&j| file.headers()[j].clone())
+            .collect(),
+        answer_columns,
         qa,
+        file,
     })
 }
 
@@ -244,7 +320,7 @@ fn split_input(table: &Table, args: &PipelineArgs) -> Result<RawData> {
 /// every answer column has one (a survey's declared questions), or the data's own maximum in a
 /// simulation.
 fn declared_x_max(args: &PipelineArgs, raw: &RawData) -> Result<(f64, XMaxSource)> {
-    let data_max = raw.answers.amax().max(raw.qa.map_or(0.0, f64::abs));
+    let data_max = raw.answers_abs_max().max(raw.qa.map_or(0.0, f64::abs));
     if args.x_max.is_none()
         && let Some(ranges_max) = every_range_declared(args, raw)
     {
@@ -343,8 +419,7 @@ fn declared_ranges(
         .enumerate()
         .map(|(j, (range, name))| {
             let (lo, hi) = range.unwrap_or_else(|| {
-                let column = raw.answers.column(j);
-                let (lo, hi) = (column.min(), column.max());
+                let (lo, hi) = (raw.answer(j).min, raw.answer(j).max);
                 if lo < hi {
                     (lo, hi)
                 } else {
@@ -425,14 +500,26 @@ struct Outcome {
     share_view: Option<OneServiceView>,
     /// Share mode: how each record was split.
     shares: Option<ShareSplit>,
+    /// What left the devices and what the provider sent, written but not yet in place.
+    exchanges: Vec<CsvFile>,
+    /// The cohort size the plan chose, when the user did not.
+    cohort_choice: Option<CohortChoice>,
 }
 
-/// Run `pipeline`.
+/// Run `pipeline`: Ctrl-C stops it between cohorts with nothing written, and `--threads` caps
+/// the cores it uses.
 pub fn run(args: PipelineArgs) -> Result<()> {
-    let table = read_table(&args.input)?;
-    let raw = split_input(&table, &args)?;
-    let (keys, teaching) = party_keys(&args)?;
-    let (x_max, x_max_source) = declared_x_max(&args, &raw)?;
+    interrupt::catch();
+    match args.threads {
+        Some(threads) => orthomask_core::runtime::with_max_threads(threads, || run_pipeline(&args)),
+        None => run_pipeline(&args),
+    }
+}
+
+fn run_pipeline(args: &PipelineArgs) -> Result<()> {
+    let raw = split_input(SurveyFile::scan(&args.input)?, args)?;
+    let (keys, teaching) = party_keys(args)?;
+    let (x_max, x_max_source) = declared_x_max(args, &raw)?;
     let kept: Vec<usize> = args
         .keep
         .iter()
@@ -451,20 +538,17 @@ pub fn run(args: PipelineArgs) -> Result<()> {
         .collect::<Result<_>>()?;
     let outcome = match args.method {
         MethodChoice::Modified | MethodChoice::First | MethodChoice::Collusion => {
-            tm2_method(&args, &raw, &keys, kept, x_max)?
+            tm2_method(args, &raw, &keys, kept, x_max)?
         }
-        MethodChoice::Second => second_method(&args, &raw, &keys, kept, x_max)?,
+        MethodChoice::Second => second_method(args, &raw, &keys, kept, x_max)?,
     };
     let mut warnings = outcome.warnings.clone();
     if teaching {
         warnings.push(teaching_warning(args.teaching_key.unwrap_or_default()));
     }
-    write_csv(
-        &args.out_dir.join("release.csv"),
-        &outcome.release_names,
-        &outcome.release,
-        args.release_precision(),
-    )?;
+    interrupt::check()?;
+    let mut release = CsvFile::create(&args.out_dir.join("release.csv"), &outcome.release_names)?;
+    release.write_rows(&outcome.release, args.release_precision())?;
     let manifest = orthomask_survey::manifest::build(
         &outcome.plan,
         &Released {
@@ -480,7 +564,7 @@ pub fn run(args: PipelineArgs) -> Result<()> {
             x_max_source,
             cohorts: outcome.cohorts.clone(),
             kept_columns: outcome.kept.clone(),
-            binary_columns: observed_binary_columns(&raw.answer_names, &raw.answers),
+            binary_columns: raw.binary_columns(),
             condition_3_7_margin: outcome.margin,
             teaching_keys: teaching,
             warnings,
@@ -490,14 +574,29 @@ pub fn run(args: PipelineArgs) -> Result<()> {
             shares: outcome.shares,
         },
     );
-    write_file(&args.out_dir.join("manifest.json"), &manifest.to_json())?;
+    let mut manifest_file = Staged::create(&args.out_dir.join("manifest.json"))?;
+    manifest_file.write(&manifest.to_json())?;
+    // Everything is written under temporary names: the last chance to stop with nothing in
+    // place. Then the exchanges, the release and its manifest are put in place together.
+    interrupt::check()?;
+    for exchange in outcome.exchanges {
+        exchange.commit()?;
+    }
+    release.commit()?;
+    manifest_file.commit()?;
     for w in &outcome.warnings {
         warn(w);
     }
     if args.json {
         print_json(&serde_json::to_value(&manifest)?)?;
-    } else {
-        summarise(&args, &manifest);
+    } else if !args.quiet {
+        if let Some(choice) = &outcome.cohort_choice {
+            println!(
+                "{} (the plan's choice; --cohort-size M or all to choose)",
+                choice.describe()
+            );
+        }
+        summarise(args, &manifest);
     }
     Ok(())
 }
@@ -576,12 +675,7 @@ fn tm2_method(
     kept: Vec<usize>,
     x_max: f64,
 ) -> Result<Outcome> {
-    let n = raw.answers.nrows();
-    let sizes = cohort_sizes(n, args.cohort_size.unwrap_or(n))?;
-    let cohorts = CohortBounds {
-        smallest: sizes.iter().copied().min().unwrap_or(n),
-        largest: sizes.iter().copied().max().unwrap_or(n),
-    };
+    let n = raw.rows();
     let kind = args.kind.unwrap_or(if args.method == MethodChoice::First {
         KindChoice::UniformEntries
     } else {
@@ -602,12 +696,12 @@ fn tm2_method(
     if dp.is_some() && args.method == MethodChoice::Collusion {
         bail!("device-side DP is not supported with --method collusion");
     }
-    let plan = Plan::new(&PlanRequest {
-        answers: raw.answers.ncols(),
+    let request = |cohorts| PlanRequest {
+        answers: raw.answer_names.len(),
         qa_constant: raw.qa,
         cohorts,
         x_max,
-        ranges: ranges.filter(|_| scales_records(args)),
+        ranges: ranges.clone().filter(|_| scales_records(args)),
         kept_columns: kept.len(),
         delta: args.delta,
         failure_target: args.max_failure_probability,
@@ -616,14 +710,35 @@ fn tm2_method(
             .or((args.method == MethodChoice::First).then_some(0)),
         sigma: args.sigma,
         orthogonal_right_mask: kind == KindChoice::Haar,
-        dp,
-    })
-    .map_err(|e| match e {
+        dp: dp.clone(),
+    };
+    let with_range_hint = |e: orthomask_survey::plan::PlanError| match e {
         orthomask_survey::plan::PlanError::Ranges(_) => {
             anyhow::anyhow!("{e} (declare it with --range COL=LO:HI)")
         }
         other => other.into(),
-    })?;
+    };
+    // The cohort size: the user's, or the plan's rule (issue 23 §1). The collusion method runs
+    // one cohort (its share hand-over is per survey).
+    let (cohort_size, cohort_choice) = match (args.cohort_size, args.method) {
+        (Some(CohortSize::All), _) => (None, None),
+        (Some(CohortSize::AtMost(m)), _) => (Some(m), None),
+        (None, MethodChoice::Collusion) => (None, None),
+        (None, _) => {
+            let everybody = CohortBounds {
+                smallest: n,
+                largest: n,
+            };
+            let choice = default_cohort_size(&request(everybody), n).map_err(with_range_hint)?;
+            (Some(choice.size).filter(|&m| m < n), Some(choice))
+        }
+    };
+    let sizes = cohort_sizes(n, cohort_size.unwrap_or(n))?;
+    let cohorts = CohortBounds {
+        smallest: sizes.iter().copied().min().unwrap_or(n),
+        largest: sizes.iter().copied().max().unwrap_or(n),
+    };
+    let plan = Plan::new(&request(cohorts)).map_err(with_range_hint)?;
     let mut design = plan
         .design()?
         .with_right_mask(kind.kind())
@@ -639,18 +754,68 @@ fn tm2_method(
     if args.method == MethodChoice::Collusion {
         return collusion_method(args, raw, keys, plan, &design, release_names, kept_names);
     }
-    let run = run_tm2(
-        &raw.answers,
+    crate::memory::refuse_what_cannot_fit(
+        estimated_peak_bytes(
+            &sizes,
+            design.p(),
+            design.p1(),
+            orthomask_core::runtime::workers(),
+        ),
+        &format!(
+            "{} of {} records (records of p = {} values)",
+            if sizes.len() == 1 {
+                "one cohort"
+            } else {
+                "cohorts"
+            },
+            cohorts.largest,
+            design.p()
+        ),
+    )?;
+    // The second pass: the file cohort by cohort, each cohort masked as it arrives; Ctrl-C is
+    // honoured between cohorts, and what the run writes stays under temporary names until the
+    // end (`run_pipeline`).
+    let mut exchanges = if args.write_exchanges {
+        let names = masked_names("m", design.p());
+        vec![
+            CsvFile::create(&args.out_dir.join("upload.csv"), &names)?,
+            CsvFile::create(&args.out_dir.join("msp_to_collector.csv"), &names)?,
+        ]
+    } else {
+        Vec::new()
+    };
+    let mut progress = Progress::cohorts(n, sizes.len(), args.quiet);
+    let blocks = raw
+        .file
+        .blocks(&raw.answer_columns, sizes.clone())?
+        .map(|block| {
+            interrupt::check()?;
+            block
+        });
+    let run = run_tm2_cohorts(
+        blocks,
+        &sizes,
         &design,
         keys,
-        args.cohort_size,
         Safety {
             x_max: plan.x_max,
             delta: plan.delta,
             strictness: args.strictness(),
         },
         !args.no_margin,
-    )?;
+        &mut |exchange| {
+            interrupt::check()?;
+            if let [uploads, provider_to_collector] = exchanges.as_mut_slice() {
+                uploads.write_rows(exchange.uploads, Precision::RoundTrip)?;
+                provider_to_collector
+                    .write_rows(exchange.provider_to_collector, Precision::RoundTrip)?;
+            }
+            progress.cohort_done(exchange.uploads.nrows());
+            Ok(())
+        },
+    );
+    progress.finish();
+    let run = run?;
     let mut warnings = run.design_report.overridden.clone();
     if let Some(margin) = run.margin
         && margin <= 1.0
@@ -667,28 +832,13 @@ fn tm2_method(
             bound.failure_probability
         ));
     }
-    if args.write_exchanges {
-        let names = masked_names("m", design.p());
-        write_csv(
-            &args.out_dir.join("upload.csv"),
-            &names,
-            &run.uploads,
-            Precision::RoundTrip,
-        )?;
-        write_csv(
-            &args.out_dir.join("msp_to_collector.csv"),
-            &names,
-            &run.provider_to_collector,
-            Precision::RoundTrip,
-        )?;
-    }
     Ok(Outcome {
         release: run.release.data,
         release_names,
         plan,
         margin: run.margin,
         cohorts: Cohorts {
-            size: args.cohort_size,
+            size: cohort_size,
             sizes: run.cohort_sizes,
         },
         right_mask: design.right_mask_kind().into(),
@@ -697,6 +847,8 @@ fn tm2_method(
         warnings,
         share_view: None,
         shares: None,
+        exchanges,
+        cohort_choice,
     })
 }
 
@@ -713,7 +865,8 @@ fn collusion_method(
     if args.cohort_size.is_some() {
         bail!("--cohort-size is not supported with --method collusion");
     }
-    let n = raw.answers.nrows();
+    let answers = raw.load_answers()?;
+    let n = answers.nrows();
     let teaching_base = args.teaching_key.map(|t| t + 10);
     let collusion_keys = CollusionKeys {
         collector: keys.collector.clone(),
@@ -723,20 +876,16 @@ fn collusion_method(
     };
     // The shares hide the answers: their bound on the record's scale (1 when scaled), from the
     // declared bound or in simulation their maximum.
-    let tau = share_sigma(design, args.x_max.unwrap_or_else(|| raw.answers.amax()));
+    let tau = share_sigma(design, args.x_max.unwrap_or_else(|| answers.amax()));
     let record_ranges: Vec<(f64, f64)> = match design.scaler() {
         Some(scaler) => vec![(-1.0, 1.0); scaler.len()],
-        None => raw
-            .answers
-            .column_iter()
-            .map(|c| (c.min(), c.max()))
-            .collect(),
+        None => answers.column_iter().map(|c| (c.min(), c.max())).collect(),
     };
     let share_view = one_service_view_of(args.right_providers, tau, &record_ranges)?;
     // The core runs the same design checks as for the modified protocol: the extension's
     // stage-one analysis needs condition (3.5) too.
     let run = run_collusion(
-        &raw.answers,
+        &answers,
         design,
         &collusion_keys,
         tau,
@@ -782,6 +931,8 @@ fn collusion_method(
             services: args.right_providers,
             share_sigma: tau,
         }),
+        exchanges: Vec::new(),
+        cohort_choice: None,
     })
 }
 
@@ -856,14 +1007,14 @@ fn second_method(
     }
     let sigma = args.sigma.unwrap_or(SECOND_METHOD_SIGMA);
     let design = SecondDesign::new(
-        raw.answers.ncols(),
+        raw.answer_names.len(),
         kept.clone(),
         args.noise_rows.unwrap_or(SECOND_METHOD_NOISE_ROWS),
         sigma,
         raw.qa,
     )?
     .with_generator(args.rng.generator());
-    let run = run_second(&raw.answers, &design, keys, args.combined)?;
+    let run = run_second(&raw.load_answers()?, &design, keys, args.combined)?;
     let kept_names = raw.names_of(&kept);
     if args.write_exchanges {
         write_second_uploads(&args.out_dir.join("upload.csv"), &run.uploads, &kept_names)?;
@@ -887,7 +1038,7 @@ fn second_method(
     // holds the answer columns only.
     let plan = Plan {
         qa_constant: None,
-        p1: raw.answers.ncols(),
+        p1: raw.answer_names.len(),
         p2: 0,
         sigma,
         x_max,
@@ -905,7 +1056,7 @@ fn second_method(
         margin: None,
         cohorts: Cohorts {
             size: None,
-            sizes: vec![raw.answers.nrows()],
+            sizes: vec![raw.rows()],
         },
         right_mask: RightMask::BlockDiagonalHaar,
         kept: kept_names,
@@ -913,5 +1064,7 @@ fn second_method(
         warnings,
         share_view: None,
         shares: None,
+        exchanges: Vec::new(),
+        cohort_choice: None,
     })
 }
