@@ -1,18 +1,22 @@
-//! `orthomask pipeline` measured as a user runs it (issue 9): the whole `orthomask` process with
-//! its default flags — fresh keys from the operating system, the default `p₂` and σ, the
-//! condition (3.7) margin on, `release.csv` and `manifest.json` written — on a CSV file, timed
-//! from spawn to exit. The peer is the numpy monolithic pipeline, also timed as a whole
+//! `orthomask pipeline` measured as a user runs it (issue 9): the whole `orthomask` process —
+//! fresh keys from the operating system, the default `p₂` and σ, the condition (3.7) margin on,
+//! `release.csv` and `manifest.json` written — on a CSV file, timed from spawn to exit. The rows
+//! of issue 9 run it with one cohort (`--cohort-size all`, the monolithic protocol) and with
+//! `--cohort-size 250`. The peer is the numpy monolithic pipeline, also timed as a whole
 //! `python` process (interpreter and numpy import included, as for anyone who runs a script),
-//! with the `p₂` and σ that `orthomask pipeline` chooses for the same `n`; it reads the same
-//! numbers from a binary file (the benefit of the doubt: no CSV parsing) and skips
+//! with the `p₂` and σ that `orthomask pipeline` chooses for one cohort of the same `n`; it reads
+//! the same numbers from a binary file (the benefit of the doubt: no CSV parsing) and skips
 //! `tracemalloc`. Neither side's heap is measured here (`—` in the table).
+//!
+//! The release is checked by streaming: `XᵀX` of the input and of `release.csv` are accumulated
+//! row by row ([`Gram`]), so the check holds a `p₁ × p₁` matrix, never the data.
 
-use crate::workloads::{Measurement, Workload, x_max};
+use crate::workloads::{self, Measurement, Workload, x_max};
 use anyhow::{Context, Result, bail};
 use nalgebra::DMatrix;
 use orthomask_survey::plan::{default_noise_columns, default_sigma};
 use orthomask_survey::policy::DEFAULT_QA_CONSTANT;
-use std::io::Write;
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -55,16 +59,12 @@ pub fn orthomask_binary() -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Run `orthomask pipeline` with its default flags `reps` times; each run a whole process.
+/// Run `orthomask pipeline` `reps` times (`--cohort-size all` or the row's size); each run a
+/// whole process.
 ///
 /// # Errors
 /// When the command fails or its release does not preserve `XᵀX`.
-pub fn run_ours(
-    workload: &Workload,
-    input: &DMatrix<f64>,
-    data: &Path,
-    reps: usize,
-) -> Result<Measurement> {
+pub fn run_ours(workload: &Workload, data: &Path, reps: usize) -> Result<Measurement> {
     let Workload::Cli { cohort, .. } = workload else {
         bail!("not a command-line workload");
     };
@@ -83,9 +83,9 @@ pub fn run_ours(
             .arg(&out)
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        if let Some(m) = cohort {
-            command.arg("--cohort-size").arg(m.to_string());
-        }
+        command
+            .arg("--cohort-size")
+            .arg(cohort.map_or_else(|| "all".to_string(), |m| m.to_string()));
         let start = Instant::now();
         let output = command.output().context("starting orthomask pipeline")?;
         times.push(start.elapsed().as_secs_f64());
@@ -95,7 +95,11 @@ pub fn run_ours(
                 String::from_utf8_lossy(&output.stderr).trim()
             );
         }
-        check = check.max(gram_error(input, &out.join("release.csv"))?);
+        check = check.max(gram_error(
+            data,
+            &workload.input_name(),
+            &out.join("release.csv"),
+        )?);
     }
     times.sort_by(f64::total_cmp);
     Ok(Measurement {
@@ -128,35 +132,217 @@ pub fn peer_args(workload: &Workload) -> Result<Vec<String>> {
     ])
 }
 
-/// Relative error of the release's `XᵀX` against the raw data's (QA column included).
-fn gram_error(input: &DMatrix<f64>, release_csv: &Path) -> Result<f64> {
-    let text = std::fs::read_to_string(release_csv)
-        .with_context(|| format!("reading {}", release_csv.display()))?;
-    let mut lines = text.lines();
-    let columns = lines.next().context("an empty release")?.split(',').count();
-    let mut values = Vec::new();
-    let mut rows = 0;
+/// Rows summed into one block before the block joins the total: the rounding error of `XᵀX`
+/// then grows with the block size plus the number of blocks instead of with `n`.
+const GRAM_BLOCK: usize = 1024;
+
+/// `XᵀX` accumulated one row at a time, in blocks of [`GRAM_BLOCK`] rows.
+#[derive(Clone, Debug)]
+pub struct Gram {
+    dim: usize,
+    rows: usize,
+    block: Vec<f64>,
+    total: Vec<f64>,
+}
+
+impl Gram {
+    /// An empty sum for rows of `dim` values.
+    pub fn new(dim: usize) -> Self {
+        Self {
+            dim,
+            rows: 0,
+            block: vec![0.0; dim * dim],
+            total: vec![0.0; dim * dim],
+        }
+    }
+
+    /// Add `row`'s outer product (its upper triangle).
+    ///
+    /// # Panics
+    /// When `row` does not have `dim` values (callers check).
+    pub fn add(&mut self, row: &[f64]) {
+        assert_eq!(row.len(), self.dim, "a row of the wrong length");
+        for (a, &xa) in row.iter().enumerate() {
+            let line = &mut self.block[a * self.dim + a..(a + 1) * self.dim];
+            for (g, &xb) in line.iter_mut().zip(&row[a..]) {
+                *g += xa * xb;
+            }
+        }
+        self.rows += 1;
+        if self.rows.is_multiple_of(GRAM_BLOCK) {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        for (t, b) in self.total.iter_mut().zip(self.block.iter_mut()) {
+            *t += *b;
+            *b = 0.0;
+        }
+    }
+
+    /// Rows added.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The symmetric `dim × dim` sum.
+    pub fn finish(mut self) -> DMatrix<f64> {
+        self.flush();
+        DMatrix::from_fn(self.dim, self.dim, |a, b| {
+            self.total[a.min(b) * self.dim + a.max(b)]
+        })
+    }
+}
+
+/// `XᵀX` of input `name` in `dir` (the binary file [`workloads::write_matrix`] writes) with the
+/// QA column appended, read row by row, and its row count.
+///
+/// # Errors
+/// Missing, short or malformed files.
+pub fn input_gram(dir: &Path, name: &str) -> Result<(usize, DMatrix<f64>)> {
+    let (rows, cols) = workloads::read_shape(dir, name)?;
+    let path = workloads::data_path(dir, name);
+    let file = std::fs::File::open(&path).with_context(|| format!("opening {}", path.display()))?;
+    let length = file.metadata()?.len();
+    if length != (rows * cols * 8) as u64 {
+        bail!(
+            "{}: expected {} bytes, found {length}",
+            path.display(),
+            rows * cols * 8
+        );
+    }
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut bytes = vec![0u8; cols * 8];
+    let mut row = vec![0.0; cols + 1];
+    row[cols] = DEFAULT_QA_CONSTANT;
+    let mut gram = Gram::new(cols + 1);
+    for _ in 0..rows {
+        reader.read_exact(&mut bytes)?;
+        for (v, b) in row.iter_mut().zip(bytes.chunks_exact(8)) {
+            *v = f64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+        }
+        gram.add(&row);
+    }
+    Ok((rows, gram.finish()))
+}
+
+/// `XᵀX` of a CSV file with a header line (a release), read line by line, and its row count.
+///
+/// # Errors
+/// A missing or empty file, a row of the wrong width, a cell that is not a number.
+pub fn csv_gram(path: &Path) -> Result<(usize, DMatrix<f64>)> {
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut lines = std::io::BufReader::with_capacity(1 << 20, file).lines();
+    let header = lines.next().context("an empty release")??;
+    let columns = header.split(',').count();
+    let mut gram = Gram::new(columns);
+    let mut row = Vec::with_capacity(columns);
     for (k, line) in lines.enumerate() {
+        let line = line?;
+        row.clear();
         for cell in line.split(',') {
-            values.push(
+            row.push(
                 cell.trim()
                     .parse::<f64>()
                     .with_context(|| format!("release line {}: {cell:?}", k + 2))?,
             );
         }
-        rows += 1;
+        if row.len() != columns {
+            bail!(
+                "release line {} has {} cells, the header {columns}",
+                k + 2,
+                row.len()
+            );
+        }
+        gram.add(&row);
     }
-    let released = DMatrix::from_row_slice(rows, columns, &values);
-    let raw = input
-        .clone()
-        .insert_column(input.ncols(), DEFAULT_QA_CONSTANT);
-    if released.shape() != raw.shape() {
+    Ok((gram.rows(), gram.finish()))
+}
+
+/// Relative error of the release's `XᵀX` against the raw data's (QA column included):
+/// `max |ΔXᵀX| / max |XᵀX|`, both accumulated by streaming.
+///
+/// # Errors
+/// Unreadable files, or a release of another shape than the input.
+pub fn gram_error(dir: &Path, input_name: &str, release_csv: &Path) -> Result<f64> {
+    let (rows, raw) = input_gram(dir, input_name)?;
+    let (released_rows, released) = csv_gram(release_csv)?;
+    if (released_rows, released.ncols()) != (rows, raw.ncols()) {
         bail!(
-            "the release is {:?}, the input {:?}",
-            released.shape(),
-            raw.shape()
+            "the release is {released_rows} × {}, the input with its QA column {rows} × {}",
+            released.ncols(),
+            raw.ncols()
         );
     }
-    let gram = raw.tr_mul(&raw);
-    Ok((released.tr_mul(&released) - &gram).amax() / gram.amax())
+    Ok((released - &raw).amax() / raw.amax())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "orthomask-bench-test-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn gram_by_hand_and_across_blocks() {
+        let mut gram = Gram::new(2);
+        gram.add(&[1.0, 2.0]);
+        gram.add(&[3.0, -1.0]);
+        assert_eq!(gram.rows(), 2);
+        assert_eq!(
+            gram.finish(),
+            DMatrix::from_row_slice(2, 2, &[10.0, -1.0, -1.0, 5.0])
+        );
+        // More rows than a block: the same sum as nalgebra's.
+        let x = DMatrix::from_fn(3 * GRAM_BLOCK + 7, 3, |i, j| {
+            ((i * 7 + j * 3) % 11) as f64 - 5.0
+        });
+        let mut gram = Gram::new(3);
+        for i in 0..x.nrows() {
+            gram.add(&x.row(i).iter().copied().collect::<Vec<_>>());
+        }
+        assert_eq!(gram.finish(), x.tr_mul(&x));
+    }
+
+    /// The streaming check on a tiny input and release written here: a release that is the
+    /// input with its QA column, rotated by an orthogonal matrix on the left, passes; one that
+    /// changes a value, has a row too few or a bad cell does not.
+    #[test]
+    fn gram_error_streams_input_and_release() {
+        let dir = scratch("gram");
+        let input = DMatrix::from_row_slice(3, 2, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        workloads::write_matrix(&dir, "tiny", &input).unwrap();
+        let raw = input.clone().insert_column(2, DEFAULT_QA_CONSTANT);
+        // A rotation of the rows (orthogonal on the left keeps XᵀX).
+        let (c, s) = (0.6, 0.8);
+        let rotation = DMatrix::from_row_slice(3, 3, &[c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0]);
+        let write = |name: &str, m: &DMatrix<f64>| {
+            let path = dir.join(name);
+            write_csv(&path, m).unwrap();
+            path
+        };
+        let released = write("release.csv", &(&rotation * &raw));
+        assert!(gram_error(&dir, "tiny", &released).unwrap() < 1e-14);
+        let mut changed = raw.clone();
+        changed[(1, 0)] += 1.0;
+        let changed = write("changed.csv", &changed);
+        // Δ(XᵀX)[0][0] = 2·3 + 1 against max XᵀX = 3·888²: about 3e-6, far above rounding.
+        assert!(gram_error(&dir, "tiny", &changed).unwrap() > 1e-6);
+        let short = write("short.csv", &raw.rows(0, 2).into_owned());
+        assert!(gram_error(&dir, "tiny", &short).is_err());
+        std::fs::write(dir.join("bad.csv"), "a,b,c\n1,2,x\n").unwrap();
+        assert!(gram_error(&dir, "tiny", &dir.join("bad.csv")).is_err());
+        std::fs::write(dir.join("ragged.csv"), "a,b,c\n1,2\n").unwrap();
+        assert!(csv_gram(&dir.join("ragged.csv")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

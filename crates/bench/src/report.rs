@@ -332,7 +332,8 @@ pub fn table(rows: &[Row], environment: &Environment) -> String {
         "* Time: wall time, the median of the repetitions inside one process, fastest of the \
          rounds (each workload in its own process; rounds alternate the two sides). Peak heap: Orthomask's counting global allocator, numpy's tracemalloc (array \
          buffers; LAPACK work space not included). Peak RSS: VmHWM / ru_maxrss of the workload's \
-         process (includes the interpreter and libraries). The numpy ÷ Orthomask ratio of the cohort \
+         process (includes the interpreter and libraries; the rows \"6.\": ru_maxrss from wait4 \
+         of the whole process). The numpy ÷ Orthomask ratio of the cohort \
          rows is taken against the peer's monolithic pipeline on the same data (the peer has no \
          cohorts)."
     );

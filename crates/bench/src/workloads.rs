@@ -7,7 +7,7 @@
 use crate::alloc;
 use anyhow::{Context, Result, bail};
 use nalgebra::DMatrix;
-use orthomask_core::key::{Key, StreamId};
+use orthomask_core::key::{Key, MaskRng, StreamId};
 use orthomask_core::protocol::simulation::{PartyKeys, Safety, run_tm2_streaming};
 use orthomask_core::protocol::tm2::{Participant, Tm2Design, right_mask_from_device_key};
 use orthomask_core::protocol::{QaReport, Strictness};
@@ -40,15 +40,24 @@ pub enum Workload {
         /// Run an unsafe design with warnings (the monolithic `p₂ = n` case).
         teaching: bool,
     },
-    /// `orthomask pipeline` as a user runs it: the whole process with its default flags, on a
-    /// CSV file ([`crate::cli_pipeline`]).
+    /// `orthomask pipeline` as a user runs it: the whole process on a CSV file
+    /// ([`crate::cli_pipeline`]), with one cohort or cohorts of a given size.
     Cli {
         /// Participants.
         n: usize,
         /// Answer columns.
         answers: usize,
-        /// `--cohort-size` (`None`: the default, one cohort).
+        /// `--cohort-size` (`None`: `--cohort-size all`, one cohort).
         cohort: Option<usize>,
+    },
+    /// `orthomask pipeline` with its default flags — the plan chooses the cohort size and the
+    /// command streams the CSV cohort by cohort — as a whole process, against the numpy peer's
+    /// streaming cohort pipeline with the design it chose ([`crate::stream_pipeline`]).
+    Stream {
+        /// Participants.
+        n: usize,
+        /// Answer columns.
+        answers: usize,
     },
 }
 
@@ -60,6 +69,8 @@ impl Workload {
             Self::Pipeline { n, answers, .. } | Self::Cli { n, answers, .. } => {
                 format!("survey-{n}x{answers}")
             }
+            // Written row by row ([`SurveyRows`]): other numbers than `survey`'s.
+            Self::Stream { n, answers } => format!("stream-{n}x{answers}"),
         }
     }
 
@@ -67,7 +78,9 @@ impl Workload {
     pub fn input_shape(&self) -> (usize, usize) {
         match self {
             Self::Record { answers, .. } => (1, *answers),
-            Self::Pipeline { n, answers, .. } | Self::Cli { n, answers, .. } => (*n, *answers),
+            Self::Pipeline { n, answers, .. }
+            | Self::Cli { n, answers, .. }
+            | Self::Stream { n, answers } => (*n, *answers),
         }
     }
 
@@ -113,6 +126,11 @@ impl Workload {
                 }
                 args
             }
+            Self::Stream { n, answers } => vec![
+                "stream".into(),
+                format!("--n={n}"),
+                format!("--answers={answers}"),
+            ],
         }
     }
 
@@ -151,6 +169,10 @@ impl Workload {
                 answers: number("answers")?,
                 cohort: get("cohort").map(str::parse).transpose()?,
             }),
+            "stream" => Ok(Self::Stream {
+                n: number("n")?,
+                answers: number("answers")?,
+            }),
             other => bail!("unknown workload {other:?}"),
         }
     }
@@ -165,13 +187,63 @@ pub fn survey(rows: usize, cols: usize) -> DMatrix<f64> {
     })
 }
 
+/// Survey-like answers with the law of [`survey`]'s, drawn one row at a time (row-major, from a
+/// stream of their own, so other numbers than `survey`'s): inputs of 10⁶ rows are written
+/// without ever being held.
+pub struct SurveyRows {
+    rng: MaskRng,
+    cols: usize,
+}
+
+impl SurveyRows {
+    /// Rows of `cols` answers, the same rows on every run.
+    pub fn new(cols: usize) -> Self {
+        Self {
+            rng: Key::teaching(2026).stream(StreamId::Scratch(1)).rng(),
+            cols,
+        }
+    }
+
+    /// The next row, written into `row` (resized to `cols`).
+    pub fn next_into(&mut self, row: &mut Vec<f64>) {
+        row.clear();
+        row.extend(
+            (0..self.cols).map(|j| (self.rng.next_unit() * (5 * (j + 1) + 1) as f64).floor()),
+        );
+    }
+}
+
 /// Largest absolute answer of a survey with `cols` columns, QA constant included.
 pub fn x_max(cols: usize) -> f64 {
     (5.0 * cols as f64).max(DEFAULT_QA_CONSTANT)
 }
 
-fn data_path(dir: &Path, name: &str) -> PathBuf {
+/// The binary file of input `name`.
+pub fn data_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.f64"))
+}
+
+/// The shape file of input `name`.
+pub fn shape_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.shape"))
+}
+
+/// The `rows cols` of input `name`.
+///
+/// # Errors
+/// A missing or malformed shape file.
+pub fn read_shape(dir: &Path, name: &str) -> Result<(usize, usize)> {
+    let shape = std::fs::read_to_string(shape_path(dir, name))
+        .with_context(|| format!("reading the shape of {name}"))?;
+    let dims: Vec<usize> = shape
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("{name}.shape must hold two whole numbers"))?;
+    let [rows, cols] = dims[..] else {
+        bail!("{name}.shape must hold two numbers");
+    };
+    Ok((rows, cols))
 }
 
 /// Write `m` row-major as little-endian `f64`, with `name.shape` holding `rows cols`.
@@ -188,7 +260,7 @@ pub fn write_matrix(dir: &Path, name: &str, m: &DMatrix<f64>) -> Result<()> {
     std::fs::write(data_path(dir, name), bytes)
         .with_context(|| format!("writing {}", data_path(dir, name).display()))?;
     std::fs::write(
-        dir.join(format!("{name}.shape")),
+        shape_path(dir, name),
         format!("{} {}\n", m.nrows(), m.ncols()),
     )?;
     Ok(())
@@ -199,15 +271,7 @@ pub fn write_matrix(dir: &Path, name: &str, m: &DMatrix<f64>) -> Result<()> {
 /// # Errors
 /// Missing or malformed files.
 pub fn read_matrix(dir: &Path, name: &str) -> Result<DMatrix<f64>> {
-    let shape = std::fs::read_to_string(dir.join(format!("{name}.shape")))
-        .with_context(|| format!("reading the shape of {name}"))?;
-    let dims: Vec<usize> = shape
-        .split_whitespace()
-        .map(str::parse)
-        .collect::<Result<_, _>>()?;
-    let [rows, cols] = dims[..] else {
-        bail!("{name}.shape must hold two numbers");
-    };
+    let (rows, cols) = read_shape(dir, name)?;
     let bytes = std::fs::read(data_path(dir, name))?;
     if bytes.len() != rows * cols * 8 {
         bail!(
@@ -358,7 +422,7 @@ pub fn run_rust(workload: &Workload, dir: &Path, reps: usize) -> Result<Measurem
                 let error = (released.tr_mul(released) - &gram).amax() / gram.amax();
                 (elapsed.as_secs_f64(), bytes, error)
             }
-            Workload::Cli { .. } => {
+            Workload::Cli { .. } | Workload::Stream { .. } => {
                 bail!("the command-line pipeline is timed as a whole process by the parent")
             }
         };
