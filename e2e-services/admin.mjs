@@ -175,6 +175,12 @@ async function main() {
 
     const id = 'e2e-admin';
     await buildSurvey(page, id);
+    // No cohort size typed: the plan chooses one (orthomask_survey::cohort_choice, the rule
+    // `orthomask pipeline` applies by default) and the preview shows it.
+    if ((await page.inputValue('#b-cohort-size')) !== '') throw new Error('the cohort size is not left to the plan');
+    const chosen = Number(await page.getByTestId('plan-cohort-size').textContent());
+    if (!(Number.isInteger(chosen) && chosen >= 8)) throw new Error(`the plan's cohort size: ${chosen}`);
+    log(`no cohort size typed: the plan chose cohorts of ${chosen}`);
     // An unsafe design: the plan's one-line reason before anything is sent.
     await page.fill('#b-cohort-size', '5');
     const unsafe = await oneLine(page.getByTestId('plan-error'), 'the unsafe design');

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{failure, ok, orthomask, read, table2, write};
+use common::{failure, ok, orthomask, pipeline, read, table2, write};
 use orthomask_core::tolerance::PRESERVED_STATISTICS;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -24,18 +24,9 @@ fn relative(a: f64, b: f64) -> f64 {
 
 fn release_of(dir: &Path, extra: &[&str]) -> PathBuf {
     let out = dir.join("out");
-    let input = table2();
-    let mut args = vec![
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--teaching-key",
-        "11",
-    ];
+    let mut args = vec!["--teaching-key", "11"];
     args.extend_from_slice(extra);
-    ok(&orthomask(&args));
+    ok(&pipeline(&table2(), &out, &args));
     out
 }
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{failure, ok, orthomask, read, survey_data, write};
+use common::{failure, ok, pipeline, read, survey_data, write};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -45,15 +45,7 @@ fn default_flags_choose_cohorts_and_say_so() {
     let raw = raw_csv(dir.path(), 600, 10, 5);
     let input = dir.path().join("raw.csv");
     let out = dir.path().join("run");
-    let stdout = ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--teaching-key",
-        "40",
-    ]));
+    let stdout = ok(&pipeline(&input, &out, &["--teaching-key", "40"]));
     let m = manifest(&out);
     let size = m["cohorts"]["size"].as_u64().expect("a cohort size") as usize;
     assert!(
@@ -85,18 +77,17 @@ fn default_flags_choose_cohorts_and_say_so() {
     assert!(gram_error(&raw, &release) < 1e-10);
 
     let all = dir.path().join("all");
-    let stdout = ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        all.to_str().unwrap(),
-        "--teaching-key",
-        "40",
-        "--cohort-size",
-        "all",
-        "--no-margin",
-    ]));
+    let stdout = ok(&pipeline(
+        &input,
+        &all,
+        &[
+            "--teaching-key",
+            "40",
+            "--cohort-size",
+            "all",
+            "--no-margin",
+        ],
+    ));
     assert!(!stdout.contains("the plan's choice"));
     let m = manifest(&all);
     assert_eq!(
@@ -105,15 +96,7 @@ fn default_flags_choose_cohorts_and_say_so() {
     );
 
     // clap's own usage error: the reason, then where to read more.
-    let bad = orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        all.to_str().unwrap(),
-        "--cohort-size",
-        "most",
-    ]);
+    let bad = pipeline(&input, &all, &["--cohort-size", "most"]);
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(!bad.status.success());
     assert!(
@@ -135,17 +118,11 @@ fn a_monolithic_run_that_cannot_fit_is_refused_in_one_line() {
     }
     std::fs::write(dir.path().join("big.csv"), text).unwrap();
     let out = dir.path().join("run");
-    let line = failure(&orthomask(&[
-        "pipeline",
-        "--input",
-        dir.path().join("big.csv").to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--cohort-size",
-        "all",
-        "--teaching-key",
-        "1",
-    ]));
+    let line = failure(&pipeline(
+        &dir.path().join("big.csv"),
+        &out,
+        &["--cohort-size", "all", "--teaching-key", "1"],
+    ));
     assert!(
         line.contains("one cohort of 200000 records") && line.contains("would need about"),
         "{line}"
@@ -162,18 +139,17 @@ fn one_thread_and_two_write_the_same_release() {
     let input = dir.path().join("raw.csv");
     let run = |threads: &str| {
         let out = dir.path().join(format!("run-{threads}"));
-        ok(&orthomask(&[
-            "pipeline",
-            "--input",
-            input.to_str().unwrap(),
-            "--out-dir",
-            out.to_str().unwrap(),
-            "--teaching-key",
-            "12",
-            "--threads",
-            threads,
-            "--write-exchanges",
-        ]));
+        ok(&pipeline(
+            &input,
+            &out,
+            &[
+                "--teaching-key",
+                "12",
+                "--threads",
+                threads,
+                "--write-exchanges",
+            ],
+        ));
         out
     };
     let (one, two) = (run("1"), run("2"));
@@ -203,15 +179,7 @@ fn the_progress_bar_is_for_terminals_only() {
             if quiet { " --quiet" } else { "" }
         )
     };
-    let piped = orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        dir.path().join("piped").to_str().unwrap(),
-        "--teaching-key",
-        "3",
-    ]);
+    let piped = pipeline(&input, &dir.path().join("piped"), &["--teaching-key", "3"]);
     ok(&piped);
     assert!(!String::from_utf8_lossy(&piped.stderr).contains("masking cohort"));
     let on_terminal = |out: &str, quiet: bool| {

@@ -226,6 +226,17 @@ struct Split {
     next_line: usize,
 }
 
+impl Split {
+    /// The records before an unfinished one, which starts at byte `consumed` on line `line`.
+    fn before(records: Vec<Record>, consumed: usize, line: usize) -> Self {
+        Self {
+            records,
+            consumed,
+            next_line: line,
+        }
+    }
+}
+
 /// Split text into records of cells, honouring quotes; `first_line` is the line `text` starts on.
 ///
 /// With `at_end` the text is all there is: a last record without a line end is complete and an
@@ -250,13 +261,7 @@ fn split_records(
         let mut quoted_cell = false;
         loop {
             match chars.next().map(|(_, c)| c) {
-                None if !at_end => {
-                    return Ok(Split {
-                        records: out,
-                        consumed,
-                        next_line: start_line,
-                    });
-                }
+                None if !at_end => return Ok(Split::before(out, consumed, start_line)),
                 None => {
                     cells.push(std::mem::take(&mut cell));
                     break;
@@ -266,11 +271,7 @@ fn split_records(
                     loop {
                         match chars.next().map(|(_, c)| c) {
                             None if !at_end => {
-                                return Ok(Split {
-                                    records: out,
-                                    consumed,
-                                    next_line: start_line,
-                                });
+                                return Ok(Split::before(out, consumed, start_line));
                             }
                             None => {
                                 return Err((

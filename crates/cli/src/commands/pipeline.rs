@@ -751,9 +751,8 @@ fn tm2_method(
     if raw.qa.is_some() {
         release_names.push("QA".to_owned());
     }
-    if args.method == MethodChoice::Collusion {
-        return collusion_method(args, raw, keys, plan, &design, release_names, kept_names);
-    }
+    // Before any work: a monolithic run (and the collusion method's single cohort) holds n × p
+    // numbers with p > n.
     crate::memory::refuse_what_cannot_fit(
         estimated_peak_bytes(
             &sizes,
@@ -772,6 +771,9 @@ fn tm2_method(
             design.p()
         ),
     )?;
+    if args.method == MethodChoice::Collusion {
+        return collusion_method(args, raw, keys, plan, &design, release_names, kept_names);
+    }
     // The second pass: the file cohort by cohort, each cohort masked as it arrives; Ctrl-C is
     // honoured between cohorts, and what the run writes stays under temporary names until the
     // end (`run_pipeline`).

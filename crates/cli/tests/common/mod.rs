@@ -14,6 +14,19 @@ pub fn orthomask(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// `orthomask pipeline --input INPUT --out-dir OUT EXTRA…`.
+pub fn pipeline(input: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "pipeline",
+        "--input",
+        input.to_str().expect("a UTF-8 path"),
+        "--out-dir",
+        out.to_str().expect("a UTF-8 path"),
+    ];
+    args.extend_from_slice(extra);
+    orthomask(&args)
+}
+
 /// Stdout as text, asserting success.
 pub fn ok(output: &Output) -> String {
     assert!(
