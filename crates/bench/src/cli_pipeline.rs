@@ -14,7 +14,7 @@
 use crate::workloads::{self, Measurement, Workload, x_max};
 use anyhow::{Context, Result, bail};
 use nalgebra::DMatrix;
-use orthomask_survey::plan::{default_noise_columns, default_sigma};
+use orthomask_survey::plan::{CohortBounds, DeclaredRange, Plan, PlanRequest};
 use orthomask_survey::policy::DEFAULT_QA_CONSTANT;
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
@@ -110,9 +110,13 @@ pub fn run_ours(workload: &Workload, data: &Path, reps: usize) -> Result<Measure
     })
 }
 
-/// The peer's arguments: its monolithic pipeline with the `p₂` and σ `orthomask pipeline`
-/// chooses for `n` records (one cohort) — whatever `--cohort-size` the row uses, since the
-/// issue compares the cohorts row with the monolithic peer.
+/// The peer's arguments: its monolithic pipeline with the `p₂` and σ `orthomask pipeline
+/// --cohort-size all` plans for `n` records (one cohort) — whatever `--cohort-size` the row uses,
+/// since the issue compares the cohorts row with the monolithic peer. The plan is the
+/// command's own request: every answer scaled by its observed range (the command does so when no
+/// range is declared) and the QA column; the peer masks the unscaled answers with that `p₂` and
+/// σ (scaling costs `O(n·p₁)`, nothing next to the masking, and σ's value does not change the
+/// work).
 ///
 /// # Errors
 /// When the plan has no design for `n`.
@@ -120,14 +124,30 @@ pub fn peer_args(workload: &Workload) -> Result<Vec<String>> {
     let Workload::Cli { n, answers, .. } = workload else {
         bail!("not a command-line workload");
     };
-    let p2 = default_noise_columns(*n)?;
-    let sigma = default_sigma(*n, answers + 1, p2, x_max(*answers))?;
+    let input = workloads::survey(*n, *answers);
+    let ranges = input
+        .column_iter()
+        .enumerate()
+        .map(|(j, c)| DeclaredRange::observed(&format!("x{j}"), c.min(), c.max()))
+        .collect();
+    let plan = Plan::new(&PlanRequest {
+        ranges: Some(ranges),
+        ..PlanRequest::new(
+            *answers,
+            Some(DEFAULT_QA_CONSTANT),
+            CohortBounds {
+                smallest: *n,
+                largest: *n,
+            },
+            x_max(*answers),
+        )
+    })?;
     Ok(vec![
         "pipeline".into(),
         format!("--n={n}"),
         format!("--answers={answers}"),
-        format!("--p2={p2}"),
-        format!("--sigma={sigma:e}"),
+        format!("--p2={}", plan.p2),
+        format!("--sigma={:e}", plan.sigma),
         "--no-trace".into(),
     ])
 }

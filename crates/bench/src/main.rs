@@ -24,7 +24,6 @@ mod stream_pipeline;
 mod workloads;
 
 use anyhow::{Context, Result, bail};
-use orthomask_survey::plan::{default_noise_columns, default_sigma};
 use report::{Compare, Row, Target};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -160,9 +159,9 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
         });
     }
     let (n, p2) = (2_000, 2_000);
-    let x_max = workloads::x_max(answers_10);
-    // γ = p₂/n = 1 has no Appendix C bound; σ is the one the same p₂ gets for cohorts of 250.
-    let sigma_mono = default_sigma(250, answers_10 + 1, p2, x_max)?;
+    // γ = p₂/n = 1 has no Appendix C bound; σ is the one the plan gives the same p₂ for cohorts
+    // of 250.
+    let sigma_mono = workloads::plan_for(250, answers_10, Some(p2), None)?.sigma;
     plan.push(Planned {
         label: "2. pipeline n = 2 000, p₁ = 10, p₂ = 2 000, monolithic".into(),
         workload: Workload::Pipeline {
@@ -227,7 +226,8 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
                 .into(),
         ),
     });
-    let p2_cohort = default_noise_columns(250)?;
+    let cohort_plan = workloads::plan_for(250, answers_10, None, None)?;
+    let p2_cohort = cohort_plan.p2;
     plan.push(Planned {
         label: format!(
             "2. same data, cohorts of m = 250, p₂ = {} (default for m = 250)",
@@ -238,7 +238,7 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
             answers: answers_10,
             p2: p2_cohort,
             cohort: Some(250),
-            sigma: default_sigma(250, answers_10 + 1, p2_cohort, x_max)?,
+            sigma: cohort_plan.sigma,
             teaching: false,
         },
         reps: options.reps,
@@ -287,7 +287,8 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
             }),
         });
     }
-    let p2_scale = default_noise_columns(500)?;
+    let scale_plan = workloads::plan_for(500, answers_20, None, None)?;
+    let p2_scale = scale_plan.p2;
     plan.push(Planned {
         label: format!(
             "4. scale n = 100 000, p₁ = 20, cohorts of m = 500, p₂ = {} (default)",
@@ -298,7 +299,7 @@ fn plan(options: &Options) -> Result<Vec<Planned>> {
             answers: answers_20,
             p2: p2_scale,
             cohort: Some(500),
-            sigma: default_sigma(500, answers_20 + 1, p2_scale, workloads::x_max(answers_20))?,
+            sigma: scale_plan.sigma,
             teaching: false,
         },
         reps: 1,

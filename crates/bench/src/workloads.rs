@@ -12,6 +12,7 @@ use orthomask_core::protocol::simulation::{PartyKeys, Safety, run_tm2_streaming}
 use orthomask_core::protocol::tm2::{Participant, Tm2Design, right_mask_from_device_key};
 use orthomask_core::protocol::{QaReport, Strictness};
 use orthomask_core::random::UnitUniform;
+use orthomask_survey::plan::{CohortBounds, Plan, PlanRequest};
 use orthomask_survey::policy::{APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT};
 use std::path::{Path, PathBuf};
 
@@ -218,6 +219,35 @@ pub fn x_max(cols: usize) -> f64 {
     (5.0 * cols as f64).max(DEFAULT_QA_CONSTANT)
 }
 
+/// The plan of a pipeline row: what the application layer's plan (`orthomask_survey::plan`, the
+/// one `orthomask pipeline` and the services call) gives cohorts of at most `m` records of
+/// `answers` answers in their own units (bounded by [`x_max`]) with the QA column, with the noise
+/// columns and σ the row fixes, if it fixes them. Rows take their `p₂`, σ and design from here,
+/// never from a formula of their own.
+///
+/// # Errors
+/// When the plan refuses the parameters.
+pub fn plan_for(
+    m: usize,
+    answers: usize,
+    noise_columns: Option<usize>,
+    sigma: Option<f64>,
+) -> Result<Plan> {
+    Ok(Plan::new(&PlanRequest {
+        noise_columns,
+        sigma,
+        ..PlanRequest::new(
+            answers,
+            Some(DEFAULT_QA_CONSTANT),
+            CohortBounds {
+                smallest: m,
+                largest: m,
+            },
+            x_max(answers),
+        )
+    })?)
+}
+
 /// The binary file of input `name`.
 pub fn data_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.f64"))
@@ -395,7 +425,8 @@ pub fn run_rust(workload: &Workload, dir: &Path, reps: usize) -> Result<Measurem
                 sigma,
                 teaching,
             } => {
-                let design = Tm2Design::modified(*answers, *p2, *sigma)?;
+                let design =
+                    plan_for(cohort.unwrap_or(*n), *answers, Some(*p2), Some(*sigma))?.design()?;
                 let safety = Safety {
                     x_max: x_max(*answers),
                     delta: APPENDIX_C_DELTA,

@@ -25,7 +25,6 @@ use crate::definition::{
 use crate::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanError, PlanRequest};
 use crate::policy::{DEFAULT_QA_CONSTANT, MAX_COHORT, cohort_floor, default_min_cohort_size};
 use orthomask_core::key::Key;
-use orthomask_core::protocol::collusion::share_sigma;
 use orthomask_core::protocol::design::Strictness;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -372,7 +371,7 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
                 .iter()
                 .map(|u| upload_url(u, &draft.id))
                 .collect(),
-            share_sigma: share_sigma(&design, template.answers_max()),
+            share_sigma: plan.share_sigma(&design),
         });
     }
     // The participant-facing definition must pass its own validation and the floors every

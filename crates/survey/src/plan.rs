@@ -32,7 +32,7 @@
 
 use crate::policy::{
     ACCURACY_RECORD_WIDTH, APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT, DP_ALLOWANCE_SDS, FAILURE_TARGET,
-    SIGMA_HEADROOM, TARGET_DIGITS_LOST,
+    SIGMA_HEADROOM, TARGET_DIGITS_LOST, WEAK_BOUND_WARNING,
 };
 use orthomask_core::protocol::ProtocolError;
 use orthomask_core::protocol::accuracy::{
@@ -45,7 +45,7 @@ use orthomask_core::protocol::design::{
 use orthomask_core::protocol::tm2::{DeviceDp, Tm2Design};
 use orthomask_core::scaling::RangeScaler;
 use orthomask_dp::device::{CohortMechanism, NEIGHBOUR_RELATION};
-use orthomask_formats::manifest::{AppendixC, DpColumn, DpGuarantee, DpNoise};
+use orthomask_formats::manifest::{AppendixC, DpColumn, DpGuarantee, DpNoise, Method};
 use serde::{Deserialize, Serialize};
 
 /// Why a design cannot be planned.
@@ -106,6 +106,32 @@ pub struct DeclaredRange {
     pub lo: f64,
     /// Upper end.
     pub hi: f64,
+}
+
+impl DeclaredRange {
+    /// A range read off the data (a simulation's stand-in for a declared one): the observed
+    /// `[lo, hi]`, or for a constant column `v ± max(|v|, 1)`, since scaling needs a width.
+    pub fn observed(name: &str, lo: f64, hi: f64) -> Self {
+        let (lo, hi) = if lo < hi {
+            (lo, hi)
+        } else {
+            let w = lo.abs().max(1.0);
+            (lo - w, hi + w)
+        };
+        Self {
+            name: name.to_owned(),
+            lo,
+            hi,
+        }
+    }
+}
+
+/// Whether the devices of a `method` scale each answer by its range before padding: the padded
+/// protocols (modified TM² and its collusion-resistant extension) do; the first method, whose
+/// unpadded invertible `B₁` reproduces seed 003's tables in the answers' own units, and the
+/// second, which pads with rows, do not.
+pub fn scales_answers(method: Method) -> bool {
+    matches!(method, Method::Modified | Method::Collusion)
 }
 
 /// Device-side DP asked for: the budget and the declared range of every answer column.
@@ -441,6 +467,49 @@ impl Plan {
         Ok(Some(format!("{head}: {why}")))
     }
 
+    /// The plan of a second-method run (seed 003 §3.3): the record is padded with noise *rows*
+    /// (`A₀`), not columns, so there is no Appendix C bound, no scaling and no DP, and the
+    /// release holds the `columns` answer columns only; `sigma` is the noise rows' standard
+    /// deviation ([`crate::policy::SECOND_METHOD_SIGMA`] unless chosen).
+    pub fn second_method(columns: usize, sigma: f64, x_max: f64, delta: f64) -> Self {
+        Self {
+            qa_constant: None,
+            p1: columns,
+            p2: 0,
+            sigma,
+            x_max,
+            masked_columns: None,
+            scaling: None,
+            delta,
+            appendix_c: None,
+            dp: None,
+            accuracy_note: None,
+        }
+    }
+
+    /// The warning a run owes when the Appendix C bound guarantees less than the policy calls a
+    /// safety margin (`Pr[condition (3.5) fails] >` [`WEAK_BOUND_WARNING`]: hand-chosen noise
+    /// columns can fall far short of the failure target).
+    pub fn weak_bound_warning(&self) -> Option<String> {
+        let bound = self.appendix_c.as_ref()?;
+        (bound.failure_probability > WEAK_BOUND_WARNING).then(|| {
+            format!(
+                "the Appendix C bound only guarantees Pr[condition (3.5) fails] <= {:.3}; more \
+                 noise columns (or a larger delta with a larger sigma) tighten it",
+                bound.failure_probability
+            )
+        })
+    }
+
+    /// The shares' standard deviation τ in share mode for this plan's `design`: the core's rule
+    /// (`orthomask_core::protocol::collusion::share_sigma`, `τ = SHARE_SCALE·(x_max + 4σ_dp)` on
+    /// the record's scale) with the plan's answer bound — 1 when the devices scale, which every
+    /// share-mode survey does.
+    pub fn share_sigma(&self, design: &Tm2Design) -> f64 {
+        let dp_allowance = self.dp.as_ref().map_or(0.0, dp_allowance);
+        orthomask_core::protocol::collusion::share_sigma(design, self.x_max - dp_allowance)
+    }
+
     /// Answer columns (`p₁` without the QA column).
     pub fn answers(&self) -> usize {
         self.p1 - usize::from(self.qa_constant.is_some())
@@ -574,30 +643,17 @@ pub struct ReleaseAccuracy {
 }
 
 /// The policy's noise columns for cohorts of at most `largest_cohort`: [`noise_columns_for`] at
-/// [`APPENDIX_C_DELTA`] and [`FAILURE_TARGET`].
+/// [`APPENDIX_C_DELTA`] and [`FAILURE_TARGET`] — what [`Plan::new`] starts from when the request
+/// names none (front ends ask the plan, not this).
 ///
 /// # Errors
 /// [`PlanError::Design`] for a cohort of 0.
-pub fn default_noise_columns(largest_cohort: usize) -> Result<usize, PlanError> {
+pub(crate) fn default_noise_columns(largest_cohort: usize) -> Result<usize, PlanError> {
     Ok(noise_columns_for(
         largest_cohort,
         APPENDIX_C_DELTA,
         FAILURE_TARGET,
     )?)
-}
-
-/// The policy's σ: just above the Appendix C bound of the largest cohort at [`APPENDIX_C_DELTA`].
-///
-/// # Errors
-/// [`PlanError::Design`] when the bound does not apply (`p₂ ≤ m`) or a parameter is invalid.
-pub fn default_sigma(
-    largest_cohort: usize,
-    p1: usize,
-    p2: usize,
-    x_max: f64,
-) -> Result<f64, PlanError> {
-    let bound = appendix_c_bound(largest_cohort, p1, p2, x_max, APPENDIX_C_DELTA)?;
-    Ok(sigma_above(&bound))
 }
 
 /// σ = σ_min·(1 + [`SIGMA_HEADROOM`]): just above the strict Appendix C bound.
@@ -758,7 +814,6 @@ mod tests {
         let recorded = plan.appendix_c.as_ref().unwrap();
         assert!(recorded.failure_probability <= FAILURE_TARGET);
         assert_eq!(default_noise_columns(20).unwrap(), 503);
-        assert!((default_sigma(20, 8, 503, 888.0).unwrap() - plan.sigma).abs() < HAND_COMPUTED);
         assert!(plan.check(cohorts(20, 20), Strictness::Refuse).is_ok());
         assert_eq!(plan.design().unwrap().p(), 512);
         assert!(plan.scaling.is_none() && plan.design().unwrap().scaler().is_none());

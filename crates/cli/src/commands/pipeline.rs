@@ -19,7 +19,6 @@ use clap::{Args, ValueEnum};
 use nalgebra::DMatrix;
 use orthomask_core::key::Key;
 use orthomask_core::protocol::Strictness;
-use orthomask_core::protocol::collusion::share_sigma;
 use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::second::{COMBINED_RELEASE_WARNING, SecondDesign, SecondUpload};
 use orthomask_core::protocol::simulation::{
@@ -32,10 +31,12 @@ use orthomask_formats::keyfile::parse_key_file;
 use orthomask_formats::manifest::{Cohorts, Manifest, Method, RightMask, XMaxSource};
 use orthomask_survey::cohort_choice::{CohortChoice, default_cohort_size};
 use orthomask_survey::manifest::{Provenance, Released, ShareSplit};
-use orthomask_survey::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanRequest};
+use orthomask_survey::plan::{
+    CohortBounds, DeclaredRange, DpRequest, Plan, PlanRequest, scales_answers,
+};
 use orthomask_survey::policy::{
     APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT, FAILURE_TARGET, SECOND_METHOD_NOISE_ROWS,
-    SECOND_METHOD_SIGMA, WEAK_BOUND_WARNING,
+    SECOND_METHOD_SIGMA,
 };
 use orthomask_survey::share_view::{OneServiceView, one_service_view_of};
 use std::num::NonZeroUsize;
@@ -363,7 +364,7 @@ fn every_range_declared(args: &PipelineArgs, raw: &RawData) -> Option<f64> {
 }
 
 /// Each answer column's range: from `--range`, or in a simulation read off the data (saying so).
-/// A constant column gets the range `v ± max(|v|, 1)`, since a range needs a width.
+/// A constant column gets the plan's observed range (`DeclaredRange::observed`).
 fn declared_ranges(
     args: &PipelineArgs,
     raw: &RawData,
@@ -417,21 +418,13 @@ fn declared_ranges(
         .into_iter()
         .zip(&raw.answer_names)
         .enumerate()
-        .map(|(j, (range, name))| {
-            let (lo, hi) = range.unwrap_or_else(|| {
-                let (lo, hi) = (raw.answer(j).min, raw.answer(j).max);
-                if lo < hi {
-                    (lo, hi)
-                } else {
-                    let w = lo.abs().max(1.0);
-                    (lo - w, hi + w)
-                }
-            });
-            DeclaredRange {
+        .map(|(j, (range, name))| match range {
+            Some((lo, hi)) => DeclaredRange {
                 name: name.clone(),
                 lo,
                 hi,
-            }
+            },
+            None => DeclaredRange::observed(name, raw.answer(j).min, raw.answer(j).max),
         })
         .collect())
 }
@@ -448,14 +441,9 @@ fn dp_request(args: &PipelineArgs, ranges: &[DeclaredRange]) -> Option<DpRequest
     })
 }
 
-/// Whether the devices scale each answer by its range before padding: for the padded protocols
-/// (modified TM² and its collusion-resistant extension), not for the first method, whose
-/// unpadded invertible `B₁` reproduces seed 003's tables in the answers' own units.
+/// Whether the devices scale each answer by its range before padding (the plan's rule).
 fn scales_records(args: &PipelineArgs) -> bool {
-    matches!(
-        args.method,
-        MethodChoice::Modified | MethodChoice::Collusion
-    )
+    scales_answers(args.method.method())
 }
 
 fn party_keys(args: &PipelineArgs) -> Result<(PartyKeys, bool)> {
@@ -826,14 +814,7 @@ fn tm2_method(
             "condition (3.5) failed in this simulation (margin {margin:.4} <= 1): Theorem 3.9's guarantee does not hold for this draw; add noise columns or raise sigma"
         ));
     }
-    if let Some(bound) = &plan.appendix_c
-        && bound.failure_probability > WEAK_BOUND_WARNING
-    {
-        warnings.push(format!(
-            "the Appendix C bound only guarantees Pr[condition (3.5) fails] <= {:.3}; more noise columns (or a larger delta with a larger sigma) tighten it",
-            bound.failure_probability
-        ));
-    }
+    warnings.extend(plan.weak_bound_warning());
     Ok(Outcome {
         release: run.release.data,
         release_names,
@@ -878,7 +859,7 @@ fn collusion_method(
     };
     // The shares hide the answers: their bound on the record's scale (1 when scaled), from the
     // declared bound or in simulation their maximum.
-    let tau = share_sigma(design, args.x_max.unwrap_or_else(|| answers.amax()));
+    let tau = plan.share_sigma(design);
     let record_ranges: Vec<(f64, f64)> = match design.scaler() {
         Some(scaler) => vec![(-1.0, 1.0); scaler.len()],
         None => answers.column_iter().map(|c| (c.min(), c.max())).collect(),
@@ -1038,19 +1019,7 @@ fn second_method(
     }
     // The second method pads with noise rows, not columns: no Appendix C bound, and the release
     // holds the answer columns only.
-    let plan = Plan {
-        qa_constant: None,
-        p1: raw.answer_names.len(),
-        p2: 0,
-        sigma,
-        x_max,
-        masked_columns: None,
-        scaling: None,
-        delta: args.delta,
-        appendix_c: None,
-        dp: None,
-        accuracy_note: None,
-    };
+    let plan = Plan::second_method(raw.answer_names.len(), sigma, x_max, args.delta);
     Ok(Outcome {
         release: run.release,
         release_names: raw.answer_names.clone(),
