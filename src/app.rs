@@ -5,7 +5,8 @@ use yew_router::prelude::*;
 
 use crate::context::ShellLanguage;
 use crate::i18n::AppLanguage;
-use crate::route::{Route, switch};
+use crate::pages;
+use crate::route::Route;
 use crate::services::jobs::JobRunner;
 use crate::t;
 
@@ -55,5 +56,20 @@ pub fn app() -> Html {
             </HashRouter>
         </ContextProvider<ShellLanguage>>
         </ContextProvider<JobRunner>>
+    }
+}
+
+/// The one `switch` of the app: a route to its page (here, beside the shell, so that the routes
+/// know no page and every page may link to any route).
+pub fn switch(route: Route) -> Html {
+    match route {
+        Route::Home => html! { <pages::home::Home /> },
+        Route::Participate => html! { <pages::participate::Participate /> },
+        Route::Analyze => html! { <pages::analyze::Analyze /> },
+        Route::Classroom => html! { <pages::classroom::Classroom /> },
+        Route::Audit => html! { <pages::audit::Audit /> },
+        Route::Admin => html! { <pages::admin::Admin /> },
+        Route::Bench => html! { <pages::bench::Bench /> },
+        Route::NotFound => html! { <pages::home::NotFound /> },
     }
 }

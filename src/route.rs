@@ -4,11 +4,9 @@
 //! work from any static host. Query parameters are read with
 //! [`services::query`](crate::services::query).
 
-use yew::prelude::*;
 use yew_router::prelude::*;
 
 use crate::i18n::AppLanguage;
-use crate::pages;
 use crate::t;
 
 /// Every page of the app.
@@ -63,19 +61,5 @@ impl Route {
             Route::Admin => t!(language, "nav-admin"),
             Route::Bench | Route::NotFound => return None,
         })
-    }
-}
-
-/// The one `switch` of the app.
-pub fn switch(route: Route) -> Html {
-    match route {
-        Route::Home => html! { <pages::home::Home /> },
-        Route::Participate => html! { <pages::participate::Participate /> },
-        Route::Analyze => html! { <pages::analyze::Analyze /> },
-        Route::Classroom => html! { <pages::classroom::Classroom /> },
-        Route::Audit => html! { <pages::audit::Audit /> },
-        Route::Admin => html! { <pages::admin::Admin /> },
-        Route::Bench => html! { <pages::bench::Bench /> },
-        Route::NotFound => html! { <pages::home::NotFound /> },
     }
 }
