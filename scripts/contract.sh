@@ -14,11 +14,13 @@
 # examples reach real surveys and cohorts, not only 404s. The admin and peer tokens go to the
 # operations whose `security` names them (schemathesis' OpenAPI-aware auth).
 #
-# The run is bounded and reproducible: a fixed seed and a fixed number of examples per operation
-# (SEED and EXAMPLES override them). Exits non-zero on any failure.
+# The run is bounded and reproducible: fixed seeds and a fixed number of examples per operation
+# (SEEDS and EXAMPLES override them). Two seeds by default (issue 26 §2): a seed explores one
+# corner of each schema, and a failure one seed never reaches is still a failure. Exits non-zero
+# on any failure.
 #
-#   bash scripts/contract.sh                      # everything
-#   EXAMPLES=200 SEED=7 bash scripts/contract.sh  # a longer run
+#   bash scripts/contract.sh                       # everything
+#   EXAMPLES=200 SEEDS=7 bash scripts/contract.sh  # a longer run with another seed
 #   KEEP=DIR bash scripts/contract.sh             # keep the services' data and the reports in DIR
 #   ORTHOMASK_BIN=path bash scripts/contract.sh   # test that binary instead of building one
 set -euo pipefail
@@ -26,7 +28,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 log() { printf '\033[1;32m[contract]\033[0m %s\n' "$*"; }
 
-seed=${SEED:-20261124}
+seeds=${SEEDS:-${SEED:-20261124 1}}
 examples=${EXAMPLES:-25}
 target_dir=${CARGO_TARGET_DIR:-$root/target}
 
@@ -109,21 +111,23 @@ EOF
 cat scripts/contract.toml >>"$config"
 
 failed=0
-for service in collector provider right; do
-    case $service in
-        collector) base=$collector ;;
-        provider) base=$msp ;;
-        right) base=$right0 ;;
-    esac
-    log "schemathesis: the $service ($base), seed $seed, $examples examples per operation"
-    # Run from the work directory: schemathesis keeps its cache (.schemathesis/) in the current one.
-    if ! (cd "$work" && "$venv/bin/schemathesis" --config-file "$config" run "$root/docs/openapi.yaml" \
-        --url "$base" --include-tag "$service" \
-        --checks all --mode all --seed "$seed" --max-examples "$examples" \
-        --no-shrink --workers 1 --request-timeout 20 \
-        --report junit --report-dir "$work/reports/$service" --no-color); then
-        failed=1
-    fi
+for seed in $seeds; do
+    for service in collector provider right; do
+        case $service in
+            collector) base=$collector ;;
+            provider) base=$msp ;;
+            right) base=$right0 ;;
+        esac
+        log "schemathesis: the $service ($base), seed $seed, $examples examples per operation"
+        # Run from the work directory: schemathesis keeps its cache (.schemathesis/) there.
+        if ! (cd "$work" && "$venv/bin/schemathesis" --config-file "$config" run "$root/docs/openapi.yaml" \
+            --url "$base" --include-tag "$service" \
+            --checks all --mode all --seed "$seed" --max-examples "$examples" \
+            --no-shrink --workers 1 --request-timeout 20 \
+            --report junit --report-dir "$work/reports/$seed/$service" --no-color); then
+            failed=1
+        fi
+    done
 done
 stop
 if [ "$failed" -ne 0 ]; then
