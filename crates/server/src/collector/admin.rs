@@ -1,6 +1,17 @@
 //! The administrator's API: creating surveys, invitations, closing cohorts, status views.
 
-use super::*;
+use super::participants::advance;
+use super::{Collector, PROVIDER, SurveyRow, claims, load_survey, sql};
+use crate::error::ApiError;
+use crate::http::{ApiJson, ApiPath, json};
+use crate::states::{CohortStep, CollectorCohort, SurveyState};
+use crate::wire::{InvitationRequest, Registration};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
+use orthomask_survey::merkle::sha256_hex;
+use rusqlite::{Connection, OptionalExtension};
 
 /// `POST /api/admin/surveys`: plan the draft and create the survey ([`Collector::create`]).
 pub(super) async fn create_survey(

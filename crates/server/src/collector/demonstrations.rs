@@ -17,8 +17,17 @@
 //! the services would be handing out a survey every device refuses, so it is neither listed nor
 //! kept, and the next of its family is created at the current addresses.
 
-use super::*;
+use super::{Collector, SurveyRow, load_survey, sql};
+use crate::error::{ApiError, StoreError};
+use crate::http::json;
+use crate::states::SurveyState;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::demonstrations::demonstration_drafts;
+use orthomask_survey::draft::{SurveyDraft, SurveyPlan};
+use orthomask_survey::trust::Deployment;
 
 /// What starting the services did about one demonstration.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -12,13 +12,23 @@
 //! against a stored old one would give the records of whoever did not answer again.
 
 use super::claims::{self, Claim, Nonces};
-use super::*;
+use super::{Collector, PROVIDER, StoredPart, StoredQa, SurveyRow, load_survey, sql};
+use crate::error::ApiError;
+use crate::http::{ApiJson, ApiPath, json};
+use crate::states::CollectorCohort;
 use crate::states::Settlement;
+use crate::wire::{CohortResult, MaskingOutcome, SharePart};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use orthomask_core::protocol::share_handover::{FixedMatrix, combine_parts};
+use orthomask_core::protocol::tm2::DataCollector;
 use orthomask_formats::manifest::ReceiptRoot;
 use orthomask_survey::floors::Floors;
 use orthomask_survey::inclusion::PublishedList;
+use orthomask_survey::merkle::sha256_hex;
 use orthomask_survey::policy::MAX_REOPENINGS;
+use rusqlite::{Connection, OptionalExtension};
 
 /// The state of cohort `k`.
 ///

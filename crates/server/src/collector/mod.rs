@@ -22,25 +22,19 @@ mod participants;
 mod release;
 
 use crate::error::{ApiError, ServerError, StoreError};
-use crate::http::{ApiJson, ApiPath, json, require_bearer};
+use crate::http::{json, require_bearer};
 use crate::outbox::{PeerClient, PeerError};
-use crate::states::{CohortStep, CollectorCohort, SurveyState};
-use crate::store::{ClosedSignal, Store, blob_to_f64s};
-use crate::wire::{CohortResult, InvitationRequest, MaskingOutcome, Registration, SharePart};
+use crate::states::{CohortStep, SurveyState};
+use crate::store::{ClosedSignal, Store};
+use crate::wire::Registration;
 use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use axum::routing::{get, post, put};
-use nalgebra::DMatrix;
 use orthomask_core::protocol::qa::QaReport;
-use orthomask_core::protocol::tm2::{DataCollector, UnmaskedCohort};
-use orthomask_formats::csv::{Precision, write_table};
-use orthomask_formats::manifest::{Cohorts, Method};
 use orthomask_survey::definition::SurveyDefinition;
-use orthomask_survey::draft::{Endpoints, SurveyDraft, SurveyPlan, hydrate, plan_survey};
-use orthomask_survey::manifest::{Provenance, Released};
-use orthomask_survey::merkle::sha256_hex;
+use orthomask_survey::draft::SurveyPlan;
 use orthomask_survey::trust::{CollectorSigningKey, Deployment};
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -52,11 +46,11 @@ pub use demonstrations::Demonstration;
 
 use admin::{
     admin_status, close_one_cohort, close_survey, cohort_fate, create_survey, invitations,
-    leave_out, list_surveys, public_status, requeue, survey_view,
+    leave_out, list_surveys, public_status, requeue,
 };
 use demonstrations::list_demonstrations;
 use handover::{cohort_result, share_part};
-use participants::{advance, definition};
+use participants::definition;
 use release::{manifest_json, release_csv};
 
 /// Configuration of a data collector.

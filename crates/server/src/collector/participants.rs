@@ -8,11 +8,22 @@
 //! when its nonce arrives in the cohort's hand-over; if the cohort closed without its upload,
 //! the next load gives it a place in a new cohort.
 
-use super::*;
+use super::{Collector, SurveyRow, load_survey, sql};
+use crate::error::ApiError;
+use crate::http::{ApiJson, ApiPath, json};
+use crate::states::{CohortStep, CollectorCohort};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use orthomask_core::protocol::tm2::DataCollector;
+use orthomask_survey::draft::hydrate;
+use orthomask_survey::merkle::sha256_hex;
 use orthomask_survey::policy::UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
 use orthomask_survey::trust::{
     DefinitionOffer, NONCE_BYTES, SignedDefinition, UploadCredential, nonce_text,
 };
+use rusqlite::{Connection, OptionalExtension};
+use serde::Deserialize;
 
 /// What a request for a place decided.
 enum Assignment {

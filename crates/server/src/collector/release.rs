@@ -4,8 +4,23 @@
 //! records the plan's Appendix C bound (of a full cohort, where the bound binds) and agrees with
 //! the manifest `orthomask pipeline` writes for the same design.
 
-use super::*;
+use super::admin::survey_view;
+use super::{Collector, StoredQa, SurveyRow, load_survey, sql};
+use crate::error::ApiError;
+use crate::http::ApiPath;
+use crate::states::{CollectorCohort, SurveyState};
+use crate::store::blob_to_f64s;
+use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use nalgebra::DMatrix;
+use orthomask_core::protocol::qa::QaReport;
+use orthomask_core::protocol::tm2::{DataCollector, UnmaskedCohort};
+use orthomask_formats::csv::{Precision, write_table};
 use orthomask_formats::manifest::ReceiptRoot;
+use orthomask_formats::manifest::{Cohorts, Method};
+use orthomask_survey::manifest::{Provenance, Released};
+use rusqlite::{Connection, OptionalExtension};
 
 impl Collector {
     /// Release the survey if it is closed and every cohort is in.
