@@ -1,7 +1,7 @@
 //! The administrator's API: creating surveys, invitations, closing cohorts, status views.
 
 use super::participants::advance;
-use super::{Collector, PROVIDER, SurveyRow, claims, load_survey, sql};
+use super::{Admin, Collector, PROVIDER, SurveyRow, claims, load_survey, sql};
 use crate::error::ApiError;
 use crate::http::{ApiJson, ApiPath, json};
 use crate::states::{CohortStep, CollectorCohort, SurveyState};
@@ -16,10 +16,9 @@ use rusqlite::{Connection, OptionalExtension};
 /// `POST /api/admin/surveys`: plan the draft and create the survey ([`Collector::create`]).
 pub(super) async fn create_survey(
     State(col): State<Collector>,
-    headers: HeaderMap,
+    _admin: Admin,
     ApiJson(draft): ApiJson<SurveyDraft>,
 ) -> Result<Response, ApiError> {
-    col.admin(&headers)?;
     Ok(json(StatusCode::CREATED, &col.create(&draft).await?))
 }
 
@@ -155,9 +154,8 @@ impl Collector {
 
 pub(super) async fn list_surveys(
     State(col): State<Collector>,
-    headers: HeaderMap,
+    _admin: Admin,
 ) -> Result<Response, ApiError> {
-    col.admin(&headers)?;
     let list = col
         .0
         .store
@@ -322,10 +320,9 @@ pub(super) async fn cohort_fate(
 /// release can go ahead; the manifest names it and any receipts it had.
 pub(super) async fn leave_out(
     State(col): State<Collector>,
-    headers: HeaderMap,
+    _admin: Admin,
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
 ) -> Result<Response, ApiError> {
-    col.admin(&headers)?;
     let s = survey.clone();
     let row = col
         .0
@@ -399,10 +396,9 @@ pub(super) async fn leave_out(
 /// body limit or a peer token). Answers how many each service put back in its queue.
 pub(super) async fn requeue(
     State(col): State<Collector>,
-    headers: HeaderMap,
+    _admin: Admin,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
-    col.admin(&headers)?;
     let s = survey.clone();
     let row = col.0.store.run(move |c| load_survey(c, &s)).await?;
     let share = row.plan.share_services;
@@ -429,10 +425,9 @@ pub(super) async fn requeue(
 
 pub(super) async fn admin_status(
     State(col): State<Collector>,
-    headers: HeaderMap,
+    _admin: Admin,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
-    col.admin(&headers)?;
     let mut view = survey_view(&col, &survey).await?;
     let share = view["share_services"].as_u64().unwrap_or(0) as usize;
     let mut services = Vec::new();
@@ -485,11 +480,10 @@ async fn invitation_counts(col: &Collector, survey: &str) -> Result<serde_json::
 
 pub(super) async fn invitations(
     State(col): State<Collector>,
-    headers: HeaderMap,
+    _admin: Admin,
     ApiPath(survey): ApiPath<String>,
     ApiJson(request): ApiJson<InvitationRequest>,
 ) -> Result<Response, ApiError> {
-    col.admin(&headers)?;
     if request.count == 0 || request.count > 10_000 {
         return Err(ApiError::bad_request("count must be 1 to 10000"));
     }
@@ -543,10 +537,9 @@ pub(super) async fn invitations(
 
 pub(super) async fn close_one_cohort(
     State(col): State<Collector>,
-    headers: HeaderMap,
+    _admin: Admin,
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
 ) -> Result<Response, ApiError> {
-    col.admin(&headers)?;
     let s = survey.clone();
     let (share, opened, status) = col
         .0
@@ -613,10 +606,9 @@ fn close_locally(c: &Connection, survey: &str, k: u32) -> Result<(), ApiError> {
 
 pub(super) async fn close_survey(
     State(col): State<Collector>,
-    headers: HeaderMap,
+    _admin: Admin,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
-    col.admin(&headers)?;
     let s = survey.clone();
     let (share, open) = col
         .0

@@ -189,6 +189,22 @@ struct Inner {
 #[derive(Clone)]
 pub struct Collector(Arc<Inner>);
 
+/// The survey team, proven by the admin token. A handler that takes an `Admin` runs only for a
+/// request that carries the token (401 naming it otherwise): the check is in the handler's
+/// signature, so no admin endpoint can forget it, and it runs before the body is read.
+pub(super) struct Admin(());
+
+impl axum::extract::FromRequestParts<Collector> for Admin {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        col: &Collector,
+    ) -> Result<Self, ApiError> {
+        col.admin_of(&parts.headers)
+    }
+}
+
 /// A survey as stored.
 struct SurveyRow {
     template: SurveyDefinition,
@@ -379,6 +395,11 @@ impl Collector {
 
     fn admin(&self, headers: &HeaderMap) -> Result<(), ApiError> {
         require_bearer(headers, &self.0.cfg.admin_token, "admin token")
+    }
+
+    /// The administrator, when the request carries the admin token.
+    fn admin_of(&self, headers: &HeaderMap) -> Result<Admin, ApiError> {
+        self.admin(headers).map(|()| Admin(()))
     }
 
     fn peer(&self, headers: &HeaderMap) -> Result<(), ApiError> {
