@@ -118,3 +118,52 @@ pub fn ks_two_sample(a: &[f64], b: &[f64]) -> f64 {
 /// 0.62–1.0 of (E2) for records of norm 12 to 85). A model off by √2 in its constant still
 /// passes; one off by the cohort's √m (the old approximation of `R`) or missing the padding fails.
 pub const ERROR_MODEL_FACTOR: f64 = 2.0;
+
+/// Test: agreement with a small case worked by hand (answer in the test's doc comment, e.g. the
+/// Appendix C bound for n = 4, σ_min = 4, or a margin of 9/2): a handful of roundings on numbers of
+/// order 1 to 20, a few ulps each; 1e-12 leaves some thousands of ulps and still catches any
+/// wrong formula.
+pub const HAND_COMPUTED: f64 = 1e-12;
+
+/// Test: absolute agreement of a number of magnitude at most 1 with a value it should equal up to
+/// one or two roundings (`1/k` against a stored scale), or with a reference printed to 15
+/// decimals (MATLAB's `format long`): ε_mach ≈ 2.2e-16, so 1e-15 is about four ulps of 1.
+pub const ULPS_BELOW_ONE: f64 = 1e-15;
+
+/// Test: absolute agreement of a number of magnitude at most 4 with its closed form, e.g. the
+/// eigenvalues `2 − 2cos(πj/(k+1))` of the second-difference matrix found by bisection: an ulp of
+/// 4 is 8.9e-16, so 1e-14 allows about ten.
+pub const ULPS_BELOW_TEN: f64 = 1e-14;
+
+/// Test: `|⟨v, v_exact⟩| / ‖v_exact‖` of a computed unit eigenvector lies within this of 1. An
+/// eigenvector is sensitive to rounding by `ε_mach / gap`; for the second-difference matrix of
+/// order 300 the gap is about `3π²/301² ≈ 3e-4`, so errors up to about 1e-12 are expected and
+/// 1e-10 leaves a factor of a hundred.
+pub const EIGENVECTOR_OVERLAP: f64 = 1e-10;
+
+/// Test: the Appendix C failure bound evaluated at a δ or `p₂` solved from a target (closed form
+/// through `exp`, `ln` and square roots) meets the target to this relative accuracy. The
+/// inversion amplifies rounding by the exponent `t²/2` (at most a few tens for targets ≥ 1e-9),
+/// so the error stays near 1e-14 and 1e-9 only fails on a wrong formula.
+pub const INVERTED_BOUND: f64 = 1e-9;
+
+/// Test: a bound that must hold, `margin ≤ dense` (the Lanczos lower bound on the smallest Gram
+/// eigenvalue against the dense one), is allowed this relative excess for the rounding of the two
+/// computations, which are each accurate to a few hundred ulps of the largest eigenvalue.
+pub const BOUND_ROUNDING: f64 = 1e-12;
+
+/// Test: a share of an answer "is noised" when it lies farther than this from its noise-free part
+/// `x/K₁`. The share noise has standard deviation τ (tens in the tests), so a noised share is
+/// that far with probability below 1e-7 per entry (1e-6/τ of a normal density near 0).
+pub const SHARE_NOISED: f64 = 1e-6;
+
+/// Test: an operation counts as having visibly changed O(1) data (a mask applied, a scaling
+/// undone in the wrong order) when the result moves by more than this, relative (or absolutely
+/// on data of scale 1). A rotation moves such data by O(1); rounding moves it by 1e-15.
+pub const CLEARLY_CHANGED: f64 = 1e-3;
+
+/// Test: cross-products of records masked in their own units (σ following the largest declared
+/// value) lose more than this, relative, on the smallest column (measured: 9e-4, about three
+/// digits); the declared-range scaling keeps them at [`PRESERVED_STATISTICS`]. Below it the
+/// test that scaling helps would show nothing.
+pub const UNSCALED_GRAM_LOSS: f64 = 1e-5;

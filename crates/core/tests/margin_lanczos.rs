@@ -20,6 +20,7 @@ use orthomask_core::linalg::lanczos::{
 };
 use orthomask_core::protocol::design::condition_3_5_margin;
 use orthomask_core::random::fill_standard_normal;
+use orthomask_core::tolerance::BOUND_ROUNDING;
 
 /// Relative agreement with the dense value: the stopping rule's `RESIDUAL_RELATIVE` bounds the
 /// Lanczos error; the factor 10 leaves room for the dense method's own relative error on
@@ -168,7 +169,7 @@ fn margin_matches_the_dense_ratio() {
         let dense = dense_smallest_gram_eigenvalue(&x2) / lambda_1;
         let allowed = 1.01 * DECISION_SHARE * (dense - 1.0).abs() + AGREES * dense;
         assert!(
-            margin <= dense * (1.0 + 1e-12) && dense - margin <= allowed,
+            margin <= dense * (1.0 + BOUND_ROUNDING) && dense - margin <= allowed,
             "margin {margin}, dense {dense}, allowed {allowed}"
         );
         assert_eq!(margin > 1.0, dense > 1.0, "verdict for margin {dense}");

@@ -20,7 +20,7 @@ use orthomask_core::key::{Key, StreamId};
 use orthomask_core::protocol::collusion::{ShareView, split_into_shares};
 use orthomask_core::random::{BitSource, fill_standard_normal};
 use orthomask_core::tolerance::{
-    SHARES_SUM, ks_critical_value, ks_one_sample,
+    SHARES_SUM, ULPS_BELOW_ONE, ks_critical_value, ks_one_sample,
     ks_one_sample_critical_value as ks_one_sample_critical, ks_two_sample,
 };
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -99,7 +99,7 @@ fn what_one_service_sees_has_the_stated_law() {
     let critical = ks_one_sample_critical(ANSWERS);
     for k in [2, 3, 4] {
         let view = ShareView::one_service(k, TAU).unwrap();
-        assert!((view.signal_scale - 1.0 / k as f64).abs() < 1e-15);
+        assert!((view.signal_scale - 1.0 / k as f64).abs() < ULPS_BELOW_ONE);
         let shares = split_into_shares(&x, ANSWERS, k, TAU, &mut rng(10 + k as u64)).unwrap();
         for (i, share_noise) in noise(&shares, &x).iter().enumerate() {
             let d = ks_normal(share_noise, view.noise_sd);

@@ -22,7 +22,7 @@ use orthomask_core::protocol::tm2::{
 };
 use orthomask_core::random::uniform_matrix;
 use orthomask_core::scaling::RangeScaler;
-use orthomask_core::tolerance::ERROR_MODEL_FACTOR;
+use orthomask_core::tolerance::{ERROR_MODEL_FACTOR, UNSCALED_GRAM_LOSS};
 
 /// XᵀX must agree with the raw data's entry by entry to this, relative to `√(G_ii G_jj)`
 /// (issue 11 §1 target).
@@ -164,7 +164,10 @@ fn unscaled_records_lose_the_small_columns_which_is_what_scaling_fixes() {
     let largest = ranges().iter().map(|r| r.1).fold(0.0, f64::max);
     let out = run(&design(false, largest), &raw);
     let gram = gram_error(&out.release, &raw);
-    assert!(gram > 1e-5, "unscaled XᵀX off by only {gram:e}");
+    assert!(
+        gram > UNSCALED_GRAM_LOSS,
+        "unscaled XᵀX off by only {gram:e}"
+    );
 }
 
 /// `a + b = s + e` exactly (Knuth's TwoSum).

@@ -585,6 +585,7 @@ impl CohortMechanism {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tolerance::{ULPS_BELOW_ONE, ULPS_BELOW_TEN};
 
     #[test]
     fn cohorts_too_small_for_the_complement_are_refused() {
@@ -611,9 +612,9 @@ mod tests {
     #[test]
     fn sensitivities_by_hand() {
         let m = CohortMechanism::new(4, 100).unwrap();
-        assert!((m.sum_sensitivity() - 0.4).abs() < 1e-15);
+        assert!((m.sum_sensitivity() - 0.4).abs() < ULPS_BELOW_ONE);
         let row = m.changed_row();
-        assert!((row.norm() - 4.0 * 0.99f64.sqrt()).abs() < 1e-14);
+        assert!((row.norm() - 4.0 * 0.99f64.sqrt()).abs() < ULPS_BELOW_TEN);
         assert!((row.change() - row.norm()).abs() < f64::MIN_POSITIVE);
         assert_eq!(m.complement().rows(), 99);
     }

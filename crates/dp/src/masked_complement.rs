@@ -317,7 +317,7 @@ fn check_sigma(sigma: f64) -> Result<(), SettingBError> {
 mod tests {
     use super::*;
     use crate::setting_b::NoiseThenMask;
-    use crate::tolerance::SAME_FUNCTION;
+    use crate::tolerance::{CONDITION_AT_INVERSE, SAME_FUNCTION};
 
     fn rel(a: f64, b: f64) -> f64 {
         (a - b).abs() / b.abs()
@@ -419,7 +419,7 @@ mod tests {
             let delta = c.delta_at(sigma, eps).unwrap();
             assert!(delta > 0.0 && delta < 1.0, "{delta}");
             let g = c.condition(sigma, eps, delta).unwrap();
-            assert!(g.abs() < 1e-9 * sigma * sigma * eps, "{g}");
+            assert!(g.abs() < CONDITION_AT_INVERSE * sigma * sigma * eps, "{g}");
         }
         // σ²ε below H: nothing is guaranteed.
         assert!((c.delta_at(1.0, 1.0).unwrap() - 1.0).abs() < f64::MIN_POSITIVE);

@@ -115,6 +115,7 @@ pub(crate) fn brent<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tolerance::STEP_LOCATED;
     use core::convert::Infallible;
 
     fn ok(f: impl Fn(f64) -> f64) -> impl FnMut(f64) -> Result<f64, Infallible> {
@@ -146,7 +147,7 @@ mod tests {
             1e-12,
         )
         .unwrap();
-        assert!((r - 0.3).abs() < 1e-11);
+        assert!((r - 0.3).abs() < STEP_LOCATED);
     }
 
     #[test]

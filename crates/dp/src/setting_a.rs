@@ -176,7 +176,7 @@ fn check_delta_norm(norm: f64) -> Result<(), ParameterError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tolerance::{NORMAL_QUANTILE, SAME_FUNCTION};
+    use crate::tolerance::{HAND_COMPUTED, NORMAL_QUANTILE, SAME_FUNCTION};
 
     /// δ = P[Z > 1] = 0.15865525393145707 (so γ̄_δ = 1), ε = 0.5: (11) gives 1/0.5 = 2 and (12)
     /// gives 2·(1 + 1/2) = 3; for ‖Δ‖ = 0.5 the pair bounds (9), (10) halve them to 1 and 1.5.
@@ -221,8 +221,8 @@ mod tests {
             .unwrap()
             .explicit_bounds()
             .unwrap();
-        assert!((e.sufficient - 6.8).abs() < 1e-12);
-        assert!((e.necessary.unwrap() - 4.0).abs() < 1e-12);
+        assert!((e.sufficient - 6.8).abs() < HAND_COMPUTED);
+        assert!((e.necessary.unwrap() - 4.0).abs() < HAND_COMPUTED);
         assert!(
             NoiseOnly::new(0.5, 0.05)
                 .unwrap()

@@ -126,3 +126,51 @@ pub const REFERENCE_DEVICE_SIGMA: f64 = 1e-8;
 /// common to both σ, and the ε the column sums take, about `2√p/(√n σ)·γ̄ ≈ 0.005`; the observed
 /// distance is 0.4 % for p = 5.
 pub const ASYMPTOTIC_FACTOR: f64 = 0.01;
+
+/// Test: agreement with a bound worked by hand (answer in the test's doc comment, e.g. 1.7·2/0.5
+/// = 6.8 for Corollary 3.3 at δ = e⁻⁴): a handful of roundings on numbers below 10.
+pub const HAND_COMPUTED: f64 = 1e-12;
+
+/// Test: absolute agreement of a number of magnitude at most 1 with its value by hand when one or
+/// two roundings separate them (a sensitivity `Δ/n` such as 0.4): ε_mach ≈ 2.2e-16, so 1e-15 is
+/// about four ulps of 1.
+pub const ULPS_BELOW_ONE: f64 = 1e-15;
+
+/// Test: absolute agreement of a number of magnitude below 10 with its value by hand through a
+/// square root and a few products (a changed row's norm `4·√0.99`): an ulp of 4 is 8.9e-16, so
+/// 1e-14 allows about ten.
+pub const ULPS_BELOW_TEN: f64 = 1e-14;
+
+/// Test: the masked complement's condition (M5), evaluated at the δ that (M6) returns for (σ, ε),
+/// vanishes to this accuracy relative to its scale `σ²ε`. (M6) is a closed-form inverse, so only
+/// rounding of the exponentials and normal tails (about 1e-13 relative) separates the two.
+pub const CONDITION_AT_INVERSE: f64 = 1e-9;
+
+/// Test: Brent's method on a step function (no root, a sign change at 0.3) asked for an absolute
+/// width of 1e-12 must end within this of the step: ten times the requested width.
+pub const STEP_LOCATED: f64 = 1e-11;
+
+/// Test: the budget split of the example worked in `tests/device_mechanism.rs` (ε = 0.1,
+/// δ = 0.01, one answer, cohorts of 101: SciPy's optimum δ₁ ≈ 0.00907, δ₂ ≈ 0.00093) is met to
+/// this absolute accuracy. The total δ is flat at its minimum, so our split search may stop at a
+/// slightly different ε₁ and move some δ between the parts; 2e-4 is 2 % of δ, loose enough for
+/// that and tight enough to tell which part takes most of δ.
+pub const WORKED_SPLIT: f64 = 2e-4;
+
+/// Test: the δ of a calibrated σ, recomputed with its own split re-assembled by the test (the
+/// complement's ε as `ε − ε_sum`), exceeds the target by at most this relative amount. The crate
+/// verified the target at that σ; the re-assembly only adds rounding of the profile (about 1e-13
+/// relative), so 1e-8 is far above it and far below a real excess.
+pub const RECOMPUTED_TARGET: f64 = 1e-8;
+
+/// Test: at the lower end of the calibration's final bracket, `σ·(1 − 2·`[`CALIBRATION_RELATIVE`]`)`,
+/// the best δ the crate finds is above the target less this relative slack. The split is
+/// refined only to [`SPLIT_RELATIVE`] and δ there differs from the target by about
+/// `2·CALIBRATION_RELATIVE` times its (O(10)) elasticity in σ, so 1e-6 leaves room for both.
+pub const BRACKET_END_SLACK: f64 = 1e-6;
+
+/// Test: Lemma 5.2's bound `t/q` is tight as `t → 0`: at `t = 1e-3` the ratio
+/// `(ln F_q)′(t)·q/t` is within this of 1. Its series is `1 − t²/(q(q + 2)) + O(t⁴)`, about
+/// `1 − 1.3e-7` for q = 2, so 1e-5 holds with a factor of eighty and still fails on a bound off by
+/// a constant factor.
+pub const SMALL_T_TIGHTNESS: f64 = 1e-5;

@@ -18,7 +18,7 @@
 //! * the ratio bound (27) in the form the proof uses, `F_q(t₂)/F_q(t₁) ≤ e^{|t₂² − t₁²|/(2q)}`;
 //! * the quadrature against the closed form for `q = 3`.
 
-use orthomask_dp::tolerance::QUADRATURE;
+use orthomask_dp::tolerance::{QUADRATURE, SMALL_T_TIGHTNESS};
 
 /// Simpson intervals on `[0, π]`. The integrands are smooth and, for `t ≤ 50`, concentrated on a
 /// width of about `1/√t ≥ 0.14` around θ = 0; 4 000 intervals resolve that to far below
@@ -73,7 +73,10 @@ fn the_bound_is_tight_for_small_t() {
     for q in [2, 3, 5, 10] {
         let t = 1e-3;
         let ratio = log_derivative(q, t) * f64::from(q) / t;
-        assert!(ratio < 1.0 && ratio > 1.0 - 1e-5, "q = {q}: {ratio}");
+        assert!(
+            ratio < 1.0 && ratio > 1.0 - SMALL_T_TIGHTNESS,
+            "q = {q}: {ratio}"
+        );
     }
 }
 

@@ -654,6 +654,7 @@ mod tests {
     use super::*;
     use crate::complement::OrthogonalComplement;
     use crate::householder::HouseholderQr;
+    use crate::tolerance::{DEVIATION_BY_HAND, HAND_COMPUTED, TILT_SHARE, ULPS_BELOW_ONE};
     use orthomask_core::key::{Key, StreamId};
     use orthomask_core::random::fill_standard_normal;
 
@@ -691,7 +692,10 @@ mod tests {
         match finding {
             // ‖1.001 z‖² − 1 = 0.002001.
             Finding::NotOrthonormal { max_deviation, .. } => {
-                assert!((max_deviation - 0.002_001).abs() < 1e-9, "{max_deviation}")
+                assert!(
+                    (max_deviation - 0.002_001).abs() < DEVIATION_BY_HAND,
+                    "{max_deviation}"
+                )
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -717,7 +721,7 @@ mod tests {
                 column, share_in_z, ..
             }) => {
                 assert_eq!(column, 1);
-                assert!(share_in_z > 1e-4, "{share_in_z}");
+                assert!(share_in_z > TILT_SHARE, "{share_in_z}");
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -742,7 +746,7 @@ mod tests {
         match &findings[0] {
             Finding::NearUnitColumn { subject, share, .. } => {
                 assert_eq!(*subject, 7);
-                assert!(*share > 1.0 - 1e-12);
+                assert!(*share > 1.0 - HAND_COMPUTED);
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -770,9 +774,9 @@ mod tests {
                 ..
             } => {
                 assert_eq!(subjects, (0, 1));
-                assert!((share - 1.0).abs() < 1e-15);
-                assert!((alpha - 2.0 / 5f64.sqrt()).abs() < 1e-12);
-                assert!((beta - 1.0 / 5f64.sqrt()).abs() < 1e-12);
+                assert!((share - 1.0).abs() < ULPS_BELOW_ONE);
+                assert!((alpha - 2.0 / 5f64.sqrt()).abs() < HAND_COMPUTED);
+                assert!((beta - 1.0 / 5f64.sqrt()).abs() < HAND_COMPUTED);
             }
             ref other => panic!("unexpected {other:?}"),
         }

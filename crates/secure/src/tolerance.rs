@@ -39,3 +39,32 @@ pub const REGRESSION_AGREEMENT: f64 = 1e-8;
 /// place, `2⁻⁴¹` (see [`FRACTION_BITS`](crate::secure_sum::FRACTION_BITS)); a sum of `K` shares
 /// is within `K` times this of the exact sum.
 pub const SECURE_SUM_PER_SHARE: f64 = 1.0 / 2_199_023_255_552.0; // 2⁻⁴¹
+
+/// Test: a quantity equal to 1 by hand (the share of a unit column or of a dependent pair's
+/// combination), found from a handful of roundings on numbers of magnitude at most 1: ε_mach ≈
+/// 2.2e-16, so 1e-15 is about four ulps.
+pub const ULPS_BELOW_ONE: f64 = 1e-15;
+
+/// Test: a deviation from orthonormality worked by hand (`‖1.001·z‖² − 1 = 0.002001` for a unit
+/// column `z` of a generated basis), absolute. The basis is orthonormal only to
+/// [`ORTHOGONALITY`] and the difference cancels the leading 1, so agreement is to about 1e-12;
+/// 1e-9 keeps a wide margin and still tells 0.002001 from 0.002.
+pub const DEVIATION_BY_HAND: f64 = 1e-9;
+
+/// Test: the combination `(α, β)` the dependent-rows check reports for a pair of rows of a
+/// generated offer, against its value by hand (`(1, ±1)/√2`). It is the eigenvector of the
+/// pair's 2×2 Gram matrix for its smaller eigenvalue, which the closed form finds through a
+/// cancelling square root; rounding of the offer (orthonormal to [`ORTHOGONALITY`]) amplified by
+/// that cancellation stays well below 1e-9.
+pub const DEPENDENCE_COMBINATION: f64 = 1e-9;
+
+/// Test: tilting a column of Z by 1e-3 towards a sender's column leaves a share of that column
+/// in Z of about the tilt, far above the check's slack ([`crate::breach::SENDER_ORTHOGONALITY_SLACK`],
+/// 1e-10); the finding must report at least a tenth of the tilt.
+pub const TILT_SHARE: f64 = 1e-4;
+
+/// Test: p-value below which a coefficient the simulated model makes real counts as detected.
+/// In the test (slope 1.5 on a regressor of standard deviation 0.5, noise 0.7, 50 records) its t
+/// statistic is about 7.6, a p-value near 1e-9, while a coefficient without effect falls below
+/// 1e-6 only with that probability.
+pub const DETECTED_P_VALUE: f64 = 1e-6;

@@ -14,7 +14,7 @@ use orthomask_secure::breach::{
 use orthomask_secure::complement::OrthogonalComplement;
 use orthomask_secure::feasibility::complement_columns;
 use orthomask_secure::protocol::{AgencyB, ComplementOffer, ProtocolError};
-use orthomask_secure::tolerance::HAND_COMPUTED;
+use orthomask_secure::tolerance::{DEPENDENCE_COMBINATION, HAND_COMPUTED};
 
 fn gaussian(rows: usize, cols: usize, seed: u64) -> DMatrix<f64> {
     let mut rng = Key::teaching(seed).stream(StreamId::Scratch(7)).rng();
@@ -91,7 +91,10 @@ fn equal_rows_leak_a_difference_and_are_refused() {
             assert_eq!(subjects, (J, K));
             assert!((share - 1.0).abs() < HAND_COMPUTED);
             let half = std::f64::consts::FRAC_1_SQRT_2;
-            assert!((alpha - half).abs() < 1e-9 && (beta + half).abs() < 1e-9);
+            assert!(
+                (alpha - half).abs() < DEPENDENCE_COMBINATION
+                    && (beta + half).abs() < DEPENDENCE_COMBINATION
+            );
         }
         ref other => panic!("unexpected {other:?}"),
     }
@@ -137,7 +140,10 @@ fn opposite_rows_leak_a_sum_and_are_refused() {
                 ..
             },
         ] => {
-            assert!((alpha - half).abs() < 1e-9 && (beta - half).abs() < 1e-9);
+            assert!(
+                (alpha - half).abs() < DEPENDENCE_COMBINATION
+                    && (beta - half).abs() < DEPENDENCE_COMBINATION
+            );
         }
         other => panic!("unexpected {other:?}"),
     }

@@ -465,6 +465,7 @@ fn check_complete(factor: &Factor, covered: f64, n: usize) -> Result<(), Conting
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tolerance::INTEGER_COUNT_RESIDUAL;
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|&s| s.to_owned()).collect()
@@ -498,7 +499,7 @@ mod tests {
         let t = ContingencyTable::from_binary_columns("a", &z1, "b", &z2).unwrap();
         assert_eq!(t.integer_counts(), Some(vec![vec![2, 0], vec![2, 0]]));
         assert!(t.counts().iter().all(|v| v.is_sign_positive()));
-        assert!(t.rounding_residual().unwrap() < 1e-12);
+        assert!(t.rounding_residual().unwrap() < INTEGER_COUNT_RESIDUAL);
         let kept = ContingencyTable::new(
             &Factor::binary("a", &z1).unwrap(),
             &Factor::binary("b", &z2).unwrap(),

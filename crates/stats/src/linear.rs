@@ -476,7 +476,10 @@ impl LinearRegression {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tolerance::{HAND_SOLVED_RELATIVE, relative_difference};
+    use crate::tolerance::{
+        EXACT_DEPENDENCY_SHARE, EXACT_FIT_P_VALUE, EXACT_FIT_RESIDUAL, HAND_SOLVED_RELATIVE,
+        relative_difference,
+    };
 
     fn close(a: f64, b: f64) -> bool {
         relative_difference(a, b) < HAND_SOLVED_RELATIVE
@@ -593,7 +596,7 @@ mod tests {
         };
         assert_eq!(aliased.name(), "twice");
         assert_eq!(aliased.collinear_with(), ["x"]);
-        assert!(aliased.remaining_share() < 1e-15);
+        assert!(aliased.remaining_share() < EXACT_DEPENDENCY_SHARE);
         assert_eq!(
             aliased.to_string().split(" (").next(),
             Some("twice dropped: collinear with x")
@@ -641,12 +644,12 @@ mod tests {
         assert!(fit.is_exact_fit());
         assert!(close(fit.coefficients()[0].estimate(), 1.0));
         assert!(close(fit.coefficients()[1].estimate(), 2.0));
-        assert!(fit.residuals().amax() < 1e-14);
-        assert!(fit.sigma() < 1e-14);
+        assert!(fit.residuals().amax() < EXACT_FIT_RESIDUAL);
+        assert!(fit.sigma() < EXACT_FIT_RESIDUAL);
         assert!(close(fit.r_squared(), 1.0));
         for c in fit.coefficients() {
-            assert!(c.std_error() < 1e-14);
-            assert!(c.p_value().is_nan() || c.p_value() < 1e-10);
+            assert!(c.std_error() < EXACT_FIT_RESIDUAL);
+            assert!(c.p_value().is_nan() || c.p_value() < EXACT_FIT_P_VALUE);
         }
         assert_eq!(
             EXACT_FIT_WARNING,

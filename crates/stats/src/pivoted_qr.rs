@@ -214,7 +214,7 @@ fn reflect(factor: &mut DMatrix<f64>, response: &mut DVector<f64>, k: usize, len
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tolerance::HAND_SOLVED_RELATIVE;
+    use crate::tolerance::{EXACT_DEPENDENCY_SHARE, HAND_SOLVED_RELATIVE};
 
     /// By hand: `z₀ = (1, 1, 1, 1)`, `z₁ = (0, 1, 2, 3)`, `z₂ = 2·z₁ + z₀ = (1, 3, 5, 7)`:
     /// rank 2. With `z₀` pinned, the unit-scaled columns have parts outside `span(z₀)`
@@ -236,7 +236,7 @@ mod tests {
             panic!("one dropped column expected: {:?}", qr.dropped())
         };
         assert_eq!((d.column, d.collinear_with.as_slice()), (2, &[0, 1][..]));
-        assert!(d.remaining_share < 1e-15);
+        assert!(d.remaining_share < EXACT_DEPENDENCY_SHARE);
         // y = 1.3 + 0.8 x, RSS 1.8 (the hand-solved simple regression of `linear`).
         assert!((qr.residual_sum_of_squares() - 1.8).abs() < HAND_SOLVED_RELATIVE);
     }
@@ -257,6 +257,6 @@ mod tests {
                 remaining_share: 0.0
             }]
         );
-        assert!((qr.column_norm(2) - 113f64.sqrt()).abs() < 1e-13);
+        assert!((qr.column_norm(2) - 113f64.sqrt()).abs() < HAND_SOLVED_RELATIVE);
     }
 }

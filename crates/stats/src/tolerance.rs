@@ -154,6 +154,51 @@ pub const MONTE_CARLO_BIAS: f64 = 0.05;
 /// correction would be off by 1.
 pub const MONTE_CARLO_VARIANCE: f64 = 0.25;
 
+/// Agreement with the exact answer of a small contingency table worked by hand (expected count
+/// 2 of the tea-tasting table, Fisher's p = 34/70, ψ̂ = 1 of a symmetric table). The Fisher
+/// probabilities are sums of hypergeometric terms built from log-factorials, each good to about
+/// 1e-14 relative, so this is looser than [`HAND_SOLVED_RELATIVE`]; a wrong tail or margin is off
+/// by far more.
+pub const HAND_SOLVED_TABLE: f64 = 1e-12;
+
+/// Fisher's exact interval of a symmetric table is symmetric on the log scale, `ψ_L·ψ_U = 1`,
+/// to this relative accuracy. Each end is a root searched to [`FISHER_ROOT_RELATIVE`] in `ln ψ`
+/// on tail sums good to about 1e-14, where the tails are flat in ψ (ψ_U is in the hundreds), so
+/// the ends carry fewer digits than ψ̂; 1e-9 leaves a wide margin.
+pub const FISHER_INTERVAL_SYMMETRY: f64 = 1e-9;
+
+/// Agreement with a p-value R prints to four decimals (`fisher.test`'s "p-value = 0.4857"): half a
+/// unit in the last printed place.
+pub const R_FOUR_DECIMALS: f64 = 0.5e-4;
+
+/// Rounding residual `max |count − round(count)|` of a table built from indicator columns that
+/// are off by 1e-14: a handful of such errors per count, so far below 1e-12, while a real
+/// fractional count leaves a residual of order 0.1.
+pub const INTEGER_COUNT_RESIDUAL: f64 = 1e-12;
+
+/// `|R_jj| / ‖z_j‖` of an exact copy (or exact multiple) of earlier columns: rounding only, about
+/// 1e-16 (see [`RANK_RELATIVE`]), so 1e-15 catches a column that is merely nearly dependent.
+pub const EXACT_DEPENDENCY_SHARE: f64 = 1e-15;
+
+/// A column the pivoted least-squares fit drops as collinear has a remaining share at most this.
+/// It is the value of [`PIVOTED_RANK_RELATIVE`], written out again so that the test states the
+/// promise independently of the algorithm's constant: a change of the threshold shows up here.
+pub const DROPPED_REMAINING_SHARE: f64 = 1e-10;
+
+/// Residuals, σ̂ and standard errors of an exact fit (a line through integer points with values
+/// up to 10): rounding noise of a few ulps of 10 (an ulp of 8 is 1.8e-15), so below 1e-14.
+pub const EXACT_FIT_RESIDUAL: f64 = 1e-14;
+
+/// The p-value of a coefficient of an exact fit, when it is a number at all (R reports `NaN` or
+/// `< 2e-16`): its t statistic is a coefficient over a rounding-noise standard error (t ≳ 1e13),
+/// so any p-value is far below this.
+pub const EXACT_FIT_P_VALUE: f64 = 1e-10;
+
+/// The share-mode σ of a design whose answers are bounded by 250 is 25 000 (the policy's
+/// multiple of the largest declared value, worked by hand), to this relative accuracy: one or two
+/// multiplications, so rounding is at 1e-16 and 1e-9 catches any wrong factor.
+pub const SHARE_SIGMA_BY_HAND: f64 = 1e-9;
+
 /// `|a − b| / max(|a|, |b|)`, and 0 when both are 0: the relative difference the test
 /// tolerances above are stated in.
 pub fn relative_difference(a: f64, b: f64) -> f64 {

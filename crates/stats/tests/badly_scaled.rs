@@ -16,7 +16,7 @@ use nalgebra::DMatrix;
 use orthomask_stats::design::Intercept;
 use orthomask_stats::linear::LinearRegression;
 use orthomask_stats::tolerance::{
-    CONDITIONING_FACTOR, SCALED_WELL_CONDITIONED, relative_difference,
+    CONDITIONING_FACTOR, DROPPED_REMAINING_SHARE, SCALED_WELL_CONDITIONED, relative_difference,
 };
 
 /// Columns spread over 12 orders of magnitude (`x₁ ~ 10⁻⁶`, `x₂ ~ 1`, `x₃ ~ 10⁶`) in a
@@ -112,7 +112,7 @@ fn nearly_rank_deficient_polynomial_drops_a_column() {
     let [dropped] = fit.aliased() else {
         panic!("one dropped column expected: {:?}", fit.aliased())
     };
-    assert!(dropped.remaining_share() < 1e-10);
+    assert!(dropped.remaining_share() < DROPPED_REMAINING_SHARE);
     assert!(!dropped.collinear_with().is_empty());
     let message = dropped.to_string();
     assert!(

@@ -5,14 +5,21 @@ use nalgebra::DMatrix;
 use orthomask_stats::association::Association;
 use orthomask_stats::contingency::ContingencyTable;
 use orthomask_stats::fisher::FisherExact;
-use orthomask_stats::tolerance::{R_UNIROOT_RELATIVE, REFERENCE_RELATIVE, relative_difference};
+use orthomask_stats::tolerance::{
+    FISHER_INTERVAL_SYMMETRY, HAND_SOLVED_TABLE, R_FOUR_DECIMALS, R_UNIROOT_RELATIVE,
+    REFERENCE_RELATIVE, relative_difference,
+};
 
 /// R's `?fisher.test` example, Fisher's tea-tasting experiment,
 /// `fisher.test(matrix(c(3, 1, 1, 3), 2))`: "p-value = 0.4857", "odds ratio 6.408309".
 #[test]
 fn tea_tasting_matches_r() {
     let f = FisherExact::new([[3, 1], [1, 3]]).unwrap();
-    assert!((f.p_value() - 0.4857).abs() < 0.5e-4, "{}", f.p_value());
+    assert!(
+        (f.p_value() - 0.4857).abs() < R_FOUR_DECIMALS,
+        "{}",
+        f.p_value()
+    );
     assert!(relative_difference(f.odds_ratio(), 6.408309) < R_UNIROOT_RELATIVE);
 }
 
@@ -118,9 +125,9 @@ fn p_value_odds_ratio_and_interval_match_scipy() {
 #[test]
 fn symmetric_table_by_hand() {
     let f = FisherExact::new([[1, 1], [1, 1]]).unwrap();
-    assert!(relative_difference(f.odds_ratio(), 1.0) < 1e-12);
-    assert!(relative_difference(f.ci_low() * f.ci_high(), 1.0) < 1e-9);
-    assert!(relative_difference(f.p_value(), 1.0) < 1e-12);
+    assert!(relative_difference(f.odds_ratio(), 1.0) < HAND_SOLVED_TABLE);
+    assert!(relative_difference(f.ci_low() * f.ci_high(), 1.0) < FISHER_INTERVAL_SYMMETRY);
+    assert!(relative_difference(f.p_value(), 1.0) < HAND_SOLVED_TABLE);
 }
 
 /// In [`Association`]: present for 2×2 integer tables, flagged when an expected count is
@@ -129,9 +136,9 @@ fn symmetric_table_by_hand() {
 fn association_reports_fisher_next_to_chi_square() {
     let tea = Association::new(&DMatrix::from_row_slice(2, 2, &[3.0, 1.0, 1.0, 3.0])).unwrap();
     assert!(tea.small_expected_counts());
-    assert!((tea.smallest_expected() - 2.0).abs() < 1e-12);
+    assert!((tea.smallest_expected() - 2.0).abs() < HAND_SOLVED_TABLE);
     let f = tea.fisher().unwrap();
-    assert!((f.p_value() - 34.0 / 70.0).abs() < 1e-12);
+    assert!((f.p_value() - 34.0 / 70.0).abs() < HAND_SOLVED_TABLE);
     let real = Association::new(&DMatrix::from_row_slice(2, 2, &[3.5, 1.0, 1.0, 3.0])).unwrap();
     assert!(real.fisher().is_none());
     let wide = Association::new(&DMatrix::from_row_slice(
@@ -149,5 +156,5 @@ fn association_reports_fisher_next_to_chi_square() {
     let z2 = [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0];
     let t = ContingencyTable::from_binary_columns("milk first", &z1, "guess milk", &z2).unwrap();
     let a = t.association().unwrap();
-    assert!((a.fisher().unwrap().p_value() - 34.0 / 70.0).abs() < 1e-12);
+    assert!((a.fisher().unwrap().p_value() - 34.0 / 70.0).abs() < HAND_SOLVED_TABLE);
 }

@@ -264,7 +264,7 @@ impl BinaryColumn {
 mod tests {
     use super::*;
     use crate::plan::{CohortBounds, PlanRequest};
-    use crate::tolerance::HAND_COMPUTED;
+    use crate::tolerance::{DIGITS_BY_HAND, HAND_COMPUTED};
 
     /// By hand: [[1, 2], [3, 4]] has means (2, 3) and XᵀX = [[10, 14], [14, 20]].
     #[test]
@@ -374,7 +374,7 @@ mod tests {
         assert!(basic.scaled_by_declared_ranges);
         assert!(close(basic.record_norm, 8.025_383_126_297_404));
         assert!(close(basic.expected_entry_error, E));
-        assert!((basic.expected_digits_lost - 1.143_026_401_852_953_7).abs() < 1e-9);
+        assert!((basic.expected_digits_lost - 1.143_026_401_852_953_7).abs() < DIGITS_BY_HAND);
         assert!(basic.model.contains("not a bound"), "{}", basic.model);
         assert!(close(basic.columns[0].expected_error, 10.0 * E));
         assert!(close(basic.columns[1].expected_error, 888.0 * E));

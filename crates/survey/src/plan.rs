@@ -789,7 +789,11 @@ pub fn modified_design(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tolerance::HAND_COMPUTED;
+    use crate::tolerance::{
+        DIGITS_BY_HAND, DP_SOLVED, HAND_COMPUTED, QUOTED_DELTA, QUOTED_SIGMA_RELATIVE,
+        THREE_DECIMALS, ULPS_BELOW_ONE,
+    };
+    use orthomask_core::tolerance::INVERTED_BOUND;
 
     fn cohorts(smallest: usize, largest: usize) -> CohortBounds {
         CohortBounds { smallest, largest }
@@ -924,10 +928,13 @@ mod tests {
         assert!((dp.sigma - expected).abs() <= HAND_COMPUTED * expected);
         let g = dp.guarantee.as_ref().unwrap();
         assert_eq!(g.neighbours, "replace-one-record");
-        assert!(g.delta <= 0.01 && (g.epsilon - 0.5).abs() < 1e-9, "{g:?}");
+        assert!(
+            g.delta <= 0.01 && (g.epsilon - 0.5).abs() < DP_SOLVED,
+            "{g:?}"
+        );
         assert!(mechanism.delta_at(dp.sigma, 0.5).unwrap() <= 0.01);
-        assert!((g.epsilon_sums + g.epsilon_complement - g.epsilon).abs() < 1e-12);
-        assert!((g.delta_sums + g.delta_complement - g.delta).abs() < 1e-15);
+        assert!((g.epsilon_sums + g.epsilon_complement - g.epsilon).abs() < HAND_COMPUTED);
+        assert!((g.delta_sums + g.delta_complement - g.delta).abs() < ULPS_BELOW_ONE);
         // Seed 004's σ for n_s − 1 rows, neighbours at distance 1 (eq. (13)), and the growth
         // (D12) the mechanism run needs over it (its size is tested in orthomask-dp).
         let paper = orthomask_dp::Calibration::new(orthomask_dp::CalibrationInput {
@@ -940,7 +947,7 @@ mod tests {
         .unwrap()
         .setting_b_sufficient();
         assert!((g.paper_sigma - paper).abs() <= HAND_COMPUTED * paper);
-        assert!((g.growth_factor - dp.sigma / paper).abs() < 1e-12);
+        assert!((g.growth_factor - dp.sigma / paper).abs() < HAND_COMPUTED);
         assert!((dp.columns[2].sigma - expected * 15.0).abs() <= HAND_COMPUTED * expected * 15.0);
         // DP scales the record: x_max is 1 plus six DP standard deviations on that scale.
         let allowance = DP_ALLOWANCE_SDS * expected;
@@ -978,7 +985,7 @@ mod tests {
         };
         let dp = plan_dp(&request, cohorts(101, 101)).unwrap();
         assert!(
-            (dp.sigma - 8.560139).abs() < 1e-5 * 8.560139,
+            (dp.sigma - 8.560139).abs() < QUOTED_SIGMA_RELATIVE * 8.560139,
             "{}",
             dp.sigma
         );
@@ -1011,10 +1018,13 @@ mod tests {
             .calibrate(0.5, 1e-5)
             .unwrap()
             .sigma();
-        assert!((sigma - 6.653).abs() < 1e-3, "{sigma}");
+        assert!((sigma - 6.653).abs() < THREE_DECIMALS, "{sigma}");
         let kept_alone =
             orthomask_dp::gaussian_mechanism::gaussian_mechanism_delta(2.0, 6.653, 0.5).unwrap();
-        assert!((kept_alone - 7.651_536e-3).abs() < 1e-8, "{kept_alone}");
+        assert!(
+            (kept_alone - 7.651_536e-3).abs() < QUOTED_DELTA,
+            "{kept_alone}"
+        );
         // Without the kept column the same request plans.
         request.kept_columns = 0;
         assert!(Plan::new(&request).is_ok());
@@ -1047,7 +1057,7 @@ mod tests {
         for n in 30..=60 {
             let at_n = mechanism.delta_with_split(n, dp.sigma, &split).unwrap();
             assert!(at_n <= 0.01, "cohort of {n}: δ = {at_n}");
-            assert!(at_n <= g.delta * (1.0 + 1e-12), "cohort of {n}");
+            assert!(at_n <= g.delta * (1.0 + HAND_COMPUTED), "cohort of {n}");
         }
     }
 
@@ -1089,7 +1099,7 @@ mod tests {
         assert!(digits <= TARGET_DIGITS_LOST && digits > 1.99, "{digits}");
         assert!(plan.delta < APPENDIX_C_DELTA, "δ = {}", plan.delta);
         let recorded = plan.appendix_c.as_ref().unwrap();
-        assert!(recorded.failure_probability <= FAILURE_TARGET * (1.0 + 1e-9));
+        assert!(recorded.failure_probability <= FAILURE_TARGET * (1.0 + INVERTED_BOUND));
         assert!(plan.check(cohorts(200, 200), Strictness::Refuse).is_ok());
         assert_eq!(plan.accuracy_note, None);
         // One column fewer would not do: the policy's default design (1 030) loses more.
@@ -1099,7 +1109,7 @@ mod tests {
         })
         .unwrap();
         let lost = default.unmasking_accuracy().unwrap().expected_digits_lost();
-        assert!((lost - 2.142).abs() < 1e-3, "{lost}");
+        assert!((lost - 2.142).abs() < THREE_DECIMALS, "{lost}");
         assert!(
             default
                 .accuracy_note
@@ -1142,7 +1152,7 @@ mod tests {
         let plan = Plan::new(&scaled(4, 12)).unwrap();
         assert_eq!(plan.p2, default_noise_columns(12).unwrap());
         let digits = plan.unmasking_accuracy().unwrap().expected_digits_lost();
-        assert!((digits - 1.314).abs() < 1e-3, "{digits}");
+        assert!((digits - 1.314).abs() < THREE_DECIMALS, "{digits}");
         assert_eq!(plan.accuracy_note, None);
     }
 
@@ -1155,7 +1165,10 @@ mod tests {
         let plan = Plan::new(&scaled(4, 10)).unwrap();
         let basic = plan.release_accuracy(None).unwrap();
         let lost = basic.accuracy.expected_digits_lost();
-        assert!((lost - 1.270_149_338_177_568_6).abs() < 1e-9, "{lost}");
+        assert!(
+            (lost - 1.270_149_338_177_568_6).abs() < DIGITS_BY_HAND,
+            "{lost}"
+        );
         assert_eq!(basic.note, None);
         let split = ShareSplit {
             services: 3,
@@ -1163,7 +1176,10 @@ mod tests {
         };
         let shared = plan.release_accuracy(Some(split)).unwrap();
         let lost = shared.accuracy.expected_digits_lost();
-        assert!((lost - 2.690_210_241_134_132_7).abs() < 1e-9, "{lost}");
+        assert!(
+            (lost - 2.690_210_241_134_132_7).abs() < DIGITS_BY_HAND,
+            "{lost}"
+        );
         let note = shared.note.unwrap();
         assert!(
             note.contains("split into 3 shares") && note.contains("basic protocol would lose 1.3"),

@@ -109,6 +109,7 @@ pub fn one_service_view_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tolerance::{DP_SOLVED, HAND_COMPUTED};
     use orthomask_dp::gaussian_mechanism::gaussian_mechanism_delta;
 
     const SHARES: &str = include_str!("../../../www/surveys/shares-demo.json");
@@ -128,7 +129,7 @@ mod tests {
         assert_eq!(view.services, share.providers.len());
         let noise = tau * (1.0 - 1.0 / k).sqrt();
         let expected_snr = d.answers_max() / k / noise;
-        assert!((view.signal_to_noise - expected_snr).abs() <= 1e-12 * expected_snr);
+        assert!((view.signal_to_noise - expected_snr).abs() <= HAND_COMPUTED * expected_snr);
         assert!(
             view.signal_to_noise < 0.01,
             "shares bury the answers: {view:?}"
@@ -144,7 +145,7 @@ mod tests {
         let sensitivity = range / k;
         if view.epsilon > 0.0 {
             let at = gaussian_mechanism_delta(sensitivity, noise, view.epsilon).unwrap();
-            assert!((at - ONE_SERVICE_DELTA).abs() <= 1e-9, "{at}");
+            assert!((at - ONE_SERVICE_DELTA).abs() <= DP_SOLVED, "{at}");
             let below = gaussian_mechanism_delta(sensitivity, noise, view.epsilon * 0.99).unwrap();
             assert!(below > ONE_SERVICE_DELTA);
         }
@@ -164,10 +165,10 @@ mod tests {
         let view = one_service_view(&d).unwrap().unwrap();
         let noise = 100.0 * (1.0 - 1.0 / k).sqrt();
         let expected_snr = 1.0 / k / noise;
-        assert!((view.signal_to_noise - expected_snr).abs() <= 1e-12 * expected_snr);
+        assert!((view.signal_to_noise - expected_snr).abs() <= HAND_COMPUTED * expected_snr);
         let sensitivity = 2.0 * (d.columns().len() as f64).sqrt() / k;
         let at = gaussian_mechanism_delta(sensitivity, noise, view.epsilon).unwrap();
-        assert!((at - ONE_SERVICE_DELTA).abs() <= 1e-9, "{at}");
+        assert!((at - ONE_SERVICE_DELTA).abs() <= DP_SOLVED, "{at}");
     }
 
     /// Hand-solvable: the basic protocol has no shares, hence no share view.

@@ -14,3 +14,40 @@ pub const RECORD_ROUND_TRIP: f64 = 1e-9;
 /// A masked value "shows" an answer when it lies this close to it; every uploaded value must lie
 /// farther from every raw answer (the masks move values by amounts of the noise scale, 10²–10³).
 pub const SHOWS_ANSWER: f64 = 1e-6;
+
+/// Absolute agreement of a number of magnitude at most 1 with a value it equals up to a few
+/// roundings: a δ split into two parts summing back to it, or the standard normal CDF against
+/// Abramowitz and Stegun's Table 26.1 printed to 15 decimals. ε_mach ≈ 2.2e-16, so 1e-15 is
+/// about four ulps of 1.
+pub const ULPS_BELOW_ONE: f64 = 1e-15;
+
+/// Absolute accuracy of a privacy parameter the dp crate solved for, checked against its target:
+/// the guaranteed ε of a calibrated σ against the requested ε (of order 1), or the exact δ at a
+/// one-service ε against [`ONE_SERVICE_DELTA`](crate::share_view::ONE_SERVICE_DELTA). The dp
+/// crate's root searches stop at 1e-9 relative (its `GUARANTEE_RELATIVE`,
+/// `GAUSSIAN_INVERSE_RELATIVE` at 1e-12), so the ε is within about 1e-9 and δ, of order 1e-6,
+/// far closer.
+pub const DP_SOLVED: f64 = 1e-9;
+
+/// Expected digits lost (a log₁₀ of order 1 to 3) against the figure computed by hand (in Python
+/// from (E1), (E2) and (E5), or from the closed form in the test's doc comment) and printed to 17
+/// significant digits. Both sides evaluate the same
+/// formulas in doubles, in different orders and with sums over hundreds of columns, so they agree
+/// to about 1e-13; 1e-9 leaves a wide margin and still catches any term left out.
+pub const DIGITS_BY_HAND: f64 = 1e-9;
+
+/// A figure quoted to three decimals (Python's or SciPy's 6.653 for a calibrated σ, 2.142 or
+/// 1.314 digits lost) matches within one unit of its last quoted place: half a unit of rounding
+/// of the quote, and the rest for the quote's own computation.
+pub const THREE_DECIMALS: f64 = 1e-3;
+
+/// Relative agreement of the σ the plan calibrates with the σ* ≈ 8.560139 worked in the dp
+/// crate's `tests/device_mechanism.rs` and checked there against SciPy (whose split search on a
+/// grid differs from ours at the flat optimum): seven quoted digits, of which the test trusts
+/// five.
+pub const QUOTED_SIGMA_RELATIVE: f64 = 1e-5;
+
+/// Absolute agreement of an exact Gaussian-mechanism δ with SciPy's 7.651536e-3, printed to
+/// seven significant digits (half a unit in the last place is 5e-10): 1e-8 allows for the
+/// quote's rounding and for SciPy's `norm.cdf` against our `erfc`, and is still about 1e-6 of δ.
+pub const QUOTED_DELTA: f64 = 1e-8;

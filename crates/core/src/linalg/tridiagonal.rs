@@ -193,6 +193,7 @@ impl PivotedLu {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tolerance::{EIGENVECTOR_OVERLAP, ULPS_BELOW_TEN};
     use nalgebra::DMatrix;
 
     fn dense(a: &[f64], b: &[f64]) -> DMatrix<f64> {
@@ -221,14 +222,14 @@ mod tests {
             let angle = std::f64::consts::PI / (k + 1) as f64;
             let expected = 2.0 - 2.0 * angle.cos();
             assert!(
-                (value - expected).abs() < 1e-14,
+                (value - expected).abs() < ULPS_BELOW_TEN,
                 "k = {k}: {value} vs {expected}"
             );
             let exact: Vec<f64> = (1..=k).map(|i| (i as f64 * angle).sin()).collect();
             let norm = exact.iter().map(|v| v * v).sum::<f64>().sqrt();
             let overlap: f64 = exact.iter().zip(&vector).map(|(e, v)| e * v).sum::<f64>() / norm;
             assert!(
-                (overlap.abs() - 1.0).abs() < 1e-10,
+                (overlap.abs() - 1.0).abs() < EIGENVECTOR_OVERLAP,
                 "k = {k}: overlap {overlap}"
             );
         }

@@ -410,6 +410,7 @@ pub fn condition_3_5_margin(x1: &DMatrix<f64>, x2: &DMatrix<f64>) -> Option<f64>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tolerance::{HAND_COMPUTED, INVERTED_BOUND};
 
     fn params(n: usize, p1: usize, p2: usize, sigma: f64) -> DesignParameters {
         DesignParameters {
@@ -430,10 +431,10 @@ mod tests {
     #[test]
     fn appendix_c_bound_by_hand() {
         let b = appendix_c_bound(4, 1, 16, 2.0, 0.75).unwrap();
-        assert!((b.sigma_min - 4.0).abs() < 1e-12);
-        assert!((b.failure_probability - (-0.5f64).exp()).abs() < 1e-12);
-        assert!((b.gamma - 4.0).abs() < 1e-12);
-        assert!((b.c_n - 16.0).abs() < 1e-12);
+        assert!((b.sigma_min - 4.0).abs() < HAND_COMPUTED);
+        assert!((b.failure_probability - (-0.5f64).exp()).abs() < HAND_COMPUTED);
+        assert!((b.gamma - 4.0).abs() < HAND_COMPUTED);
+        assert!((b.c_n - 16.0).abs() < HAND_COMPUTED);
     }
 
     /// By hand: n = 4, p₂ = 16 (√p₂ − √n = 2) and a target e^{−1/2} (t = 1): δ* = 1 − (1 −
@@ -441,7 +442,7 @@ mod tests {
     #[test]
     fn smallest_delta_by_hand() {
         let delta = smallest_delta_for(4, 16, (-0.5f64).exp()).unwrap();
-        assert!((delta - 0.75).abs() < 1e-12, "{delta}");
+        assert!((delta - 0.75).abs() < HAND_COMPUTED, "{delta}");
         // t = 2 = √p₂ − √n: no δ < 1 reaches the target.
         assert_eq!(smallest_delta_for(4, 16, (-2.0f64).exp()), None);
     }
@@ -457,7 +458,10 @@ mod tests {
             let failure = appendix_c_bound(n, 1, p2, 1.0, delta)
                 .unwrap()
                 .failure_probability;
-            assert!((failure / 1e-6 - 1.0).abs() < 1e-9, "n = {n}: {failure}");
+            assert!(
+                (failure / 1e-6 - 1.0).abs() < INVERTED_BOUND,
+                "n = {n}: {failure}"
+            );
         }
     }
 
@@ -565,7 +569,7 @@ mod tests {
             );
             if p2 > n + 1 {
                 let fewer = appendix_c_bound(n, 1, p2 - 1, 1.0, delta).unwrap();
-                assert!(fewer.failure_probability > target * (1.0 - 1e-9));
+                assert!(fewer.failure_probability > target * (1.0 - INVERTED_BOUND));
             }
         }
         assert!(noise_columns_for(0, 0.5, 1e-6).is_err());
@@ -576,7 +580,7 @@ mod tests {
     fn margin_by_hand() {
         let x1 = DMatrix::from_element(2, 1, 1.0);
         let x2 = DMatrix::identity(2, 2) * 3.0;
-        assert!((condition_3_5_margin(&x1, &x2).unwrap() - 4.5).abs() < 1e-12);
+        assert!((condition_3_5_margin(&x1, &x2).unwrap() - 4.5).abs() < HAND_COMPUTED);
         assert_eq!(condition_3_5_margin(&x1, &DMatrix::zeros(3, 2)), None);
     }
 }
