@@ -11,7 +11,7 @@
 //! participant to answer again through their link.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use orthomask_survey::upload::Receipt;
@@ -92,6 +92,36 @@ impl Reducible for Entries {
 /// (key and receipts): one watch per (survey, cohort), whatever the number of its entries.
 type Watched = Rc<RefCell<HashMap<(String, u32), Vec<(String, Vec<(String, Receipt)>)>>>>;
 
+thread_local! {
+    /// The waiting uploads of this tab being delivered now, and those delivered. The panel may
+    /// be asked to send an upload twice before its status says "sending" — it opens online and
+    /// the browser's `online` event arrives before the next render, a click meets an automatic
+    /// send, or the panel is shown again (a new instance that read the store before the first
+    /// delivery removed the entry) — and an upload must leave the device once. A delivery that
+    /// failed may be tried again; one that succeeded is never repeated from this tab. The
+    /// services would store a repeat once (the token), but it is still a second copy sent.
+    static DELIVERIES: RefCell<(HashSet<String>, HashSet<String>)> = RefCell::default();
+}
+
+/// Claim the delivery of `key` for this tab: false when it is under way or done.
+fn claim_delivery(key: &str) -> bool {
+    DELIVERIES.with(|d| {
+        let (sending, delivered) = &mut *d.borrow_mut();
+        !delivered.contains(key) && sending.insert(key.to_owned())
+    })
+}
+
+/// The delivery of `key` ended, delivered or not.
+fn end_delivery(key: &str, delivered: bool) {
+    DELIVERIES.with(|d| {
+        let (sending, done) = &mut *d.borrow_mut();
+        sending.remove(key);
+        if delivered {
+            done.insert(key.to_owned());
+        }
+    });
+}
+
 /// Send one waiting submission and record the outcome; once sent, follow its cohort's fate
 /// while the panel is shown (`alive`) — joining the watch of that cohort when one is running.
 fn deliver(
@@ -101,9 +131,14 @@ fn deliver(
     watched: Watched,
     alive: Rc<Cell<bool>>,
 ) {
+    if !claim_delivery(&key) {
+        return;
+    }
     dispatch.dispatch(Change::Status(key.clone(), Status::Sending));
     wasm_bindgen_futures::spawn_local(async move {
-        let receipts = match outbox::deliver_stored(&waiting).await {
+        let delivered = outbox::deliver_stored(&waiting).await;
+        end_delivery(&key, delivered.is_ok());
+        let receipts = match delivered {
             Ok(receipts) => receipts,
             Err(SendError::Unreachable(_)) => {
                 dispatch.dispatch(Change::Status(key, Status::Waiting));
