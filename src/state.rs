@@ -584,6 +584,7 @@ impl Reducible for ClassroomState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use orthomask_core::tolerance::HAND_COMPUTED;
 
     const DEMO: &str = include_str!("../www/surveys/leaps-demo.json");
     const BRANCHING: &str = include_str!("../www/surveys/habits-branching.json");
@@ -683,7 +684,7 @@ mod tests {
         assert_eq!(s.errors[0], None, "a valid answer clears the message");
         let s = s.reduce(ParticipantAction::Next);
         assert_eq!(s.phase, Phase::Question(1));
-        assert!((s.progress() - 1.0 / 8.0).abs() < 1e-12);
+        assert!((s.progress() - 1.0 / 8.0).abs() < HAND_COMPUTED);
     }
 
     /// The progress bar shows from the first question on, and is full past the last.

@@ -708,6 +708,9 @@ pub fn python_snippet(r: &AnalysisResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use orthomask_stats::tolerance::{
+        HAND_SOLVED_TABLE, MLE_REFERENCE_RELATIVE, R_UNIROOT_WORST, REFERENCE_RELATIVE,
+    };
 
     const TABLE2: &str = include_str!("../../data/paper/leaps_table2.csv");
     const TABLE5: &str = include_str!("../../data/paper/leaps_table5_released.csv");
@@ -766,30 +769,33 @@ mod tests {
         // (E_ψ[X] = 6, P_ψ(X ≥ 6) = 0.025, P_ψ(X ≤ 6) = 0.025 over x = 1…9 with weights
         // C(12, x)·C(8, 9 − x)·ψˣ, solved by 300 bisections in double precision) are
         // 1.6244939520382213, 0.19693210097124803 and 15.651369843930054.
-        assert!((t.smallest_expected.unwrap() - 3.6).abs() < 1e-12);
+        assert!((t.smallest_expected.unwrap() - 3.6).abs() < HAND_SOLVED_TABLE);
         let f = t
             .fisher
             .as_ref()
             .expect("Fisher's test of a 2×2 table of counts");
         let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * b.abs();
         assert!(
-            close(f.p_value, 0.669_921_409_859_49, 1e-9),
+            close(f.p_value, 0.669_921_409_859_49, REFERENCE_RELATIVE),
             "{}",
             f.p_value
         );
         let (odds_ratio, ci_high) = (f.odds_ratio.unwrap(), f.ci_high.unwrap());
         assert!(
-            close(odds_ratio, 1.624_493_952_038_221_3, 1e-9),
+            close(odds_ratio, 1.624_493_952_038_221_3, REFERENCE_RELATIVE),
             "{odds_ratio}"
         );
         assert!(
-            close(f.ci_low, 0.196_932_100_971_248_03, 1e-9),
+            close(f.ci_low, 0.196_932_100_971_248_03, REFERENCE_RELATIVE),
             "{}",
             f.ci_low
         );
-        assert!(close(ci_high, 15.651_369_843_930_054, 1e-9), "{ci_high}");
+        assert!(
+            close(ci_high, 15.651_369_843_930_054, REFERENCE_RELATIVE),
+            "{ci_high}"
+        );
         // And within R's own precision of R's printed estimates.
-        assert!(close(odds_ratio, 1.624_460_235_901_17, 2e-4));
+        assert!(close(odds_ratio, 1.624_460_235_901_17, R_UNIROOT_WORST));
         // Every table of the analysis goes through the worker as JSON and back unchanged
         // (an infinite estimate would not: JSON has no infinity).
         let text = serde_json::to_string(&r.tables).unwrap();
@@ -832,10 +838,13 @@ mod tests {
             assert_eq!(row.name, name);
             // statsmodels stops Newton at 1e-8 parameter change: 1e-7 relative.
             assert!(
-                (row.estimate - estimate).abs() < 1e-7 * estimate.abs(),
+                (row.estimate - estimate).abs() < MLE_REFERENCE_RELATIVE * estimate.abs(),
                 "{name}"
             );
-            assert!((row.std_error - se).abs() < 1e-7 * se, "{name} s.e.");
+            assert!(
+                (row.std_error - se).abs() < MLE_REFERENCE_RELATIVE * se,
+                "{name} s.e."
+            );
         }
         assert!(r_snippet(&r).contains("glm(MIF ~ Group + Age + BBS + ADL, family = binomial"));
         assert!(python_snippet(&r).contains("smf.logit(\"MIF ~ Group + Age + BBS + ADL\""));

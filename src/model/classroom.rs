@@ -690,6 +690,11 @@ pub fn run_classroom(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use orthomask_core::tolerance::{
+        PRINTED_HAIR_BELOW_ONE, PRINTED_HAIR_HUNDREDS, QA_RELATIVE, RECOVERED,
+    };
+    use orthomask_stats::tolerance::RELEASE_REGRESSION_RELATIVE;
+    use orthomask_survey::tolerance::PLAN_SIGMA_ABOVE_MINIMUM;
 
     const TABLE3: &str = include_str!("../../data/paper/leaps_table3_xb1.csv");
     const B1: &str = include_str!("../../data/paper/b1_eq1.csv");
@@ -709,7 +714,7 @@ mod tests {
         let gamma: f64 = 503.0 / 20.0;
         let by_hand = (8.0 * 100.0f64.powi(2) / ((gamma.sqrt() - 1.0).powi(2) * 0.5)).sqrt();
         assert!(
-            p.sigma > by_hand && p.sigma < by_hand * (1.0 + 1e-6),
+            p.sigma > by_hand && p.sigma < by_hand * (1.0 + PLAN_SIGMA_ABOVE_MINIMUM),
             "{}",
             p.sigma
         );
@@ -743,7 +748,7 @@ mod tests {
                     (shown.table[i][j.min(TABLE_COLUMNS - 1)]
                         - b1.data()[(i, j.min(TABLE_COLUMNS - 1))])
                         .abs()
-                        <= 0.000_05 + 1e-12
+                        <= 0.000_05 + PRINTED_HAIR_BELOW_ONE
                 );
             }
         }
@@ -752,7 +757,7 @@ mod tests {
         for i in 0..TABLE_ROWS {
             for j in 0..9 {
                 assert!(
-                    (xb.table[i][j] - t3.data()[(i, j)]).abs() <= 0.005 + 1e-9,
+                    (xb.table[i][j] - t3.data()[(i, j)]).abs() <= 0.005 + PRINTED_HAIR_HUNDREDS,
                     "({i},{j})"
                 );
             }
@@ -772,7 +777,7 @@ mod tests {
             assert!(a.candidates.unwrap() < 1 << 20);
         }
         let c = r.collusion.as_ref().unwrap();
-        assert!(c.max_error < 1e-8, "{}", c.max_error);
+        assert!(c.max_error < RECOVERED, "{}", c.max_error);
         let t = r.table6.as_ref().unwrap();
         assert_eq!(t.from_release, vec![vec![6.0, 6.0], vec![3.0, 5.0]]);
         assert_eq!(t.from_raw, t.from_release);
@@ -791,8 +796,10 @@ mod tests {
             r.figure2[0].as_ref().unwrap(),
             r.figure2[1].as_ref().unwrap(),
         );
-        assert!((o.slope - m.slope).abs() < 1e-9 * o.slope.abs());
-        assert!((o.intercept - m.intercept).abs() < 1e-9 * o.intercept.abs());
+        assert!((o.slope - m.slope).abs() < RELEASE_REGRESSION_RELATIVE * o.slope.abs());
+        assert!(
+            (o.intercept - m.intercept).abs() < RELEASE_REGRESSION_RELATIVE * o.intercept.abs()
+        );
         assert_eq!(r.views[1].cols, 8 + 1 + 503);
         let release = parse_table(r.release_csv.as_bytes(), "r").unwrap();
         assert!(
@@ -800,7 +807,7 @@ mod tests {
                 .data()
                 .column(8)
                 .iter()
-                .all(|v| (v - 888.0).abs() < 1e-9)
+                .all(|v| (v - 888.0).abs() < QA_RELATIVE)
         );
     }
 

@@ -301,6 +301,7 @@ pub fn gram_error(dir: &Path, input_name: &str, release_csv: &Path) -> Result<f6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use orthomask_core::tolerance::{GRAM_CHANGED, ROTATED_GRAM};
 
     fn scratch(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!(
@@ -351,12 +352,12 @@ mod tests {
             path
         };
         let released = write("release.csv", &(&rotation * &raw));
-        assert!(gram_error(&dir, "tiny", &released).unwrap() < 1e-14);
+        assert!(gram_error(&dir, "tiny", &released).unwrap() < ROTATED_GRAM);
         let mut changed = raw.clone();
         changed[(1, 0)] += 1.0;
         let changed = write("changed.csv", &changed);
         // Δ(XᵀX)[0][0] = 2·3 + 1 against max XᵀX = 3·888²: about 3e-6, far above rounding.
-        assert!(gram_error(&dir, "tiny", &changed).unwrap() > 1e-6);
+        assert!(gram_error(&dir, "tiny", &changed).unwrap() > GRAM_CHANGED);
         let short = write("short.csv", &raw.rows(0, 2).into_owned());
         assert!(gram_error(&dir, "tiny", &short).is_err());
         std::fs::write(dir.join("bad.csv"), "a,b,c\n1,2,x\n").unwrap();

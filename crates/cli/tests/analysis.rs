@@ -4,7 +4,9 @@
 mod common;
 
 use common::{failure, ok, orthomask, pipeline, read, table2, write};
-use orthomask_core::tolerance::PRESERVED_STATISTICS;
+use orthomask_core::tolerance::{CLEARLY_CHANGED, HAND_COMPUTED, PRESERVED_STATISTICS};
+use orthomask_dp::tolerance::{SAME_FUNCTION, WITHIN_REQUESTED_EPSILON};
+use orthomask_stats::tolerance::{SAME_SPAN_DEVIANCE, SAME_SPAN_LOGIT, SAME_TABLE_STATISTICS};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -128,7 +130,8 @@ fn contingency_on_table_5_gives_table_6() {
     assert_eq!(raw["table"], v["table"]);
     for field in ["chi_square", "p_value"] {
         assert!(
-            relative(raw[field].as_f64().unwrap(), v[field].as_f64().unwrap()) < 1e-12,
+            relative(raw[field].as_f64().unwrap(), v[field].as_f64().unwrap())
+                < SAME_TABLE_STATISTICS,
             "{field}"
         );
     }
@@ -137,7 +140,7 @@ fn contingency_on_table_5_gives_table_6() {
             relative(
                 raw[ratio]["estimate"].as_f64().unwrap(),
                 v[ratio]["estimate"].as_f64().unwrap()
-            ) < 1e-12
+            ) < SAME_TABLE_STATISTICS
         );
     }
 }
@@ -202,7 +205,7 @@ fn logit_treatment_effect_survives_the_second_method() {
     );
     for field in ["estimate", "std_error", "z", "p"] {
         assert!(
-            relative(a[field].as_f64().unwrap(), b[field].as_f64().unwrap()) < 1e-7,
+            relative(a[field].as_f64().unwrap(), b[field].as_f64().unwrap()) < SAME_SPAN_LOGIT,
             "{field}: {} vs {}",
             a[field],
             b[field]
@@ -212,11 +215,11 @@ fn logit_treatment_effect_survives_the_second_method() {
         relative(
             raw_fit["deviance"].as_f64().unwrap(),
             rel_fit["deviance"].as_f64().unwrap()
-        ) < 1e-9
+        ) < SAME_SPAN_DEVIANCE
     );
     let age = |v: &Value| coefficient(v, "Age")["estimate"].as_f64().unwrap();
     assert!(
-        relative(age(&raw_fit), age(&rel_fit)) > 1e-3,
+        relative(age(&raw_fit), age(&rel_fit)) > CLEARLY_CHANGED,
         "covariates are masked"
     );
 }
@@ -247,13 +250,13 @@ fn dp_sigma_reproduces_a_row_of_table_1() {
         relative(
             v["setting_a_explicit_necessary"].as_f64().unwrap(),
             root / 0.1
-        ) < 1e-12
+        ) < HAND_COMPUTED
     );
     assert!(
         relative(
             v["setting_a_explicit_sufficient"].as_f64().unwrap(),
             17.0 * root
-        ) < 1e-12
+        ) < HAND_COMPUTED
     );
     assert!(
         failure(&orthomask(&[
@@ -451,7 +454,7 @@ fn dp_release_records_its_noise_and_small_samples_are_refused() {
         relative(
             age["sigma"].as_f64().unwrap(),
             m["dp"]["sigma"].as_f64().unwrap() * 26.0
-        ) < 1e-12
+        ) < HAND_COMPUTED
     );
     let error = failure(&orthomask(&[
         "regress",
@@ -584,18 +587,21 @@ fn dp_with_uneven_cohorts_uses_the_smallest_for_dp_and_the_largest_for_sigma() {
         relative(
             g["paper_sigma"].as_f64().unwrap(),
             calibrated["setting_b_sufficient"].as_f64().unwrap()
-        ) < 1e-12
+        ) < SAME_FUNCTION
     );
     let growth = g["growth_factor"].as_f64().unwrap();
-    assert!(relative(sigma, g["paper_sigma"].as_f64().unwrap() * growth) < 1e-12);
+    assert!(relative(sigma, g["paper_sigma"].as_f64().unwrap() * growth) < HAND_COMPUTED);
 
-    assert!(g["delta"].as_f64().unwrap() <= 0.01 && g["epsilon"].as_f64().unwrap() <= 0.5 + 1e-12);
+    assert!(
+        g["delta"].as_f64().unwrap() <= 0.01
+            && g["epsilon"].as_f64().unwrap() <= 0.5 + WITHIN_REQUESTED_EPSILON
+    );
     for (column, width) in dp["columns"].as_array().unwrap().iter().zip([10.0, 10.0]) {
-        assert!(relative(column["sigma"].as_f64().unwrap(), sigma * width / 2.0) < 1e-12);
+        assert!(relative(column["sigma"].as_f64().unwrap(), sigma * width / 2.0) < HAND_COMPUTED);
     }
     let p2 = m["p2"].as_f64().unwrap();
     let appendix_c = &m["appendix_c"];
-    assert!(relative(appendix_c["gamma"].as_f64().unwrap(), p2 / 14.0) < 1e-12);
+    assert!(relative(appendix_c["gamma"].as_f64().unwrap(), p2 / 14.0) < HAND_COMPUTED);
     assert!(m["sigma"].as_f64().unwrap() >= appendix_c["sigma_min"].as_f64().unwrap());
     // Issue 21 §2: with DP, a range left undeclared is refused — one read off the data would leak
     // its extremes, and no guarantee would hold.

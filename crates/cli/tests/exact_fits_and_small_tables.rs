@@ -6,10 +6,13 @@ mod common;
 
 use common::{ok, orthomask, write};
 use nalgebra::DMatrix;
+use orthomask_core::tolerance::HAND_COMPUTED;
 use orthomask_stats::dataset::Dataset;
 use orthomask_stats::design::Intercept;
 use orthomask_stats::linear::{EXACT_FIT_WARNING, LinearRegression};
-use orthomask_stats::tolerance::{REFERENCE_RELATIVE, relative_difference};
+use orthomask_stats::tolerance::{
+    HAND_SOLVED_TABLE, INTEGER_COUNT_RESIDUAL, REFERENCE_RELATIVE, relative_difference,
+};
 use serde_json::Value;
 use std::path::Path;
 
@@ -54,8 +57,10 @@ fn exact_fit_is_reported_with_rs_warning() {
         .iter()
         .map(|c| c["estimate"].as_f64().unwrap())
         .collect();
-    assert!((estimates[0] - 1.0).abs() < 1e-12 && (estimates[1] - 2.0).abs() < 1e-12);
-    assert!(v["sigma"].as_f64().unwrap() < 1e-12);
+    assert!(
+        (estimates[0] - 1.0).abs() < HAND_COMPUTED && (estimates[1] - 2.0).abs() < HAND_COMPUTED
+    );
+    assert!(v["sigma"].as_f64().unwrap() < HAND_COMPUTED);
     // Text mode: R's warning on standard error, the table on standard output.
     let out = orthomask(&["regress", "--input", &input, "--y", "line", "--x", "x"]);
     let stdout = ok(&out);
@@ -197,7 +202,9 @@ fn tea_tasting_gives_fisher_next_to_chi_square() {
     assert_eq!(v["table"], serde_json::json!([[3, 1], [1, 3]]));
     assert_eq!(v["row_totals"], serde_json::json!([4, 4]));
     let fisher = &v["fisher"];
-    assert!(relative_difference(fisher["p_value"].as_f64().unwrap(), 34.0 / 70.0) < 1e-12);
+    assert!(
+        relative_difference(fisher["p_value"].as_f64().unwrap(), 34.0 / 70.0) < HAND_SOLVED_TABLE
+    );
     assert!(
         relative_difference(
             fisher["odds_ratio"].as_f64().unwrap(),
@@ -208,7 +215,7 @@ fn tea_tasting_gives_fisher_next_to_chi_square() {
         relative_difference(fisher["ci_high"].as_f64().unwrap(), 626.243_530_588_814_1)
             < REFERENCE_RELATIVE
     );
-    assert!((v["smallest_expected"].as_f64().unwrap() - 2.0).abs() < 1e-12);
+    assert!((v["smallest_expected"].as_f64().unwrap() - 2.0).abs() < HAND_SOLVED_TABLE);
     assert!(v["warnings"][0].as_str().unwrap().contains("Fisher"));
     let out = orthomask(&args);
     let text = ok(&out);
@@ -276,5 +283,5 @@ fn counts_never_print_as_negative_zero() {
     with_json.push("--json");
     let v = json(&with_json);
     assert_eq!(v["table"], serde_json::json!([[2, 0], [2, 1]]));
-    assert!(v["rounding_residual"].as_f64().unwrap() < 1e-12);
+    assert!(v["rounding_residual"].as_f64().unwrap() < INTEGER_COUNT_RESIDUAL);
 }

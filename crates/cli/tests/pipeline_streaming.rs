@@ -7,6 +7,7 @@
 mod common;
 
 use common::{failure, ok, pipeline, read, survey_data, write};
+use orthomask_core::tolerance::PRESERVED_STATISTICS;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -74,7 +75,7 @@ fn default_flags_choose_cohorts_and_say_so() {
             <= 2.0
     );
     let (_, release) = read(&out.join("release.csv"));
-    assert!(gram_error(&raw, &release) < 1e-10);
+    assert!(gram_error(&raw, &release) < PRESERVED_STATISTICS);
 
     let all = dir.path().join("all");
     let stdout = ok(&pipeline(

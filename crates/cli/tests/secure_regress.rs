@@ -5,13 +5,9 @@ mod common;
 
 use common::{failure, ok, orthomask, survey_data, write};
 use nalgebra::{DMatrix, DVector};
+use orthomask_secure::tolerance::{LOCAL_LEVERAGE, SECURE_FIT_MATCHES_DIRECT};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// Secure and direct fits differ only by the rounding of the secure product's orthogonal
-/// transformations (about 1e-13 relative on these well-conditioned data); 1e-9 catches any
-/// formula error.
-const SAME_FIT: f64 = 1e-9;
 
 fn relative(a: f64, b: f64) -> f64 {
     (a - b).abs() / a.abs().max(b.abs()).max(1e-300)
@@ -101,7 +97,7 @@ fn three_agencies_get_the_joined_regression_ridge_and_diagnostics() {
         for field in ["estimate", "std_error", "t", "p"] {
             let (x, y) = (s[field].as_f64().unwrap(), d[field].as_f64().unwrap());
             assert!(
-                relative(x, y) < SAME_FIT,
+                relative(x, y) < SECURE_FIT_MATCHES_DIRECT,
                 "{} {field}: {x} vs {y}",
                 s["name"]
             );
@@ -112,13 +108,19 @@ fn three_agencies_get_the_joined_regression_ridge_and_diagnostics() {
             secure[field].as_f64().unwrap(),
             direct[field].as_f64().unwrap(),
         );
-        assert!(relative(x, y) < SAME_FIT, "{field}: {x} vs {y}");
+        assert!(
+            relative(x, y) < SECURE_FIT_MATCHES_DIRECT,
+            "{field}: {x} vs {y}"
+        );
     }
     assert_eq!(secure["pairs"].as_array().unwrap().len(), 3);
     // Residuals are orthogonal to every predictor of the model.
     for r in secure["residual_correlations"].as_array().unwrap() {
         assert_eq!(r["in_model"], true);
-        assert!(r["correlation"].as_f64().unwrap().abs() < 1e-9, "{r}");
+        assert!(
+            r["correlation"].as_f64().unwrap().abs() < SECURE_FIT_MATCHES_DIRECT,
+            "{r}"
+        );
     }
     // Predictors are spread over three agencies: no exact leverages.
     assert!(secure["leverage"].is_null());
@@ -137,11 +139,13 @@ fn three_agencies_get_the_joined_regression_ridge_and_diagnostics() {
         .unwrap();
     let ridge = secure["ridge"]["coefficients"].as_array().unwrap();
     let intercept = y_mean - x_mean.transpose().dot(&beta);
-    assert!(relative(ridge[0]["estimate"].as_f64().unwrap(), intercept) < SAME_FIT);
+    assert!(
+        relative(ridge[0]["estimate"].as_f64().unwrap(), intercept) < SECURE_FIT_MATCHES_DIRECT
+    );
     for k in 0..4 {
         let got = ridge[k + 1]["estimate"].as_f64().unwrap();
         assert!(
-            relative(got, beta[k]) < SAME_FIT,
+            relative(got, beta[k]) < SECURE_FIT_MATCHES_DIRECT,
             "ridge {k}: {got} vs {}",
             beta[k]
         );
@@ -180,9 +184,12 @@ fn leverages_and_outside_correlations_match_the_joined_data() {
     assert_eq!(h.len(), 80);
     for (i, &hi) in h.iter().enumerate() {
         let direct = q.row(i).norm_squared();
-        assert!((hi - direct).abs() < 1e-12, "subject {i}: {hi} vs {direct}");
+        assert!(
+            (hi - direct).abs() < LOCAL_LEVERAGE,
+            "subject {i}: {hi} vs {direct}"
+        );
     }
-    assert!((h.iter().sum::<f64>() - 3.0).abs() < 1e-9);
+    assert!((h.iter().sum::<f64>() - 3.0).abs() < SECURE_FIT_MATCHES_DIRECT);
 
     // Residuals of y ~ flag + x1, correlated with x3 (outside the model), directly.
     let coefficients: Vec<f64> = secure["coefficients"]
@@ -210,7 +217,7 @@ fn leverages_and_outside_correlations_match_the_joined_data() {
         .find(|r| r["name"] == "x3")
         .unwrap();
     assert_eq!(outside["in_model"], false);
-    assert!(relative(outside["correlation"].as_f64().unwrap(), direct) < SAME_FIT);
+    assert!(relative(outside["correlation"].as_f64().unwrap(), direct) < SECURE_FIT_MATCHES_DIRECT);
 }
 
 #[test]

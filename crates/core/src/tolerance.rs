@@ -167,3 +167,57 @@ pub const CLEARLY_CHANGED: f64 = 1e-3;
 /// digits); the declared-range scaling keeps them at [`PRESERVED_STATISTICS`]. Below it the
 /// test that scaling helps would show nothing.
 pub const UNSCALED_GRAM_LOSS: f64 = 1e-5;
+
+/// Test: issue 11 §1's target for a release of records scaled by their declared ranges, relative
+/// ("a part in a trillion"): each entry of `XᵀX` against the raw data's, relative to
+/// `√(G_ii G_jj)`; each column mean, relative to the column's half-range; and the expected
+/// unmasking error of an entry (`protocol::accuracy`), in units of its half-range. The scaling
+/// puts every column at O(1) whatever its units (the tests span twelve orders of magnitude), so
+/// only the rounding of the masks remains.
+pub const SCALED_RELEASE_ERROR: f64 = 1e-12;
+
+/// Test: a coalition reads the records when its estimate of every record is within this of the
+/// truth, absolute, on data of scale at most a hundred (the device's `[−1, 1]` scale, the paper's
+/// Table 2): the last digits of double arithmetic, nothing of the data. The counterpart of
+/// [`NOT_RECOVERED`].
+pub const RECOVERED: f64 = 1e-8;
+
+/// Test: no record is read when even the estimated row closest to any record is this far from
+/// it, relative to the records' spread: a view that holds the records only up to a rotation (the
+/// orbit of seed 000) puts no row near a record but by a coincidence of probability about this to
+/// the power of the answer columns.
+pub const NOTHING_READ: f64 = 1e-3;
+
+/// Test: a candidate of an attack (the 0/1 answer vector of the subset-sum attack, issue 20 §1)
+/// fits what the coalition knows (a column sum, inner products with known vectors) when it
+/// matches within this, absolute on the sum and relative to `1 + |value|` on inner products. The
+/// known quantities carry only the rounding of the protocol (about 1e-12); a wrong candidate
+/// changes a sum of ±1 entries by at least 2 and its inner products by O(1).
+pub const ATTACK_CONSTRAINT_FIT: f64 = 1e-6;
+
+/// Test: the column sum of a cohort the collector stores left-masked, `A₂X₁`, against the raw
+/// column's sum, relative. Left masks fix `1ₙ`, so the sums are equal up to rounding of the
+/// products and of the summation: the promise of [`PRESERVED_STATISTICS`] for column means, with
+/// a factor of ten for summing stored values of the noise scale.
+pub const LEFT_MASKED_SUM: f64 = 1e-9;
+
+/// Test: `XᵀX` of a small matrix (entries up to 888) rotated on the left by the rotation
+/// `(0.6, 0.8)` against the unrotated one, relative to its largest entry: each entry takes a few
+/// roundings of relative size 1.1e-16, so 1e-14 allows some tens of ulps.
+pub const ROTATED_GRAM: f64 = 1e-14;
+
+/// Test: a change of one entry by 1 in that small matrix moves `XᵀX[0][0]` by `2·3 + 1 = 7`
+/// against its largest entry `3·888²`, about 3e-6 relative: a Gram error above this counts as a
+/// change, far above the rounding of [`ROTATED_GRAM`].
+pub const GRAM_CHANGED: f64 = 1e-6;
+
+/// Test: slack added to half a unit in the fourth decimal when an entry of magnitude at most 1
+/// (the paper's `B₁`, printed to four decimals) is compared with its printed value: the computed
+/// entry and the binary value of the printed decimal differ by a few ulps of 1.
+pub const PRINTED_HAIR_BELOW_ONE: f64 = 1e-12;
+
+/// Test: slack added to half a unit in the second decimal when an entry of magnitude below a
+/// thousand (the paper's Table 3, `XB₁`, printed to two decimals) is compared with its printed
+/// value: products of a row with `B₁` carry some ulps of 1000 (1.1e-13 each), and 1e-9 leaves a
+/// wide margin while staying far below the printed unit.
+pub const PRINTED_HAIR_HUNDREDS: f64 = 1e-9;

@@ -22,11 +22,7 @@ use orthomask_core::protocol::tm2::{
 };
 use orthomask_core::random::uniform_matrix;
 use orthomask_core::scaling::RangeScaler;
-use orthomask_core::tolerance::{ERROR_MODEL_FACTOR, UNSCALED_GRAM_LOSS};
-
-/// XᵀX must agree with the raw data's entry by entry to this, relative to `√(G_ii G_jj)`
-/// (issue 11 §1 target).
-const GRAM_ENTRY_RELATIVE: f64 = 1e-12;
+use orthomask_core::tolerance::{ERROR_MODEL_FACTOR, SCALED_RELEASE_ERROR, UNSCALED_GRAM_LOSS};
 
 /// Half-ranges of the five answer columns: 10⁻⁶ … 10⁶, twelve orders of magnitude.
 const HALF_RANGES: [f64; 5] = [1e-6, 1e-3, 1.0, 1e3, 1e6];
@@ -143,13 +139,13 @@ fn scaled_records_keep_every_column_digits_and_xtx_to_a_part_in_a_trillion() {
     let design = design(true, 1.0);
     let out = run(&design, &raw);
     let gram = gram_error(&out.release, &raw);
-    assert!(gram < GRAM_ENTRY_RELATIVE, "XᵀX off by {gram:e}");
+    assert!(gram < SCALED_RELEASE_ERROR, "XᵀX off by {gram:e}");
     let means_raw = raw.row_mean();
     let means_release = out.release.row_mean();
     for (j, h) in HALF_RANGES.iter().enumerate() {
         let off = (means_release[j] - means_raw[j]).abs() / h;
         assert!(
-            off < GRAM_ENTRY_RELATIVE,
+            off < SCALED_RELEASE_ERROR,
             "mean of column {j} off by {off:e} of its range"
         );
     }

@@ -174,3 +174,22 @@ pub const BRACKET_END_SLACK: f64 = 1e-6;
 /// `1 − 1.3e-7` for q = 2, so 1e-5 holds with a factor of eighty and still fails on a bound off by
 /// a constant factor.
 pub const SMALL_T_TIGHTNESS: f64 = 1e-5;
+
+/// Test: ε of a Gaussian mechanism ([`crate::gaussian_mechanism::gaussian_mechanism_epsilon`])
+/// against SciPy's `brentq` on the exact profile `Φ(Δ/2σ − εσ/Δ) − e^ε·Φ(−Δ/2σ − εσ/Δ)`, quoted to
+/// 16 digits, relative. Ours stops at [`GAUSSIAN_INVERSE_RELATIVE`] (1e-12), `brentq` at its
+/// default `xtol = 2e-12`, so the two agree near 1e-12; 1e-9 leaves a wide margin and still fails
+/// on a wrong sensitivity or δ.
+pub const SCIPY_GAUSSIAN_EPSILON: f64 = 1e-9;
+
+/// Test: a guaranteed ε recorded for a release (an O(1) number, e.g. 0.5) is at most the
+/// requested ε plus this absolute slack: the calibration verified the target, and recording it
+/// adds a few roundings at most (ulps of 0.5 are 1.1e-16); any real overshoot of the budget is a
+/// calibration bug and far larger.
+pub const WITHIN_REQUESTED_EPSILON: f64 = 1e-12;
+
+/// Test: the δ a manifest states for its σ and ε against δ recomputed by the test with
+/// `CohortMechanism::delta_at` at the same σ and ε, relative. Both come from the crate's search
+/// for the best split of the budget, which stops at [`SPLIT_RELATIVE`] (1e-9); δ is flat at that
+/// optimum, so the two agree to better than that.
+pub const RECOMPUTED_DELTA: f64 = 1e-9;

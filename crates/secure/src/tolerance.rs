@@ -68,3 +68,16 @@ pub const TILT_SHARE: f64 = 1e-4;
 /// statistic is about 7.6, a p-value near 1e-9, while a coefficient without effect falls below
 /// 1e-6 only with that probability.
 pub const DETECTED_P_VALUE: f64 = 1e-6;
+
+/// Test: a regression computed by `orthomask secure-regress` (coefficients, σ, R², residual
+/// correlations, the sum of the leverages) against the same analysis computed directly on the
+/// joined data, relative (or absolute on values of order 1 whose exact value is 0 or the rank).
+/// They differ only by the rounding of the secure product's orthogonal transformations, about
+/// 1e-13 relative on the well-conditioned test data; 1e-9 catches any formula error.
+pub const SECURE_FIT_MATCHES_DIRECT: f64 = 1e-9;
+
+/// Test: exact leverages (the hat diagonal) an agency holding every predictor computes, against
+/// the squared row norms of a Householder `Q` of the joined design, absolute. Both are squared
+/// row norms of an orthonormal basis of the same column space (entries at most 1), each a few
+/// hundred roundings for the 80 × 3 test design; 1e-12 leaves a wide margin.
+pub const LOCAL_LEVERAGE: f64 = 1e-12;

@@ -11,6 +11,7 @@ use nalgebra::DMatrix;
 use orthomask_stats::dataset::Dataset;
 use orthomask_stats::design::Intercept;
 use orthomask_stats::linear::LinearRegression;
+use orthomask_stats::tolerance::RELEASE_REGRESSION_RELATIVE;
 use orthomask_survey::client as device;
 use orthomask_survey::coding::Answer;
 use orthomask_survey::definition::{Condition, ConditionValue, ShowIf};
@@ -223,13 +224,13 @@ async fn a_branching_bilingual_survey_releases_the_raw_regression_and_counts() {
         assert_eq!(a.name(), b.name());
         for (x, y) in [(a.estimate(), b.estimate()), (a.std_error(), b.std_error())] {
             assert!(
-                relative(x, y) < ACCEPTANCE_RELATIVE,
+                relative(x, y) < RELEASE_REGRESSION_RELATIVE,
                 "{}: {x} vs {y}",
                 a.name()
             );
         }
     }
-    assert!(relative(truth.r_squared(), released.r_squared()) < ACCEPTANCE_RELATIVE);
+    assert!(relative(truth.r_squared(), released.r_squared()) < RELEASE_REGRESSION_RELATIVE);
     // Counts of every 0/1 column (the column sums, preserved by the left masks' 1ₙ): the
     // smokers, the answered indicators — hidden questions counted as unanswered — and the
     // relaxation options.
@@ -238,7 +239,7 @@ async fn a_branching_bilingual_survey_releases_the_raw_regression_and_counts() {
         let raw_count: f64 = raw.iter().map(|r| r[j]).sum();
         let released_count: f64 = table.data().column(j).sum();
         assert!(
-            (released_count - raw_count).abs() < ACCEPTANCE_RELATIVE * n as f64,
+            (released_count - raw_count).abs() < RELEASE_REGRESSION_RELATIVE * n as f64,
             "{name}: {released_count} vs {raw_count}"
         );
     }

@@ -18,13 +18,9 @@ use orthomask_core::mask::Mask;
 use orthomask_core::protocol::collusion::LeftProvider;
 use orthomask_core::protocol::share_handover::FixedMatrix;
 use orthomask_core::protocol::tm2::{DataCollector, right_mask_from_device_key};
-use orthomask_core::tolerance::NOT_RECOVERED;
+use orthomask_core::tolerance::{ATTACK_CONSTRAINT_FIT, NOT_RECOVERED, NOTHING_READ, RECOVERED};
 use orthomask_survey::definition::SurveyDefinition;
 use serde_json::Value;
-
-/// A coalition reads the records when its estimate of every record is within this of the truth
-/// (on the `[−1, 1]` scale: the last digits of double arithmetic, nothing of the data).
-const RECOVERED: f64 = 1e-8;
 
 /// One cohort of `n` participants, run to its hand-over behind taps.
 struct Run {
@@ -142,12 +138,6 @@ fn relative_error(estimate: &DMatrix<f64>, truth: &[Vec<f64>]) -> f64 {
         / truth.len() as f64;
     distance / spread(truth)
 }
-
-/// No record is read when even the estimated row closest to any record is this far from it,
-/// relative to the records' spread: a view that holds the records only up to a rotation (the
-/// orbit of seed 000) puts no row near a record but by a coincidence of probability about this
-/// to the power of the answer columns.
-const NOTHING_READ: f64 = 1e-3;
 
 /// The smallest distance from any record to any estimated row, relative to the records' spread.
 fn closest(estimate: &DMatrix<f64>, truth: &[Vec<f64>]) -> f64 {
@@ -407,12 +397,12 @@ fn subset_sum(sum: f64, dots: &[(Vec<f64>, f64)], n: usize) -> Option<Vec<f64>> 
         let x: Vec<f64> = (0..n)
             .map(|i| if bits >> i & 1 == 1 { 1.0 } else { -1.0 })
             .collect();
-        if (x.iter().sum::<f64>() - sum).abs() > 1e-6 {
+        if (x.iter().sum::<f64>() - sum).abs() > ATTACK_CONSTRAINT_FIT {
             continue;
         }
         let fit = dots.iter().all(|(v, d)| {
             let dot: f64 = x.iter().zip(v).map(|(a, b)| a * b).sum();
-            (dot - d).abs() < 1e-6 * (1.0 + d.abs())
+            (dot - d).abs() < ATTACK_CONSTRAINT_FIT * (1.0 + d.abs())
         });
         if fit {
             fits.push(x);

@@ -11,6 +11,8 @@
 mod common;
 
 use common::*;
+use orthomask_core::tolerance::LEFT_MASKED_SUM;
+use orthomask_survey::tolerance::EQUALS_ANSWER_RELATIVE;
 use rusqlite::{Connection, OpenFlags, types::ValueRef};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -119,7 +121,10 @@ fn findings(data: &Path, raw: &[Vec<f64>]) -> Vec<String> {
         if file.extension().is_some_and(|e| e == "sqlite3") {
             let numbers = stored_numbers(&file);
             for v in &secrets {
-                if numbers.iter().any(|s| relative(*s, *v) <= 1e-9) {
+                if numbers
+                    .iter()
+                    .any(|s| relative(*s, *v) <= EQUALS_ANSWER_RELATIVE)
+                {
                     found.push(format!("{name}: a stored number equals the raw answer {v}"));
                 }
             }
@@ -216,7 +221,7 @@ async fn no_store_of_any_service_holds_a_raw_answer() {
         .map(|(r, _)| r[2])
         .sum();
     assert!(
-        relative(stored_income, raw_income) < 1e-9,
+        relative(stored_income, raw_income) < LEFT_MASKED_SUM,
         "{stored_income} vs {raw_income}"
     );
     drop(conn);

@@ -199,6 +199,43 @@ pub const EXACT_FIT_P_VALUE: f64 = 1e-10;
 /// multiplications, so rounding is at 1e-16 and 1e-9 catches any wrong factor.
 pub const SHARE_SIGMA_BY_HAND: f64 = 1e-9;
 
+/// χ², its p-value, the odds ratio and the relative risk of a 2×2 table read from a release,
+/// against the same table read from the raw data. The cells come from cross-products of indicator
+/// columns and are rounded to integers (the tests check that both tables are equal), so the
+/// statistics are computed from the same counts and differ by a few roundings at most; 1e-12
+/// relative leaves thousands of ulps.
+pub const SAME_TABLE_STATISTICS: f64 = 1e-12;
+
+/// The coefficient, standard error, z and p of a logistic fit against the same fit on a design
+/// spanning the same space (raw covariates against a second-method release, seed 003 §2.2). The
+/// fitted values are equal in exact arithmetic; each Newton iteration stops when the coefficients
+/// move by less than [`LOGIT_COEFFICIENT_CHANGE`] (1e-8 relative), so the two agree to about that
+/// and 1e-7 relative leaves a factor of ten.
+pub const SAME_SPAN_LOGIT: f64 = 1e-7;
+
+/// The deviance of the same two fits (see [`SAME_SPAN_LOGIT`]): the iterations stop when it
+/// changes by less than [`LOGIT_DEVIANCE_CHANGE`] (1e-10 relative), and after quadratic
+/// convergence it is flat in the coefficients, so 1e-9 relative leaves a factor of ten.
+pub const SAME_SPAN_DEVIANCE: f64 = 1e-9;
+
+/// A regression (coefficients, standard errors, R², σ, a fitted line) on a release against the
+/// same regression on the raw records, relative: the services' end-to-end acceptance tolerance
+/// (issue "Services"), and issue 11 §1's nine significant digits on a well-conditioned design.
+/// Masking preserves `XᵀX` to `orthomask_core::tolerance::PRESERVED_STATISTICS` (1e-10) and a
+/// well-conditioned design amplifies that by less than ten.
+pub const RELEASE_REGRESSION_RELATIVE: f64 = 1e-9;
+
+/// Issue 11 §1: masking costs at most two significant digits against the raw fit on an
+/// ill-conditioned design; the release's coefficient error is at most this factor times the raw
+/// fit's (floored at `κ·ε`, what a backward-stable solver promises).
+pub const DIGITS_MASKING_MAY_COST: f64 = 100.0;
+
+/// Agreement with the roots R's `fisher.test` prints (the conditional odds ratio and its
+/// interval): `uniroot` at its default tolerance (`.Machine$double.eps^0.25 ≈ 1.2e-4`) leaves
+/// them up to about 2e-4 relative from the exact roots (2.1e-5 for the 1.62446 of seed 003
+/// Table 6). Looser than [`R_UNIROOT_RELATIVE`], which holds for the tea-tasting table only.
+pub const R_UNIROOT_WORST: f64 = 2e-4;
+
 /// `|a − b| / max(|a|, |b|)`, and 0 when both are 0: the relative difference the test
 /// tolerances above are stated in.
 pub fn relative_difference(a: f64, b: f64) -> f64 {

@@ -22,10 +22,9 @@ use orthomask_core::random::BitSource;
 use orthomask_stats::dataset::Dataset;
 use orthomask_stats::design::Intercept;
 use orthomask_stats::linear::LinearRegression;
-use orthomask_stats::tolerance::{SHARE_SIGMA_BY_HAND, relative_difference};
-
-/// The services' end-to-end acceptance tolerance (issue "Services"), relative.
-const END_TO_END_RELATIVE: f64 = 1e-9;
+use orthomask_stats::tolerance::{
+    RELEASE_REGRESSION_RELATIVE, SHARE_SIGMA_BY_HAND, relative_difference,
+};
 
 /// Independent key sets tried (each a fresh release of fresh answers).
 const TRIALS: u64 = 8;
@@ -121,7 +120,7 @@ fn share_mode_release_regresses_like_the_raw_answers() {
         let release = run.release.columns(0, 4).into_owned();
         let difference = worst_difference(&fit(raw), &fit(release));
         assert!(
-            difference < END_TO_END_RELATIVE,
+            difference < RELEASE_REGRESSION_RELATIVE,
             "trial {trial}: release differs from raw by {difference:e} relative"
         );
         worst = worst.max(difference);

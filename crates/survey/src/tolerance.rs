@@ -51,3 +51,14 @@ pub const QUOTED_SIGMA_RELATIVE: f64 = 1e-5;
 /// seven significant digits (half a unit in the last place is 5e-10): 1e-8 allows for the
 /// quote's rounding and for SciPy's `norm.cdf` against our `erfc`, and is still about 1e-6 of δ.
 pub const QUOTED_DELTA: f64 = 1e-8;
+
+/// A stored number "is" a raw answer when it lies this close to it, relative: a copy survives a
+/// scaling round trip or a decimal print to within a few ulps, while a masked value lies at the
+/// noise scale away (the scanner's control plants an answer off by 1e-3, which must not count).
+pub const EQUALS_ANSWER_RELATIVE: f64 = 1e-9;
+
+/// The σ a plan chooses lies above Appendix C's σ_min (worked by hand in the test) by less than
+/// this relative amount: the policy adds only a small headroom (`policy::SIGMA_HEADROOM`, 1e-9) to
+/// a closed-form minimum, so 1e-6 holds with a wide margin and still fails on a σ chosen well
+/// above the minimum.
+pub const PLAN_SIGMA_ABOVE_MINIMUM: f64 = 1e-6;

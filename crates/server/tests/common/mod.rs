@@ -13,19 +13,18 @@ use orthomask_server::wire::Registration;
 use orthomask_stats::dataset::Dataset;
 use orthomask_stats::design::Intercept;
 use orthomask_stats::linear::LinearRegression;
+use orthomask_stats::tolerance::RELEASE_REGRESSION_RELATIVE;
 use orthomask_survey::client as device;
 use orthomask_survey::coding::Answer;
 use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::draft::{Endpoints, SurveyDraft, hydrate, plan_survey};
+use orthomask_survey::tolerance::SHOWS_ANSWER;
 use orthomask_survey::trust::{
     CollectorSigningKey, DefinitionOffer, Deployment, NONCE_BYTES, UploadCredential,
 };
 use orthomask_survey::upload::{Receipt, Upload};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-
-/// The acceptance tolerance: release and raw regressions agree to 1e-9 relative.
-pub const ACCEPTANCE_RELATIVE: f64 = 1e-9;
 
 /// Limits loose enough for many simulated participants on one loopback address.
 pub fn loose_limits() -> Limits {
@@ -414,24 +413,24 @@ pub fn assert_same_regression(raw: &[Vec<f64>], release_csv: &str) {
     for (a, b) in truth.coefficients().iter().zip(released.coefficients()) {
         assert_eq!(a.name(), b.name());
         assert!(
-            relative(a.estimate(), b.estimate()) < ACCEPTANCE_RELATIVE,
+            relative(a.estimate(), b.estimate()) < RELEASE_REGRESSION_RELATIVE,
             "{}: {} vs {}",
             a.name(),
             a.estimate(),
             b.estimate()
         );
         assert!(
-            relative(a.std_error(), b.std_error()) < ACCEPTANCE_RELATIVE,
+            relative(a.std_error(), b.std_error()) < RELEASE_REGRESSION_RELATIVE,
             "{}",
             a.name()
         );
     }
-    assert!(relative(truth.r_squared(), released.r_squared()) < ACCEPTANCE_RELATIVE);
-    assert!(relative(truth.sigma(), released.sigma()) < ACCEPTANCE_RELATIVE);
+    assert!(relative(truth.r_squared(), released.r_squared()) < RELEASE_REGRESSION_RELATIVE);
+    assert!(relative(truth.sigma(), released.sigma()) < RELEASE_REGRESSION_RELATIVE);
     // No released row is a raw row.
     for i in 0..n {
         for row in raw {
-            let same = (0..4).all(|j| (table.data()[(i, j)] - row[j]).abs() < 1e-6);
+            let same = (0..4).all(|j| (table.data()[(i, j)] - row[j]).abs() < SHOWS_ANSWER);
             assert!(!same, "release row {i} is a raw record");
         }
     }
