@@ -72,8 +72,12 @@ impl SurveyFile {
     pub fn scan(path: &Path) -> Result<Self> {
         let mut columns: Vec<ColumnSummary> = Vec::new();
         let mut rows = 0;
-        let headers = read_in_chunks(path, |width, values| {
-            for row in values.chunks_exact(width) {
+        let mut source = ChunkedFile::open(path, CHUNK_BYTES)?;
+        let mut values = Vec::new();
+        while !source.ended() {
+            source.read_more(&mut values)?;
+            let width = source.reader.headers().map_or(0, <[String]>::len);
+            for row in values.chunks_exact(width.max(1)) {
                 if columns.is_empty() {
                     columns = row.iter().map(|&v| ColumnSummary::new(v)).collect();
                 }
@@ -82,8 +86,9 @@ impl SurveyFile {
                 }
                 rows += 1;
             }
-            Ok(true)
-        })?;
+            values.clear();
+        }
+        let headers = source.reader.headers().unwrap_or_default().to_vec();
         Ok(Self {
             path: path.to_owned(),
             headers,
@@ -148,88 +153,74 @@ impl SurveyFile {
                 self.rows
             );
         }
-        let file = std::fs::File::open(&self.path)
-            .with_context(|| format!("cannot read {}", self.path.display()))?;
         Ok(Blocks {
-            file,
-            reader: TableReader::new(&self.path.display().to_string()),
+            source: ChunkedFile::open(&self.path, chunk)?,
             width: self.headers.len(),
             selected: selected.to_vec(),
             pending: Vec::new(),
             sizes: sizes.into_iter(),
-            ended: false,
             expected_rows: self.rows,
-            chunk,
         })
     }
 }
 
-/// Feed the file at `path` to a [`TableReader`] in chunks; `rows` gets the width and the values
-/// of the rows each chunk completed and answers whether to go on. Returns the header.
-fn read_in_chunks(
-    path: &Path,
-    mut rows: impl FnMut(usize, &[f64]) -> Result<bool>,
-) -> Result<Vec<String>> {
-    let mut file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut reader = TableReader::new(&path.display().to_string());
-    let mut chunk = vec![0u8; CHUNK_BYTES];
-    let mut values = Vec::new();
-    loop {
-        let read = file
-            .read(&mut chunk)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if read == 0 {
-            reader.finish(&mut values)?;
-        } else {
-            reader.push(&chunk[..read], &mut values)?;
-        }
-        if let Some(headers) = reader.headers()
-            && !values.is_empty()
-        {
-            let go_on = rows(headers.len(), &values)?;
-            values.clear();
-            if !go_on {
-                break;
-            }
-        }
-        if read == 0 {
-            break;
-        }
+/// A CSV file fed to a [`TableReader`] a chunk at a time: what both passes read through.
+struct ChunkedFile {
+    file: std::fs::File,
+    reader: TableReader,
+    buffer: Vec<u8>,
+    ended: bool,
+}
+
+impl ChunkedFile {
+    fn open(path: &Path, chunk: usize) -> Result<Self> {
+        Ok(Self {
+            file: std::fs::File::open(path)
+                .with_context(|| format!("cannot read {}", path.display()))?,
+            reader: TableReader::new(&path.display().to_string()),
+            buffer: vec![0u8; chunk],
+            ended: false,
+        })
     }
-    Ok(reader.headers().unwrap_or_default().to_vec())
+
+    /// Whether the whole file has been read.
+    fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Read one more chunk, appending the rows it completes to `values` (at the end of the
+    /// file, the last row and the end-of-file checks).
+    fn read_more(&mut self, values: &mut Vec<f64>) -> Result<()> {
+        let read = self
+            .file
+            .read(&mut self.buffer)
+            .with_context(|| format!("cannot read {}", self.reader.source_name()))?;
+        if read == 0 {
+            self.reader.finish(values)?;
+            self.ended = true;
+        } else {
+            self.reader.push(&self.buffer[..read], values)?;
+        }
+        Ok(())
+    }
 }
 
 /// The second pass: blocks of rows, each read from the file when asked for.
 pub struct Blocks {
-    file: std::fs::File,
-    reader: TableReader,
+    source: ChunkedFile,
     width: usize,
     selected: Vec<usize>,
     /// Values read but not yet handed out (whole rows).
     pending: Vec<f64>,
     sizes: std::vec::IntoIter<usize>,
-    ended: bool,
     expected_rows: usize,
-    /// Bytes read at a time.
-    chunk: usize,
 }
 
 impl Blocks {
     /// Read until `rows` rows are pending (or the file ends).
     fn fill(&mut self, rows: usize) -> Result<()> {
-        let mut chunk = vec![0u8; self.chunk];
-        while self.pending.len() < rows * self.width && !self.ended {
-            let read = self
-                .file
-                .read(&mut chunk)
-                .with_context(|| format!("cannot read {}", self.reader.source_name()))?;
-            if read == 0 {
-                self.reader.finish(&mut self.pending)?;
-                self.ended = true;
-            } else {
-                self.reader.push(&chunk[..read], &mut self.pending)?;
-            }
+        while self.pending.len() < rows * self.width && !self.source.ended() {
+            self.source.read_more(&mut self.pending)?;
         }
         Ok(())
     }
@@ -241,7 +232,7 @@ impl Blocks {
         if have < rows {
             bail!(
                 "{}: the file changed while it was read (it had {} rows)",
-                self.reader.source_name(),
+                self.source.reader.source_name(),
                 self.expected_rows
             );
         }

@@ -762,9 +762,9 @@ fn tm2_method(
     if args.method == MethodChoice::Collusion {
         return collusion_method(args, raw, keys, plan, &design, release_names, kept_names);
     }
-    // The second pass: the file cohort by cohort, each cohort masked as it arrives; Ctrl-C is
-    // honoured between cohorts, and what the run writes stays under temporary names until the
-    // end (`run_pipeline`).
+    // The second pass: the file cohort by cohort, each cohort masked as it arrives. Ctrl-C is
+    // honoured before the next cohort is read (the cohorts in flight finish), and what the run
+    // writes stays under temporary names until the end (`run_pipeline`).
     let mut exchanges = if args.write_exchanges {
         let names = masked_names("m", design.p());
         vec![
@@ -794,7 +794,6 @@ fn tm2_method(
         },
         !args.no_margin,
         &mut |exchange| {
-            interrupt::check()?;
             if let [uploads, provider_to_collector] = exchanges.as_mut_slice() {
                 uploads.write_rows(exchange.uploads, Precision::RoundTrip)?;
                 provider_to_collector

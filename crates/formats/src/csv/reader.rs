@@ -110,13 +110,15 @@ impl TableReader {
             }
             self.at_start = false;
         }
-        let valid = match std::str::from_utf8(&self.pending) {
-            Ok(text) => text.len(),
-            // A character cut by the chunk boundary: its bytes wait for the next chunk.
-            Err(e) if e.error_len().is_none() && !at_end => e.valid_up_to(),
+        let text = match std::str::from_utf8(&self.pending) {
+            Ok(text) => text,
+            // A character cut by the chunk boundary: its bytes wait for the next chunk (only
+            // this prefix is validated a second time).
+            Err(e) if e.error_len().is_none() && !at_end => {
+                std::str::from_utf8(&self.pending[..e.valid_up_to()]).unwrap_or_default()
+            }
             Err(e) => return Err(self.not_utf8(e.valid_up_to())),
         };
-        let text = std::str::from_utf8(&self.pending[..valid]).unwrap_or_default();
         let split = split_records(text, self.line, at_end)
             .map_err(|(line, column, problem)| self.at(line, column, problem))?;
         let before = self.rows;
