@@ -3,10 +3,12 @@
 
 mod common;
 
-use common::{failure, ok, orthomask, pipeline, read, table2, write};
+use common::{failure, json, manifest_json, ok, orthomask, pipeline, read, table2, write};
 use orthomask_core::tolerance::{CLEARLY_CHANGED, HAND_COMPUTED, PRESERVED_STATISTICS};
 use orthomask_dp::tolerance::{SAME_FUNCTION, WITHIN_REQUESTED_EPSILON};
-use orthomask_stats::tolerance::{SAME_SPAN_DEVIANCE, SAME_SPAN_LOGIT, SAME_TABLE_STATISTICS};
+use orthomask_stats::tolerance::{
+    SAME_SPAN_DEVIANCE, SAME_SPAN_LOGIT, SAME_TABLE_STATISTICS, relative_difference as relative,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -14,14 +16,6 @@ fn paper(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../data/paper")
         .join(name)
-}
-
-fn json(args: &[&str]) -> Value {
-    serde_json::from_str(&ok(&orthomask(args))).expect("JSON on stdout")
-}
-
-fn relative(a: f64, b: f64) -> f64 {
-    (a - b).abs() / a.abs().max(b.abs()).max(1e-300)
 }
 
 fn release_of(dir: &Path, extra: &[&str]) -> PathBuf {
@@ -38,9 +32,8 @@ fn release_of(dir: &Path, extra: &[&str]) -> PathBuf {
 fn regress_is_identical_on_raw_and_released_data() {
     let dir = tempfile::tempdir().unwrap();
     let out = release_of(dir.path(), &[]);
-    let input = table2();
-    for intercept in [true, false] {
-        let mut raw_args = vec![
+    let regress = |input: &Path, intercept: bool| {
+        let mut args = vec![
             "regress",
             "--input",
             input.to_str().unwrap(),
@@ -50,23 +43,14 @@ fn regress_is_identical_on_raw_and_released_data() {
             "Age,BBS,IH",
             "--json",
         ];
-        let release = out.join("release.csv");
-        let mut rel_args = vec![
-            "regress",
-            "--input",
-            release.to_str().unwrap(),
-            "--y",
-            "ADL",
-            "--x",
-            "Age,BBS,IH",
-            "--json",
-        ];
         if !intercept {
-            raw_args.push("--no-intercept");
-            rel_args.push("--no-intercept");
+            args.push("--no-intercept");
         }
-        let raw = json(&raw_args);
-        let rel = json(&rel_args);
+        json(&args)
+    };
+    for intercept in [true, false] {
+        let raw = regress(&table2(), intercept);
+        let rel = regress(&out.join("release.csv"), intercept);
         for field in [
             "r_squared",
             "adj_r_squared",
@@ -163,19 +147,18 @@ fn logit_treatment_effect_survives_the_second_method() {
         &raw.select_columns(&pick),
     );
     let out = dir.path().join("out");
-    ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        subset.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--teaching-key",
-        "11",
-        "--method",
-        "second",
-        "--keep",
-        "MIF,Group",
-    ]));
+    ok(&pipeline(
+        &subset,
+        &out,
+        &[
+            "--teaching-key",
+            "11",
+            "--method",
+            "second",
+            "--keep",
+            "MIF,Group",
+        ],
+    ));
     let fit = |input: &Path| {
         json(&[
             "logit",
@@ -442,8 +425,7 @@ fn dp_release_records_its_noise_and_small_samples_are_refused() {
             "ADL=0:100",
         ],
     );
-    let m: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let m = manifest_json(&out);
     assert!(m["dp"]["sigma"].as_f64().unwrap() > 0.0);
     assert_eq!(m["dp"]["smallest_cohort"], 20);
     let columns = m["dp"]["columns"].as_array().unwrap();
@@ -539,27 +521,25 @@ fn dp_with_uneven_cohorts_uses_the_smallest_for_dp_and_the_largest_for_sigma() {
         .collect();
     std::fs::write(&input, format!("a,b\n{rows}")).unwrap();
     let out = dir.path().join("out");
-    ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--teaching-key",
-        "3",
-        "--cohort-size",
-        "15",
-        "--dp-epsilon",
-        "0.5",
-        "--dp-delta",
-        "0.01",
-        "--range",
-        "a=0:10",
-        "--range",
-        "b=-5:5",
-    ]));
-    let m: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    ok(&pipeline(
+        &input,
+        &out,
+        &[
+            "--teaching-key",
+            "3",
+            "--cohort-size",
+            "15",
+            "--dp-epsilon",
+            "0.5",
+            "--dp-delta",
+            "0.01",
+            "--range",
+            "a=0:10",
+            "--range",
+            "b=-5:5",
+        ],
+    ));
+    let m = manifest_json(&out);
     assert_eq!(m["cohorts"]["sizes"], serde_json::json!([14, 14, 13]));
     let dp = &m["dp"];
     assert_eq!(dp["epsilon"], 0.5);
@@ -609,11 +589,6 @@ fn dp_with_uneven_cohorts_uses_the_smallest_for_dp_and_the_largest_for_sigma() {
     let refused = |out: &str, extra: &[&str], expected: &str| {
         let out_dir = dir.path().join(out);
         let mut args = vec![
-            "pipeline",
-            "--input",
-            input.to_str().unwrap(),
-            "--out-dir",
-            out_dir.to_str().unwrap(),
             "--teaching-key",
             "3",
             "--dp-epsilon",
@@ -622,10 +597,10 @@ fn dp_with_uneven_cohorts_uses_the_smallest_for_dp_and_the_largest_for_sigma() {
             "0.01",
         ];
         args.extend_from_slice(extra);
-        let error = failure(&orthomask(&args));
+        let error = failure(&pipeline(&input, &out_dir, &args));
         assert!(
             error.contains(expected) && !error.trim().contains('\n'),
-            "{error}"
+            "{out}: {error}"
         );
         assert!(!out_dir.join("manifest.json").exists());
     };

@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::{failure, orthomask};
+use common::{failure, orthomask, pipeline};
+use std::path::Path;
 
 /// Write `contents` to a temporary file and run `pipeline` on it; return the error line.
 fn pipeline_error(contents: &[u8]) -> (String, String) {
@@ -11,13 +12,7 @@ fn pipeline_error(contents: &[u8]) -> (String, String) {
     let input = dir.path().join("survey.csv");
     std::fs::write(&input, contents).unwrap();
     let out = dir.path().join("out");
-    let error = failure(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-    ]));
+    let error = failure(&pipeline(&input, &out, &[]));
     assert!(
         !out.join("release.csv").exists(),
         "a release was written despite the error"
@@ -75,13 +70,11 @@ fn non_constant_qa_column_is_refused() {
 
 #[test]
 fn missing_files_and_bad_arguments() {
-    let error = failure(&orthomask(&[
-        "pipeline",
-        "--input",
-        "/nonexistent/x.csv",
-        "--out-dir",
-        "/tmp/never",
-    ]));
+    let error = failure(&pipeline(
+        Path::new("/nonexistent/x.csv"),
+        Path::new("/tmp/never"),
+        &[],
+    ));
     assert!(error.contains("cannot read /nonexistent/x.csv"), "{error}");
     let error = failure(&orthomask(&[
         "mask",
@@ -119,56 +112,21 @@ fn bad_keys_and_parameters() {
     assert!(error.contains("64 hexadecimal"), "{error}");
     let keys = dir.path().join("keys.json");
     std::fs::write(&keys, "{\"collector\": 1}").unwrap();
-    let error = failure(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        dir.path().to_str().unwrap(),
-        "--key-file",
-        keys.to_str().unwrap(),
-    ]));
-    assert!(error.contains("keys.json: not a key file"), "{error}");
-    let error = failure(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        dir.path().to_str().unwrap(),
-        "--delta",
-        "1.5",
-    ]));
-    assert!(error.contains("delta"), "{error}");
-    let error = failure(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        dir.path().to_str().unwrap(),
-        "--x-max",
-        "1",
-    ]));
-    assert!(error.contains("--x-max 1 is below"), "{error}");
-    let error = failure(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        dir.path().to_str().unwrap(),
-        "--keep",
-        "zz",
-    ]));
-    assert!(error.contains("no answer column named \"zz\""), "{error}");
-    let error = failure(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        dir.path().to_str().unwrap(),
-        "--rng",
-        "matlab",
-    ]));
-    assert!(error.contains("--teaching-key"), "{error}");
+    // `pipeline` with each bad flag: one line naming what is wrong.
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["--key-file", keys.to_str().unwrap()],
+            "keys.json: not a key file",
+        ),
+        (&["--delta", "1.5"], "delta"),
+        (&["--x-max", "1"], "--x-max 1 is below"),
+        (&["--keep", "zz"], "no answer column named \"zz\""),
+        (&["--rng", "matlab"], "--teaching-key"),
+    ];
+    for (flags, expected) in cases {
+        let error = failure(&pipeline(&input, dir.path(), flags));
+        assert!(error.contains(expected), "{}: {error}", flags.join(" "));
+    }
     let error = failure(&orthomask(&[
         "attack",
         "appendix-a",

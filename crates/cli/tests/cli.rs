@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{failure, ok, orthomask, read, survey_data, table2, write};
+use common::{failure, manifest, ok, orthomask, pipeline, read, survey_data, table2, write};
 use orthomask_core::tolerance::{
     HAND_COMPUTED, ORTHOGONALITY, PRESERVED_STATISTICS, VISIBLY_MASKED, printed_precision,
 };
@@ -101,20 +101,13 @@ fn pipeline_modified_preserves_statistics_on_several_shapes() {
         let raw = survey_data(n, p, n as u64);
         write(&input, &name_refs, &raw);
         let out = dir.path().join("out");
-        let mut args = vec![
-            "pipeline",
-            "--input",
-            input.to_str().unwrap(),
-            "--out-dir",
-            out.to_str().unwrap(),
-            "--json",
-        ];
+        let mut args = vec!["--json"];
         let cohort_text = cohort.map(|m: usize| m.to_string());
         if let Some(m) = &cohort_text {
             // Cohort runs also write the exchanged matrices; the default writes only the release.
             args.extend(["--cohort-size", m.as_str(), "--write-exchanges"]);
         }
-        let manifest: Manifest = serde_json::from_str(&ok(&orthomask(&args))).unwrap();
+        let manifest: Manifest = serde_json::from_str(&ok(&pipeline(&input, &out, &args))).unwrap();
         let (headers, release) = read(&out.join("release.csv"));
         let mut expected_headers = names.clone();
         expected_headers.push("QA".into());
@@ -154,37 +147,18 @@ fn pipeline_modified_preserves_statistics_on_several_shapes() {
 fn pipeline_refuses_unsafe_designs_and_teaching_mode_runs_them() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let table2 = table2();
-    let args = [
-        "pipeline",
-        "--input",
-        table2.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--method",
-        "first",
-        "--teaching-key",
-        "535",
-    ];
-    let error = failure(&orthomask(&args));
+    let first = ["--method", "first", "--teaching-key", "535"];
+    let error = failure(&pipeline(&table2(), &out, &first));
     assert!(
         error.contains("p = 9") && error.contains("Appendix A"),
         "{error}"
     );
-    let low_sigma = [
-        "pipeline",
-        "--input",
-        table2.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--sigma",
-        // Scaled to [−1, 1], Table 2's answers need σ ≳ 0.7 for cohorts of 20 (x_max = 1).
-        "0.1",
-    ];
-    assert!(failure(&orthomask(&low_sigma)).contains("below the Appendix C bound"));
-    let mut teaching = args.to_vec();
+    // Scaled to [−1, 1], Table 2's answers need σ ≳ 0.7 for cohorts of 20 (x_max = 1).
+    let low_sigma = ["--sigma", "0.1"];
+    assert!(failure(&pipeline(&table2(), &out, &low_sigma)).contains("below the Appendix C bound"));
+    let mut teaching = first.to_vec();
     teaching.extend(["--unsafe-teaching", "--rng", "matlab", "--write-exchanges"]);
-    let output = orthomask(&teaching);
+    let output = pipeline(&table2(), &out, &teaching);
     ok(&output);
     assert!(String::from_utf8_lossy(&output.stderr).contains("unsafe design"));
     // The upload is Table 3 (the MATLAB generator reproduces B₁ from key 535).
@@ -192,11 +166,7 @@ fn pipeline_refuses_unsafe_designs_and_teaching_mode_runs_them() {
     let (_, table3) =
         read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/paper/leaps_table3_xb1.csv"));
     assert!((uploads - table3).amax() <= printed_precision(2));
-    let manifest = Manifest::parse(
-        &std::fs::read_to_string(out.join("manifest.json")).unwrap(),
-        "m",
-    )
-    .unwrap();
+    let manifest = manifest(&out);
     assert!(
         manifest
             .warnings
@@ -246,15 +216,11 @@ fn pipeline_is_reproducible_from_a_key_file() {
     );
     let run = |name: &str| {
         let out = dir.path().join(name);
-        ok(&orthomask(&[
-            "pipeline",
-            "--input",
-            table2().to_str().unwrap(),
-            "--out-dir",
-            out.to_str().unwrap(),
-            "--key-file",
-            keys.to_str().unwrap(),
-        ]));
+        ok(&pipeline(
+            &table2(),
+            &out,
+            &["--key-file", keys.to_str().unwrap()],
+        ));
         std::fs::read_to_string(out.join("release.csv")).unwrap()
     };
     assert_eq!(run("a"), run("b"));
@@ -264,21 +230,20 @@ fn pipeline_is_reproducible_from_a_key_file() {
 fn pipeline_second_method_keeps_response_and_treatment() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let output = orthomask(&[
-        "pipeline",
-        "--input",
-        table2().to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--method",
-        "second",
-        "--keep",
-        "Response,Group",
-        "--teaching-key",
-        "535",
-        "--combined",
-        "--write-exchanges",
-    ]);
+    let output = pipeline(
+        &table2(),
+        &out,
+        &[
+            "--method",
+            "second",
+            "--keep",
+            "Response,Group",
+            "--teaching-key",
+            "535",
+            "--combined",
+            "--write-exchanges",
+        ],
+    );
     ok(&output);
     assert!(String::from_utf8_lossy(&output.stderr).contains("disclosure warning"));
     let (headers, release) = read(&out.join("release.csv"));
@@ -295,40 +260,28 @@ fn pipeline_second_method_keeps_response_and_treatment() {
         ["participant", "row", "Response", "Group"]
     );
     assert_eq!(uploads.nrows(), 20 * 8);
-    assert!(
-        failure(&orthomask(&[
-            "pipeline",
-            "--input",
-            table2().to_str().unwrap(),
-            "--out-dir",
-            out.to_str().unwrap(),
-            "--method",
-            "second"
-        ]))
-        .contains("--keep")
-    );
+    assert!(failure(&pipeline(&table2(), &out, &["--method", "second"])).contains("--keep"));
 }
 
 #[test]
 fn pipeline_collusion_resistant_extension() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        table2().to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--method",
-        "collusion",
-        "--right-providers",
-        "3",
-        "--left-providers",
-        "2",
-        "--teaching-key",
-        "7",
-        "--write-exchanges",
-    ]));
+    ok(&pipeline(
+        &table2(),
+        &out,
+        &[
+            "--method",
+            "collusion",
+            "--right-providers",
+            "3",
+            "--left-providers",
+            "2",
+            "--teaching-key",
+            "7",
+            "--write-exchanges",
+        ],
+    ));
     let (_, raw) = read(&table2());
     let (_, release) = read(&out.join("release.csv"));
     assert!(relative_gram_error(&raw, &release) < PRESERVED_STATISTICS);
@@ -340,11 +293,7 @@ fn pipeline_collusion_resistant_extension() {
     // Gaussian mechanism of sensitivity ‖(2, …, 2)‖/3 = 2√8/3 and σ = 100·√(2/3). Its ε at
     // δ = 10⁻⁶ from SciPy (brentq on the exact profile Φ(Δ/2σ − εσ/Δ) − e^ε·Φ(−Δ/2σ − εσ/Δ),
     // norm.cdf) is 0.08279476185903287; the signal-to-noise ratio (1/3)/σ = 0.004082482904638631.
-    let manifest = Manifest::parse(
-        &std::fs::read_to_string(out.join("manifest.json")).unwrap(),
-        "manifest.json",
-    )
-    .unwrap();
+    let manifest = manifest(&out);
     let view = manifest.share_view.clone().unwrap();
     assert_eq!((view.services, manifest.p1), (3, 9));
     assert!(
@@ -358,21 +307,20 @@ fn pipeline_collusion_resistant_extension() {
 fn partial_masking_keeps_named_columns() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        table2().to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--method",
-        "first",
-        "--keep",
-        "Group",
-        "--noise-cols",
-        "30",
-        "--teaching-key",
-        "3",
-    ]));
+    ok(&pipeline(
+        &table2(),
+        &out,
+        &[
+            "--method",
+            "first",
+            "--keep",
+            "Group",
+            "--noise-cols",
+            "30",
+            "--teaching-key",
+            "3",
+        ],
+    ));
     let (_, raw) = read(&table2());
     let (_, release) = read(&out.join("release.csv"));
     assert!((release.column(1) - raw.column(1)).amax() < VISIBLY_MASKED);
@@ -385,22 +333,12 @@ fn partial_masking_keeps_named_columns() {
 fn the_obfuscation_statement_names_what_the_release_shows() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        table2().to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--keep",
-        "Group",
-        "--teaching-key",
-        "5",
-    ]));
-    let manifest = Manifest::parse(
-        &std::fs::read_to_string(out.join("manifest.json")).unwrap(),
-        "m",
-    )
-    .unwrap();
+    ok(&pipeline(
+        &table2(),
+        &out,
+        &["--keep", "Group", "--teaching-key", "5"],
+    ));
+    let manifest = manifest(&out);
     let o = manifest
         .obfuscation
         .expect("the modified method states its guarantee");
@@ -438,15 +376,7 @@ fn the_obfuscation_statement_names_what_the_release_shows() {
 fn decimals_round_the_release_and_are_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        table2().to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--decimals",
-        "2",
-    ]));
+    ok(&pipeline(&table2(), &out, &["--decimals", "2"]));
     let text = std::fs::read_to_string(out.join("release.csv")).unwrap();
     let second_line = text.lines().nth(1).unwrap();
     assert!(
@@ -455,11 +385,7 @@ fn decimals_round_the_release_and_are_recorded() {
             .all(|cell| cell.split('.').nth(1).is_some_and(|d| d.len() == 2)),
         "{second_line}"
     );
-    let manifest = Manifest::parse(
-        &std::fs::read_to_string(out.join("manifest.json")).unwrap(),
-        "m",
-    )
-    .unwrap();
+    let manifest = manifest(&out);
     assert_eq!(manifest.decimals, Some(2));
 }
 
@@ -471,20 +397,19 @@ fn appendix_a_attack_recovers_on_unsafe_and_nothing_on_safe() {
     let input = dir.path().join("raw.csv");
     write(&input, &["smoker", "a", "b", "c"], &raw);
     let unsafe_out = dir.path().join("unsafe");
-    ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        unsafe_out.to_str().unwrap(),
-        "--method",
-        "first",
-        "--no-qa",
-        "--unsafe-teaching",
-        "--teaching-key",
-        "11",
-        "--write-exchanges",
-    ]));
+    ok(&pipeline(
+        &input,
+        &unsafe_out,
+        &[
+            "--method",
+            "first",
+            "--no-qa",
+            "--unsafe-teaching",
+            "--teaching-key",
+            "11",
+            "--write-exchanges",
+        ],
+    ));
     let attack = |dir: &Path| -> serde_json::Value {
         let stdout = ok(&orthomask(&[
             "attack",
@@ -502,16 +427,11 @@ fn appendix_a_attack_recovers_on_unsafe_and_nothing_on_safe() {
     let unsafe_result = attack(&unsafe_out);
     assert_eq!(unsafe_result["truth_recovered"], true, "{unsafe_result}");
     let safe_out = dir.path().join("safe");
-    ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        safe_out.to_str().unwrap(),
-        "--teaching-key",
-        "11",
-        "--write-exchanges",
-    ]));
+    ok(&pipeline(
+        &input,
+        &safe_out,
+        &["--teaching-key", "11", "--write-exchanges"],
+    ));
     let safe_result = attack(&safe_out);
     assert_eq!(safe_result["all_binary_vectors_consistent"], true);
     assert_eq!(safe_result["recovered"], serde_json::Value::Null);

@@ -15,7 +15,6 @@ use reqwest::Method;
 use services::*;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 /// Debian's multi-threaded libfaketime, if installed.
 fn libfaketime() -> Option<PathBuf> {
@@ -44,19 +43,6 @@ fn serve_all_with_clock(dir: &Path, lib: &Path, clock: &Path) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
-}
-
-/// The services' URLs once they are up (a guard of a minute against hangs).
-async fn services_json(dir: &Path) -> serde_json::Value {
-    for _ in 0..1200 {
-        if let Ok(text) = std::fs::read_to_string(dir.join("services.json"))
-            && let Ok(urls) = serde_json::from_str(&text)
-        {
-            return urls;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the services did not start within a minute");
 }
 
 /// Participants `from..to` take a place through `url` and upload; the cohort each was given
@@ -90,7 +76,8 @@ async fn a_clock_set_back_a_day_reopens_no_cohort_and_stops_nothing() {
     std::fs::write(&clock, "+0\n").unwrap();
     let data = dir.path().join("data");
     let mut child = serve_all_with_clock(&data, &lib, &clock);
-    let urls = services_json(&data).await;
+    // `services_json` blocks, polling a file, until the child process has started.
+    let urls = tokio::task::block_in_place(|| common::services_json(&data, &mut child));
     let collector = urls["collector"].as_str().unwrap().to_owned();
     let admin = std::fs::read_to_string(data.join("admin-token")).unwrap();
     let admin = admin.trim();
@@ -117,18 +104,12 @@ async fn a_clock_set_back_a_day_reopens_no_cohort_and_stops_nothing() {
         assert_eq!(cohort, 0);
         assert!(today.contains(&received), "{received}, today {today:?}");
     }
-    let settled = |v: &serde_json::Value| {
+    let before = wait_for_view_at(&http, &collector, admin, "clock", |v| {
         v["cohorts"][0]["status"]
             .as_str()
             .is_some_and(|s| !matches!(s, "open" | "processing"))
-    };
-    let before = loop {
-        let view = admin_view_at(&http, &collector, admin, "clock").await;
-        if settled(&view) {
-            break view;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    })
+    .await;
 
     // The wall clock goes back a day.
     std::fs::write(&clock, "-1d\n").unwrap();
@@ -164,9 +145,5 @@ async fn a_clock_set_back_a_day_reopens_no_cohort_and_stops_nothing() {
     let manifest: serde_json::Value = serde_json::from_str(&manifest).unwrap();
     assert_eq!(manifest["n"], 20, "{manifest}");
 
-    // SAFETY: `kill` with the child's own pid and SIGTERM only sends a signal.
-    unsafe {
-        libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGTERM);
-    }
-    let _ = child.wait();
+    common::terminate(child);
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{ok, orthomask, write};
+use common::{json, ok, orthomask, write};
 use nalgebra::DMatrix;
 use orthomask_core::tolerance::HAND_COMPUTED;
 use orthomask_stats::dataset::Dataset;
@@ -13,14 +13,7 @@ use orthomask_stats::linear::{EXACT_FIT_WARNING, LinearRegression};
 use orthomask_stats::tolerance::{
     HAND_SOLVED_TABLE, INTEGER_COUNT_RESIDUAL, REFERENCE_RELATIVE, relative_difference,
 };
-use serde_json::Value;
 use std::path::Path;
-
-fn json(args: &[&str]) -> Value {
-    let out = ok(&orthomask(args));
-    // No NaN or Infinity can sneak into the output: serde_json would refuse to parse them.
-    serde_json::from_str(&out).expect("valid JSON on stdout")
-}
 
 fn csv(dir: &Path, name: &str, headers: &[&str], rows: &[&[f64]]) -> String {
     let data = DMatrix::from_fn(rows.len(), headers.len(), |i, j| rows[i][j]);

@@ -7,10 +7,12 @@
 
 #![cfg(unix)]
 
+mod common;
+
+use common::{services_json, terminate};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 /// `serve all` on free loopback ports in `dir`, with its output on `stdout` and `stderr`.
 fn serve_all(dir: &Path, stdout: Stdio, stderr: Stdio) -> Child {
@@ -24,22 +26,12 @@ fn serve_all(dir: &Path, stdout: Stdio, stderr: Stdio) -> Child {
         .unwrap()
 }
 
-/// The collector's URL once the services have written services.json (a guard of a minute
-/// against hangs; `None` if they never did).
-fn collector_url(dir: &Path, child: &mut Child) -> Option<String> {
-    let services = dir.join("services.json");
-    for _ in 0..1200 {
-        if let Ok(text) = std::fs::read_to_string(&services)
-            && let Ok(urls) = serde_json::from_str::<serde_json::Value>(&text)
-        {
-            return urls["collector"].as_str().map(str::to_owned);
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("serve all ended at start: {status}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    None
+/// The collector's URL once the services have written services.json.
+fn collector_url(dir: &Path, child: &mut Child) -> String {
+    services_json(dir, child)["collector"]
+        .as_str()
+        .expect("the collector's URL")
+        .to_owned()
 }
 
 /// One HTTP/1.1 request on a fresh connection: the status line and the body.
@@ -85,22 +77,6 @@ fn serves(dir: &Path, url: &str) -> u64 {
     health["log_lines_dropped"].as_u64().unwrap()
 }
 
-/// SIGTERM, then the exit status (a guard of a minute against hangs).
-fn stop(mut child: Child) -> std::process::ExitStatus {
-    // SAFETY: `kill` with a child's own pid and SIGTERM only sends a signal.
-    unsafe {
-        libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGTERM);
-    }
-    for _ in 0..1200 {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    panic!("serve all did not stop within a minute of SIGTERM");
-}
-
 #[test]
 fn output_on_a_full_device_is_dropped_and_counted_and_the_services_serve() {
     let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
@@ -114,11 +90,11 @@ fn output_on_a_full_device_is_dropped_and_counted_and_the_services_serve() {
         Stdio::from(full),
     );
     let mut child = child;
-    let url = collector_url(dir.path(), &mut child).expect("the services started");
+    let url = collector_url(dir.path(), &mut child);
     // The start-up lines (the secrets created, the addresses) could not be written.
     let dropped = serves(dir.path(), &url);
     assert!(dropped >= 1, "dropped lines counted: {dropped}");
-    let status = stop(child);
+    let status = terminate(child);
     assert!(status.success(), "{status}");
 }
 
@@ -129,9 +105,9 @@ fn output_to_closed_pipes_is_dropped_and_the_services_serve_and_stop_cleanly() {
     // The reader goes away: every later write to either pipe fails with a broken pipe.
     drop(child.stdout.take());
     drop(child.stderr.take());
-    let url = collector_url(dir.path(), &mut child).expect("the services started");
+    let url = collector_url(dir.path(), &mut child);
     serves(dir.path(), &url);
     // "stopped" is written to the closed pipe on the way out: counted, not a SIGPIPE.
-    let status = stop(child);
+    let status = terminate(child);
     assert!(status.success(), "{status}");
 }

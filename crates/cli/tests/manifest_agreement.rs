@@ -19,7 +19,7 @@ mod common;
 #[path = "../../server/tests/common/mod.rs"]
 mod services;
 
-use common::{ok, orthomask, write};
+use common::{ok, orthomask, pipeline, write};
 use nalgebra::DMatrix;
 use orthomask_core::tolerance::PRESERVED_STATISTICS;
 use orthomask_formats::manifest::Manifest;
@@ -96,19 +96,18 @@ async fn the_services_and_the_pipeline_write_the_same_manifest() {
         .map(|c| format!("{}={}:{}", c.name, c.range.0, c.range.1))
         .collect();
     let out = dir.path().join("pipeline");
-    ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        input.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--cohort-size",
-        "12",
-        "--range",
-        &ranges.join(","),
-        "--key-file",
-        keys.to_str().unwrap(),
-    ]));
+    ok(&pipeline(
+        &input,
+        &out,
+        &[
+            "--cohort-size",
+            "12",
+            "--range",
+            &ranges.join(","),
+            "--key-file",
+            keys.to_str().unwrap(),
+        ],
+    ));
     let pipeline = Manifest::parse(
         &std::fs::read_to_string(out.join("manifest.json")).unwrap(),
         "pipeline manifest.json",

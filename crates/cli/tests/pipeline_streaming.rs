@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{failure, ok, pipeline, read, survey_data, write};
+use common::{failure, manifest_json as manifest, ok, pipeline, read, survey_data, write};
 use orthomask_core::tolerance::PRESERVED_STATISTICS;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -18,10 +18,6 @@ fn gram_error(raw: &nalgebra::DMatrix<f64>, release: &nalgebra::DMatrix<f64>) ->
     let raw = raw.clone().insert_column(raw.ncols(), 888.0);
     let gram = raw.tr_mul(&raw);
     (release.tr_mul(release) - &gram).amax() / gram.amax()
-}
-
-fn manifest(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
 }
 
 fn answer_names(count: usize) -> Vec<String> {

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{failure, ok, orthomask, table2};
+use common::{failure, ok, orthomask, pipeline, table2};
 use orthomask_survey::client::receipt_file;
 use orthomask_survey::merkle::{inclusion_proof, merkle_root, sha256_hex};
 use orthomask_survey::upload::Receipt;
@@ -46,15 +46,7 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().to_owned();
         let out = path.join("out");
-        ok(&orthomask(&[
-            "pipeline",
-            "--input",
-            table2().to_str().unwrap(),
-            "--out-dir",
-            out.to_str().unwrap(),
-            "--teaching-key",
-            "11",
-        ]));
+        ok(&pipeline(&table2(), &out, &["--teaching-key", "11"]));
         let plain_manifest = out.join("manifest.json");
         let mut manifest: Value =
             serde_json::from_str(&std::fs::read_to_string(&plain_manifest).unwrap()).unwrap();

@@ -3,19 +3,11 @@
 
 mod common;
 
-use common::{failure, ok, orthomask, survey_data, write};
+use common::{failure, json, orthomask, survey_data, write};
 use nalgebra::{DMatrix, DVector};
 use orthomask_secure::tolerance::{LOCAL_LEVERAGE, SECURE_FIT_MATCHES_DIRECT};
-use serde_json::Value;
+use orthomask_stats::tolerance::relative_difference as relative;
 use std::path::{Path, PathBuf};
-
-fn relative(a: f64, b: f64) -> f64 {
-    (a - b).abs() / a.abs().max(b.abs()).max(1e-300)
-}
-
-fn json(args: &[&str]) -> Value {
-    serde_json::from_str(&ok(&orthomask(args))).unwrap()
-}
 
 /// 80 subjects: agency A holds `flag, x1`, B holds `x2, y`, C holds `x3`; y depends on all.
 fn agencies(dir: &Path) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
@@ -225,52 +217,23 @@ fn bad_requests_get_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b, _, _) = agencies(dir.path());
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
-    let e = failure(&orthomask(&[
-        "secure-regress",
-        "--agency",
-        a,
-        "--y",
-        "y",
-        "--x",
-        "x1",
-    ]));
-    assert!(e.contains("at least two agencies"), "{e}");
-    let e = failure(&orthomask(&[
-        "secure-regress",
-        "--agency",
-        a,
-        "--agency",
-        b,
-        "--y",
-        "y",
-        "--x",
-        "x9",
-    ]));
-    assert!(e.contains("no agency holds a column \"x9\""), "{e}");
-    let e = failure(&orthomask(&[
-        "secure-regress",
-        "--agency",
-        a,
-        "--agency",
-        a,
-        "--y",
-        "x1",
-        "--x",
-        "flag",
-    ]));
-    assert!(e.contains("held by both"), "{e}");
     let short = dir.path().join("short.csv");
     write(&short, &["z"], &DMatrix::from_element(5, 1, 1.0));
-    let e = failure(&orthomask(&[
-        "secure-regress",
-        "--agency",
-        a,
-        "--agency",
-        short.to_str().unwrap(),
-        "--y",
-        "x1",
-        "--x",
-        "flag",
-    ]));
-    assert!(e.contains("same subjects"), "{e}");
+    let short = short.to_str().unwrap();
+    // The agencies' files, the response and the predictors of each bad request.
+    let cases: [(&[&str], &str, &str, &str); 4] = [
+        (&[a], "y", "x1", "at least two agencies"),
+        (&[a, b], "y", "x9", "no agency holds a column \"x9\""),
+        (&[a, a], "x1", "flag", "held by both"),
+        (&[a, short], "x1", "flag", "same subjects"),
+    ];
+    for (agencies, y, x, expected) in cases {
+        let mut args = vec!["secure-regress"];
+        for agency in agencies {
+            args.extend(["--agency", agency]);
+        }
+        args.extend(["--y", y, "--x", x]);
+        let e = failure(&orthomask(&args));
+        assert!(e.contains(expected), "{expected}: {e}");
+    }
 }

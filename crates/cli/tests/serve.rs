@@ -6,6 +6,8 @@
 mod common;
 
 use common::{failure, orthomask};
+#[cfg(unix)]
+use common::{services_json, terminate};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 
@@ -13,49 +15,45 @@ use std::process::{Command, Stdio};
 fn bad_arguments_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let e = failure(&orthomask(&[
-        "serve",
-        "msp",
-        "--data-dir",
-        d,
-        "--listen",
-        "127.0.0.1:0",
-        "--collector",
-        "collector.example",
-    ]));
-    assert!(
-        e.contains("--collector \"collector.example\" is not an http:// or https:// URL"),
-        "{e}"
-    );
-    let e = failure(&orthomask(&[
-        "serve",
-        "all",
-        "--data-dir",
-        d,
-        "--port",
-        "0",
-        "--right-services",
-        "1",
-        "--no-web",
-    ]));
-    assert!(e.contains("at least two right-masking services"), "{e}");
-    let e = failure(&orthomask(&[
-        "serve",
-        "right",
-        "--index",
-        "0",
-        "--data-dir",
-        d,
-        "--listen",
-        "127.0.0.1:0",
-        "--msp",
-        "http://m",
-        "--collector",
-        "http://c",
-        "--rate-per-second",
-        "0",
-    ]));
-    assert!(e.contains("--rate-per-second"), "{e}");
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &[
+                "msp",
+                "--listen",
+                "127.0.0.1:0",
+                "--collector",
+                "collector.example",
+            ],
+            "--collector \"collector.example\" is not an http:// or https:// URL",
+        ),
+        (
+            &["all", "--port", "0", "--right-services", "1", "--no-web"],
+            "at least two right-masking services",
+        ),
+        (
+            &[
+                "right",
+                "--index",
+                "0",
+                "--listen",
+                "127.0.0.1:0",
+                "--msp",
+                "http://m",
+                "--collector",
+                "http://c",
+                "--rate-per-second",
+                "0",
+            ],
+            "--rate-per-second",
+        ),
+    ];
+    for (args, expected) in cases {
+        let (service, rest) = args.split_first().unwrap();
+        let e = failure(&orthomask(
+            &[&["serve", service, "--data-dir", d][..], rest].concat(),
+        ));
+        assert!(e.contains(expected), "serve {}: {e}", args.join(" "));
+    }
 }
 
 fn get(url: &str, path: &str) -> String {
@@ -106,15 +104,7 @@ fn serve_all_runs_every_service_apart_and_stops_cleanly() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let services = dir.path().join("services.json");
-    for _ in 0..200 {
-        if services.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let urls: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&services).unwrap()).unwrap();
+    let urls = services_json(dir.path(), &mut child);
     let mut all = vec![
         urls["collector"].as_str().unwrap().to_owned(),
         urls["msp"].as_str().unwrap().to_owned(),
@@ -173,19 +163,11 @@ fn serve_all_runs_every_service_apart_and_stops_cleanly() {
     ] {
         assert!(dir.path().join(service).join(db).exists(), "{service}");
     }
-    // SAFETY: sending SIGTERM to the child this test started.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-    }
-    let status = child.wait().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let status = terminate(child);
     assert!(status.success());
     let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    stdout.read_to_string(&mut out).unwrap();
     assert!(
         out.contains("data collector listening on http://127.0.0.1:"),
         "{out}"
@@ -292,11 +274,7 @@ fn each_service_runs_alone_from_the_command_line() {
             .collect();
         assert_eq!(files, [db], "{path}");
     }
-    for mut child in [right, msp, collector] {
-        // SAFETY: sending SIGTERM to a child this test started.
-        unsafe {
-            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-        }
-        assert!(child.wait().unwrap().success());
+    for child in [right, msp, collector] {
+        assert!(terminate(child).success());
     }
 }

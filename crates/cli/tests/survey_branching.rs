@@ -4,14 +4,14 @@
 
 mod common;
 
-use common::{failure, ok, orthomask, read};
+use common::{failure, json, ok, orthomask, pipeline, read};
 use orthomask_core::tolerance::PRESERVED_STATISTICS;
+use orthomask_stats::tolerance::relative_difference as relative;
 use orthomask_survey::coding::Answer;
 use orthomask_survey::definition::{QuestionKind, SurveyDefinition};
 use orthomask_survey::simulate::simulated_answers;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Regression estimates, standard errors, t, p and intervals on a release agree with the raw
@@ -101,14 +101,6 @@ fn answers_table(survey: &SurveyDefinition) -> (Vec<Vec<Answer>>, String) {
     (answers, text)
 }
 
-fn json(args: &[&str]) -> Value {
-    serde_json::from_str(&ok(&orthomask(args))).expect("JSON on stdout")
-}
-
-fn relative(a: f64, b: f64) -> f64 {
-    (a - b).abs() / a.abs().max(b.abs()).max(1e-300)
-}
-
 #[test]
 fn check_prints_languages_columns_and_branches() {
     let out = ok(&orthomask(&[
@@ -183,13 +175,7 @@ fn coded_answers_through_the_pipeline_give_the_raw_analyses() {
     assert_eq!(stdout, std::fs::read_to_string(&raw).unwrap());
 
     let released = dir.path().join("out");
-    ok(&orthomask(&[
-        "pipeline",
-        "--input",
-        raw.to_str().unwrap(),
-        "--out-dir",
-        released.to_str().unwrap(),
-    ]));
+    ok(&pipeline(&raw, &released, &[]));
     let release = released.join("release.csv");
     let (release_headers, _) = read(&release);
     assert_eq!(release_headers[..names.len()], names[..]);

@@ -6,27 +6,40 @@ mod common;
 
 use common::*;
 use orthomask_server::Limits;
-use orthomask_server::run::{AllConfig, start_all};
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::json;
 
-async fn json_of(r: reqwest::Response) -> Value {
-    serde_json::from_str(&r.text().await.unwrap()).unwrap()
+/// The invitation behind `link` is used up: taking a place with it is refused, saying so.
+async fn assert_used_up(http: &reqwest::Client, link: &str) {
+    let (status, body) = take_place(http, link).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("already been used"), "{body}");
 }
 
-fn one_line_error(body: &Value) -> &str {
-    let e = body["error"]
-        .as_str()
-        .unwrap_or_else(|| panic!("not a JSON error: {body}"));
-    assert!(!e.is_empty() && !e.contains('\n'));
-    e
+/// The `Access-Control-Allow-Origin` a service answers to a preflight from `origin` for a
+/// `POST` to `url` (with `Content-Type` among the request's headers when `content_type`).
+async fn allowed_origin(
+    http: &reqwest::Client,
+    url: &str,
+    origin: &str,
+    content_type: bool,
+) -> Option<String> {
+    let mut preflight = http
+        .request(Method::OPTIONS, url)
+        .header("origin", origin)
+        .header("access-control-request-method", "POST");
+    if content_type {
+        preflight = preflight.header("access-control-request-headers", "content-type");
+    }
+    let r = preflight.send().await.unwrap();
+    r.headers()
+        .get("access-control-allow-origin")
+        .map(|v| v.to_str().unwrap().to_owned())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploads_are_validated_and_stored_exactly_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let all = start(dir.path(), 0, None).await;
-    let http = client();
+    let (_dir, all, http) = started(0).await;
     let created = create_survey(&http, &all, &draft("v", 12, false, true)).await;
     let invited = links(&http, &all, &created, 3).await;
     let (def, uploads) = prepare(&http, &invited[0], 1, &answers(1)).await;
@@ -37,70 +50,50 @@ async fn uploads_are_validated_and_stored_exactly_once() {
     // Shape and content errors.
     let mut short = upload.clone();
     short.values.pop();
-    let (status, body) = post_upload(&http, &url, &short).await;
-    assert_eq!(status, 400);
-    assert!(one_line_error(&body).contains("expects 464"), "{body}");
     let mut bad_token = upload.clone();
     bad_token.token = "short".into();
-    let (status, body) = post_upload(&http, &url, &bad_token).await;
-    assert_eq!(status, 400);
-    assert!(one_line_error(&body).contains("token"));
-    // The credential names cohort 0: another cohort is refused before anything is stored.
     let mut wrong_cohort = upload.clone();
     wrong_cohort.cohort = 7;
-    let (status, body) = post_upload(&http, &url, &wrong_cohort).await;
-    assert_eq!(status, 403);
-    assert!(one_line_error(&body).contains("cohort 0, not 7"), "{body}");
     let unknown = url.replace("/v/", "/nope/");
-    let (status, body) = post_upload(&http, &unknown, &upload).await;
-    assert_eq!(status, 404);
-    one_line_error(&body);
+    for (what, to, sent, status, naming) in [
+        ("a short vector", &url, &short, 400, "expects 464"),
+        ("a short token", &url, &bad_token, 400, "token"),
+        // The credential names cohort 0: another cohort is refused before anything is stored.
+        (
+            "another cohort",
+            &url,
+            &wrong_cohort,
+            403,
+            "cohort 0, not 7",
+        ),
+        ("an unknown survey", &unknown, &upload, 404, ""),
+    ] {
+        refused(what, &post_upload(&http, to, sent).await, status, naming);
+    }
     let mut extra = serde_json::to_value(&upload).unwrap();
     extra["name"] = json!("Alice");
-    let (status, body) = send(&http, Method::POST, &url, Some(&extra), None).await;
-    assert_eq!(status, 422);
-    assert!(one_line_error(&body).contains("unknown field"));
-    let raw = http
-        .post(&url)
-        .header("content-type", "application/json")
-        .body("{not json")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(raw.status().as_u16(), 400);
-    one_line_error(&json_of(raw).await);
-    let no_type = http.post(&url).body("{}").send().await.unwrap();
-    assert_eq!(no_type.status().as_u16(), 415);
     let huge = format!(
         "{{\"survey\":\"v\",\"cohort\":0,\"token\":\"tttttttttttttttttt\",\"values\":[{}0]}}",
         "1.0,".repeat(700_000)
     );
-    // The service answers 413 before reading the rest and closes the connection: a client must
-    // not reuse it for the next request (without `Connection: close` the pool may, and the next
-    // request then dies with a broken pipe — a race of the test, not of the service).
-    let too_big = http
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("connection", "close")
-        .body(huge)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(too_big.status().as_u16(), 413);
-    one_line_error(&json_of(too_big).await);
+    for (what, text, status, naming) in [
+        ("an unknown field", extra.to_string(), 422, "unknown field"),
+        ("not JSON", "{not json".to_owned(), 400, ""),
+        // The service answers 413 before reading the rest and closes the connection
+        // (`post_text` does not reuse it).
+        ("a body too big", huge, 413, ""),
+    ] {
+        refused(what, &post_text(&http, &url, text).await, status, naming);
+    }
+    let no_type = http.post(&url).body("{}").send().await.unwrap();
+    assert_eq!(no_type.status().as_u16(), 415);
     // JSON cannot carry NaN; an overflowing literal is refused too.
     let overflow =
         serde_json::to_string(&upload)
             .unwrap()
             .replacen("\"values\":[", "\"values\":[1e999,", 1);
-    let r = http
-        .post(&url)
-        .header("content-type", "application/json")
-        .body(overflow)
-        .send()
-        .await
-        .unwrap();
-    assert!(r.status().is_client_error());
+    let (status, body) = post_text(&http, &url, overflow).await;
+    assert!((400..500).contains(&status), "{status} {body}");
 
     // Exactly once per token.
     let (status, first) = post_upload(&http, &url, &upload).await;
@@ -111,9 +104,8 @@ async fn uploads_are_validated_and_stored_exactly_once() {
     assert_eq!(again, first, "a retry gets the same receipt");
     let mut changed = upload.clone();
     changed.values[0] += 1.0;
-    let (status, body) = post_upload(&http, &url, &changed).await;
-    assert_eq!(status, 409);
-    assert!(one_line_error(&body).contains("idempotency token"));
+    let answer = post_upload(&http, &url, &changed).await;
+    refused("a changed upload", &answer, 409, "idempotency token");
 
     // Closed cohorts refuse uploads; a retry of an acknowledged upload still gets its receipt.
     let (status, _) = admin_post(&http, &all, "/api/admin/surveys/v/cohorts/0/close").await;
@@ -123,9 +115,8 @@ async fn uploads_are_validated_and_stored_exactly_once() {
         late[0].1.cohort, 1,
         "the next participant joins the next cohort"
     );
-    let (status, body) = post_upload(&http, &url, &waiting[0].1).await;
-    assert_eq!(status, 409);
-    assert!(one_line_error(&body).contains("closed"));
+    let answer = post_upload(&http, &url, &waiting[0].1).await;
+    refused("an upload to a closed cohort", &answer, 409, "closed");
     let (status, again) = post_upload(&http, &url, &upload).await;
     assert_eq!((status, &again), (200, &first));
     assert_eq!(def.masking.cohort, 0);
@@ -134,94 +125,61 @@ async fn uploads_are_validated_and_stored_exactly_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admin_and_peer_endpoints_need_their_tokens() {
-    let dir = tempfile::tempdir().unwrap();
-    let all = start(dir.path(), 0, None).await;
-    let http = client();
-    let url = format!("{}/api/admin/surveys", all.collector.url());
+    let (dir, all, http) = started(0).await;
+    let surveys = format!("{}/api/admin/surveys", all.collector.url());
     let body = draft("t", 12, false, true);
-    let (status, e) = send(&http, Method::POST, &url, Some(&body), None).await;
-    assert_eq!(status, 401);
-    assert!(one_line_error(&e).contains("admin token"));
-    let (status, _) = send(
-        &http,
-        Method::POST,
-        &url,
-        Some(&body),
-        Some("x-wrong-token-0000"),
-    )
-    .await;
-    assert_eq!(status, 401);
-    let (status, e) = send(&http, Method::GET, &url, None, Some("x-wrong-token-0000")).await;
-    assert_eq!(status, 401, "{e}");
     // The peer token is not the admin token, and vice versa.
     let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
-    let (status, _) = send(
-        &http,
-        Method::POST,
-        &url,
-        Some(&body),
-        Some(peer_token.trim()),
-    )
-    .await;
-    assert_eq!(status, 401);
     let registration = json!({"survey": "x", "answers": 1, "qa_constant": 888.0, "p2": 30,
         "sigma": 10.0, "cohort_size": 10, "min_cohort_size": 3, "share_services": 0});
     let peer_url = format!("{}/api/peer/surveys/x", all.msp.url());
-    let (status, _) = send(&http, Method::PUT, &peer_url, Some(&registration), None).await;
-    assert_eq!(status, 401);
-    let (status, _) = send(
-        &http,
-        Method::PUT,
-        &peer_url,
-        Some(&registration),
-        Some(&all.admin_token),
-    )
-    .await;
-    assert_eq!(status, 401);
     let result = format!(
         "{}/api/peer/surveys/x/cohorts/0/result",
         all.collector.url()
     );
-    let (status, _) = send(&http, Method::PUT, &result, Some(&json!({})), None).await;
-    assert_eq!(status, 401);
+    let wrong = "x-wrong-token-0000";
+    // The admin API: no token, a wrong one, the peer token.
+    for (token, naming) in [
+        (None, "admin token"),
+        (Some(wrong), ""),
+        (Some(peer_token.trim()), ""),
+    ] {
+        let answer = send(&http, Method::POST, &surveys, Some(&body), token).await;
+        refused(
+            &format!("a draft with token {token:?}"),
+            &answer,
+            401,
+            naming,
+        );
+    }
+    let answer = send(&http, Method::GET, &surveys, None, Some(wrong)).await;
+    refused("the surveys with a wrong token", &answer, 401, "");
+    // The peer API: no token, the admin token.
+    for token in [None, Some(all.admin_token.as_str())] {
+        let answer = send(&http, Method::PUT, &peer_url, Some(&registration), token).await;
+        refused(
+            &format!("a registration with token {token:?}"),
+            &answer,
+            401,
+            "",
+        );
+    }
+    let answer = send(&http, Method::PUT, &result, Some(&json!({})), None).await;
+    refused("a cohort result without a token", &answer, 401, "");
 
     // Bad drafts: one line naming the field; duplicates: 409.
     let mut bad = draft("t", 4, false, true);
-    let (status, e) = send(
-        &http,
-        Method::POST,
-        &url,
-        Some(&bad),
-        Some(&all.admin_token),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(one_line_error(&e).contains("p1 < n"), "{e}");
+    let answer = admin(&http, &all, Method::POST, "/api/admin/surveys", Some(&bad)).await;
+    refused("cohorts of 4", &answer, 400, "p1 < n");
     bad["cohort_size"] = json!(12);
     bad["questions"][0]["kind"] = json!("essay");
-    let (status, e) = send(
-        &http,
-        Method::POST,
-        &url,
-        Some(&bad),
-        Some(&all.admin_token),
-    )
-    .await;
-    assert_eq!(status, 422, "{e}");
-    one_line_error(&e);
+    let answer = admin(&http, &all, Method::POST, "/api/admin/surveys", Some(&bad)).await;
+    refused("an unknown question kind", &answer, 422, "");
     create_survey(&http, &all, &body).await;
-    let (status, e) = send(
-        &http,
-        Method::POST,
-        &url,
-        Some(&body),
-        Some(&all.admin_token),
-    )
-    .await;
-    assert_eq!(status, 409);
-    one_line_error(&e);
+    let answer = admin(&http, &all, Method::POST, "/api/admin/surveys", Some(&body)).await;
+    refused("a survey id taken", &answer, 409, "");
     // Unknown paths and methods: JSON too.
-    let (status, e) = send(
+    let answer = send(
         &http,
         Method::GET,
         &format!("{}/api/nothing", all.msp.url()),
@@ -229,9 +187,8 @@ async fn admin_and_peer_endpoints_need_their_tokens() {
         None,
     )
     .await;
-    assert_eq!(status, 404);
-    one_line_error(&e);
-    let (status, e) = send(
+    refused("an unknown path", &answer, 404, "");
+    let answer = send(
         &http,
         Method::DELETE,
         &format!("{}/api/surveys/t/uploads", all.msp.url()),
@@ -239,33 +196,19 @@ async fn admin_and_peer_endpoints_need_their_tokens() {
         None,
     )
     .await;
-    assert_eq!(status, 405);
-    one_line_error(&e);
+    refused("an unknown method", &answer, 405, "");
     all.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cors_admits_only_the_configured_origin() {
-    let dir = tempfile::tempdir().unwrap();
-    let all = start(dir.path(), 0, None).await;
-    let http = client();
+    let (_dir, all, http) = started(0).await;
     let upload_url = format!("{}/api/surveys/any/uploads", all.msp.url());
     for (origin, allowed) in [
         (all.collector.url().to_owned(), true),
         ("http://evil.example".to_owned(), false),
     ] {
-        let r = http
-            .request(Method::OPTIONS, &upload_url)
-            .header("origin", &origin)
-            .header("access-control-request-method", "POST")
-            .header("access-control-request-headers", "content-type")
-            .send()
-            .await
-            .unwrap();
-        let header = r
-            .headers()
-            .get("access-control-allow-origin")
-            .map(|v| v.to_str().unwrap().to_owned());
+        let header = allowed_origin(&http, &upload_url, &origin, true).await;
         assert_eq!(
             header.as_deref() == Some(origin.as_str()),
             allowed,
@@ -276,40 +219,20 @@ async fn cors_admits_only_the_configured_origin() {
         }
     }
     // The admin API answers no cross-origin request at all.
-    let r = http
-        .request(
-            Method::OPTIONS,
-            format!("{}/api/admin/surveys", all.collector.url()),
-        )
-        .header("origin", all.msp.url())
-        .header("access-control-request-method", "POST")
-        .send()
-        .await
-        .unwrap();
-    assert!(r.headers().get("access-control-allow-origin").is_none());
+    let admin_url = format!("{}/api/admin/surveys", all.collector.url());
+    let header = allowed_origin(&http, &admin_url, all.msp.url(), false).await;
+    assert!(header.is_none(), "{header:?}");
     all.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_over_their_rate_get_429_with_retry_after() {
-    let dir = tempfile::tempdir().unwrap();
-    let all = start_all(AllConfig {
-        data_dir: dir.path().to_owned(),
-        host: "127.0.0.1".into(),
-        port: 0,
-        right_services: 0,
-        web_dir: None,
-        limits: Limits {
-            rate_per_second: 0.5,
-            rate_burst: 3,
-            ..Limits::default()
-        },
-        admin_token: None,
-        demonstrations: false,
+    let (_dir, all, http) = started_with_limits(Limits {
+        rate_per_second: 0.5,
+        rate_burst: 3,
+        ..Limits::default()
     })
-    .await
-    .unwrap();
-    let http = client();
+    .await;
     let url = format!("{}/api/health", all.msp.url());
     for _ in 0..3 {
         let (status, _) = send(&http, Method::GET, &url, None, None).await;
@@ -324,7 +247,7 @@ async fn clients_over_their_rate_get_429_with_retry_after() {
         .parse()
         .unwrap();
     assert!((1..=2).contains(&wait), "Retry-After {wait}");
-    one_line_error(&json_of(r).await);
+    one_line_error(&serde_json::from_str(&r.text().await.unwrap()).unwrap());
     // Another service keeps its own buckets.
     let (status, _) = send(
         &http,
@@ -344,25 +267,13 @@ async fn clients_over_their_rate_get_429_with_retry_after() {
 /// client is limited all the same, while another real client keeps its own bucket.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forged_forwarded_addresses_do_not_escape_the_rate_limit() {
-    let dir = tempfile::tempdir().unwrap();
-    let all = start_all(AllConfig {
-        data_dir: dir.path().to_owned(),
-        host: "127.0.0.1".into(),
-        port: 0,
-        right_services: 0,
-        web_dir: None,
-        limits: Limits {
-            rate_per_second: 0.001,
-            rate_burst: 3,
-            trust_forwarded: true,
-            ..Limits::default()
-        },
-        admin_token: None,
-        demonstrations: false,
+    let (_dir, all, http) = started_with_limits(Limits {
+        rate_per_second: 0.001,
+        rate_burst: 3,
+        trust_forwarded: true,
+        ..Limits::default()
     })
-    .await
-    .unwrap();
-    let http = client();
+    .await;
     let url = format!("{}/api/health", all.msp.url());
     let request = |forged: String, seen_by_proxy: &'static str| {
         http.get(&url)
@@ -404,11 +315,9 @@ async fn the_web_app_is_served_with_a_strict_content_security_policy() {
     std::fs::write(dist.join("orthomask-web_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
     let all = start(&dir.path().join("data"), 2, Some(&dist)).await;
     let http = client();
-    let r = http
-        .get(format!("{}/", all.collector.url()))
-        .send()
-        .await
-        .unwrap();
+    let collector = all.collector.url();
+    let get = |path: &str| http.get(format!("{collector}{path}")).send();
+    let r = get("/").await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let csp = r.headers()["content-security-policy"]
         .to_str()
@@ -441,30 +350,21 @@ async fn the_web_app_is_served_with_a_strict_content_security_policy() {
         );
     }
     assert_eq!(r.headers()["x-content-type-options"], "nosniff");
-    let wasm = http
-        .get(format!("{}/orthomask-web_bg.wasm", all.collector.url()))
-        .send()
-        .await
-        .unwrap();
+    let wasm = get("/orthomask-web_bg.wasm").await.unwrap();
     assert_eq!(wasm.headers()["content-type"], "application/wasm");
     for path in ["/../Cargo.toml", "/.hidden", "/missing.js", "/%2e%2e/x"] {
-        let r = http
-            .get(format!("{}{path}", all.collector.url()))
-            .send()
-            .await
-            .unwrap();
+        let r = get(path).await.unwrap();
         assert_eq!(r.status().as_u16(), 404, "{path}");
     }
-    let (status, e) = send(
+    let answer = send(
         &http,
         Method::GET,
-        &format!("{}/api/nothing", all.collector.url()),
+        &format!("{collector}/api/nothing"),
         None,
         None,
     )
     .await;
-    assert_eq!(status, 404);
-    one_line_error(&e);
+    refused("an unknown path", &answer, 404, "");
     all.stop().await;
 }
 
@@ -473,36 +373,31 @@ async fn the_web_app_is_served_with_a_strict_content_security_policy() {
 /// credential nonce back — never a second place.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invitations_gate_the_definition_and_survive_a_reload() {
-    let dir = tempfile::tempdir().unwrap();
-    let all = start(dir.path(), 2, None).await;
-    let http = client();
+    let (dir, all, http) = started(2).await;
     // The attack of §2: an open basic survey would hand B_k's key to the provider itself.
-    let (status, e) = send(
+    let open_basic = draft("open-basic", 12, false, false);
+    let answer = admin(
         &http,
+        &all,
         Method::POST,
-        &format!("{}/api/admin/surveys", all.collector.url()),
-        Some(&draft("open-basic", 12, false, false)),
-        Some(&all.admin_token),
+        "/api/admin/surveys",
+        Some(&open_basic),
     )
     .await;
-    assert_eq!(status, 400, "{e}");
-    let e = one_line_error(&e);
-    assert!(e.contains("invitations") && e.contains("share mode"), "{e}");
+    let e = refused("an open basic survey", &answer, 400, "invitations");
+    assert!(e.contains("share mode"), "{e}");
 
     let created = create_survey(&http, &all, &draft("invited", 12, false, true)).await;
     assert!(created["participant_url"].is_null());
     let definition_url = created["definition_url"].as_str().unwrap();
     let (status, body) = take_place(&http, definition_url).await;
     assert_eq!(status, 403, "{body}");
-    let (status, list) = send(
+    let (status, list) = admin(
         &http,
+        &all,
         Method::POST,
-        &format!(
-            "{}/api/admin/surveys/invited/invitations",
-            all.collector.url()
-        ),
+        "/api/admin/surveys/invited/invitations",
         Some(&json!({"count": 2})),
-        Some(&all.admin_token),
     )
     .await;
     assert_eq!(status, 201, "{list}");
@@ -545,9 +440,7 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
         v["cohorts"][0]["status"] == "withheld"
     })
     .await;
-    let (status, body) = take_place(&http, first).await;
-    assert_eq!(status, 403, "{body}");
-    assert!(body.contains("already been used"), "{body}");
+    assert_used_up(&http, first).await;
     let (moved, again) = load(&http, second).await;
     assert_eq!(moved.masking.cohort, 1, "the no-show joins the next cohort");
     assert_ne!(again.nonce, other.nonce);
@@ -560,12 +453,12 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
     }
     // A survey without invitations (share mode) has none to hand out.
     create_survey(&http, &all, &draft("open", 12, true, false)).await;
-    let (status, _) = send(
+    let (status, _) = admin(
         &http,
+        &all,
         Method::POST,
-        &format!("{}/api/admin/surveys/open/invitations", all.collector.url()),
+        "/api/admin/surveys/open/invitations",
         Some(&json!({"count": 1})),
-        Some(&all.admin_token),
     )
     .await;
     assert_eq!(status, 409);
@@ -576,9 +469,7 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
 /// and never reaches the collector as data; with nothing else, nothing is released.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cohorts_too_small_to_mask_are_withheld_not_released() {
-    let dir = tempfile::tempdir().unwrap();
-    let all = start(dir.path(), 0, None).await;
-    let http = client();
+    let (_dir, all, http) = started(0).await;
     let created = create_survey(&http, &all, &draft("small", 12, false, true)).await;
     let invited = links(&http, &all, &created, 3).await;
     for (i, link) in (0..).zip(&invited) {
@@ -607,15 +498,7 @@ async fn cohorts_too_small_to_mask_are_withheld_not_released() {
     .await;
     assert_eq!(status, 404);
     // The administrator's view includes the provider's.
-    let (status, admin) = send(
-        &http,
-        Method::GET,
-        &format!("{}/api/admin/surveys/small", all.collector.url()),
-        None,
-        Some(&all.admin_token),
-    )
-    .await;
-    assert_eq!(status, 200);
+    let admin = admin_view(&http, &all, "small").await;
     assert_eq!(
         admin["services"][0]["status"]["cohorts"][0]["status"],
         "withheld"
@@ -628,9 +511,7 @@ async fn cohorts_too_small_to_mask_are_withheld_not_released() {
 /// and an invitation never opened still gets a place in the next cohort.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn share_mode_invitations_are_used_up_when_their_cohort_is_combined() {
-    let dir = tempfile::tempdir().unwrap();
-    let all = start(dir.path(), 2, None).await;
-    let http = client();
+    let (_dir, all, http) = started(2).await;
     let created = create_survey(&http, &all, &draft("invited-shares", 12, true, true)).await;
     let invited = links(&http, &all, &created, 13).await;
     for (i, link) in (0..12u64).zip(&invited) {
@@ -640,9 +521,7 @@ async fn share_mode_invitations_are_used_up_when_their_cohort_is_combined() {
         v["cohorts"][0]["status"] == "received"
     })
     .await;
-    let (status, body) = take_place(&http, &invited[0]).await;
-    assert_eq!(status, 403, "{body}");
-    assert!(body.contains("already been used"), "{body}");
+    assert_used_up(&http, &invited[0]).await;
     let (def, _) = load(&http, &invited[12]).await;
     assert_eq!(def.masking.cohort, 1);
     all.stop().await;

@@ -167,14 +167,19 @@ fn acknowledged_uploads_survive_kill_9_of_the_provider() {
                 }
             }));
         }
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while acknowledged.load(Ordering::SeqCst) < 300 {
+        let (count, running) = (&acknowledged, &workers);
+        poll_until("300 acknowledgements", HANG_GUARD, || async move {
+            let seen = count.load(Ordering::SeqCst);
+            if seen >= 300 {
+                return Ok(());
+            }
             assert!(
-                std::time::Instant::now() < deadline && !workers.iter().any(|w| w.is_finished()),
+                !running.iter().any(|w| w.is_finished()),
                 "the burst stopped before 300 acknowledgements"
             );
-            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-        }
+            Err(format!("{seen} acknowledgements"))
+        })
+        .await;
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         let mut acked = Vec::new();

@@ -131,23 +131,27 @@ async fn uploads_no_honest_device_makes_are_refused_before_they_are_stored() {
 
 /// Wait until cohort `k`'s fate, as a device asks for it, is no longer open or processing.
 async fn settled_fate(http: &reqwest::Client, collector: &str, survey: &str, k: u32) -> Value {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    loop {
-        let (status, fate) = send(
-            http,
-            Method::GET,
-            &format!("{collector}/api/surveys/{survey}/cohorts/{k}/fate"),
-            None,
-            None,
-        )
-        .await;
-        assert_eq!(status, 200, "{fate}");
-        if fate["fate"] != "open" && fate["fate"] != "processing" {
-            return fate;
-        }
-        assert!(std::time::Instant::now() < deadline, "{fate}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    poll_until(
+        &format!("the fate of cohort {k} of {survey} to settle"),
+        HANG_GUARD,
+        || async move {
+            let (status, fate) = send(
+                http,
+                Method::GET,
+                &format!("{collector}/api/surveys/{survey}/cohorts/{k}/fate"),
+                None,
+                None,
+            )
+            .await;
+            assert_eq!(status, 200, "{fate}");
+            if fate["fate"] != "open" && fate["fate"] != "processing" {
+                Ok(fate)
+            } else {
+                Err(fate)
+            }
+        },
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -43,7 +43,7 @@ async fn until_closed(stream: &mut TcpStream) -> Vec<u8> {
             }
         }
     };
-    tokio::time::timeout(Duration::from_secs(60), read_all)
+    tokio::time::timeout(HANG_GUARD, read_all)
         .await
         .expect("the server never closed the connection");
     seen
@@ -84,21 +84,6 @@ async fn a_client_that_never_finishes_its_headers_is_cut_off() {
     msp.stop().await;
 }
 
-/// Ask `check` until it answers `Some`; `None` after a minute (a guard against hangs, not a
-/// timing).
-async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(
-    mut check: impl FnMut() -> F,
-) -> Option<T> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while tokio::time::Instant::now() < deadline {
-        if let Some(value) = check().await {
-            return Some(value);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    None
-}
-
 /// A provider that serves two connections at once, and waits long for headers (so that a
 /// connection that says nothing keeps its place).
 async fn provider_with_two_places(dir: &std::path::Path) -> orthomask_server::Running {
@@ -115,32 +100,56 @@ async fn provider_with_two_places(dir: &std::path::Path) -> orthomask_server::Ru
     .unwrap()
 }
 
-/// Whether a GET of `url` is answered 200 before the hang guard of [`wait_for`].
-async fn served_at_last(url: &str) -> bool {
-    wait_for(|| async {
-        let answer = client().get(url).send().await.ok()?;
-        (answer.status() == 200).then_some(())
+/// Ask for `url` until a request is served (200); the test fails naming `what` after the hang
+/// guard.
+async fn wait_until_served(url: &str, what: &str) {
+    poll_until(what, HANG_GUARD, || async move {
+        match client().get(url).send().await {
+            Ok(answer) if answer.status() == 200 => Ok(()),
+            Ok(answer) => Err(answer.status().to_string()),
+            Err(e) => Err(e.to_string()),
+        }
     })
-    .await
-    .is_some()
+    .await;
 }
 
-/// Two connections that say nothing take both places; a third is answered at once — while the
-/// two still hold their places, so it cannot have waited for one — with 503, `Retry-After` and
-/// the reason; once the two close, a request is served.
+/// A keep-alive connection to `msp` whose first request has been answered (200): proof that the
+/// server accepted it and gave it a place, which it keeps while it stays open and idle.
+async fn answered_connection(msp: &orthomask_server::Running) -> TcpStream {
+    let mut connection = TcpStream::connect(msp.addr()).await.unwrap();
+    connection
+        .write_all(b"GET /api/health HTTP/1.1\r\nHost: msp\r\n\r\n")
+        .await
+        .unwrap();
+    let mut first = [0u8; 12];
+    connection.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    connection
+}
+
+/// Two connections hold both places — each answered once, so the server has accepted both
+/// before a third is tried; a third is answered at once — while the two still hold their
+/// places, so it cannot have waited for one — with 503, `Retry-After` and the reason; once the
+/// two close, a request is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_over_the_cap_is_answered_503_with_retry_after() {
     let dir = tempfile::tempdir().unwrap();
     let msp = provider_with_two_places(dir.path()).await;
+    // Both places are taken: the server answered a request on each connection, and neither
+    // has closed (an answered connection gives its place back only when one is needed, after
+    // the connection that needs it has been judged). A request on a third connection is then
+    // over the cap — with the cap broken it would be served.
     let held = [
-        TcpStream::connect(msp.addr()).await.unwrap(),
-        TcpStream::connect(msp.addr()).await.unwrap(),
+        answered_connection(&msp).await,
+        answered_connection(&msp).await,
     ];
-    // Both places are taken once the server has accepted both: a request on a third
-    // connection is then over the cap. (Accepting is in order: the third is accepted last.)
     let url = format!("{}/api/health", msp.url());
     let answer = client().get(&url).send().await.unwrap();
-    assert_eq!(answer.status(), 503);
+    assert_eq!(
+        answer.status(),
+        503,
+        "a third connection was served while two held both places"
+    );
     assert_eq!(
         answer.headers()["retry-after"],
         BUSY_RETRY_AFTER_S.to_string().as_str()
@@ -148,15 +157,11 @@ async fn a_connection_over_the_cap_is_answered_503_with_retry_after() {
     assert_eq!(answer.headers()["connection"], "close");
     let body: serde_json::Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
     assert!(
-        body["error"]
-            .as_str()
-            .unwrap()
-            .contains("serving as many connections as it may (2)"),
+        one_line_error(&body).contains("serving as many connections as it may (2)"),
         "{body}"
     );
     drop(held);
-    let served = served_at_last(&url).await;
-    assert!(served, "a request is served once the places are free");
+    wait_until_served(&url, "a request served once the places are free").await;
     msp.stop().await;
 }
 
@@ -168,13 +173,7 @@ async fn idle_keep_alive_connections_give_their_places_back() {
     let dir = tempfile::tempdir().unwrap();
     let msp = provider_with_two_places(dir.path()).await;
     // One place: a keep-alive connection, answered once and now idle.
-    let mut idle = TcpStream::connect(msp.addr()).await.unwrap();
-    idle.write_all(b"GET /api/health HTTP/1.1\r\nHost: msp\r\n\r\n")
-        .await
-        .unwrap();
-    let mut first = [0u8; 12];
-    idle.read_exact(&mut first).await.unwrap();
-    assert_eq!(&first, b"HTTP/1.1 200");
+    let mut idle = answered_connection(&msp).await;
     // The other place: a connection that says nothing (not answered, so not shed).
     let _silent = TcpStream::connect(msp.addr()).await.unwrap();
     let url = format!("{}/api/health", msp.url());
@@ -186,8 +185,7 @@ async fn idle_keep_alive_connections_give_their_places_back() {
         !rest.is_empty(),
         "the first answer's rest came before the end"
     );
-    let served = served_at_last(&url).await;
-    assert!(served, "the idle connection's place served a new request");
+    wait_until_served(&url, "the idle connection's place to serve a new request").await;
     msp.stop().await;
 }
 

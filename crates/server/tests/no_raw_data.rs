@@ -141,16 +141,22 @@ fn assert_no_raw_value(data: &Path, raw: &[Vec<f64>]) {
 /// Wait until every service closed its database (the write-ahead logs are checkpointed and
 /// removed), so the last scan reads the final files.
 async fn wait_for_clean_close(data: &Path) {
-    for _ in 0..100 {
-        if store_files(data)
-            .iter()
-            .all(|f| !f.to_string_lossy().ends_with("-wal"))
-        {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("the stores did not close cleanly");
+    poll_until(
+        "the stores to close cleanly (their write-ahead logs removed)",
+        HANG_GUARD,
+        || async move {
+            let logs: Vec<PathBuf> = store_files(data)
+                .into_iter()
+                .filter(|f| f.to_string_lossy().ends_with("-wal"))
+                .collect();
+            if logs.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{logs:?}"))
+            }
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -251,15 +257,20 @@ async fn no_store_of_any_service_holds_a_raw_answer() {
             &handed_over,
         )
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !holding().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{:?} still hold an erased x·B",
-            holding()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let holding = &holding;
+    poll_until(
+        "the provider's files to hold no erased x·B",
+        HANG_GUARD,
+        || async move {
+            let files = holding();
+            if files.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{files:?} still hold it"))
+            }
+        },
+    )
+    .await;
     let erased: i64 = Connection::open_with_flags(
         data.join("msp/msp.sqlite3"),
         OpenFlags::SQLITE_OPEN_READ_ONLY,

@@ -24,7 +24,11 @@ use orthomask_survey::trust::{
 };
 use orthomask_survey::upload::{Receipt, Upload};
 use serde_json::{Value, json};
+use std::fmt::Display;
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
 
 /// Limits loose enough for many simulated participants on one loopback address.
 pub fn loose_limits() -> Limits {
@@ -41,6 +45,26 @@ pub async fn start(dir: &Path, rights: usize, web_dir: Option<&Path>) -> AllRunn
     start_all(config(dir, rights, web_dir, false))
         .await
         .expect("services start")
+}
+
+/// Every service started in a fresh temporary directory (kept as long as the first item lives)
+/// with `rights` right-masking services, and a client: what most tests begin with.
+pub async fn started(rights: usize) -> (TempDir, AllRunning, reqwest::Client) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let all = start(dir.path(), rights, None).await;
+    (dir, all, client())
+}
+
+/// [`started`] without right-masking services, every listener under `limits`.
+pub async fn started_with_limits(limits: Limits) -> (TempDir, AllRunning, reqwest::Client) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let all = start_all(AllConfig {
+        limits,
+        ..config(dir.path(), 0, None, false)
+    })
+    .await
+    .expect("services start");
+    (dir, all, client())
 }
 
 /// What [`start`] runs; `demonstrations` as `orthomask serve all` has it by default.
@@ -91,6 +115,44 @@ pub async fn send(
     let status = response.status().as_u16();
     let text = response.text().await.expect("body");
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// POST `text` as a JSON body, byte for byte (malformed or oversized bodies), on a connection
+/// closed after the answer: a service that refuses a body before reading it all (413) closes
+/// the connection, and a pooled client that reused it for the next request would see a broken
+/// pipe — a race of the test, not of the service. The status and the JSON body (`Value::Null`
+/// when the body is not JSON).
+pub async fn post_text(client: &reqwest::Client, url: &str, text: String) -> (u16, Value) {
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("connection", "close")
+        .body(text)
+        .send()
+        .await
+        .expect("request");
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// The one line of a JSON error answer (`{"error": "…"}`); panics if `body` is not one.
+pub fn one_line_error(body: &Value) -> &str {
+    let e = body["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not a JSON error: {body}"));
+    assert!(!e.is_empty() && !e.contains('\n'), "not one line: {e:?}");
+    e
+}
+
+/// `answer` (as [`send`] returns it) is a refusal of `what` with `status` and one line of JSON
+/// naming `naming`; returns the line.
+pub fn refused<'a>(what: &str, answer: &'a (u16, Value), status: u16, naming: &str) -> &'a str {
+    let (got, body) = answer;
+    assert_eq!(*got, status, "{what}: {body}");
+    let e = one_line_error(body);
+    assert!(e.contains(naming), "{what}: expected {naming:?} in {e:?}");
+    e
 }
 
 /// GET a text body.
@@ -333,47 +395,91 @@ pub async fn participate_with_definition(
     (def, raw, sent)
 }
 
-/// Admin POST.
+/// Admin POST with an empty JSON object.
 pub async fn admin_post(client: &reqwest::Client, all: &AllRunning, path: &str) -> (u16, Value) {
+    admin(client, all, reqwest::Method::POST, path, Some(&json!({}))).await
+}
+
+/// A request to the collector's `path` with the administrator's token: the status and JSON
+/// body, as [`send`] returns them.
+pub async fn admin(
+    client: &reqwest::Client,
+    all: &AllRunning,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<&Value>,
+) -> (u16, Value) {
     send(
         client,
-        reqwest::Method::POST,
+        method,
         &format!("{}{path}", all.collector.url()),
-        Some(&json!({})),
+        body,
         Some(&all.admin_token),
     )
     .await
 }
 
-/// Poll until `release.csv` is published (or fail after `seconds`).
+/// How long a wait for an event may last: a guard that turns a hang into a failure, never a
+/// timing check (no test asserts a duration).
+pub const HANG_GUARD: Duration = Duration::from_secs(90);
+
+/// Between two looks of [`poll_until`].
+const POLL_INTERVAL: Duration = Duration::from_millis(20);
+
+/// Ask `check` until it answers `Ok(value)`, and return the value. `Err(seen)` means "not yet"
+/// and carries what was seen instead; once `within` has passed, the test fails naming `what` it
+/// waited for and the last `seen`. `within` is only an upper bound that turns a hang into a
+/// failure: nothing is asserted about how long the wait took.
+pub async fn poll_until<T, S: Display, F: Future<Output = Result<T, S>>>(
+    what: &str,
+    within: Duration,
+    mut check: impl FnMut() -> F,
+) -> T {
+    let deadline = Instant::now() + within;
+    loop {
+        let seen = match check().await {
+            Ok(value) => return value,
+            Err(seen) => seen,
+        };
+        assert!(
+            Instant::now() < deadline,
+            "waited {} s for {what}; last seen: {seen}",
+            within.as_secs()
+        );
+        tokio::time::sleep(POLL_INTERVAL).await;
+    }
+}
+
+/// Poll until `release.csv` is published (or fail after `seconds`, a hang guard).
 pub async fn wait_for_release(
     client: &reqwest::Client,
     base: &str,
     survey: &str,
     seconds: u64,
 ) -> (String, String) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
-    loop {
-        let (status, csv) =
-            get_text(client, &format!("{base}/api/surveys/{survey}/release.csv")).await;
-        if status == 200 {
-            let (s, manifest) = get_text(
-                client,
-                &format!("{base}/api/surveys/{survey}/manifest.json"),
-            )
-            .await;
-            assert_eq!(s, 200);
-            return (csv, manifest);
-        }
-        assert_eq!(status, 404, "{csv}");
-        // The 404 names the survey's state ("status failed" once nothing can be released).
-        assert!(!csv.contains("status failed"), "{csv}");
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no release in {seconds} s: {csv}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let csv = poll_until(
+        &format!("the release of {survey}"),
+        Duration::from_secs(seconds),
+        || async move {
+            let (status, csv) =
+                get_text(client, &format!("{base}/api/surveys/{survey}/release.csv")).await;
+            if status == 200 {
+                return Ok(csv);
+            }
+            assert_eq!(status, 404, "{csv}");
+            // The 404 names the survey's state ("status failed" once nothing can be released).
+            assert!(!csv.contains("status failed"), "{csv}");
+            Err(csv)
+        },
+    )
+    .await;
+    let (s, manifest) = get_text(
+        client,
+        &format!("{base}/api/surveys/{survey}/manifest.json"),
+    )
+    .await;
+    assert_eq!(s, 200);
+    (csv, manifest)
 }
 
 /// Fit `score ~ smoker + age + income` on a table.
@@ -571,7 +677,7 @@ pub async fn admin_view_at(
     view
 }
 
-/// Wait (with a generous deadline, never asserting a duration) until the administrator's view
+/// Wait (at most [`HANG_GUARD`], never asserting a duration) until the administrator's view
 /// of `survey` satisfies `done`; returns that view.
 pub async fn wait_for_view(
     client: &reqwest::Client,
@@ -579,15 +685,27 @@ pub async fn wait_for_view(
     survey: &str,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    loop {
-        let view = admin_view(client, all, survey).await;
-        if done(&view) {
-            return view;
-        }
-        assert!(std::time::Instant::now() < deadline, "{view}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    wait_for_view_at(client, all.collector.url(), &all.admin_token, survey, done).await
+}
+
+/// [`wait_for_view`] for a collector at `collector_url` with administrator token `admin_token`.
+pub async fn wait_for_view_at(
+    client: &reqwest::Client,
+    collector_url: &str,
+    admin_token: &str,
+    survey: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let done = &done;
+    poll_until(
+        &format!("the administrator's view of {survey} to reach the awaited state"),
+        HANG_GUARD,
+        || async move {
+            let view = admin_view_at(client, collector_url, admin_token, survey).await;
+            if done(&view) { Ok(view) } else { Err(view) }
+        },
+    )
+    .await
 }
 
 /// A peer's view of a survey at the accepting service at `base_url` — the provider, or a
@@ -609,7 +727,7 @@ pub async fn peer_view(
     .await
 }
 
-/// Wait (with a generous deadline, never asserting a duration) until the [`peer_view`] of
+/// Wait (at most [`HANG_GUARD`], never asserting a duration) until the [`peer_view`] of
 /// `survey` at `base_url` satisfies `done`; returns that view.
 pub async fn wait_for_peer_view(
     client: &reqwest::Client,
@@ -618,15 +736,16 @@ pub async fn wait_for_peer_view(
     survey: &str,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    loop {
-        let (_, view) = peer_view(client, base_url, peer_token, survey).await;
-        if done(&view) {
-            return view;
-        }
-        assert!(std::time::Instant::now() < deadline, "{view}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let done = &done;
+    poll_until(
+        &format!("the view of {survey} at {base_url} to reach the awaited state"),
+        HANG_GUARD,
+        || async move {
+            let (_, view) = peer_view(client, base_url, peer_token, survey).await;
+            if done(&view) { Ok(view) } else { Err(view) }
+        },
+    )
+    .await
 }
 
 /// Invitation `i` of an answer of `POST …/invitations` as a test link ([`take_place`]).

@@ -65,19 +65,19 @@ impl Tap {
     }
 
     /// The first request matching `method` and `fragment`, once it came (a hang guard, not a
-    /// timing check: it waits at most a minute and a half).
+    /// timing check: it waits at most [`super::HANG_GUARD`]).
     pub async fn wait_seen(&self, method: &str, fragment: &str) -> Seen {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-        loop {
-            if let Some(seen) = self.seen_matching(method, fragment).into_iter().next() {
-                return seen;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no {method} {fragment} came"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+        super::poll_until(
+            &format!("a {method} {fragment} request"),
+            super::HANG_GUARD,
+            || async move {
+                match self.seen_matching(method, fragment).into_iter().next() {
+                    Some(seen) => Ok(seen),
+                    None => Err(format!("{} other requests", self.seen().len())),
+                }
+            },
+        )
+        .await
     }
 
     /// Answer requests by `rule` (method, path → maybe an answer) from now on; `None` forwards
