@@ -41,6 +41,6 @@ PY
     fi
 }
 
-venv_with "$target_dir/py-test-venv" jsonschema pandas statsmodels
+venv_with "$target_dir/py-test-venv" jsonschema pandas statsmodels pyyaml
 venv_with "$target_dir/py-contract-venv" schemathesis==4.32.5 openapi-spec-validator==0.9.0 hypothesis==6.170.15
 log "ready"

@@ -7,34 +7,11 @@
 //! is not public. A page served by a static host gets no list, and says that sending needs the
 //! services (`chooser-static-host` in the catalogues, `locales/`).
 
-use serde::Deserialize;
-
+use orthomask_survey::api::{Demonstration, Demonstrations, SurveyStatus};
 use orthomask_survey::definition::valid_survey_id;
 
 /// Where the collector lists its live demonstrations (same origin).
 pub const LIVE_SURVEYS_PATH: &str = "/api/surveys";
-
-/// One live demonstration, as the collector lists it.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct LiveSurvey {
-    /// Its id (the participant link is [`participant_link`] of it).
-    pub survey: String,
-    /// Its title.
-    pub title: String,
-    /// Its introduction.
-    #[serde(default)]
-    pub description: Option<String>,
-    /// Whether the record is split over the right-masking services.
-    #[serde(default)]
-    pub share_mode: bool,
-    /// Participants per cohort.
-    pub cohort_size: usize,
-}
-
-#[derive(Deserialize)]
-struct LiveSurveys {
-    surveys: Vec<LiveSurvey>,
-}
 
 /// Why the collector's list is not usable.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -49,8 +26,8 @@ pub enum LiveListError {
 ///
 /// # Errors
 /// [`LiveListError::Malformed`] naming serde's line and column.
-pub fn live_surveys(text: &str) -> Result<Vec<LiveSurvey>, LiveListError> {
-    let list: LiveSurveys =
+pub fn live_surveys(text: &str) -> Result<Vec<Demonstration>, LiveListError> {
+    let list: Demonstrations =
         serde_json::from_str(text).map_err(|e| LiveListError::Malformed(e.to_string()))?;
     Ok(list
         .surveys
@@ -72,41 +49,23 @@ pub fn status_path(survey: &str) -> String {
     )
 }
 
-/// The part of a survey's public status the participant page reads.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct PublicStatus {
-    /// Participants per cohort.
-    pub cohort_size: usize,
-    /// Every cohort so far.
-    pub cohorts: Vec<CohortPlaces>,
-}
-
-/// How many places of a cohort were handed out.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct CohortPlaces {
-    /// Its index.
-    pub cohort: u32,
-    /// Places handed out (definitions given to participants).
-    pub assigned: usize,
-}
-
-/// Read a survey's public status.
+/// Read a survey's public status (`orthomask_survey::api::SurveyStatus`, without the admin
+/// view's parts).
 ///
 /// # Errors
 /// [`LiveListError::Malformed`].
-pub fn public_status(text: &str) -> Result<PublicStatus, LiveListError> {
+pub fn public_status(text: &str) -> Result<SurveyStatus, LiveListError> {
     serde_json::from_str(text).map_err(|e| LiveListError::Malformed(e.to_string()))
 }
 
-impl PublicStatus {
-    /// Places still free in `cohort` (0 when it is unknown or full): how many simulated
-    /// participants fill it, so it closes and its hand-over runs.
-    pub fn places_left(&self, cohort: u32) -> usize {
-        self.cohorts
-            .iter()
-            .find(|c| c.cohort == cohort)
-            .map_or(0, |c| self.cohort_size.saturating_sub(c.assigned))
-    }
+/// Places still free in `cohort` of a survey's status (0 when it is unknown or full): how many
+/// simulated participants fill it, so it closes and its hand-over runs.
+pub fn places_left(status: &SurveyStatus, cohort: u32) -> usize {
+    status
+        .cohorts
+        .iter()
+        .find(|c| c.cohort == cohort)
+        .map_or(0, |c| status.cohort_size.saturating_sub(c.assigned))
 }
 
 #[cfg(test)]
@@ -115,13 +74,16 @@ mod tests {
 
     #[test]
     fn the_list_keeps_survey_ids_only() {
-        let text = r#"{"surveys": [
-            {"survey": "leaps-demo", "title": "Walking", "description": "d", "share_mode": false,
-             "cohort_size": 10, "status": "open", "participant_url": "http://x/#/participate?survey=leaps-demo"},
-            {"survey": "../evil", "title": "t", "cohort_size": 4},
-            {"survey": "shares-demo", "title": "Shares", "cohort_size": 6, "share_mode": true}
-        ]}"#;
-        let list = live_surveys(text).unwrap();
+        let demo = |id: &str, share_mode: bool| {
+            serde_json::json!({"survey": id, "title": "t", "description": null,
+                "share_mode": share_mode, "cohort_size": 4, "status": "open",
+                "participant_url": format!("http://x/#/participate?survey={id}")})
+        };
+        let text = serde_json::json!({"surveys": [
+            demo("leaps-demo", false), demo("../evil", false), demo("shares-demo", true)
+        ]})
+        .to_string();
+        let list = live_surveys(&text).unwrap();
         assert_eq!(
             list.iter().map(|s| s.survey.as_str()).collect::<Vec<_>>(),
             ["leaps-demo", "shares-demo"]
@@ -144,15 +106,21 @@ mod tests {
 
     #[test]
     fn places_left_count_the_participants_cohort() {
-        let status = public_status(
-            r#"{"survey": "s", "cohort_size": 10, "status": "open",
-                "cohorts": [{"cohort": 0, "assigned": 10, "status": "handed_over"},
-                            {"cohort": 1, "assigned": 3, "status": "open"}]}"#,
-        )
-        .unwrap();
-        assert_eq!(status.places_left(1), 7);
-        assert_eq!(status.places_left(0), 0);
-        assert_eq!(status.places_left(7), 0);
+        let cohort = |k: u32, assigned: usize, status: &str| {
+            serde_json::json!({"cohort": k, "assigned": assigned, "status": status,
+                "records": null, "note": null, "qa": null, "reopened": 0})
+        };
+        let text = serde_json::json!({"survey": "s", "title": "t", "demonstration": true,
+            "status": "open", "error": null, "cohort_size": 10, "min_cohort_size": 5,
+            "share_services": 0, "current_cohort": 1,
+            "cohorts": [cohort(0, 10, "closed"), cohort(1, 3, "open")],
+            "spoilt": {"cohorts": 0, "reopened_invitations": 0}, "refused_handovers": [],
+            "released_at": null, "erased_at": null, "release_csv_url": null, "manifest_url": null})
+        .to_string();
+        let status = public_status(&text).unwrap();
+        assert_eq!(places_left(&status, 1), 7);
+        assert_eq!(places_left(&status, 0), 0);
+        assert_eq!(places_left(&status, 7), 0);
         assert_eq!(status_path("leaps-demo"), "/api/surveys/leaps-demo/status");
     }
 }

@@ -6,18 +6,17 @@
 use yew::prelude::*;
 
 use crate::i18n::AppLanguage;
-use crate::model::live_demonstrations::{
-    LIVE_SURVEYS_PATH, LiveSurvey, live_surveys, participant_link,
-};
+use crate::model::live_demonstrations::{LIVE_SURVEYS_PATH, live_surveys, participant_link};
 use crate::model::participation::{DEMONSTRATIONS, demonstration_link};
 use crate::services::http::get_text;
 use crate::t;
+use orthomask_survey::api::Demonstration;
 
 /// What the collector's list said.
 #[derive(Clone, Debug, PartialEq)]
 enum Live {
     Loading,
-    Listed(Vec<LiveSurvey>),
+    Listed(Vec<Demonstration>),
     /// No collector answered (a static host, or the services are down).
     Unavailable,
 }

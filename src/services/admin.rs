@@ -2,8 +2,8 @@
 //! `Authorization: Bearer <token>`. The token lives in this tab's `sessionStorage` only (never
 //! `localStorage`): closing the tab forgets it, and [`forget_token`] signs out.
 
-use crate::model::admin::preview::DeploymentEndpoints;
-use crate::model::admin::status::{self, Invitations, SurveyList, SurveyStatus};
+use orthomask_survey::api::{self, InvitationRequest, Invitations, SurveyList, SurveyStatus};
+use orthomask_survey::trust::Deployment;
 
 use super::http::{FetchError, fetch_text};
 
@@ -61,7 +61,7 @@ async fn request(
 /// One line (a wrong token: the collector's message).
 pub async fn list(token: &str) -> Result<SurveyList, String> {
     let text = request("GET", "/api/admin/surveys", Some(token), None).await?;
-    status::parse(&text, "survey list")
+    api::parse(&text, "survey list")
 }
 
 /// `GET /api/admin/surveys/{id}`: the survey and every service's status of it.
@@ -76,7 +76,7 @@ pub async fn survey(token: &str, id: &str) -> Result<SurveyStatus, String> {
         None,
     )
     .await?;
-    status::parse(&text, "survey status")
+    api::parse(&text, "survey status")
 }
 
 /// `POST /api/admin/surveys` with the draft's JSON; the collector's answer, pretty.
@@ -101,8 +101,9 @@ pub async fn create(token: &str, draft: &serde_json::Value) -> Result<String, St
 ///
 /// # Errors
 /// One line.
-pub async fn invite(token: &str, id: &str, count: u64) -> Result<Invitations, String> {
-    let body = serde_json::json!({ "count": count }).to_string();
+pub async fn invite(token: &str, id: &str, count: usize) -> Result<Invitations, String> {
+    let body = serde_json::to_string(&InvitationRequest { count })
+        .map_err(|e| format!("the invitation request: {e}"))?;
     let text = request(
         "POST",
         &format!("/api/admin/surveys/{id}/invitations"),
@@ -110,14 +111,14 @@ pub async fn invite(token: &str, id: &str, count: u64) -> Result<Invitations, St
         Some(&body),
     )
     .await?;
-    status::parse(&text, "invitations")
+    api::parse(&text, "invitations")
 }
 
 /// `POST /api/admin/surveys/{id}/cohorts/{k}/close`.
 ///
 /// # Errors
 /// One line.
-pub async fn close_cohort(token: &str, id: &str, cohort: u64) -> Result<(), String> {
+pub async fn close_cohort(token: &str, id: &str, cohort: u32) -> Result<(), String> {
     request(
         "POST",
         &format!("/api/admin/surveys/{id}/cohorts/{cohort}/close"),
@@ -147,9 +148,9 @@ pub async fn close_survey(token: &str, id: &str) -> Result<(), String> {
 ///
 /// # Errors
 /// One line.
-pub async fn deployment() -> Result<DeploymentEndpoints, String> {
+pub async fn deployment() -> Result<Deployment, String> {
     let text = request("GET", "/api/deployment", None, None).await?;
-    DeploymentEndpoints::parse(&text)
+    api::parse(&text, "deployment description")
 }
 
 /// The released columns and which are binary, from the public `manifest.json`.
@@ -158,7 +159,7 @@ pub async fn deployment() -> Result<DeploymentEndpoints, String> {
 /// One line.
 pub async fn manifest_columns(url: &str) -> Result<(Vec<String>, Vec<String>), String> {
     let text = request("GET", url, None, None).await?;
-    let v: serde_json::Value = status::parse(&text, "manifest")?;
+    let v: serde_json::Value = api::parse(&text, "manifest")?;
     let names = |k: &str| -> Vec<String> {
         v.get(k)
             .and_then(|a| a.as_array())

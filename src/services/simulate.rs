@@ -12,7 +12,7 @@ use orthomask_survey::simulate::simulated_answers;
 use super::http::get_text;
 use super::participation::{open, prepare, send};
 use super::random;
-use crate::model::live_demonstrations::{public_status, status_path};
+use crate::model::live_demonstrations::{self as live, public_status, status_path};
 use crate::model::participation::Source;
 
 /// How many places `cohort` of `survey` still has, from the collector's public status.
@@ -22,7 +22,7 @@ use crate::model::participation::Source;
 pub async fn places_left(survey: &str, cohort: u32) -> Result<usize, String> {
     let text = get_text(&status_path(survey)).await?;
     let status = public_status(&text).map_err(|e| e.to_string())?;
-    Ok(status.places_left(cohort))
+    Ok(live::places_left(&status, cohort))
 }
 
 /// Let `count` simulated participants take `survey`, one after another; `joined(k)` is told after

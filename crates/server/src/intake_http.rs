@@ -522,7 +522,7 @@ pub async fn requeue<S: IntakeService>(
     service.wake_outbox();
     Ok(json(
         StatusCode::OK,
-        &serde_json::json!({"survey": survey, "requeued": requeued}),
+        &crate::wire::PeerRequeued { survey, requeued },
     ))
 }
 

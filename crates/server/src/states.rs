@@ -21,6 +21,7 @@
 //!   state but received is left out of the release and named in the manifest)
 //! ```
 
+use orthomask_survey::api::{CohortPhase, SurveyPhase};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -289,6 +290,20 @@ impl SurveyState {
     }
 }
 
+/// The survey's state as the API words it (`orthomask_survey::api`): one word per state, the
+/// same one the store keeps (tested). An exhaustive match, so a new state cannot reach the API
+/// without a word there.
+impl From<SurveyState> for SurveyPhase {
+    fn from(s: SurveyState) -> Self {
+        match s {
+            SurveyState::Open => Self::Open,
+            SurveyState::Closing => Self::Closing,
+            SurveyState::Released => Self::Released,
+            SurveyState::Failed => Self::Failed,
+        }
+    }
+}
+
 stored_state!(
     /// A cohort at the data collector: table `cohorts`.
     CollectorCohort, "cohort" {
@@ -412,6 +427,21 @@ impl CollectorCohort {
     }
 }
 
+/// The cohort's state as the API words it (`orthomask_survey::api`), like [`SurveyPhase`]'s.
+impl From<CollectorCohort> for CohortPhase {
+    fn from(c: CollectorCohort) -> Self {
+        match c {
+            CollectorCohort::Open => Self::Open,
+            CollectorCohort::Closed => Self::Closed,
+            CollectorCohort::Empty => Self::Empty,
+            CollectorCohort::Received => Self::Received,
+            CollectorCohort::Withheld => Self::Withheld,
+            CollectorCohort::Spoilt => Self::Spoilt,
+            CollectorCohort::Failed => Self::Failed,
+        }
+    }
+}
+
 stored_words!(
     /// What a hand-over in a service's outbox is (`crate::outbox`, column `kind`): a typo can
     /// no longer skip erasing what was delivered.
@@ -499,6 +529,26 @@ impl CohortStep {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The API's words are the stored words: each API state is stored under its own word, and
+    /// the stored state it names is shown as that word again.
+    #[test]
+    fn the_api_words_are_the_stored_words() {
+        for &phase in SurveyPhase::ALL {
+            let stored = SurveyState::parse(phase.word()).unwrap();
+            assert_eq!(
+                (SurveyPhase::from(stored), stored.as_sql()),
+                (phase, phase.word())
+            );
+        }
+        for &phase in CohortPhase::ALL {
+            let stored = CollectorCohort::parse(phase.word()).unwrap();
+            assert_eq!(
+                (CohortPhase::from(stored), stored.as_sql()),
+                (phase, phase.word())
+            );
+        }
+    }
     use rusqlite::Connection;
 
     #[test]

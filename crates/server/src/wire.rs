@@ -11,7 +11,7 @@ use orthomask_survey::definition::valid_survey_id;
 use orthomask_survey::draft::Planned;
 use orthomask_survey::floors;
 use orthomask_survey::intake_bounds::UploadBounds;
-use orthomask_survey::policy::{MAX_COHORT, MAX_P};
+use orthomask_survey::policy::{MAX_COHORT, MAX_P, check_min_cohort_size};
 use orthomask_survey::trust::{CollectorPublicKey, CollectorSigningKey, SignedDefinition};
 use serde::{Deserialize, Serialize};
 
@@ -186,15 +186,13 @@ impl Registration {
                  services another design than the devices accept"
             ));
         }
-        if self.min_cohort_size > self.cohort_size {
-            return Err(format!(
-                "min_cohort_size {} exceeds the cohort size {}",
-                self.min_cohort_size, self.cohort_size
-            ));
-        }
+        // The floor this service enforces: the template's, which a registered minimum may raise
+        // but never lower — and it must be a minimum the policy allows for p₁ and m.
+        let floor = floors.cohort.max(self.min_cohort_size);
+        check_min_cohort_size(design.p1(), self.cohort_size, floor).map_err(|e| e.to_string())?;
         Ok(Registered {
             digest: template.template_digest(),
-            floor: floors.cohort.max(self.min_cohort_size),
+            floor,
             bounds: UploadBounds::of(&template).map_err(|e| format!("template: {e}"))?,
             registration: self.clone(),
         })
@@ -426,12 +424,15 @@ pub struct CohortStatus {
     pub uploads: usize,
 }
 
-/// `POST /api/admin/surveys/{id}/invitations`.
+/// `POST /api/peer/surveys/{id}/outbox/requeue`'s answer: how many of the survey's hand-overs
+/// the service put back in its queue.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct InvitationRequest {
-    /// How many (1–10 000).
-    pub count: usize,
+pub struct PeerRequeued {
+    /// The survey.
+    pub survey: String,
+    /// Hand-overs it will send again.
+    pub requeued: usize,
 }
 
 #[cfg(test)]
@@ -553,6 +554,16 @@ mod tests {
         let mut low = honest.clone();
         low.min_cohort_size = 2;
         assert_eq!(low.check().unwrap().floor, 6);
+        // Above the cohort size (12) it could never be met: refused in the policy's words.
+        let mut high = honest.clone();
+        high.min_cohort_size = 13;
+        assert_eq!(
+            high.check().unwrap_err(),
+            "min_cohort_size must be from 6 (the larger of p1 + 1 and the policy's anonymity \
+             set) to the cohort size 12, got 13"
+        );
+        high.min_cohort_size = 12;
+        assert_eq!(high.check().unwrap().floor, 12);
         let mut forged = honest.clone();
         forged.template = SignedDefinition::sign(&CollectorSigningKey::from_secret([8; 32]), &{
             let mut t: orthomask_survey::definition::SurveyDefinition =

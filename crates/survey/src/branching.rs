@@ -15,48 +15,17 @@
 //! The masked matrix must be complete, so a conditional question always has its `id_answered`
 //! column and a hidden one is coded exactly like a skipped optional item ([`crate::coding`]):
 //! analysts restrict to the answered subgroup through that column.
+//!
+//! The condition as written ([`ShowIf`], [`Condition`], [`ConditionValue`]) is part of the
+//! definition's JSON shape, [`crate::definition`]; this module says what it means: which
+//! questions are shown, which conditions a definition may hold (`validate_show_if`, run by
+//! [`crate::validation`]), and the one line the team's preview shows.
 
 use crate::coding::Answer;
-use crate::definition::{Question, QuestionKind, SurveyDefinition, SurveyError};
-use serde::{Deserialize, Serialize};
-
-/// When a question is shown: the answer to an earlier question meets a condition.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "ShowIfJson")]
-pub struct ShowIf {
-    /// Id of the earlier question whose answer decides.
-    pub question: String,
-    /// What its answer must be.
-    #[serde(flatten)]
-    pub condition: Condition,
-}
-
-/// What the referenced answer must be (one key of `show_if`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Condition {
-    /// Exactly this value.
-    Equals(ConditionValue),
-    /// One of these values.
-    OneOf(Vec<ConditionValue>),
-    /// A number from `min` to `max`, both included (integer, number and Likert questions).
-    Range {
-        /// Smallest value that shows the question.
-        min: f64,
-        /// Largest value that shows the question.
-        max: f64,
-    },
-}
-
-/// A value a condition compares an answer with: a number, or a text (`"yes"`/`"no"`, an option).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ConditionValue {
-    /// For integer, number and Likert questions.
-    Number(f64),
-    /// For yes/no (`"yes"`, `"no"`) and categorical questions (an option's text).
-    Text(String),
-}
+use crate::definition::{
+    Condition, ConditionValue, Question, QuestionKind, ShowIf, SurveyDefinition,
+};
+use crate::error::{SurveyError, invalid};
 
 impl std::fmt::Display for ConditionValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -64,53 +33,6 @@ impl std::fmt::Display for ConditionValue {
             Self::Number(x) => write!(f, "{x}"),
             Self::Text(t) => f.write_str(t),
         }
-    }
-}
-
-/// The JSON shape of `show_if`, read strictly: serde's flattened enum would take the first
-/// condition key and ignore a second one or a misspelt field; the schema refuses both, so the
-/// parser does too.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ShowIfJson {
-    question: String,
-    #[serde(default)]
-    equals: Option<ConditionValue>,
-    #[serde(default)]
-    one_of: Option<Vec<ConditionValue>>,
-    #[serde(default)]
-    range: Option<RangeJson>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RangeJson {
-    min: f64,
-    max: f64,
-}
-
-impl TryFrom<ShowIfJson> for ShowIf {
-    type Error = String;
-
-    fn try_from(json: ShowIfJson) -> Result<Self, String> {
-        let condition = match (json.equals, json.one_of, json.range) {
-            (Some(v), None, None) => Condition::Equals(v),
-            (None, Some(vs), None) => Condition::OneOf(vs),
-            (None, None, Some(r)) => Condition::Range {
-                min: r.min,
-                max: r.max,
-            },
-            _ => {
-                return Err(format!(
-                    "show_if on {:?} needs exactly one of equals, one_of and range",
-                    json.question
-                ));
-            }
-        };
-        Ok(Self {
-            question: json.question,
-            condition,
-        })
     }
 }
 
@@ -164,14 +86,6 @@ impl Condition {
                 matches!(observed, Observed::Number(v) if *min <= v && v <= *max)
             }
         }
-    }
-}
-
-impl Question {
-    /// Whether a participant may leave this question without an answer — optional, or shown
-    /// only under a condition — so that its record carries the `id_answered` column.
-    pub fn may_be_unanswered(&self) -> bool {
-        self.optional || self.show_if.is_some()
     }
 }
 
@@ -252,13 +166,6 @@ impl ShowIf {
             Condition::Range { min, max } => format!("from {min} to {max}"),
         };
         format!("shown when {} is {what}", self.question)
-    }
-}
-
-fn invalid(field: String, reason: impl Into<String>) -> SurveyError {
-    SurveyError::Invalid {
-        field,
-        reason: reason.into(),
     }
 }
 

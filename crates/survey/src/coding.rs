@@ -36,6 +36,9 @@
 
 use crate::definition::{Question, QuestionKind, SurveyDefinition, SurveyError};
 
+/// Why an answer does not fit its question (written beside [`SurveyError`], which carries it).
+pub use crate::error::AnswerError;
+
 /// One numeric column of the record and where it comes from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColumnSpec {
@@ -62,73 +65,6 @@ pub enum Answer {
     Likert(u8),
     /// A categorical option, 0-based.
     Category(usize),
-}
-
-/// Why an answer does not fit its question, in words a participant understands.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum AnswerError {
-    /// A required question was left empty.
-    #[error("this question needs an answer")]
-    Missing,
-    /// A yes/no field holds something else.
-    #[error("choose yes or no")]
-    NotYesNo,
-    /// Not a whole number in the declared range.
-    #[error("enter a whole number from {min} to {max}")]
-    Integer {
-        /// Smallest allowed value.
-        min: i64,
-        /// Largest allowed value.
-        max: i64,
-    },
-    /// Not a finite number in the declared range.
-    #[error("enter a number from {min} to {max}")]
-    Number {
-        /// Smallest allowed value.
-        min: f64,
-        /// Largest allowed value.
-        max: f64,
-    },
-    /// Not a point of the scale.
-    #[error("choose a point from 1 to {points}")]
-    Likert {
-        /// Points of the scale.
-        points: u8,
-    },
-    /// Not one of the options.
-    #[error("choose one of the {count} options")]
-    Category {
-        /// Number of options.
-        count: usize,
-    },
-    /// An answer of another kind than the question's.
-    #[error("the answer does not match the question type")]
-    WrongKind,
-    /// A question index past the end of the survey.
-    #[error("there is no question {number}")]
-    NoSuchQuestion {
-        /// The 1-based question number asked for.
-        number: usize,
-    },
-    /// A categorical cell of a table of answers that names no option.
-    #[error("{given:?} is not one of the options ({})", options.join(", "))]
-    UnknownOption {
-        /// The text given.
-        given: String,
-        /// The options in the main language.
-        options: Vec<String>,
-    },
-    /// An answer to a question an earlier answer hides (`show_if`).
-    #[error("this question is not asked after the earlier answer; leave it empty")]
-    NotShown,
-    /// A list of answers of the wrong length.
-    #[error("expected {expected} answers, got {found}")]
-    Count {
-        /// Questions in the survey.
-        expected: usize,
-        /// Answers given.
-        found: usize,
-    },
 }
 
 /// The first invalid form field: which question, and why.

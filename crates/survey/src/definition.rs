@@ -1,4 +1,5 @@
-//! Survey definitions: what a participant's browser loads, and how a definition is checked.
+//! Survey definitions: what a participant's browser loads — every type of its JSON shape, and
+//! what follows from a definition alone (its masking design, its template and digest).
 //!
 //! A definition lists the questions (their coding into numeric columns is [`crate::coding`]), the
 //! masking parameters (`p₂`, σ, QA constant, optional DP, and the method) and where to upload. The
@@ -8,21 +9,21 @@
 //! §3.5 (the device splits its record into additive shares). Exactly one must be given. The JSON
 //! Schema is `docs/survey.schema.json`; samples are in `www/surveys/`.
 //!
-//! A question may be shown only after certain earlier answers (`show_if`, [`crate::branching`]),
-//! and the texts may come in several languages (`language`, `translations`,
-//! [`crate::languages`]); [`validate_content`] checks both with the questions.
+//! A question may be shown only after certain earlier answers (`show_if`, a [`ShowIf`]: what it
+//! means is [`crate::branching`]), and the texts may come in several languages (`language`,
+//! `translations`, each a [`Translation`]: which one a browser gets is [`crate::languages`]).
+//! The types are written here, below every rule that reads them; a definition is parsed and
+//! checked as a whole — questions, conditions, translations, masking — by [`crate::validation`].
 
-use crate::coding::AnswerError;
-use crate::policy::SHARE_SCALE;
-use std::collections::BTreeMap;
-
-pub use crate::branching::{Condition, ConditionValue, ShowIf};
-pub use crate::languages::{QuestionTexts, QuestionTranslation, SurveyTexts, Translation};
+use crate::error::invalid;
 use orthomask_core::key::Key;
 use orthomask_core::protocol::ProtocolError;
 use orthomask_core::protocol::tm2::{DeviceDp, Tm2Design};
 use orthomask_core::scaling::RangeScaler;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub use crate::error::SurveyError;
 
 /// A survey definition.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -39,8 +40,8 @@ pub struct SurveyDefinition {
     pub consent: String,
     /// BCP 47 tag of the language of the texts above (the main language; default `en`).
     #[serde(
-        default = "crate::languages::default_language",
-        skip_serializing_if = "crate::languages::is_default_language"
+        default = "default_language",
+        skip_serializing_if = "is_default_language"
     )]
     pub language: String,
     /// The same texts in other languages, by BCP 47 tag; each is complete
@@ -139,6 +140,151 @@ pub enum QuestionKind {
     },
 }
 
+impl Question {
+    /// Whether a participant may leave this question without an answer — optional, or shown
+    /// only under a condition — so that its record carries the `id_answered` column.
+    pub fn may_be_unanswered(&self) -> bool {
+        self.optional || self.show_if.is_some()
+    }
+}
+
+/// When a question is shown: the answer to an earlier question meets a condition.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ShowIfJson")]
+pub struct ShowIf {
+    /// Id of the earlier question whose answer decides.
+    pub question: String,
+    /// What its answer must be.
+    #[serde(flatten)]
+    pub condition: Condition,
+}
+
+/// What the referenced answer must be (one key of `show_if`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Condition {
+    /// Exactly this value.
+    Equals(ConditionValue),
+    /// One of these values.
+    OneOf(Vec<ConditionValue>),
+    /// A number from `min` to `max`, both included (integer, number and Likert questions).
+    Range {
+        /// Smallest value that shows the question.
+        min: f64,
+        /// Largest value that shows the question.
+        max: f64,
+    },
+}
+
+/// A value a condition compares an answer with: a number, or a text (`"yes"`/`"no"`, an option).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ConditionValue {
+    /// For integer, number and Likert questions.
+    Number(f64),
+    /// For yes/no (`"yes"`, `"no"`) and categorical questions (an option's text).
+    Text(String),
+}
+
+/// The JSON shape of `show_if`, read strictly: serde's flattened enum would take the first
+/// condition key and ignore a second one or a misspelt field; the schema refuses both, so the
+/// parser does too.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShowIfJson {
+    question: String,
+    #[serde(default)]
+    equals: Option<ConditionValue>,
+    #[serde(default)]
+    one_of: Option<Vec<ConditionValue>>,
+    #[serde(default)]
+    range: Option<RangeJson>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RangeJson {
+    min: f64,
+    max: f64,
+}
+
+impl TryFrom<ShowIfJson> for ShowIf {
+    type Error = String;
+
+    fn try_from(json: ShowIfJson) -> Result<Self, String> {
+        let condition = match (json.equals, json.one_of, json.range) {
+            (Some(v), None, None) => Condition::Equals(v),
+            (None, Some(vs), None) => Condition::OneOf(vs),
+            (None, None, Some(r)) => Condition::Range {
+                min: r.min,
+                max: r.max,
+            },
+            _ => {
+                return Err(format!(
+                    "show_if on {:?} needs exactly one of equals, one_of and range",
+                    json.question
+                ));
+            }
+        };
+        Ok(Self {
+            question: json.question,
+            condition,
+        })
+    }
+}
+
+/// The main language when a definition names none.
+pub const DEFAULT_LANGUAGE: &str = "en";
+
+/// `"en"`: serde's default for `language`.
+pub fn default_language() -> String {
+    DEFAULT_LANGUAGE.to_owned()
+}
+
+/// Whether `language` is the default (then it is not written out, keeping older files' shape).
+pub fn is_default_language(language: &str) -> bool {
+    language == DEFAULT_LANGUAGE
+}
+
+/// A survey's texts in one other language.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Translation {
+    /// The title.
+    #[serde(default)]
+    pub title: String,
+    /// The introduction, exactly when the main texts have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The consent text.
+    #[serde(default)]
+    pub consent: String,
+    /// Every question's texts, by question id.
+    #[serde(default)]
+    pub questions: BTreeMap<String, QuestionTranslation>,
+}
+
+/// One question's texts in another language.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuestionTranslation {
+    /// The question.
+    #[serde(default)]
+    pub label: String,
+    /// Help, exactly when the main question has some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+    /// The options of a categorical question, in the main options' order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<String>>,
+    /// A Likert scale's label of point 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_label: Option<String>,
+    /// A Likert scale's label of its last point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high_label: Option<String>,
+}
+
 /// Masking parameters of a survey (the modified TM² of seed 000 unless share mode is used).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -218,52 +364,6 @@ pub struct ShareMode {
     pub share_sigma: f64,
 }
 
-/// Errors in a definition or in answers to it.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum SurveyError {
-    /// Not valid JSON or not a definition.
-    #[error("{source_name}: not a survey definition: {reason}")]
-    Format {
-        /// File or URL.
-        source_name: String,
-        /// Parser message with line and column.
-        reason: String,
-    },
-    /// A field with an invalid value.
-    #[error("survey definition: {field}: {reason}")]
-    Invalid {
-        /// JSON path of the field.
-        field: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// An answer that does not fit its question.
-    #[error("question {question:?}: {reason}")]
-    BadAnswer {
-        /// Question id (empty when the answers as a whole are wrong, e.g. their number).
-        question: String,
-        /// What is wrong, in words a participant understands.
-        reason: AnswerError,
-    },
-    /// The masking design cannot be built.
-    #[error("survey masking design: {0}")]
-    Design(#[from] ProtocolError),
-}
-
-fn invalid(field: impl Into<String>, reason: impl Into<String>) -> SurveyError {
-    SurveyError::Invalid {
-        field: field.into(),
-        reason: reason.into(),
-    }
-}
-
-fn valid_identifier(s: &str, extra: &[char]) -> bool {
-    !s.is_empty()
-        && s.len() <= 64
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || extra.contains(&c))
-}
-
 /// What the survey team writes, borrowed from a definition or a draft alike.
 #[derive(Clone, Copy, Debug)]
 pub struct Content<'a> {
@@ -283,141 +383,31 @@ pub struct Content<'a> {
     pub translations: &'a BTreeMap<String, Translation>,
 }
 
-/// Check what the survey team writes — the id, the texts, the questions, their conditions and
-/// their translations — for a definition or a draft alike
-/// ([`crate::draft::SurveyDraft::validate_content`]; `plan_survey` runs it before it codes the
-/// questions into columns).
-///
-/// # Errors
-/// [`SurveyError::Invalid`] naming the first offending field.
-pub fn validate_content(content: &Content<'_>) -> Result<(), SurveyError> {
-    let Content {
-        id,
-        title,
-        consent,
-        questions,
-        ..
-    } = *content;
-    if !valid_survey_id(id) {
-        return Err(invalid("id", "use 1-64 characters from a-z, 0-9, - and _"));
-    }
-    if title.trim().is_empty() {
-        return Err(invalid("title", "must not be empty"));
-    }
-    if consent.trim().is_empty() {
-        return Err(invalid(
-            "consent",
-            "must not be empty: participants consent before answering",
-        ));
-    }
-    if questions.is_empty() {
-        return Err(invalid("questions", "a survey needs at least one question"));
-    }
-    let mut ids = std::collections::HashSet::new();
-    for (i, q) in questions.iter().enumerate() {
-        let at = |f: &str| format!("questions[{i}].{f}");
-        if !valid_identifier(&q.id, &[]) {
-            return Err(invalid(
-                at("id"),
-                "use 1-64 characters from a-z, A-Z, 0-9 and _",
-            ));
-        }
-        if !ids.insert(q.id.as_str()) {
-            return Err(invalid(
-                at("id"),
-                format!("duplicate question id {:?}", q.id),
-            ));
-        }
-        if q.label.trim().is_empty() {
-            return Err(invalid(at("label"), "must not be empty"));
-        }
-        match &q.kind {
-            QuestionKind::YesNo => {}
-            QuestionKind::Integer { min, max } if min >= max => {
-                return Err(invalid(
-                    at("max"),
-                    format!("must exceed min ({min} >= {max})"),
-                ));
-            }
-            QuestionKind::Number { min, max }
-                if !(min.is_finite() && max.is_finite() && min < max) =>
-            {
-                return Err(invalid(
-                    at("max"),
-                    format!("need finite min < max, got [{min}, {max}]"),
-                ));
-            }
-            QuestionKind::Likert { points, .. } if !(2..=11).contains(points) => {
-                return Err(invalid(
-                    at("points"),
-                    format!("must be 2 to 11, got {points}"),
-                ));
-            }
-            QuestionKind::Categorical { options } if options.len() < 2 => {
-                return Err(invalid(at("options"), "need at least two options"));
-            }
-            QuestionKind::Categorical { options } => {
-                let unique: std::collections::HashSet<&String> = options.iter().collect();
-                if unique.len() != options.len() || options.iter().any(|o| o.trim().is_empty()) {
-                    return Err(invalid(
-                        at("options"),
-                        "options must be non-empty and distinct",
-                    ));
-                }
-            }
-            _ => {}
-        }
-    }
-    // Conditions refer to earlier questions, whose own fields are checked by now.
-    for i in 0..questions.len() {
-        crate::branching::validate_show_if(questions, i)?;
-    }
-    crate::languages::validate_translations(content)
-}
-
 /// Whether `id` is a valid survey id: 1–64 characters from `a–z 0–9 - _`, as the schema says.
 pub fn valid_survey_id(id: &str) -> bool {
     valid_identifier(id, &['-']) && !id.chars().any(|c| c.is_ascii_uppercase())
 }
 
-impl SurveyDefinition {
-    /// Parse and validate a definition.
-    ///
-    /// # Errors
-    /// [`SurveyError::Format`] for malformed JSON, [`SurveyError::Invalid`] naming the field.
-    pub fn parse(text: &str, source_name: &str) -> Result<Self, SurveyError> {
-        let survey: Self = serde_json::from_str(text).map_err(|e| SurveyError::Format {
-            source_name: source_name.to_owned(),
-            reason: e.to_string(),
-        })?;
-        survey.validate()?;
-        Ok(survey)
-    }
+/// Whether `id` is a valid question id: 1–64 characters from `a–z A–Z 0–9 _`, as the schema says
+/// (column names are made of it).
+pub(crate) fn valid_question_id(id: &str) -> bool {
+    valid_identifier(id, &[])
+}
 
+fn valid_identifier(s: &str, extra: &[char]) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || extra.contains(&c))
+}
+
+impl SurveyDefinition {
     /// Pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
     }
 
-    /// Check every field.
-    ///
-    /// # Errors
-    /// [`SurveyError::Invalid`] naming the first offending field.
-    pub fn validate(&self) -> Result<(), SurveyError> {
-        self.validate_content()?;
-        self.validate_masking()
-    }
-
-    /// Check what the survey team writes: id, texts and questions (not the masking parameters,
-    /// which the collector's plan fills in): [`validate_content`] of this definition's fields.
-    ///
-    /// # Errors
-    /// [`SurveyError::Invalid`] naming the first offending field.
-    pub fn validate_content(&self) -> Result<(), SurveyError> {
-        validate_content(&self.content())
-    }
-
-    /// What the survey team wrote, for [`validate_content`].
+    /// What the survey team wrote, for `validate_content` ([`crate::validation`]).
     pub fn content(&self) -> Content<'_> {
         Content {
             id: &self.id,
@@ -428,92 +418,6 @@ impl SurveyDefinition {
             language: &self.language,
             translations: &self.translations,
         }
-    }
-
-    fn validate_masking(&self) -> Result<(), SurveyError> {
-        let m = &self.masking;
-        if !(m.sigma.is_finite() && m.sigma > 0.0) && m.p2 > 0 {
-            return Err(invalid(
-                "masking.sigma",
-                format!("must be finite and positive, got {}", m.sigma),
-            ));
-        }
-        if m.cohort_size == 0 {
-            return Err(invalid("masking.cohort_size", "must be at least 1"));
-        }
-        if let Some(c) = m.qa_constant
-            && !c.is_finite()
-        {
-            return Err(invalid("masking.qa_constant", "must be finite"));
-        }
-        match (&m.right_mask_key, &m.share_mode) {
-            (Some(_), Some(_)) => {
-                return Err(invalid(
-                    "masking",
-                    "give either right_mask_key or share_mode, not both",
-                ));
-            }
-            (None, None) => {
-                return Err(invalid(
-                    "masking.right_mask_key",
-                    "required unless share_mode is used",
-                ));
-            }
-            (Some(key), None) => {
-                Key::from_hex(key).map_err(|e| invalid("masking.right_mask_key", e.to_string()))?;
-            }
-            (None, Some(share)) => {
-                if share.providers.len() < 2 {
-                    return Err(invalid(
-                        "masking.share_mode.providers",
-                        "share mode needs at least two right-masking services",
-                    ));
-                }
-                if !(share.share_sigma.is_finite() && share.share_sigma > 0.0) {
-                    return Err(invalid(
-                        "masking.share_mode.share_sigma",
-                        "must be finite and positive",
-                    ));
-                }
-                // A device must not trust a definition that would send its answers thinly
-                // veiled: every share has to hide them under noise SHARE_SCALE times their size.
-                let floor = SHARE_SCALE * self.design()?.record_answer_bound(self.answers_max());
-                if share.share_sigma < floor {
-                    return Err(invalid(
-                        "masking.share_mode.share_sigma",
-                        format!(
-                            "{} is below {SHARE_SCALE} × the largest answer the record carries \
-                             ({}), so a single share would show the answers",
-                            share.share_sigma,
-                            floor / SHARE_SCALE
-                        ),
-                    ));
-                }
-            }
-        }
-        if let Some(dp) = &m.dp {
-            for (name, v) in [
-                ("epsilon", dp.epsilon),
-                ("delta", dp.delta),
-                ("sigma", dp.sigma),
-            ] {
-                if !(v.is_finite() && v > 0.0) {
-                    return Err(invalid(
-                        format!("masking.dp.{name}"),
-                        "must be finite and positive",
-                    ));
-                }
-            }
-            if dp.delta >= 1.0 {
-                return Err(invalid("masking.dp.delta", "must be below 1"));
-            }
-        }
-        if self.upload_url.trim().is_empty() {
-            return Err(invalid("upload_url", "must not be empty"));
-        }
-        // The design must build (ranges valid, p₂ and σ consistent).
-        self.design()?;
-        Ok(())
     }
 
     /// The protocol design this definition describes (modified TM², Haar right mask).
@@ -632,37 +536,6 @@ mod tests {
         assert!(s.right_mask_key().is_ok());
         // The JSON shape round-trips exactly (what docs/survey.schema.json describes).
         assert_eq!(SurveyDefinition::parse(&s.to_json(), "again").unwrap(), s);
-    }
-
-    #[test]
-    fn invalid_definitions_name_the_field() {
-        let refusal = |s: &SurveyDefinition| s.validate().unwrap_err().to_string();
-        let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
-        s.questions[1].id = s.questions[0].id.clone();
-        assert!(refusal(&s).contains("questions[1].id: duplicate"));
-        let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
-        s.masking.right_mask_key = Some("abc".into());
-        assert!(refusal(&s).contains("masking.right_mask_key"));
-        // Share mode: a share scale under 100 × the largest answer would expose the answers.
-        let mut s = SurveyDefinition::parse(SAMPLE, "x").unwrap();
-        s.masking.right_mask_key = None;
-        let floor = SHARE_SCALE * s.answers_max();
-        s.masking.share_mode = Some(ShareMode {
-            providers: vec!["http://a/u".into(), "http://b/u".into()],
-            share_sigma: floor,
-        });
-        s.validate().unwrap();
-        s.masking.share_mode.as_mut().unwrap().share_sigma = floor * 0.99;
-        let e = refusal(&s);
-        assert!(
-            e.contains("masking.share_mode.share_sigma")
-                && e.contains("largest answer the record carries"),
-            "{e}"
-        );
-        let e = SurveyDefinition::parse("{\"id\": 1}", "s.json")
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("s.json: not a survey definition"), "{e}");
     }
 
     #[test]

@@ -8,9 +8,10 @@
 //!   (γ = p₂/n grows), so σ is safe for every cohort size from the minimum to `m`.
 //! * A cohort is released only with at least `min_cohort_size` records
 //!   ([`default_min_cohort_size`]: the policy's `cohort_floor(p₁)` — the `p₁ < n` of seed 000 and
-//!   an anonymity set of at least five; `m` with DP, which σ_DP was calibrated for). The minimum
-//!   is written into the definition the collector signs, so devices and accepting services hold
-//!   every cohort to it ([`crate::floors`]).
+//!   an anonymity set of at least five; `m` with DP, which σ_DP was calibrated for); one the
+//!   administrator asks for must lie from that floor to `m` ([`check_min_cohort_size`]). The
+//!   minimum is written into the definition the collector signs, so devices and accepting
+//!   services hold every cohort to it ([`crate::floors`]).
 //! * `x_max` is what the questions declare ([`SurveyDefinition::x_max`]): a real survey never
 //!   reads it off the data.
 //!
@@ -23,7 +24,10 @@ use crate::definition::{
     SurveyError, Translation, valid_survey_id,
 };
 use crate::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanError, PlanRequest};
-use crate::policy::{DEFAULT_QA_CONSTANT, MAX_COHORT, cohort_floor, default_min_cohort_size};
+use crate::policy::{
+    DEFAULT_QA_CONSTANT, MAX_COHORT, MinCohortSizeError, check_min_cohort_size, cohort_floor,
+    default_min_cohort_size,
+};
 use orthomask_core::key::Key;
 use orthomask_core::protocol::design::Strictness;
 use serde::{Deserialize, Serialize};
@@ -44,8 +48,8 @@ pub struct SurveyDraft {
     pub consent: String,
     /// BCP 47 tag of the texts' language (default `en`).
     #[serde(
-        default = "crate::languages::default_language",
-        skip_serializing_if = "crate::languages::is_default_language"
+        default = "crate::definition::default_language",
+        skip_serializing_if = "crate::definition::is_default_language"
     )]
     pub language: String,
     /// The texts in other languages, by tag (the survey definition's format).
@@ -78,13 +82,13 @@ pub struct SurveyDraft {
 
 impl SurveyDraft {
     /// Check what the team wrote — id, texts, questions — as a definition is checked
-    /// ([`crate::definition::validate_content`]): the survey team's JSON editor runs it as they
+    /// ([`crate::validation::validate_content`]): the survey team's JSON editor runs it as they
     /// type, [`plan_survey`] before anything else.
     ///
     /// # Errors
     /// [`SurveyError::Invalid`] naming the first offending field.
     pub fn validate_content(&self) -> Result<(), SurveyError> {
-        crate::definition::validate_content(&Content {
+        crate::validation::validate_content(&Content {
             id: &self.id,
             title: &self.title,
             description: self.description.as_deref(),
@@ -203,20 +207,10 @@ pub enum DraftError {
         /// Answer columns.
         answers: usize,
     },
-    /// A minimum cohort outside `cohort_floor(p₁) … m`.
-    #[error(
-        "min_cohort_size must be from {} (the larger of p1 + 1 and the policy's anonymity set) to \
-         the cohort size {cohort_size}, got {min}",
-        cohort_floor(*p1)
-    )]
-    MinCohortSize {
-        /// The requested minimum.
-        min: usize,
-        /// Data columns.
-        p1: usize,
-        /// The cohort size `m`.
-        cohort_size: usize,
-    },
+    /// A minimum cohort outside `cohort_floor(p₁) … m` (the policy's
+    /// [`check_min_cohort_size`]).
+    #[error(transparent)]
+    MinCohortSize(#[from] MinCohortSizeError),
     /// The plan is impossible or unsafe.
     #[error(transparent)]
     Plan(#[from] PlanError),
@@ -331,13 +325,7 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
         draft
             .min_cohort_size
             .unwrap_or(default_min_cohort_size(p1, m, draft.dp.is_some()));
-    if min_cohort_size < cohort_floor(p1) || min_cohort_size > m {
-        return Err(DraftError::MinCohortSize {
-            min: min_cohort_size,
-            p1,
-            cohort_size: m,
-        });
-    }
+    check_min_cohort_size(p1, m, min_cohort_size)?;
     let cohorts = CohortBounds {
         smallest: min_cohort_size,
         largest: m,
@@ -546,7 +534,7 @@ mod tests {
         d.min_cohort_size = Some(5);
         assert!(matches!(
             plan(&d, &[]).unwrap_err(),
-            DraftError::MinCohortSize { min: 5, .. }
+            DraftError::MinCohortSize(MinCohortSizeError { min: 5, .. })
         ));
         let mut d = draft(20);
         d.share_mode = true;

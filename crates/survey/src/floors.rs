@@ -34,7 +34,9 @@
 //! (`SurveyDefinition::validate`: `share_sigma ≥ SHARE_SCALE·x_max`).
 
 use crate::definition::SurveyDefinition;
-use crate::policy::{APPENDIX_C_DELTA, DP_ALLOWANCE_SDS, FAILURE_TARGET, cohort_floor};
+use crate::policy::{
+    APPENDIX_C_DELTA, DP_ALLOWANCE_SDS, FAILURE_TARGET, check_min_cohort_size, cohort_floor,
+};
 use orthomask_core::protocol::design::{appendix_c_bound, noise_columns_for, smallest_delta_for};
 
 /// A definition below one of the policy's floors; each message says what and by how much.
@@ -159,16 +161,17 @@ pub fn check(definition: &SurveyDefinition) -> Result<Floors, FloorError> {
         return Err(FloorError::NoQaColumn);
     }
     let floors = Floors::of(definition)?;
-    let smallest = m
-        .cohort_size
-        .min(m.min_cohort_size.unwrap_or(m.cohort_size));
-    let policy_floor = definition
+    let p1 = definition
         .design()
-        .map(|d| cohort_floor(d.p1()))
+        .map(|d| d.p1())
         .map_err(|e| FloorError::Unchecked(e.to_string()))?;
-    if smallest < policy_floor || m.cohort_size < floors.cohort {
+    // The policy's rule for a minimum, in a participant's words; absent, the minimum is the
+    // policy's floor (`Masking::min_cohort_size`).
+    let policy_floor = cohort_floor(p1);
+    let min = m.min_cohort_size.unwrap_or(policy_floor);
+    if check_min_cohort_size(p1, m.cohort_size, min).is_err() {
         return Err(FloorError::CohortBelowFloor {
-            found: smallest.min(m.cohort_size),
+            found: m.cohort_size.min(min),
             floor: floors.cohort.max(policy_floor),
         });
     }

@@ -15,62 +15,20 @@
 //! Only the words change: answers and their coding never depend on the language (a categorical
 //! answer is its option's index, column names come from the main language, conditions compare
 //! with the main language's option texts).
+//!
+//! A translation as written ([`Translation`],
+//! [`QuestionTranslation`](crate::definition::QuestionTranslation)) is part of the
+//! definition's JSON shape, [`crate::definition`]; this module checks that each is complete
+//! (`validate_translations`, run by [`crate::validation`]) and gives a browser its texts in the
+//! language it prefers.
 
-use crate::definition::{Content, QuestionKind, SurveyDefinition, SurveyError};
-use serde::{Deserialize, Serialize};
+use crate::definition::{Content, Question, QuestionKind, SurveyDefinition, Translation};
+use crate::error::{SurveyError, invalid};
 use std::collections::BTreeMap;
 
-/// The main language when a definition names none.
-pub const DEFAULT_LANGUAGE: &str = "en";
-
-/// `"en"`: serde's default for `language`.
-pub fn default_language() -> String {
-    DEFAULT_LANGUAGE.to_owned()
-}
-
-/// Whether `language` is the default (then it is not written out, keeping older files' shape).
-pub fn is_default_language(language: &str) -> bool {
-    language == DEFAULT_LANGUAGE
-}
-
-/// A survey's texts in one other language.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Translation {
-    /// The title.
-    #[serde(default)]
-    pub title: String,
-    /// The introduction, exactly when the main texts have one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The consent text.
-    #[serde(default)]
-    pub consent: String,
-    /// Every question's texts, by question id.
-    #[serde(default)]
-    pub questions: BTreeMap<String, QuestionTranslation>,
-}
-
-/// One question's texts in another language.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QuestionTranslation {
-    /// The question.
-    #[serde(default)]
-    pub label: String,
-    /// Help, exactly when the main question has some.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
-    /// The options of a categorical question, in the main options' order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub options: Option<Vec<String>>,
-    /// A Likert scale's label of point 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub low_label: Option<String>,
-    /// A Likert scale's label of its last point.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub high_label: Option<String>,
-}
+/// The main language's default belongs to the definition's JSON shape; named here too, where
+/// the languages are.
+pub use crate::definition::{DEFAULT_LANGUAGE, default_language, is_default_language};
 
 /// Everything a participant reads, in one language.
 #[derive(Clone, Debug, PartialEq)]
@@ -120,13 +78,6 @@ fn primary(tag: &str) -> String {
         .to_ascii_lowercase()
 }
 
-fn invalid(field: String, reason: impl Into<String>) -> SurveyError {
-    SurveyError::Invalid {
-        field,
-        reason: reason.into(),
-    }
-}
-
 /// Check `language` and every translation's completeness (module documentation), after the
 /// questions themselves are checked.
 ///
@@ -136,7 +87,7 @@ fn invalid(field: String, reason: impl Into<String>) -> SurveyError {
 pub(crate) fn validate_translations(content: &Content<'_>) -> Result<(), SurveyError> {
     const TAG_RULE: &str = "use a BCP 47 language tag such as en, es or pt-BR";
     if !valid_language_tag(content.language) {
-        return Err(invalid("language".into(), TAG_RULE));
+        return Err(invalid("language", TAG_RULE));
     }
     let mut seen: Vec<String> = vec![content.language.to_ascii_lowercase()];
     for (tag, t) in content.translations {
@@ -354,7 +305,7 @@ impl SurveyDefinition {
 }
 
 /// A question's texts in the main language.
-fn main_texts(q: &crate::definition::Question) -> QuestionTexts<'_> {
+fn main_texts(q: &Question) -> QuestionTexts<'_> {
     let (options, low_label, high_label) = match &q.kind {
         QuestionKind::Categorical { options } => {
             (options.iter().map(String::as_str).collect(), None, None)
@@ -387,6 +338,7 @@ fn non_empty(text: &str) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::coding::Answer;
+    use crate::definition::QuestionTranslation;
 
     const SAMPLE: &str = include_str!("../../../www/surveys/wellbeing-optional.json");
 

@@ -15,10 +15,13 @@
 //!
 //! * [`policy`] — every policy constant once (δ, failure target, σ headroom, DP allowance, QA
 //!   constant, share scale, limits), each with why;
-//! * [`definition`] — the survey definition a browser loads, and its validation;
+//! * [`error`] — what can be wrong with a definition or with an answer to it;
+//! * [`definition`] — the survey definition a browser loads: every type of its JSON shape;
 //! * [`coding`] — answers → numeric columns, and form text → answers;
 //! * [`branching`] — skip logic: which questions an earlier answer shows (`show_if`);
 //! * [`languages`] — the definition's texts in several languages, and which one a browser gets;
+//! * [`validation`] — a definition parsed and checked as a whole: questions, conditions,
+//!   translations, masking;
 //! * [`plan`] — the one plan: `p₂`, σ, device-side DP, for the CLI, the services, the bench and
 //!   the classroom;
 //! * [`cohort_choice`] — the cohort size a survey gets when nobody chose one (the largest the
@@ -38,6 +41,8 @@
 //! * [`simulate`] — simulated participants' answers for demonstrations (sent through [`client`]);
 //! * [`manifest`] — the one manifest builder: plan + release → `manifest.json`;
 //! * [`obfuscation`] — the manifest's strong-obfuscation statement for the masks run;
+//! * [`api`] — the collector's survey-team API as types (`docs/openapi.yaml`'s components), which
+//!   the services write and the web app reads;
 //! * [`fate`] — a cohort's fate as the collector says it and a participant's page reads it;
 //! * [`audit`] — a manifest's promises as the audit's expectations;
 //! * [`inclusion`] — a participant's saved receipt checked against the release's manifest and a
@@ -46,6 +51,8 @@
 
 pub mod policy;
 
+pub mod error;
+
 pub mod definition;
 
 pub mod coding;
@@ -53,6 +60,8 @@ pub mod coding;
 pub mod branching;
 
 pub mod languages;
+
+pub mod validation;
 
 pub mod plan;
 
@@ -81,6 +90,8 @@ pub mod simulate;
 pub mod manifest;
 
 pub mod obfuscation;
+
+pub mod api;
 
 pub mod fate;
 

@@ -87,6 +87,47 @@ pub fn cohort_floor(p1: usize) -> usize {
     (p1 + 1).max(MIN_ANONYMITY_SET)
 }
 
+/// Whether a survey with `p1` data columns and cohorts of `cohort_size` may release a cohort of
+/// as few as `min` records: from [`cohort_floor`]`(p₁)` to the cohort size, both included. The
+/// one place this is decided and worded: the collector refuses a draft's minimum by it
+/// (`crate::draft::plan_survey`), an accepting service the floor a registration makes it enforce
+/// (`orthomask_server::wire::Registration::check`), and a device a signed definition's minimum
+/// (`crate::floors::check`, in a participant's words).
+///
+/// # Errors
+/// [`MinCohortSizeError`], one line naming the range allowed.
+pub fn check_min_cohort_size(
+    p1: usize,
+    cohort_size: usize,
+    min: usize,
+) -> Result<(), MinCohortSizeError> {
+    let floor = cohort_floor(p1);
+    if (floor..=cohort_size).contains(&min) {
+        Ok(())
+    } else {
+        Err(MinCohortSizeError {
+            min,
+            floor,
+            cohort_size,
+        })
+    }
+}
+
+/// A minimum cohort outside `cohort_floor(p₁) … m` ([`check_min_cohort_size`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "min_cohort_size must be from {floor} (the larger of p1 + 1 and the policy's anonymity set) to \
+     the cohort size {cohort_size}, got {min}"
+)]
+pub struct MinCohortSizeError {
+    /// The minimum asked for.
+    pub min: usize,
+    /// The policy's floor, [`cohort_floor`]`(p₁)`.
+    pub floor: usize,
+    /// The cohort size `m`.
+    pub cohort_size: usize,
+}
+
 /// The fewest records for which a cohort is released when the administrator does not say: the
 /// policy's [`cohort_floor`], or the full cohort `m` with device-side DP, because σ_DP is
 /// calibrated for the smallest released cohort and a full one keeps it small.
@@ -180,6 +221,37 @@ pub fn retry_wait(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `cohort_floor(p₁) = max(p₁ + 1, MIN_ANONYMITY_SET)` by hand: p₁ = 3 gives max(4, 5) = 5,
+    /// p₁ = 5 gives max(6, 5) = 6. A minimum is allowed from that floor to the cohort size, both
+    /// included; below or above it is refused in one line naming the range.
+    #[test]
+    fn the_minimum_cohort_is_allowed_from_the_floor_to_the_cohort_size() {
+        let refused = |min, floor, cohort_size| {
+            Err(MinCohortSizeError {
+                min,
+                floor,
+                cohort_size,
+            })
+        };
+        // p₁ = 3, m = 20: the anonymity set binds (5 > p₁ + 1 = 4).
+        assert_eq!(check_min_cohort_size(3, 20, 4), refused(4, 5, 20));
+        assert_eq!(check_min_cohort_size(3, 20, 5), Ok(()));
+        assert_eq!(check_min_cohort_size(3, 20, 20), Ok(()));
+        assert_eq!(check_min_cohort_size(3, 20, 21), refused(21, 5, 20));
+        // p₁ = 5: p₁ + 1 = 6 binds.
+        assert_eq!(check_min_cohort_size(5, 20, 5), refused(5, 6, 20));
+        assert_eq!(check_min_cohort_size(5, 20, 6), Ok(()));
+        // Cohorts of m = 6 allow exactly one minimum; of m = 5, none.
+        assert_eq!(check_min_cohort_size(5, 6, 6), Ok(()));
+        assert_eq!(check_min_cohort_size(5, 5, 5), refused(5, 6, 5));
+        let line = check_min_cohort_size(5, 20, 2).unwrap_err().to_string();
+        assert_eq!(
+            line,
+            "min_cohort_size must be from 6 (the larger of p1 + 1 and the policy's anonymity \
+             set) to the cohort size 20, got 2"
+        );
+    }
 
     /// 3 records of 2 doubles: 48 bytes → 64 base64 characters, 3 × 70 row ids, 64 KiB.
     #[test]

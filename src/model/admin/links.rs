@@ -2,7 +2,7 @@
 //! analyst and audit views' links (`#/analyze?data=…&y=…&x=…`, `#/audit?data=…&manifest=…`, the
 //! parameters `pages::analyze` and `pages::audit` read) and the published receipt lists.
 
-use super::status::Invitation;
+use orthomask_survey::api::Invitation;
 
 /// The invitations as CSV: `participant_url,token`, one participant per row.
 pub fn invitations_csv(invitations: &[Invitation]) -> String {
@@ -75,7 +75,7 @@ pub fn audit_link(release: &str, manifest: &str) -> String {
 /// `GET /api/surveys/{survey}/cohorts/{cohort}/receipts`.
 pub fn receipt_lists(
     survey: &str,
-    cohort: u64,
+    cohort: u32,
     share_services: usize,
     msp: &str,
     rights: &[String],
@@ -108,6 +108,7 @@ mod tests {
     fn invitations_become_one_row_each() {
         let inv = |t: &str| Invitation {
             token: t.into(),
+            definition_url: "http://c/api/surveys/s/definition".into(),
             participant_url: format!("http://c/#/participate?survey=s&invite={t}"),
         };
         assert_eq!(

@@ -1,6 +1,6 @@
 //! The survey team's page (`#/admin`), without the browser: what the builder turns into a draft,
 //! what the JSON editor accepts, the plan the collector will choose, the status the services
-//! report, the invitation file and the links to the analyst and audit views.
+//! report (read as `orthomask_survey::api`'s types, the ones the services write), the invitation file and the links to the analyst and audit views.
 //!
 //! * [`builder`] — the question builder's state and the one function that makes a draft of it
 //!   ([`builder::DraftForm::draft`]), and back ([`builder::DraftForm::from_draft`]);
@@ -9,7 +9,6 @@
 //! * [`state`] — the builder page's reducer: builder and editor kept in step both ways;
 //! * [`preview`] — `plan_survey` run in the browser with the deployment's endpoints: the design
 //!   the collector will choose, or its one-line refusal;
-//! * [`status`] — the admin API's answers as typed structs;
 //! * [`links`] — the invitations CSV, the analyst and audit views' links, the receipt lists.
 
 pub mod builder;
@@ -17,4 +16,3 @@ pub mod editor;
 pub mod links;
 pub mod preview;
 pub mod state;
-pub mod status;

@@ -11,45 +11,7 @@
 
 use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
 use orthomask_survey::languages::offered;
-
-/// Where the deployment's participants upload (the `msp` and `rights` of
-/// `orthomask_survey::trust::Deployment`). Read field by field, so fields the collector adds
-/// later do not break the page.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct DeploymentEndpoints {
-    /// The masking service provider's base URL.
-    pub msp: String,
-    /// The right-masking services' base URLs.
-    pub rights: Vec<String>,
-}
-
-impl DeploymentEndpoints {
-    /// Read `GET /api/deployment`'s answer.
-    ///
-    /// # Errors
-    /// One line when the answer is not JSON or lacks `msp`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| format!("the deployment description is not JSON: {e}"))?;
-        let msp = v
-            .get("msp")
-            .and_then(|m| m.as_str())
-            .ok_or("the deployment description names no masking service provider (msp)")?;
-        let rights = v
-            .get("rights")
-            .and_then(|r| r.as_array())
-            .map(|r| {
-                r.iter()
-                    .filter_map(|u| u.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(Self {
-            msp: msp.to_owned(),
-            rights,
-        })
-    }
-}
+use orthomask_survey::trust::Deployment;
 
 /// What the collector will decide for a draft (`SurveyPlan`'s numbers).
 #[derive(Clone, Debug, PartialEq)]
@@ -83,10 +45,7 @@ pub struct PlanPreview {
 ///
 /// # Errors
 /// `DraftError`'s one line, the same text the API answers with.
-pub fn preview(
-    draft: &SurveyDraft,
-    endpoints: &DeploymentEndpoints,
-) -> Result<PlanPreview, String> {
+pub fn preview(draft: &SurveyDraft, endpoints: &Deployment) -> Result<PlanPreview, String> {
     let planned = plan_survey(
         draft,
         Endpoints {
@@ -157,17 +116,20 @@ pub fn notes(draft: &SurveyDraft) -> FormNotes {
 mod tests {
     use super::*;
     use crate::model::admin::editor;
+    use orthomask_survey::trust::CollectorSigningKey;
 
     const DRAFT: &str = r#"{"id": "s", "title": "T", "consent": "ok", "cohort_size": 20, "invitations": true,
       "questions": [{"id": "smoker", "label": "?", "kind": "yes_no"},
                     {"id": "age", "label": "?", "kind": "integer", "min": 18, "max": 100},
                     {"id": "region", "label": "?", "kind": "categorical", "options": ["n", "s", "e"]}]}"#;
 
-    fn endpoints() -> DeploymentEndpoints {
-        DeploymentEndpoints::parse(
-            r#"{"collector_public_key": "k", "collector": "http://c", "msp": "http://m", "rights": ["http://r0"], "later": 1}"#,
-        )
-        .unwrap()
+    fn endpoints() -> Deployment {
+        Deployment {
+            collector_public_key: CollectorSigningKey::from_secret([7; 32]).public_key(),
+            collector: "http://c".into(),
+            msp: "http://m".into(),
+            rights: vec!["http://r0".into()],
+        }
     }
 
     /// The numbers of `orthomask_survey::draft`'s own test for this draft: p₁ = 4 answer columns
@@ -293,19 +255,5 @@ mod tests {
             "\"invitations\": false, \"share_mode\": true, \"demonstration\": true",
         );
         assert!(!recommends_dp(&demonstration));
-    }
-
-    #[test]
-    fn a_deployment_without_a_provider_is_named() {
-        assert!(
-            DeploymentEndpoints::parse("{}")
-                .unwrap_err()
-                .contains("msp")
-        );
-        assert!(
-            DeploymentEndpoints::parse("<html>")
-                .unwrap_err()
-                .contains("not JSON")
-        );
     }
 }

@@ -15,10 +15,11 @@ use yew::prelude::*;
 use super::preview::FormPreview;
 use crate::components::input::{target_checked, target_value};
 use crate::model::admin::builder::{ConditionKind, DraftForm, Kind, QuestionForm};
-use crate::model::admin::preview::{DeploymentEndpoints, PlanPreview, preview, recommends_dp};
+use crate::model::admin::preview::{PlanPreview, preview, recommends_dp};
 use crate::model::admin::state::{BuilderAction, BuilderState};
 use crate::model::format::sig;
 use crate::services::admin as api;
+use orthomask_survey::trust::Deployment;
 
 /// Props of [`Builder`].
 #[derive(Properties, PartialEq)]
@@ -351,7 +352,7 @@ fn plan_view(plan: &PlanPreview) -> Html {
 #[function_component(Builder)]
 pub fn builder(props: &BuilderProps) -> Html {
     let state = use_reducer(BuilderState::default);
-    let deployment = use_state(|| None::<Result<DeploymentEndpoints, String>>);
+    let deployment = use_state(|| None::<Result<Deployment, String>>);
     let created = use_state(|| None::<Result<(String, String), String>>);
     let creating = use_state(|| false);
     {

@@ -14,11 +14,11 @@ use crate::components::save_button::SaveButton;
 use crate::model::admin::links::{
     analyst_link, audit_link, default_model, invitations_csv, receipt_lists,
 };
-use crate::model::admin::preview::DeploymentEndpoints;
-use crate::model::admin::status::{Invitations, SurveyPhase, SurveyStatus};
 use crate::pages::simulated_participants::SimulatedParticipants;
 use crate::services::admin as api;
 use crate::services::clock::sleep;
+use orthomask_survey::api::{InvitationRequest, Invitations, SurveyPhase, SurveyStatus};
+use orthomask_survey::trust::Deployment;
 
 /// How often the status is asked for while the view is open.
 const POLL_MS: i32 = 3000;
@@ -75,7 +75,7 @@ type AdminAction = Rc<
 #[function_component(SurveyDetail)]
 pub fn survey_detail(props: &SurveyDetailProps) -> Html {
     let status = use_state(|| None::<Result<SurveyStatus, String>>);
-    let deployment = use_state(|| None::<DeploymentEndpoints>);
+    let deployment = use_state(|| None::<Deployment>);
     let model = use_state(|| None::<Result<(String, Vec<String>), String>>);
     let invitations = use_state(|| None::<Result<Invitations, String>>);
     let count = use_state(|| "10".to_owned());
@@ -183,7 +183,7 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
             })
         }),
     );
-    let close_cohort = |k: u64| {
+    let close_cohort = |k: u32| {
         run(
             "Closing the cohort",
             id.clone(),
@@ -210,10 +210,11 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
         );
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            let Ok(n) = count.trim().parse::<u64>() else {
+            let Ok(n) = count.trim().parse::<usize>() else {
                 invitations.set(Some(Err(format!(
-                    "{:?} is not a number of invitations (1 to 10000)",
-                    count.trim()
+                    "{:?} is not a number of invitations (1 to {})",
+                    count.trim(),
+                    InvitationRequest::MAX
                 ))));
                 return;
             };
@@ -247,14 +248,13 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
     let invitation_section = html! {
         <section aria-labelledby="invite-title">
             <h3 id="invite-title">{ "Invite participants" }</h3>
-            if let Some(c) = &s.invitations {
-                <p data-testid="invitation-counts">{ [("issued", c.issued), ("opened", c.opened), ("used", c.used)].iter()
-                    .filter_map(|(w, n)| n.map(|n| format!("{n} {w}"))).collect::<Vec<_>>().join(", ") }</p>
+            if let Some(Some(c)) = &s.invitations {
+                <p data-testid="invitation-counts">{ c.summary() }</p>
             }
             if open {
                 <form class="invite" onsubmit={on_invite}>
                     <label for="invite-count">{ "Number of invitations" }</label>
-                    <input id="invite-count" type="number" min="1" max="10000" step="1" value={(*count).clone()} oninput={on_count} />
+                    <input id="invite-count" type="number" min="1" max={InvitationRequest::MAX.to_string()} step="1" value={(*count).clone()} oninput={on_count} />
                     <button type="submit" data-testid="invite">{ "Create invitations" }</button>
                 </form>
             }
@@ -283,7 +283,7 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
                         <tr data-cohort={c.cohort.to_string()} data-status={c.status.word()}>
                             <th scope="row">{ c.cohort }</th>
                             <td>{ c.status.word() }</td>
-                            <td>{ c.assigned.map(|n| n.to_string()).unwrap_or_default() }</td>
+                            <td>{ c.assigned }</td>
                             <td>{ c.records.map(|n| n.to_string()).unwrap_or_default() }</td>
                             <td>{ c.qa_text().unwrap_or_default() }</td>
                             <td>{ c.note.clone().unwrap_or_default() }</td>
@@ -298,7 +298,7 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
     };
     let services = html! {
         <ul class="services" data-testid="services">
-            { for s.services.iter().map(|v| html! { <li><strong>{ &v.service }</strong>{ ": " }{ v.summary() }</li> }) }
+            { for s.services.iter().flatten().map(|v| html! { <li><strong>{ &v.service }</strong>{ ": " }{ v.summary() }</li> }) }
         </ul>
     };
     // Issue 20 §8: cohorts left out for invalid data, and refused hand-over claims.
@@ -367,20 +367,20 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
     };
     html! {
         <section class="survey-detail" aria-labelledby="detail-title" data-testid="survey-detail">
-            <h2 id="detail-title">{ format!("Survey {}{}", s.survey, s.title.as_ref().map(|t| format!(": {t}")).unwrap_or_default()) }</h2>
+            <h2 id="detail-title">{ format!("Survey {}: {}", s.survey, s.title) }</h2>
             <p>
                 { "Status: " }<strong data-testid="survey-status">{ s.status.word() }</strong>
                 { format!(" — cohorts of {}, released from {} records{}; updated every few seconds.",
-                    s.cohort_size.map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
-                    s.min_cohort_size.map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
+                    s.cohort_size,
+                    s.min_cohort_size,
                     if s.share_services > 0 { format!(", share mode over {} services", s.share_services) } else { String::new() }) }
             </p>
             if let Some(e) = &s.error { <p class="error" role="alert" data-testid="survey-error">{ e }</p> }
             if let Some(e) = &*action_error { <p class="error" role="alert" data-testid="action-error">{ e }</p> }
             { invitation_section }
             // A demonstration's cohort can be filled at once, through the participant client.
-            if let (true, true, Some(k)) = (s.demonstration, open, s.current_cohort.and_then(|k| u32::try_from(k).ok())) {
-                <SimulatedParticipants survey={s.survey.clone()} cohort={k} on_team_page=true />
+            if s.demonstration && open {
+                <SimulatedParticipants survey={s.survey.clone()} cohort={s.current_cohort} on_team_page=true />
             }
             <section aria-labelledby="watch-title">
                 <h3 id="watch-title">{ "Collection" }</h3>

@@ -2,8 +2,8 @@
 
 use yew::prelude::*;
 
-use crate::model::admin::status::SurveyList as List;
 use crate::services::admin as api;
+use orthomask_survey::api::SurveyList as List;
 
 /// Props of [`SurveyList`].
 #[derive(Properties, PartialEq)]
@@ -44,11 +44,11 @@ pub fn survey_list(props: &SurveyListProps) -> Html {
                             html! {
                                 <tr data-survey={s.survey.clone()}>
                                     <th scope="row">{ &s.survey }</th>
-                                    <td>{ s.title.clone().unwrap_or_default() }
-                                        if s.demonstration == Some(true) { <span class="badge">{ "demonstration" }</span> }
+                                    <td>{ &s.title }
+                                        if s.demonstration { <span class="badge">{ "demonstration" }</span> }
                                     </td>
                                     <td>{ s.status.word() }</td>
-                                    <td>{ s.created_at.clone().unwrap_or_default() }</td>
+                                    <td>{ &s.created_at }</td>
                                     <td><button type="button" onclick={open} aria-label={format!("Open survey {}", s.survey)}>{ "Open" }</button></td>
                                 </tr>
                             }

@@ -5,10 +5,15 @@ use super::{Admin, Collector, PROVIDER, SurveyRow, claims, load_survey, sql};
 use crate::error::ApiError;
 use crate::http::{ApiJson, ApiPath, json};
 use crate::states::{CohortStep, CollectorCohort, SurveyState};
-use crate::wire::{InvitationRequest, Registration};
+use crate::wire::{PeerRequeued, Registration};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use orthomask_survey::api::{
+    CohortPhase, CohortStatus, Invitation, InvitationCounts, InvitationRequest, Invitations,
+    QaCheck, RefusedHandover, Requeued, ServiceRequeued, ServiceStatus, SpoiltCounts,
+    SurveyCreated, SurveyList, SurveyStatus, SurveySummary,
+};
 use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
 use orthomask_survey::merkle::sha256_hex;
 use rusqlite::{Connection, OptionalExtension};
@@ -31,7 +36,7 @@ impl Collector {
     /// # Errors
     /// 400 with the plan's one-line reason, 409 when the id is taken, 502/503 when a service
     /// refuses or cannot be reached.
-    pub(super) async fn create(&self, draft: &SurveyDraft) -> Result<serde_json::Value, ApiError> {
+    pub(super) async fn create(&self, draft: &SurveyDraft) -> Result<SurveyCreated, ApiError> {
         let col = self;
         let planned = plan_survey(
             draft,
@@ -127,28 +132,27 @@ impl Collector {
             .masking
             .release_accuracy(planned.template.share_split())
             .ok();
-        Ok(serde_json::json!({
-            "survey": id,
-            "definition_url": definition_url,
-            "participant_url": if p.invitations { serde_json::Value::Null } else {
-                serde_json::Value::String(col.participant_url(&id, None))
-            },
-            "p1": p.masking.p1,
-            "p2": p.masking.p2,
-            "sigma": p.masking.sigma,
-            "x_max": p.masking.x_max,
-            "cohort_size": p.cohort_size,
-            "min_cohort_size": p.min_cohort_size,
-            "share_services": p.share_services,
-            "invitations": p.invitations,
-            "appendix_c": p.masking.appendix_c,
-            "expected_digits_lost": accuracy.as_ref().map(|a| a.accuracy.expected_digits_lost()),
-            "accuracy_note": accuracy.and_then(|a| a.note),
-            "dp": p.masking.dp,
-            "release_csv_url": format!("{}/api/surveys/{id}/release.csv", col.0.cfg.public_url),
-            "manifest_url": format!("{}/api/surveys/{id}/manifest.json", col.0.cfg.public_url),
-            "demonstration": p.demonstration,
-        }))
+        let base = &col.0.cfg.public_url;
+        Ok(SurveyCreated {
+            definition_url,
+            participant_url: (!p.invitations).then(|| col.participant_url(&id, None)),
+            p1: p.masking.p1,
+            p2: p.masking.p2,
+            sigma: p.masking.sigma,
+            x_max: p.masking.x_max,
+            cohort_size: p.cohort_size,
+            min_cohort_size: p.min_cohort_size,
+            share_services: p.share_services,
+            invitations: p.invitations,
+            appendix_c: p.masking.appendix_c.clone(),
+            expected_digits_lost: accuracy.as_ref().map(|a| a.accuracy.expected_digits_lost()),
+            accuracy_note: accuracy.and_then(|a| a.note),
+            dp: p.masking.dp.clone(),
+            release_csv_url: format!("{base}/api/surveys/{id}/release.csv"),
+            manifest_url: format!("{base}/api/surveys/{id}/manifest.json"),
+            demonstration: p.demonstration,
+            survey: id,
+        })
     }
 }
 
@@ -159,7 +163,7 @@ pub(super) async fn list_surveys(
     let list = col
         .0
         .store
-        .run(|c| -> Result<Vec<serde_json::Value>, ApiError> {
+        .run(|c| -> Result<Vec<SurveySummary>, ApiError> {
             let mut stmt = c
                 .prepare("SELECT id, status, created_at FROM surveys ORDER BY created_at")
                 .map_err(sql)?;
@@ -171,25 +175,22 @@ pub(super) async fn list_surveys(
             rows.into_iter()
                 .map(|(id, status, created_at)| {
                     let row = load_survey(c, &id)?;
-                    Ok(serde_json::json!({
-                        "survey": id,
-                        "title": row.template.title,
-                        "status": status,
-                        "created_at": created_at,
-                        "demonstration": row.plan.demonstration,
-                    }))
+                    Ok(SurveySummary {
+                        survey: id,
+                        title: row.template.title,
+                        status: status.into(),
+                        created_at,
+                        demonstration: row.plan.demonstration,
+                    })
                 })
                 .collect()
         })
         .await?;
-    Ok(json(StatusCode::OK, &serde_json::json!({"surveys": list})))
+    Ok(json(StatusCode::OK, &SurveyList { surveys: list }))
 }
 
 /// The collector's view of a survey (no keys, no data).
-pub(super) async fn survey_view(
-    col: &Collector,
-    survey: &str,
-) -> Result<serde_json::Value, ApiError> {
+pub(super) async fn survey_view(col: &Collector, survey: &str) -> Result<SurveyStatus, ApiError> {
     let s = survey.to_owned();
     let (row, cohorts, (released, erased), refused) = col
         .0
@@ -202,18 +203,20 @@ pub(super) async fn survey_view(
                      WHERE survey = ?1 ORDER BY cohort",
                 )
                 .map_err(sql)?;
-            let cohorts: Vec<serde_json::Value> = stmt
+            let cohorts: Vec<CohortStatus> = stmt
                 .query_map([&s], |r| {
                     let qa: Option<String> = r.get(5)?;
-                    Ok(serde_json::json!({
-                        "cohort": r.get::<_, u32>(0)?,
-                        "assigned": r.get::<_, i64>(1)?,
-                        "status": r.get::<_, CollectorCohort>(2)?,
-                        "records": r.get::<_, Option<i64>>(3)?,
-                        "note": r.get::<_, Option<String>>(4)?,
-                        "qa": qa.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()),
-                        "reopened": r.get::<_, i64>(6)?,
-                    }))
+                    Ok(CohortStatus {
+                        cohort: r.get(0)?,
+                        assigned: r.get(1)?,
+                        status: r.get::<_, CollectorCohort>(2)?.into(),
+                        records: r.get(3)?,
+                        note: r.get(4)?,
+                        // Stored by this service from the same type; an unreadable one (a
+                        // damaged store) is shown as no result rather than failing the view.
+                        qa: qa.and_then(|t| serde_json::from_str::<QaCheck>(&t).ok()),
+                        reopened: r.get(6)?,
+                    })
                 })
                 .map_err(sql)?
                 .collect::<Result<_, _>>()
@@ -224,14 +227,14 @@ pub(super) async fn survey_view(
                      ORDER BY at, cohort",
                 )
                 .map_err(sql)?;
-            let refused: Vec<serde_json::Value> = stmt
+            let refused: Vec<RefusedHandover> = stmt
                 .query_map([&s], |r| {
-                    Ok(serde_json::json!({
-                        "cohort": r.get::<_, u32>(0)?,
-                        "service": r.get::<_, String>(1)?,
-                        "why": r.get::<_, String>(2)?,
-                        "at": r.get::<_, String>(3)?,
-                    }))
+                    Ok(RefusedHandover {
+                        cohort: r.get(0)?,
+                        service: r.get(1)?,
+                        why: r.get(2)?,
+                        at: r.get(3)?,
+                    })
                 })
                 .map_err(sql)?
                 .collect::<Result<_, _>>()
@@ -248,31 +251,36 @@ pub(super) async fn survey_view(
             Ok((row, cohorts, (released, erased), refused))
         })
         .await?;
-    let spoilt: Vec<&serde_json::Value> = cohorts
-        .iter()
-        .filter(|c| c["status"] == CollectorCohort::Spoilt.as_sql())
-        .collect();
-    let reopened: i64 = spoilt.iter().filter_map(|c| c["reopened"].as_i64()).sum();
-    let spoilt = spoilt.len();
+    let spoilt = cohorts.iter().filter(|c| c.status == CohortPhase::Spoilt);
+    let spoilt = SpoiltCounts {
+        cohorts: spoilt.clone().count(),
+        reopened_invitations: spoilt.map(|c| c.reopened).sum(),
+    };
     let base = &col.0.cfg.public_url;
-    Ok(serde_json::json!({
-        "survey": survey,
-        "title": row.template.title,
-        "demonstration": row.plan.demonstration,
-        "status": row.status,
-        "error": row.error,
-        "cohort_size": row.plan.cohort_size,
-        "min_cohort_size": row.plan.min_cohort_size,
-        "share_services": row.plan.share_services,
-        "current_cohort": row.current_cohort,
-        "cohorts": cohorts,
-        "spoilt": {"cohorts": spoilt, "reopened_invitations": reopened},
-        "refused_handovers": refused,
-        "released_at": released,
-        "erased_at": erased,
-        "release_csv_url": released.as_ref().map(|_| format!("{base}/api/surveys/{survey}/release.csv")),
-        "manifest_url": released.as_ref().map(|_| format!("{base}/api/surveys/{survey}/manifest.json")),
-    }))
+    Ok(SurveyStatus {
+        survey: survey.to_owned(),
+        title: row.template.title,
+        demonstration: row.plan.demonstration,
+        status: row.status.into(),
+        error: row.error,
+        cohort_size: row.plan.cohort_size,
+        min_cohort_size: row.plan.min_cohort_size,
+        share_services: row.plan.share_services,
+        current_cohort: row.current_cohort,
+        cohorts,
+        spoilt,
+        refused_handovers: refused,
+        release_csv_url: released
+            .as_ref()
+            .map(|_| format!("{base}/api/surveys/{survey}/release.csv")),
+        manifest_url: released
+            .as_ref()
+            .map(|_| format!("{base}/api/surveys/{survey}/manifest.json")),
+        released_at: released,
+        erased_at: erased,
+        services: None,
+        invitations: None,
+    })
 }
 
 /// `GET /api/surveys/{id}/status`: a live demonstration's progress for anyone (the survey
@@ -413,14 +421,14 @@ pub(super) async fn requeue(
                 None,
             )
             .await?;
-        let answer: serde_json::Value = serde_json::from_slice(&answer)
+        let answer: PeerRequeued = serde_json::from_slice(&answer)
             .map_err(|e| ApiError::bad_gateway(format!("{name}: {e}")))?;
-        services.push(serde_json::json!({"service": name, "requeued": answer["requeued"]}));
+        services.push(ServiceRequeued {
+            service: name,
+            requeued: answer.requeued,
+        });
     }
-    Ok(json(
-        StatusCode::OK,
-        &serde_json::json!({"survey": survey, "services": services}),
-    ))
+    Ok(json(StatusCode::OK, &Requeued { survey, services }))
 }
 
 pub(super) async fn admin_status(
@@ -429,7 +437,7 @@ pub(super) async fn admin_status(
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     let mut view = survey_view(&col, &survey).await?;
-    let share = view["share_services"].as_u64().unwrap_or(0) as usize;
+    let share = view.share_services;
     let mut services = Vec::new();
     let targets = col.handover_services(share)?;
     for (name, url) in targets {
@@ -442,30 +450,38 @@ pub(super) async fn admin_status(
             )
             .await;
         services.push(match answer {
-            Ok(body) => serde_json::json!({
-                "service": name,
-                "status": serde_json::from_slice::<serde_json::Value>(&body).unwrap_or_default(),
-            }),
-            Err(e) => serde_json::json!({"service": name, "error": e.message()}),
+            Ok(body) => ServiceStatus {
+                service: name,
+                status: Some(serde_json::from_slice(&body).unwrap_or_default()),
+                error: None,
+            },
+            Err(e) => ServiceStatus {
+                service: name,
+                status: None,
+                error: Some(e.message().to_owned()),
+            },
         });
     }
-    view["services"] = serde_json::Value::Array(services);
-    view["invitations"] = invitation_counts(&col, &survey).await?;
+    view.services = Some(services);
+    view.invitations = Some(invitation_counts(&col, &survey).await?);
     Ok(json(StatusCode::OK, &view))
 }
 
 /// How many invitations of a survey were issued, opened (a definition was loaded with them) and
 /// used (their upload was in a cohort's hand-over): counts only, nothing about any one
 /// participant. `null` for a survey without invitations.
-async fn invitation_counts(col: &Collector, survey: &str) -> Result<serde_json::Value, ApiError> {
+async fn invitation_counts(
+    col: &Collector,
+    survey: &str,
+) -> Result<Option<InvitationCounts>, ApiError> {
     let s = survey.to_owned();
     col.0
         .store
-        .run(move |c| -> Result<serde_json::Value, ApiError> {
+        .run(move |c| -> Result<Option<InvitationCounts>, ApiError> {
             if !load_survey(c, &s)?.plan.invitations {
-                return Ok(serde_json::Value::Null);
+                return Ok(None);
             }
-            let (issued, opened, used): (i64, i64, i64) = c
+            let (issued, opened, used) = c
                 .query_row(
                     "SELECT COUNT(*), COUNT(opened_at), COUNT(used_at) FROM invitations
                      WHERE survey = ?1",
@@ -473,7 +489,11 @@ async fn invitation_counts(col: &Collector, survey: &str) -> Result<serde_json::
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )
                 .map_err(sql)?;
-            Ok(serde_json::json!({"issued": issued, "opened": opened, "used": used}))
+            Ok(Some(InvitationCounts {
+                issued,
+                opened,
+                used,
+            }))
         })
         .await
 }
@@ -484,8 +504,11 @@ pub(super) async fn invitations(
     ApiPath(survey): ApiPath<String>,
     ApiJson(request): ApiJson<InvitationRequest>,
 ) -> Result<Response, ApiError> {
-    if request.count == 0 || request.count > 10_000 {
-        return Err(ApiError::bad_request("count must be 1 to 10000"));
+    if request.count == 0 || request.count > InvitationRequest::MAX {
+        return Err(ApiError::bad_request(format!(
+            "count must be 1 to {}",
+            InvitationRequest::MAX
+        )));
     }
     let mut tokens = Vec::with_capacity(request.count);
     for _ in 0..request.count {
@@ -519,19 +542,20 @@ pub(super) async fn invitations(
             Ok(())
         })
         .await?;
-    let list: Vec<serde_json::Value> = tokens
-        .iter()
-        .map(|t| {
-            serde_json::json!({
-                "token": t,
-                "definition_url": col.definition_url(&survey),
-                "participant_url": col.participant_url(&survey, Some(t)),
-            })
+    let invitations = tokens
+        .into_iter()
+        .map(|token| Invitation {
+            definition_url: col.definition_url(&survey),
+            participant_url: col.participant_url(&survey, Some(&token)),
+            token,
         })
         .collect();
     Ok(json(
         StatusCode::CREATED,
-        &serde_json::json!({"survey": survey, "invitations": list}),
+        &Invitations {
+            survey,
+            invitations,
+        },
     ))
 }
 

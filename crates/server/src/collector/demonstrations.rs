@@ -24,6 +24,7 @@ use crate::states::SurveyState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
+use orthomask_survey::api;
 use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::demonstrations::demonstration_drafts;
 use orthomask_survey::draft::{SurveyDraft, SurveyPlan};
@@ -202,20 +203,17 @@ pub(super) async fn list_demonstrations(
         {
             continue;
         }
-        surveys.push(serde_json::json!({
-            "survey": id,
-            "title": row.template.title,
-            "description": row.template.description,
-            "share_mode": row.plan.share_services > 0,
-            "cohort_size": row.plan.cohort_size,
-            "status": row.status,
-            "participant_url": col.participant_url(&id, None),
-        }));
+        surveys.push(api::Demonstration {
+            participant_url: col.participant_url(&id, None),
+            title: row.template.title,
+            description: row.template.description,
+            share_mode: row.plan.share_services > 0,
+            cohort_size: row.plan.cohort_size,
+            status: row.status.into(),
+            survey: id,
+        });
     }
-    Ok(json(
-        StatusCode::OK,
-        &serde_json::json!({"surveys": surveys}),
-    ))
+    Ok(json(StatusCode::OK, &api::Demonstrations { surveys }))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //! against a stored old one would give the records of whoever did not answer again.
 
 use super::claims::{self, Claim, Nonces};
-use super::{Collector, PROVIDER, StoredPart, StoredQa, SurveyRow, load_survey, sql};
+use super::{Collector, PROVIDER, StoredPart, SurveyRow, load_survey, sql};
 use crate::error::ApiError;
 use crate::http::{ApiJson, ApiPath, json};
 use crate::states::CollectorCohort;
@@ -21,9 +21,11 @@ use crate::wire::{CohortResult, MaskingOutcome, SharePart};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::share_handover::{FixedMatrix, combine_parts};
 use orthomask_core::protocol::tm2::DataCollector;
 use orthomask_formats::manifest::ReceiptRoot;
+use orthomask_survey::api::QaCheck;
 use orthomask_survey::floors::Floors;
 use orthomask_survey::inclusion::PublishedList;
 use orthomask_survey::merkle::sha256_hex;
@@ -66,16 +68,49 @@ fn cohort_floor(row: &SurveyRow) -> Result<usize, ApiError> {
         .map_err(|e| ApiError::internal("the survey's floors", e))
 }
 
-/// What settles a cohort.
-struct Outcome {
+/// What a believed hand-over brings, after the content checks ([`checked_content`]).
+struct Content {
     settlement: Settlement,
     records: usize,
     /// `A₂,k X₁,k` (or `A X₁` in share mode), row by row; only for a received cohort.
     data: Option<Vec<u8>>,
+    /// The QA check (`orthomask_survey::api::QaCheck` as JSON); only for a received cohort.
     qa: Option<String>,
+    note: Option<String>,
+}
+
+impl Content {
+    /// Nothing to store: an empty, withheld or spoilt cohort (with `note` saying why).
+    fn nothing(settlement: Settlement, records: usize, note: Option<String>) -> Self {
+        Self {
+            settlement,
+            records,
+            data: None,
+            qa: None,
+            note,
+        }
+    }
+
+    /// Unmasked records that passed their checks, to be stored with their QA result.
+    fn received(data: &nalgebra::DMatrix<f64>, qa: Option<&QaReport>) -> Result<Self, ApiError> {
+        Ok(Self {
+            settlement: Settlement::Received,
+            records: data.nrows(),
+            data: Some(crate::store::matrix_to_blob(data)),
+            qa: qa
+                .map(|q| serde_json::to_string(&QaCheck::from(q)))
+                .transpose()
+                .map_err(|e| ApiError::internal("QA", e))?,
+            note: None,
+        })
+    }
+}
+
+/// What settles a cohort: its content and the hand-over that brought it.
+struct Outcome {
+    content: Content,
     merkle_root: String,
     result_hash: String,
-    note: Option<String>,
 }
 
 /// Settle a cohort once by a believed hand-over, and settle its invitations: used up by a
@@ -100,6 +135,11 @@ fn settle(
     })? {
         return Ok(current);
     }
+    let Outcome {
+        content: o,
+        merkle_root,
+        result_hash,
+    } = o;
     let next = current
         .settle(o.settlement)
         .map_err(|e| ApiError::conflict(e.to_string()))?;
@@ -114,8 +154,8 @@ fn settle(
             o.records,
             o.data,
             o.qa,
-            o.merkle_root,
-            o.result_hash,
+            merkle_root,
+            result_hash,
             o.note,
         ),
     )
@@ -383,6 +423,68 @@ fn received(cohort: u32, state: CollectorCohort) -> Response {
     )
 }
 
+/// What the provider's hand-over claims, to be judged against the published receipt lists.
+fn claim_of(result: &CohortResult) -> Claim<'_> {
+    match &result.outcome {
+        MaskingOutcome::Masked { batch } => Claim::Masked {
+            rows: batch.rows,
+            uploads: result.uploads,
+            merkle_root: &result.merkle_root,
+        },
+        MaskingOutcome::Empty => Claim::Empty,
+        MaskingOutcome::Withheld { .. } => Claim::Withheld {
+            uploads: result.uploads,
+        },
+    }
+}
+
+/// The content checks of a believed hand-over: a masked batch is unmasked (`B_k` removed, the
+/// noise columns dropped) and its QA column checked; one that fails is **spoilt** and its
+/// unmasked values are dropped here, never stored. An empty or withheld cohort brings nothing.
+///
+/// # Errors
+/// 400 for a batch that is not a matrix; 500 when the survey's key or design is missing.
+async fn checked_content(
+    col: &Collector,
+    row: &SurveyRow,
+    survey: &str,
+    cohort: u32,
+    outcome: MaskingOutcome,
+    uploads: usize,
+) -> Result<Content, ApiError> {
+    let batch = match outcome {
+        MaskingOutcome::Empty => return Ok(Content::nothing(Settlement::Empty, 0, None)),
+        MaskingOutcome::Withheld { reason } => {
+            return Ok(Content::nothing(
+                Settlement::Withheld,
+                uploads,
+                Some(reason),
+            ));
+        }
+        MaskingOutcome::Masked { batch } => batch.to_matrix().map_err(ApiError::bad_request)?,
+    };
+    let n = batch.nrows();
+    let key = col
+        .0
+        .keys
+        .get(survey)
+        .ok_or_else(|| ApiError::internal("unmasking", "the survey key is missing"))?;
+    let design = row
+        .template
+        .design()
+        .map_err(|e| ApiError::internal("unmasking", e))?;
+    let unmasked = crate::compute::core_task(move || {
+        DataCollector::new(key, design)?.unmask_cohort(cohort, &batch)
+    })
+    .await
+    .map_err(|e| ApiError::internal("unmasking", e))?;
+    match unmasked {
+        Ok(u) => Content::received(&u.data, u.qa.as_ref()),
+        // QA failed (someone sent invalid data) or the batch could not be unmasked.
+        Err(e) => Ok(Content::nothing(Settlement::Spoilt, n, Some(e.to_string()))),
+    }
+}
+
 /// `PUT /api/peer/surveys/{id}/cohorts/{k}/result`: the provider's hand-over of a cohort.
 pub(super) async fn cohort_result(
     State(col): State<Collector>,
@@ -416,17 +518,7 @@ pub(super) async fn cohort_result(
     })? {
         return Ok(received(cohort, status));
     }
-    let claim = match &result.outcome {
-        MaskingOutcome::Masked { batch } => Claim::Masked {
-            rows: batch.rows,
-            uploads: result.uploads,
-            merkle_root: &result.merkle_root,
-        },
-        MaskingOutcome::Empty => Claim::Empty,
-        MaskingOutcome::Withheld { .. } => Claim::Withheld {
-            uploads: result.uploads,
-        },
-    };
+    let claim = claim_of(&result);
     let floor = cohort_floor(&row)?;
     let share = row.plan.share_services;
     let services = col.upload_services(share)?;
@@ -453,49 +545,8 @@ pub(super) async fn cohort_result(
         // The hand-over comes from the provider in either protocol.
         return refuse(&col, &survey, cohort, PROVIDER, hash, why).await;
     }
-    let (settlement, records, data, qa, note) = match result.outcome {
-        MaskingOutcome::Empty => (Settlement::Empty, 0, None, None, None),
-        MaskingOutcome::Withheld { reason } => (
-            Settlement::Withheld,
-            result.uploads,
-            None,
-            None,
-            Some(reason),
-        ),
-        MaskingOutcome::Masked { batch } => {
-            let batch = batch.to_matrix().map_err(ApiError::bad_request)?;
-            let n = batch.nrows();
-            let key = col
-                .0
-                .keys
-                .get(&survey)
-                .ok_or_else(|| ApiError::internal("unmasking", "the survey key is missing"))?;
-            let design = row
-                .template
-                .design()
-                .map_err(|e| ApiError::internal("unmasking", e))?;
-            let unmasked = crate::compute::core_task(move || {
-                DataCollector::new(key, design)?.unmask_cohort(cohort, &batch)
-            })
-            .await
-            .map_err(|e| ApiError::internal("unmasking", e))?;
-            match unmasked {
-                Ok(u) => (
-                    Settlement::Received,
-                    n,
-                    Some(crate::store::matrix_to_blob(&u.data)),
-                    u.qa.as_ref()
-                        .map(|q| serde_json::to_string(&StoredQa::from(q)))
-                        .transpose()
-                        .map_err(|e| ApiError::internal("QA", e))?,
-                    None,
-                ),
-                // QA failed (someone sent invalid data) or the batch could not be unmasked: the
-                // unmasked values are dropped here, never stored.
-                Err(e) => (Settlement::Spoilt, n, None, None, Some(e.to_string())),
-            }
-        }
-    };
+    let content =
+        checked_content(&col, &row, &survey, cohort, result.outcome, result.uploads).await?;
     let s = survey.clone();
     let root = result.merkle_root.clone();
     let nonces = result.nonces;
@@ -517,13 +568,9 @@ pub(super) async fn cohort_result(
                 &s,
                 cohort,
                 Outcome {
-                    settlement,
-                    records,
-                    data,
-                    qa,
+                    content,
                     merkle_root: root,
                     result_hash: hash,
-                    note,
                 },
                 known,
             )
@@ -817,29 +864,14 @@ async fn combine(
     })
     .await
     .map_err(|e| ApiError::internal("combining", e))?;
-    let outcome = match combined {
-        Ok((data, qa)) => Outcome {
-            settlement: Settlement::Received,
-            records: data.nrows(),
-            data: Some(crate::store::matrix_to_blob(&data)),
-            qa: qa
-                .as_ref()
-                .map(|q| serde_json::to_string(&StoredQa::from(q)))
-                .transpose()
-                .map_err(|e| ApiError::internal("QA", e))?,
-            merkle_root: roots.join(","),
-            result_hash: sha256_hex(roots.join(",").as_bytes()),
-            note: None,
-        },
-        Err(why) => Outcome {
-            settlement: Settlement::Spoilt,
-            records: 0,
-            data: None,
-            qa: None,
-            merkle_root: roots.join(","),
-            result_hash: sha256_hex(roots.join(",").as_bytes()),
-            note: Some(why),
-        },
+    let content = match combined {
+        Ok((data, qa)) => Content::received(&data, qa.as_ref())?,
+        Err(why) => Content::nothing(Settlement::Spoilt, 0, Some(why)),
+    };
+    let outcome = Outcome {
+        content,
+        merkle_root: roots.join(","),
+        result_hash: sha256_hex(roots.join(",").as_bytes()),
     };
     let s = survey.to_owned();
     col.0

@@ -32,12 +32,10 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post, put};
-use orthomask_core::protocol::qa::QaReport;
 use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::draft::SurveyPlan;
 use orthomask_survey::trust::{CollectorSigningKey, Deployment};
 use rusqlite::{Connection, OptionalExtension};
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -213,37 +211,6 @@ struct SurveyRow {
     status: SurveyState,
     current_cohort: u32,
     error: Option<String>,
-}
-
-/// A stored QA report.
-#[derive(Serialize, Deserialize)]
-struct StoredQa {
-    constant: f64,
-    max_deviation: f64,
-    tolerance: f64,
-    worst: usize,
-}
-
-impl From<&QaReport> for StoredQa {
-    fn from(q: &QaReport) -> Self {
-        Self {
-            constant: q.constant,
-            max_deviation: q.max_deviation,
-            tolerance: q.tolerance,
-            worst: q.worst,
-        }
-    }
-}
-
-impl From<StoredQa> for QaReport {
-    fn from(q: StoredQa) -> Self {
-        Self {
-            constant: q.constant,
-            max_deviation: q.max_deviation,
-            tolerance: q.tolerance,
-            worst: q.worst,
-        }
-    }
 }
 
 fn sql(e: rusqlite::Error) -> ApiError {

@@ -5,7 +5,7 @@
 //! the manifest `orthomask pipeline` writes for the same design.
 
 use super::admin::survey_view;
-use super::{Collector, StoredQa, SurveyRow, load_survey, sql};
+use super::{Collector, SurveyRow, load_survey, sql};
 use crate::error::ApiError;
 use crate::http::ApiPath;
 use crate::states::{CollectorCohort, SurveyState};
@@ -19,6 +19,7 @@ use orthomask_core::protocol::tm2::{DataCollector, UnmaskedCohort};
 use orthomask_formats::csv::{Precision, write_table};
 use orthomask_formats::manifest::ReceiptRoot;
 use orthomask_formats::manifest::{Cohorts, Method};
+use orthomask_survey::api::QaCheck;
 use orthomask_survey::manifest::{Provenance, Released};
 use rusqlite::{Connection, OptionalExtension};
 
@@ -333,7 +334,7 @@ fn build_release(
         }
         let qa = match qa {
             Some(text) => Some(QaReport::from(
-                serde_json::from_str::<StoredQa>(&text).map_err(|e| ApiError::internal("QA", e))?,
+                serde_json::from_str::<QaCheck>(&text).map_err(|e| ApiError::internal("QA", e))?,
             )),
             None => None,
         };
@@ -410,20 +411,18 @@ async fn stored_release(col: &Collector, survey: String, csv: bool) -> Result<St
             Some((c, m)) => Ok(if csv { c } else { m }),
             None => {
                 let view = survey_view(col, &survey).await?;
-                let cohorts = view["cohorts"].as_array().map_or(0, Vec::len);
-                let done = view["cohorts"].as_array().map_or(0, |a| {
-                    a.iter()
-                        .filter(|c| {
-                            c["status"]
-                                .as_str()
-                                .and_then(|s| CollectorCohort::parse(s).ok())
-                                .is_some_and(CollectorCohort::is_settled)
-                        })
-                        .count()
-                });
+                let cohorts = view.cohorts.len();
+                let done = view
+                    .cohorts
+                    .iter()
+                    .filter(|c| {
+                        CollectorCohort::parse(c.status.word())
+                            .is_ok_and(CollectorCohort::is_settled)
+                    })
+                    .count();
                 Err(ApiError::not_found(format!(
                     "survey {survey:?} is not released yet (status {}, {done} of {cohorts} cohorts in)",
-                    view["status"].as_str().unwrap_or("unknown")
+                    view.status
                 )))
             }
         }
