@@ -1,7 +1,11 @@
 //! What the browser tells and offers the participant form: whether it is online (and the
 //! `online` event when the connection returns), the preferred languages, the service worker.
+//!
+//! The `online` listener is `gloo-events`' (removed when dropped). The rest are single
+//! `navigator` reads web-sys already gives, for which gloo has no crate; they use
+//! `web_sys::window()`, not `gloo_utils::window()`, which throws where there is no window.
 
-use wasm_bindgen::JsCast;
+use gloo_events::EventListener;
 use wasm_bindgen::prelude::*;
 
 /// `navigator.onLine`: `false` means certainly offline; `true` only that a network exists.
@@ -11,28 +15,16 @@ pub fn is_online() -> bool {
 
 /// A listener for the window's `online` event, removed when dropped.
 pub struct OnlineListener {
-    callback: Closure<dyn FnMut(web_sys::Event)>,
+    _listener: Option<EventListener>,
 }
 
 impl OnlineListener {
     /// Call `on_online` every time the connection returns.
     pub fn new(mut on_online: impl FnMut() + 'static) -> Self {
-        let callback = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| on_online());
-        if let Some(window) = web_sys::window() {
-            let _ = window
-                .add_event_listener_with_callback("online", callback.as_ref().unchecked_ref());
-        }
-        Self { callback }
-    }
-}
-
-impl Drop for OnlineListener {
-    fn drop(&mut self) {
-        if let Some(window) = web_sys::window() {
-            let _ = window.remove_event_listener_with_callback(
-                "online",
-                self.callback.as_ref().unchecked_ref(),
-            );
+        let listener = web_sys::window()
+            .map(|window| EventListener::new(&window, "online", move |_| on_online()));
+        Self {
+            _listener: listener,
         }
     }
 }

@@ -1,5 +1,9 @@
 //! Milliseconds from `performance.now()`, in a page or a worker, and waiting. The page reads
 //! no wall clock: a device's may be hours off, so credential expiry is the services' to judge.
+//!
+//! Waiting is `gloo-timers`' timeout future. [`now_ms`] stays our own: no gloo crate reads
+//! `performance.now()`, and it must work in the worker too (`src/worker.rs` times its jobs with
+//! it), where there is no `window` for `gloo-utils` or `web_sys::window()` to find.
 
 use wasm_bindgen::JsCast;
 
@@ -12,15 +16,8 @@ pub fn now_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
-/// Wait `ms` milliseconds without blocking (a `setTimeout` promise).
+/// Wait `ms` milliseconds without blocking (`setTimeout`, cleared if the wait is dropped); a
+/// negative wait is none.
 pub async fn sleep(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        let global = js_sys::global();
-        if let Ok(set_timeout) = js_sys::Reflect::get(&global, &"setTimeout".into())
-            && let Ok(f) = set_timeout.dyn_into::<js_sys::Function>()
-        {
-            let _ = f.call2(&global, &resolve, &ms.into());
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    gloo_timers::future::TimeoutFuture::new(u32::try_from(ms).unwrap_or(0)).await;
 }

@@ -10,36 +10,26 @@
 //! on every retry); `200`/`201` with a JSON `Receipt` whose
 //! `upload_hash` equals `Upload::hash()`; `4xx`/`5xx` with `{"error": "one line"}`. A retry with
 //! the same token returns the same receipt, so retrying after a lost response is safe.
+//!
+//! `gloo-net` sends the request (`fetch` from the page or a worker) and reads the response. The
+//! request itself is built here, not with its `RequestBuilder` (gloo-net 0.5): the builder
+//! rewrites the address — one with a query gets a `&` appended (`?a=1` becomes `?a=1&`), which
+//! breaks signed data addresses the analyst view may be given — and its `header` throws
+//! (`unwrap_throw`) on a value the browser refuses, where a pasted token with a line break must
+//! be refused with one line ([`FetchError::Invalid`]).
 
+use gloo_net::http::{Request, Response};
 use orthomask_survey::client::verify_receipt;
 use orthomask_survey::upload::{Receipt, Upload};
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 
 use super::clock::sleep;
 use crate::model::retry_wait_ms;
 
-async fn fetch(request: &web_sys::Request, url: &str) -> Result<web_sys::Response, String> {
-    let window = web_sys::window().ok_or("no browser window")?;
-    let response = JsFuture::from(window.fetch_with_request(request))
-        .await
-        .map_err(|_| {
-            format!("{url}: could not connect (network error or the server refused the request)")
-        })?;
+async fn body_text(response: &Response, url: &str) -> Result<String, String> {
     response
-        .dyn_into::<web_sys::Response>()
-        .map_err(|_| format!("{url}: not an HTTP response"))
-}
-
-async fn body_text(response: &web_sys::Response, url: &str) -> Result<String, String> {
-    let promise = response
         .text()
-        .map_err(|_| format!("{url}: unreadable response body"))?;
-    JsFuture::from(promise)
         .await
-        .ok()
-        .and_then(|v| v.as_string())
-        .ok_or_else(|| format!("{url}: unreadable response body"))
+        .map_err(|_| format!("{url}: unreadable response body"))
 }
 
 /// Why a request got no usable answer.
@@ -83,12 +73,10 @@ impl FetchError {
 }
 
 /// `Retry-After` in seconds (the delay-seconds form; an HTTP date is not read).
-fn retry_after(response: &web_sys::Response) -> Option<u32> {
+fn retry_after(response: &Response) -> Option<u32> {
     response
         .headers()
         .get("Retry-After")
-        .ok()
-        .flatten()
         .and_then(|v| v.trim().parse::<u32>().ok())
 }
 
@@ -103,7 +91,7 @@ async fn send(
     url: &str,
     body: Option<&str>,
     token: Option<&str>,
-) -> Result<web_sys::Response, FetchError> {
+) -> Result<Response, FetchError> {
     // No "offline" shortcut: the service worker answers the app's own files without a network.
     let init = web_sys::RequestInit::new();
     init.set_method(method);
@@ -125,7 +113,11 @@ async fn send(
                 )
             })?;
     }
-    fetch(&request, url).await.map_err(FetchError::Unreachable)
+    Request::from(request).send().await.map_err(|_| {
+        FetchError::Unreachable(format!(
+            "{url}: could not connect (network error or the server refused the request)"
+        ))
+    })
 }
 
 /// `method` `url` (with a JSON `body` and a bearer `token` when given), as text.
