@@ -1,7 +1,15 @@
 //! The non-central χ² distribution: CDF, survival function and upper quantile.
 //!
-//! `statrs` has only the central χ²; Theorem 3.4 of seed 004 needs the upper δ-quantile
-//! `γ_{δ; df, λ}` of the non-central one, so it is implemented here.
+//! # Why our own
+//! Theorem 3.4 of seed 004 needs the upper δ-quantile `γ_{δ; df, λ}` of the non-central law for
+//! the small δ of a privacy budget, so the survival function must keep its relative accuracy far
+//! into the tail. `statrs` 0.19, the statistics crate we use, has only the central χ²
+//! (`ChiSquared`). Of the Rust crates that have the non-central one, `cdflib` 0.4 (CDFLIB's
+//! `cumchn`) stops its series once a term falls below 10⁻⁵ of the sum, returns the survival
+//! function as `0.5 + (0.5 − CDF)` and finds quantiles on the CDF, so a small tail is the
+//! difference of two numbers near 1; `r2rs-nmath` (R's `nmath`) is GPL-3.0-or-later, which this
+//! crate's MIT/Apache-2.0 licence cannot take. Here both tails are summed directly, each to
+//! [`SERIES_RELATIVE`] of itself.
 //!
 //! # Parametrisation
 //! `X ~ χ²_k(λ)` is `Σᵢ Zᵢ²` for independent `Zᵢ ~ N(μᵢ, 1)`, `i = 1…k`, with non-centrality

@@ -1,5 +1,7 @@
 //! Householder reflectors `H = I − β v vᵀ`.
 //!
+//! Ours, not nalgebra's, so that the masks' bits are fixed here: see [`super`] (`linalg`).
+//!
 //! A reflector acts on the coordinates `offset .. offset + v.len()` of a vector (or on those rows
 //! or columns of a matrix) and leaves the others alone. `H` is symmetric and orthogonal, so it is
 //! its own inverse and its own transpose.

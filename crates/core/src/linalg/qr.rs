@@ -1,5 +1,7 @@
 //! Thin Householder QR of a tall matrix, for the collector's orbit sampler.
 //!
+//! Ours, not nalgebra's, so that the masks' bits are fixed here: see [`super`] (`linalg`).
+//!
 //! # Formula
 //! For `M` (`m × k`) and `q = min(m, k)`, reflectors `H₀ … H_{q−1}` (`Hⱼ` on rows `j …`, mapping
 //! the current column `j` below the diagonal to `αⱼ e₁`, `αⱼ = −sign(·)‖·‖`) give
