@@ -169,8 +169,46 @@ impl ShowIf {
     }
 }
 
+/// The kinds of condition (`show_if`'s one key besides `question`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConditionKey {
+    /// `equals`: the answer is this value.
+    Equals,
+    /// `one_of`: the answer is one of these values.
+    OneOf,
+    /// `range`: the answer is a number from `min` to `max`.
+    Range,
+}
+
+impl ConditionKey {
+    /// The kind of a condition.
+    pub fn of(condition: &Condition) -> Self {
+        match condition {
+            Condition::Equals(_) => Self::Equals,
+            Condition::OneOf(_) => Self::OneOf,
+            Condition::Range { .. } => Self::Range,
+        }
+    }
+}
+
+/// The kinds of condition an answer of `kind` can meet: any answer equals a value or is one of
+/// several; a numeric one (integer, number, Likert: those with declared answers,
+/// `numeric_answers`) also lies in a range — the rule [`validate_show_if`] applies, and the
+/// survey team's builder offers.
+pub fn conditions_for(kind: &QuestionKind) -> &'static [ConditionKey] {
+    if numeric_answers(kind).is_some() {
+        &[
+            ConditionKey::Equals,
+            ConditionKey::OneOf,
+            ConditionKey::Range,
+        ]
+    } else {
+        &[ConditionKey::Equals, ConditionKey::OneOf]
+    }
+}
+
 /// Check question `i`'s `show_if` against the questions before it (called by
-/// [`crate::definition::validate_content`] once every question's own fields are checked).
+/// [`crate::validation::validate_content`] once every question's own fields are checked).
 ///
 /// # Errors
 /// [`SurveyError::Invalid`] naming `questions[i].show_if.…`: an unknown, later or the same
@@ -334,6 +372,56 @@ mod tests {
 
     fn text(t: &str) -> ConditionValue {
         ConditionValue::Text(t.into())
+    }
+
+    /// The builder offers exactly the conditions the validation accepts: for a subject of every
+    /// kind, each kind of condition with a value the subject can answer is accepted exactly when
+    /// `conditions_for` lists it.
+    #[test]
+    fn the_conditions_offered_are_the_conditions_accepted() {
+        let subjects = [
+            (YesNo, text("yes")),
+            (
+                Categorical {
+                    options: vec!["a".into(), "b".into()],
+                },
+                text("a"),
+            ),
+            (Integer { min: 0, max: 10 }, ConditionValue::Number(5.0)),
+            (
+                Number {
+                    min: 0.0,
+                    max: 10.0,
+                },
+                ConditionValue::Number(5.0),
+            ),
+            (
+                Likert {
+                    points: 5,
+                    low_label: "low".into(),
+                    high_label: "high".into(),
+                },
+                ConditionValue::Number(3.0),
+            ),
+        ];
+        for (kind, value) in subjects {
+            for condition in [
+                Condition::Equals(value.clone()),
+                Condition::OneOf(vec![value.clone()]),
+                Condition::Range { min: 1.0, max: 3.0 },
+            ] {
+                let key = ConditionKey::of(&condition);
+                let questions = [
+                    question("subject", kind.clone(), None),
+                    question("follow", YesNo, when("subject", condition)),
+                ];
+                assert_eq!(
+                    validate_show_if(&questions, 1).is_ok(),
+                    conditions_for(&kind).contains(&key),
+                    "{kind:?} with {key:?}"
+                );
+            }
+        }
     }
 
     fn survey(questions: Vec<Question>) -> SurveyDefinition {

@@ -42,7 +42,7 @@ pub struct SurveyDraft {
     /// Title shown to participants.
     pub title: String,
     /// Optional introduction.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Consent text.
     pub consent: String,
@@ -62,10 +62,10 @@ pub struct SurveyDraft {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cohort_size: Option<usize>,
     /// Fewest participants for which a cohort is released (default `p₁ + 1`, or `m` with DP).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_cohort_size: Option<usize>,
     /// Device-side differential privacy.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dp: Option<DpDraft>,
     /// Share mode (seed 000 §3.5): records split over all configured right-masking services.
     #[serde(default)]

@@ -1,23 +1,28 @@
 //! The question builder: form fields as typed (text until the draft is made), every question
-//! kind of the survey definition, and the one function that turns them into a draft
-//! ([`DraftForm::draft`]) — the JSON the collector's `POST /api/admin/surveys` takes — and back
-//! ([`DraftForm::from_draft`]) for the JSON editor.
-//!
-//! The draft is built as JSON and read with serde, so fields the builder does not know (kept in
-//! [`DraftForm::extra`], e.g. `demonstration`, `language` and `translations`, which are edited in
-//! the JSON editor) pass through, and the code compiles whatever fields `SurveyDraft` gains with
-//! `#[serde(default)]`.
+//! kind of the survey definition, and the one function that turns them into a typed
+//! [`SurveyDraft`] ([`DraftForm::draft`]) — what the collector's `POST /api/admin/surveys`
+//! takes, written by serde — and back ([`DraftForm::from_draft`]) for the JSON editor. Every
+//! draft field has its place in the form (the main language, the translations and the
+//! demonstration flag are edited in the JSON editor and kept as they are); a kind of question or
+//! of condition the definition gains is a compile error here until the builder handles it.
 //!
 //! A question's skip logic ("Show only when …", `show_if`) is [`ShowIfForm`]: an earlier
-//! question, a condition its kind allows ([`ConditionKind::allowed`]) and the value(s), typed as
-//! the referenced question's answers are (numbers for integer, number and Likert questions, text
-//! otherwise). A condition the survey cannot hold (a later question, an unknown option) is still
-//! written to the draft, never dropped: the draft's validation names it.
+//! question, a condition its kind allows ([`ConditionKind::allowed`]: the definition's own rule,
+//! `orthomask_survey::branching::conditions_for`) and the value(s), typed as the referenced
+//! question's answers are (numbers for integer, number and Likert questions, text otherwise). A
+//! condition the survey cannot hold (a later question, an unknown option) is still written to
+//! the draft, never dropped: the draft's validation names it.
 
-use orthomask_survey::draft::SurveyDraft;
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
-/// The answer types of the definition (`QuestionKind`'s `kind` tags).
+use orthomask_survey::branching::{ConditionKey, conditions_for};
+use orthomask_survey::definition::{
+    Condition, ConditionValue, Question, QuestionKind, ShowIf, Translation,
+};
+use orthomask_survey::draft::{DpDraft, SurveyDraft};
+use serde_json::Value;
+
+/// The answer types of the definition, as the builder's kind control offers them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Kind {
     /// Yes or no.
@@ -34,7 +39,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Every kind, with its JSON tag and its label in the builder.
+    /// Every kind, with its control's value (the definition's word for it) and its label.
     pub const ALL: [(Kind, &'static str, &'static str); 5] = [
         (Kind::YesNo, "yes_no", "Yes / no"),
         (Kind::Integer, "integer", "Whole number"),
@@ -43,7 +48,7 @@ impl Kind {
         (Kind::Categorical, "categorical", "Categories"),
     ];
 
-    /// The JSON tag.
+    /// The control's value.
     pub fn tag(self) -> &'static str {
         Self::ALL
             .iter()
@@ -51,16 +56,45 @@ impl Kind {
             .map_or("yes_no", |(_, t, _)| t)
     }
 
-    /// The kind of a JSON tag.
+    /// The kind of a control's value.
     pub fn from_tag(tag: &str) -> Option<Kind> {
         Self::ALL
             .iter()
             .find(|(_, t, _)| *t == tag)
             .map(|(k, ..)| *k)
     }
+
+    /// The builder's kind of a definition's question.
+    pub fn of(kind: &QuestionKind) -> Kind {
+        match kind {
+            QuestionKind::YesNo => Kind::YesNo,
+            QuestionKind::Integer { .. } => Kind::Integer,
+            QuestionKind::Number { .. } => Kind::Number,
+            QuestionKind::Likert { .. } => Kind::Likert,
+            QuestionKind::Categorical { .. } => Kind::Categorical,
+        }
+    }
+
+    /// A question of this kind with empty fields: what the definition's rules about a kind
+    /// (not its ranges or options) are asked about.
+    fn shape(self) -> QuestionKind {
+        match self {
+            Kind::YesNo => QuestionKind::YesNo,
+            Kind::Integer => QuestionKind::Integer { min: 0, max: 0 },
+            Kind::Number => QuestionKind::Number { min: 0.0, max: 0.0 },
+            Kind::Likert => QuestionKind::Likert {
+                points: 0,
+                low_label: String::new(),
+                high_label: String::new(),
+            },
+            Kind::Categorical => QuestionKind::Categorical {
+                options: Vec::new(),
+            },
+        }
+    }
 }
 
-/// The kinds of condition of `show_if`.
+/// The kinds of condition of `show_if`, as the builder's condition control offers them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ConditionKind {
     /// The answer is this value.
@@ -73,14 +107,14 @@ pub enum ConditionKind {
 }
 
 impl ConditionKind {
-    /// Every condition kind, with its JSON key and its label in the builder.
+    /// Every condition kind, with its control's value (the definition's key) and its label.
     pub const ALL: [(ConditionKind, &'static str, &'static str); 3] = [
         (ConditionKind::Equals, "equals", "is"),
         (ConditionKind::OneOf, "one_of", "is one of"),
         (ConditionKind::Range, "range", "is from … to …"),
     ];
 
-    /// The JSON key.
+    /// The control's value.
     pub fn key(self) -> &'static str {
         Self::ALL
             .iter()
@@ -88,7 +122,7 @@ impl ConditionKind {
             .map_or("equals", |(_, key, _)| key)
     }
 
-    /// The kind of a JSON key.
+    /// The kind of a control's value.
     pub fn from_key(key: &str) -> Option<ConditionKind> {
         Self::ALL
             .iter()
@@ -96,18 +130,33 @@ impl ConditionKind {
             .map(|(c, ..)| *c)
     }
 
-    /// The conditions a question of `kind` can be the subject of: a yes/no answer is one value,
-    /// a category one or several, a number also a range.
-    pub fn allowed(kind: Kind) -> &'static [ConditionKind] {
-        match kind {
-            Kind::YesNo => &[ConditionKind::Equals],
-            Kind::Categorical => &[ConditionKind::Equals, ConditionKind::OneOf],
-            Kind::Integer | Kind::Number | Kind::Likert => &[
-                ConditionKind::Equals,
-                ConditionKind::OneOf,
-                ConditionKind::Range,
-            ],
+    /// The definition's kind of condition.
+    fn condition_key(self) -> ConditionKey {
+        match self {
+            ConditionKind::Equals => ConditionKey::Equals,
+            ConditionKind::OneOf => ConditionKey::OneOf,
+            ConditionKind::Range => ConditionKey::Range,
         }
+    }
+
+    /// The builder's kind of a definition's condition.
+    fn of(condition: &Condition) -> ConditionKind {
+        match ConditionKey::of(condition) {
+            ConditionKey::Equals => ConditionKind::Equals,
+            ConditionKey::OneOf => ConditionKind::OneOf,
+            ConditionKey::Range => ConditionKind::Range,
+        }
+    }
+
+    /// The conditions a question of `kind` can be the subject of: the definition's rule
+    /// (`conditions_for`), in the builder's order.
+    pub fn allowed(kind: Kind) -> Vec<ConditionKind> {
+        let allowed = conditions_for(&kind.shape());
+        Self::ALL
+            .iter()
+            .map(|(c, ..)| *c)
+            .filter(|c| allowed.contains(&c.condition_key()))
+            .collect()
     }
 }
 
@@ -248,8 +297,12 @@ pub struct DraftForm {
     pub epsilon: String,
     /// DP δ.
     pub delta: String,
-    /// Draft fields the builder has no control for, kept as the editor gave them.
-    pub extra: Map<String, Value>,
+    /// BCP 47 tag of the texts' main language (edited in the JSON editor).
+    pub language: String,
+    /// The texts in other languages (edited in the JSON editor).
+    pub translations: BTreeMap<String, Translation>,
+    /// A labelled demonstration (edited in the JSON editor).
+    pub demonstration: bool,
 }
 
 impl Default for DraftForm {
@@ -269,7 +322,9 @@ impl Default for DraftForm {
             dp: false,
             epsilon: "1".into(),
             delta: "1e-6".into(),
-            extra: Map::new(),
+            language: orthomask_survey::languages::default_language(),
+            translations: BTreeMap::new(),
+            demonstration: false,
         }
     }
 }
@@ -297,7 +352,7 @@ fn whole(field: &str, text: &str) -> Result<i64, FormError> {
         .map_err(|_| form_error(field, format!("{:?} is not a whole number", text.trim())))
 }
 
-fn count(field: &str, text: &str) -> Result<u64, FormError> {
+fn count(field: &str, text: &str) -> Result<usize, FormError> {
     text.trim().parse().map_err(|_| {
         form_error(
             field,
@@ -316,6 +371,11 @@ fn number(field: &str, text: &str) -> Result<f64, FormError> {
 
 fn non_empty(text: &str) -> Option<&str> {
     Some(text.trim()).filter(|t| !t.is_empty())
+}
+
+/// A number as the builder's text field shows it (`18`, `250.5`).
+fn shown(x: f64) -> String {
+    x.to_string()
 }
 
 impl DraftForm {
@@ -374,8 +434,8 @@ impl DraftForm {
         }
     }
 
-    /// Question `i`'s `show_if` as JSON, typed as its subject's answers.
-    fn show_if_json(&self, i: usize) -> Result<Option<Value>, FormError> {
+    /// Question `i`'s `show_if`, typed as its subject's answers.
+    fn show_if(&self, i: usize) -> Result<Option<ShowIf>, FormError> {
         let Some(q) = self.questions.get(i) else {
             return Ok(None);
         };
@@ -387,168 +447,164 @@ impl DraftForm {
         let kind = self.condition_subject(i).map(|q| q.kind);
         // Numbers for numeric subjects; text otherwise (an unknown subject keeps what parses as
         // a number a number, so the draft's validation judges what was meant).
-        let value = |field: &str, text: &str| -> Result<Value, FormError> {
+        let value = |field: &str, text: &str| -> Result<ConditionValue, FormError> {
             match kind {
                 Some(Kind::Integer | Kind::Number | Kind::Likert) => {
-                    Ok(number(&at(field), text)?.into())
+                    Ok(ConditionValue::Number(number(&at(field), text)?))
                 }
-                Some(Kind::YesNo | Kind::Categorical) => Ok(text.trim().into()),
+                Some(Kind::YesNo | Kind::Categorical) => {
+                    Ok(ConditionValue::Text(text.trim().into()))
+                }
                 None => Ok(text
                     .trim()
                     .parse::<f64>()
                     .ok()
                     .filter(|v| v.is_finite())
-                    .map_or_else(|| text.trim().into(), Value::from)),
+                    .map_or_else(
+                        || ConditionValue::Text(text.trim().into()),
+                        ConditionValue::Number,
+                    )),
             }
         };
-        let mut item = json!({ "question": s.question.trim() });
-        match s.condition {
-            ConditionKind::Equals => item["equals"] = value("value", &s.value)?,
-            ConditionKind::OneOf => {
-                item["one_of"] = s
-                    .value_list(kind)
+        let condition = match s.condition {
+            ConditionKind::Equals => Condition::Equals(value("value", &s.value)?),
+            ConditionKind::OneOf => Condition::OneOf(
+                s.value_list(kind)
                     .iter()
                     .map(|v| value("values", v))
-                    .collect::<Result<Vec<_>, _>>()?
-                    .into();
-            }
-            ConditionKind::Range => {
-                item["range"] = json!({
-                    "min": number(&at("from"), &s.min)?,
-                    "max": number(&at("to"), &s.max)?,
-                });
-            }
-        }
-        Ok(Some(item))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            ConditionKind::Range => Condition::Range {
+                min: number(&at("from"), &s.min)?,
+                max: number(&at("to"), &s.max)?,
+            },
+        };
+        Ok(Some(ShowIf {
+            question: s.question.trim().to_owned(),
+            condition,
+        }))
     }
 
-    /// The draft as JSON, exactly what `POST /api/admin/surveys` receives.
+    /// Question `i` as the definition has it.
+    fn question(&self, i: usize) -> Result<Question, FormError> {
+        let q = &self.questions[i];
+        let at = |f: &str| format!("question {} {f}", i + 1);
+        let kind = match q.kind {
+            Kind::YesNo => QuestionKind::YesNo,
+            Kind::Integer => QuestionKind::Integer {
+                min: whole(&at("min"), &q.min)?,
+                max: whole(&at("max"), &q.max)?,
+            },
+            Kind::Number => QuestionKind::Number {
+                min: number(&at("min"), &q.min)?,
+                max: number(&at("max"), &q.max)?,
+            },
+            Kind::Likert => QuestionKind::Likert {
+                points: u8::try_from(count(&at("points"), &q.points)?)
+                    .map_err(|_| form_error(at("points"), "use 2 to 11 points"))?,
+                low_label: q.low_label.clone(),
+                high_label: q.high_label.clone(),
+            },
+            Kind::Categorical => QuestionKind::Categorical {
+                options: q.option_list().into_iter().map(str::to_owned).collect(),
+            },
+        };
+        Ok(Question {
+            id: q.id.trim().to_owned(),
+            label: q.label.clone(),
+            help: non_empty(&q.help).map(str::to_owned),
+            optional: q.optional,
+            show_if: self.show_if(i)?,
+            kind,
+        })
+    }
+
+    /// The draft, exactly what `POST /api/admin/surveys` receives.
     ///
     /// # Errors
     /// [`FormError`] for a field that is not a number where one is needed. Everything else
     /// (ids, ranges, cohort sizes) is judged by `plan_survey`, with the API's words.
-    pub fn to_json(&self) -> Result<Value, FormError> {
-        let mut questions = Vec::with_capacity(self.questions.len());
-        for (i, q) in self.questions.iter().enumerate() {
-            let at = |f: &str| format!("question {} {f}", i + 1);
-            let mut item = json!({ "id": q.id.trim(), "label": q.label, "kind": q.kind.tag() });
-            if let Some(help) = non_empty(&q.help) {
-                item["help"] = help.into();
-            }
-            if q.optional {
-                item["optional"] = true.into();
-            }
-            if let Some(show_if) = self.show_if_json(i)? {
-                item["show_if"] = show_if;
-            }
-            match q.kind {
-                Kind::YesNo => {}
-                Kind::Integer => {
-                    item["min"] = whole(&at("min"), &q.min)?.into();
-                    item["max"] = whole(&at("max"), &q.max)?.into();
-                }
-                Kind::Number => {
-                    item["min"] = number(&at("min"), &q.min)?.into();
-                    item["max"] = number(&at("max"), &q.max)?.into();
-                }
-                Kind::Likert => {
-                    let points = count(&at("points"), &q.points)?;
-                    if points > u64::from(u8::MAX) {
-                        return Err(form_error(at("points"), "use 2 to 11 points"));
-                    }
-                    item["points"] = points.into();
-                    item["low_label"] = q.low_label.as_str().into();
-                    item["high_label"] = q.high_label.as_str().into();
-                }
-                Kind::Categorical => item["options"] = q.option_list().into(),
-            }
-            questions.push(item);
-        }
-        let mut draft = json!({
-            "id": self.id.trim(),
-            "title": self.title,
-            "consent": self.consent,
-            "questions": questions,
-            "share_mode": self.share_mode,
-            "invitations": self.invitations,
-        });
-        if let Some(d) = non_empty(&self.description) {
-            draft["description"] = d.into();
-        }
-        if non_empty(&self.cohort_size).is_some() {
-            draft["cohort_size"] = count("cohort size", &self.cohort_size)?.into();
-        }
-        if non_empty(&self.min_cohort_size).is_some() {
-            draft["min_cohort_size"] = count("minimum cohort size", &self.min_cohort_size)?.into();
-        }
-        if self.dp {
-            draft["dp"] = json!({
-                "epsilon": number("DP epsilon", &self.epsilon)?,
-                "delta": number("DP delta", &self.delta)?,
-            });
-        }
-        for (k, v) in &self.extra {
-            draft[k.as_str()] = v.clone();
-        }
-        Ok(draft)
+    pub fn to_draft(&self) -> Result<SurveyDraft, FormError> {
+        let questions = (0..self.questions.len())
+            .map(|i| self.question(i))
+            .collect::<Result<_, _>>()?;
+        let optional_count =
+            |field: &str, text: &str| non_empty(text).map(|t| count(field, t)).transpose();
+        Ok(SurveyDraft {
+            id: self.id.trim().to_owned(),
+            title: self.title.clone(),
+            description: non_empty(&self.description).map(str::to_owned),
+            consent: self.consent.clone(),
+            language: self.language.clone(),
+            translations: self.translations.clone(),
+            questions,
+            cohort_size: optional_count("cohort size", &self.cohort_size)?,
+            min_cohort_size: optional_count("minimum cohort size", &self.min_cohort_size)?,
+            dp: self
+                .dp
+                .then(|| -> Result<DpDraft, FormError> {
+                    Ok(DpDraft {
+                        epsilon: number("DP epsilon", &self.epsilon)?,
+                        delta: number("DP delta", &self.delta)?,
+                    })
+                })
+                .transpose()?,
+            share_mode: self.share_mode,
+            invitations: self.invitations,
+            demonstration: self.demonstration,
+        })
     }
 
-    /// The draft, read by serde as the collector reads it.
+    /// The draft as the JSON editor shows it and the API receives it.
     ///
     /// # Errors
-    /// One line: a [`FormError`], or serde's message for a draft it refuses.
+    /// [`FormError`] as [`to_draft`](Self::to_draft).
+    pub fn to_json(&self) -> Result<Value, FormError> {
+        let draft = self.to_draft()?;
+        serde_json::to_value(&draft).map_err(|e| form_error("draft", e.to_string()))
+    }
+
+    /// The draft and its JSON.
+    ///
+    /// # Errors
+    /// One line: a [`FormError`].
     pub fn draft(&self) -> Result<(Value, SurveyDraft), String> {
-        let json = self.to_json().map_err(|e| e.to_string())?;
-        let draft = serde_json::from_value(json.clone()).map_err(|e| e.to_string())?;
+        let draft = self.to_draft().map_err(|e| e.to_string())?;
+        let json = serde_json::to_value(&draft).map_err(|e| e.to_string())?;
         Ok((json, draft))
     }
 
-    /// The builder's fields for a draft (from the JSON editor). Fields the builder has no
-    /// control for land in [`extra`](Self::extra).
+    /// The builder's fields for a draft (from the JSON editor).
     pub fn from_draft(draft: &SurveyDraft) -> Self {
-        let Ok(Value::Object(mut all)) = serde_json::to_value(draft) else {
-            return Self::default();
+        let defaults = Self::default();
+        let (dp, epsilon, delta) = match &draft.dp {
+            Some(d) => (true, shown(d.epsilon), shown(d.delta)),
+            None => (false, defaults.epsilon, defaults.delta),
         };
-        let mut take = |k: &str| all.remove(k).unwrap_or(Value::Null);
-        let text = |v: &Value| match v {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            other => other.to_string(),
-        };
-        let id = text(&take("id"));
-        let title = text(&take("title"));
-        let description = text(&take("description"));
-        let consent = text(&take("consent"));
-        let questions = match take("questions") {
-            Value::Array(qs) => qs
+        Self {
+            id: draft.id.clone(),
+            title: draft.title.clone(),
+            description: draft.description.clone().unwrap_or_default(),
+            consent: draft.consent.clone(),
+            questions: draft
+                .questions
                 .iter()
                 .enumerate()
-                .map(|(i, q)| question_from_json(q, i + 1))
+                .map(|(i, q)| QuestionForm::from_question(q, i + 1))
                 .collect(),
-            _ => Vec::new(),
-        };
-        let cohort_size = text(&take("cohort_size"));
-        let min_cohort_size = text(&take("min_cohort_size"));
-        let dp = take("dp");
-        let share_mode = take("share_mode").as_bool().unwrap_or(false);
-        let invitations = take("invitations").as_bool().unwrap_or(false);
-        let defaults = Self::default();
-        // Defaults serde filled in are not worth keeping as "extra" fields.
-        all.retain(|_, v| !matches!(v, Value::Null | Value::Bool(false)));
-        Self {
-            id,
-            title,
-            description,
-            consent,
-            questions,
-            cohort_size,
-            min_cohort_size,
-            invitations,
-            share_mode,
-            dp: dp.is_object(),
-            epsilon: dp.get("epsilon").map_or(defaults.epsilon, text),
-            delta: dp.get("delta").map_or(defaults.delta, text),
-            extra: all,
+            cohort_size: draft.cohort_size.map(|m| m.to_string()).unwrap_or_default(),
+            min_cohort_size: draft
+                .min_cohort_size
+                .map(|m| m.to_string())
+                .unwrap_or_default(),
+            invitations: draft.invitations,
+            share_mode: draft.share_mode,
+            dp,
+            epsilon,
+            delta,
+            language: draft.language.clone(),
+            translations: draft.translations.clone(),
+            demonstration: draft.demonstration,
         }
     }
 }
@@ -576,73 +632,67 @@ fn choose_subject(show_if: &mut ShowIfForm, subject: &QuestionForm) {
     };
 }
 
-/// A `show_if` object read back into the builder's fields.
-fn show_if_from_json(v: &Value) -> ShowIfForm {
-    let text = |v: &Value| match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    };
-    let mut form = ShowIfForm {
-        enabled: true,
-        question: v.get("question").map(text).unwrap_or_default(),
-        ..ShowIfForm::default()
-    };
-    if let Some(value) = v.get("equals") {
-        form.condition = ConditionKind::Equals;
-        form.value = text(value);
-    } else if let Some(Value::Array(values)) = v.get("one_of") {
-        form.condition = ConditionKind::OneOf;
-        form.values = values.iter().map(text).collect::<Vec<_>>().join("\n");
-    } else if let Some(range) = v.get("range") {
-        form.condition = ConditionKind::Range;
-        form.min = range.get("min").map(text).unwrap_or_default();
-        form.max = range.get("max").map(text).unwrap_or_default();
+impl ShowIfForm {
+    /// A definition's `show_if` in the builder's fields.
+    fn from_show_if(show_if: &ShowIf) -> Self {
+        let mut form = ShowIfForm {
+            enabled: true,
+            question: show_if.question.clone(),
+            condition: ConditionKind::of(&show_if.condition),
+            ..ShowIfForm::default()
+        };
+        match &show_if.condition {
+            Condition::Equals(value) => form.value = value.to_string(),
+            Condition::OneOf(values) => {
+                form.values = values
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n");
+            }
+            Condition::Range { min, max } => (form.min, form.max) = (shown(*min), shown(*max)),
+        }
+        form
     }
-    form
 }
 
-fn question_from_json(q: &Value, n: usize) -> QuestionForm {
-    let s = |k: &str| match q.get(k) {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Null) | None => None,
-        Some(other) => Some(other.to_string()),
-    };
-    let kind = q
-        .get("kind")
-        .and_then(Value::as_str)
-        .and_then(Kind::from_tag)
-        .unwrap_or_default();
-    let mut form = QuestionForm::new(kind, n);
-    form.id = s("id").unwrap_or_default();
-    form.label = s("label").unwrap_or_default();
-    form.help = s("help").unwrap_or_default();
-    form.optional = q.get("optional").and_then(Value::as_bool).unwrap_or(false);
-    if let Some(show_if) = q.get("show_if").filter(|v| v.is_object()) {
-        form.show_if = show_if_from_json(show_if);
+impl QuestionForm {
+    /// A definition's question in the builder's fields, numbered `n` (1-based).
+    fn from_question(q: &Question, n: usize) -> Self {
+        let mut form = QuestionForm::new(Kind::of(&q.kind), n);
+        form.id = q.id.clone();
+        form.label = q.label.clone();
+        form.help = q.help.clone().unwrap_or_default();
+        form.optional = q.optional;
+        if let Some(show_if) = &q.show_if {
+            form.show_if = ShowIfForm::from_show_if(show_if);
+        }
+        match &q.kind {
+            QuestionKind::YesNo => {}
+            QuestionKind::Integer { min, max } => {
+                (form.min, form.max) = (min.to_string(), max.to_string())
+            }
+            QuestionKind::Number { min, max } => (form.min, form.max) = (shown(*min), shown(*max)),
+            QuestionKind::Likert {
+                points,
+                low_label,
+                high_label,
+            } => {
+                form.points = points.to_string();
+                form.low_label = low_label.clone();
+                form.high_label = high_label.clone();
+            }
+            QuestionKind::Categorical { options } => form.options = options.join("\n"),
+        }
+        form
     }
-    if let (Some(min), Some(max)) = (s("min"), s("max")) {
-        (form.min, form.max) = (min, max);
-    }
-    if let Some(points) = s("points") {
-        form.points = points;
-        form.low_label = s("low_label").unwrap_or_default();
-        form.high_label = s("high_label").unwrap_or_default();
-    }
-    if let Some(Value::Array(options)) = q.get("options") {
-        form.options = options
-            .iter()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join("\n");
-    }
-    form
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use orthomask_survey::definition::QuestionKind;
+    use serde_json::json;
 
     /// One question of every kind, one of them optional and with help.
     pub(crate) fn every_kind() -> DraftForm {
@@ -691,11 +741,11 @@ mod tests {
         assert_eq!(
             json["questions"],
             json!([
-                {"id": "smoker", "label": "Question 1?", "kind": "yes_no"},
-                {"id": "age", "label": "Question 2?", "kind": "integer", "min": 18, "max": 90},
-                {"id": "income", "label": "Question 3?", "kind": "number", "min": 0.0, "max": 250.5, "help": "In hundreds."},
+                {"id": "smoker", "label": "Question 1?", "kind": "yes_no", "optional": false},
+                {"id": "age", "label": "Question 2?", "kind": "integer", "min": 18, "max": 90, "optional": false},
+                {"id": "income", "label": "Question 3?", "kind": "number", "min": 0.0, "max": 250.5, "help": "In hundreds.", "optional": false},
                 {"id": "mood", "label": "Question 4?", "kind": "likert", "points": 7, "low_label": "disagree", "high_label": "agree", "optional": true},
-                {"id": "region", "label": "Question 5?", "kind": "categorical", "options": ["north", "south", "east"]},
+                {"id": "region", "label": "Question 5?", "kind": "categorical", "options": ["north", "south", "east"], "optional": false},
             ])
         );
         assert_eq!(json["dp"], json!({"epsilon": 1.0, "delta": 1e-6}));
@@ -723,16 +773,7 @@ mod tests {
         let back = DraftForm::from_draft(&draft);
         assert_eq!(back.draft().unwrap().1, draft);
         assert_eq!(back.questions[4].options, "north\nsouth\neast");
-        assert!(back.extra.is_empty(), "{:?}", back.extra);
-    }
-
-    #[test]
-    fn unknown_draft_fields_pass_through_the_builder() {
-        let mut form = every_kind();
-        form.extra.insert("no_such_field".into(), true.into());
-        // SurveyDraft denies unknown fields: the builder shows serde's refusal.
-        let e = form.draft().unwrap_err();
-        assert!(e.contains("unknown field `no_such_field`"), "{e}");
+        assert_eq!(back, DraftForm::from_draft(&back.draft().unwrap().1));
     }
 
     /// smokes, cigarettes (when smokes is yes), stress (Likert), relax (when stress is 4 to 5),
@@ -819,7 +860,11 @@ mod tests {
             form.condition_subject(3).map(|q| q.kind),
             Some(Kind::Likert)
         );
-        assert_eq!(ConditionKind::allowed(Kind::YesNo), [ConditionKind::Equals]);
+        // The definition's rule: a yes/no answer equals a value or is one of several.
+        assert_eq!(
+            ConditionKind::allowed(Kind::YesNo),
+            [ConditionKind::Equals, ConditionKind::OneOf]
+        );
         assert!(!ConditionKind::allowed(Kind::Categorical).contains(&ConditionKind::Range));
         assert_eq!(ConditionKind::allowed(Kind::Number).len(), 3);
         // Numbers typed with commas for a numeric subject.
