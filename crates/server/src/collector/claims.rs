@@ -25,6 +25,7 @@
 //! floor is refused, and such a cohort waits until the survey team leaves it out by hand
 //! (`POST /api/admin/surveys/{id}/cohorts/{k}/leave-out`), which the manifest then names.
 
+use orthomask_survey::floors::withheld_reason;
 use orthomask_survey::inclusion::PublishedList;
 
 /// What a hand-over from the provider claims about a cohort.
@@ -145,7 +146,7 @@ pub fn judge_basic(
                     nonces.unknown
                 ));
             }
-            if rows < floor {
+            if withheld_reason(rows, floor).is_some() {
                 return Err(format!(
                     "the batch has {rows} records, fewer than the {floor} a cohort must have to \
                      be masked; it should have been withheld"
@@ -158,7 +159,11 @@ pub fn judge_basic(
             "the hand-over says cohort {cohort} is empty but {name} published {} receipts for it",
             list.count
         )),
-        Claim::Withheld { uploads } if uploads == list.count && uploads < floor => Ok(()),
+        Claim::Withheld { uploads }
+            if uploads == list.count && withheld_reason(uploads, floor).is_some() =>
+        {
+            Ok(())
+        }
         Claim::Withheld { uploads } => Err(format!(
             "the hand-over says cohort {cohort} was withheld with {uploads} uploads, but {name} \
              published {} receipts and a cohort is withheld only below {floor}",
@@ -188,7 +193,11 @@ pub fn judge_share_outcome(
             "a share-mode survey's cohorts arrive as parts from the right-masking services".into(),
         ),
         Claim::Empty if smallest == 0 => Ok(()),
-        Claim::Withheld { uploads } if smallest < floor && uploads <= smallest => Ok(()),
+        Claim::Withheld { uploads }
+            if withheld_reason(smallest, floor).is_some() && uploads <= smallest =>
+        {
+            Ok(())
+        }
         Claim::Empty | Claim::Withheld { .. } => Err(format!(
             "the hand-over says cohort {cohort} yields no release, but every right-masking \
              service published at least {smallest} receipts for it (the floor is {floor}); if \
