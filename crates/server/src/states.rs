@@ -82,6 +82,13 @@ macro_rules! stored_words {
 
         }
 
+        word_conversions!($name);
+    };
+}
+
+/// Display and the SQLite conversions of a state with `as_sql` and `parse`.
+macro_rules! word_conversions {
+    ($name:ident) => {
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(self.as_sql())
@@ -103,11 +110,65 @@ macro_rules! stored_words {
     };
 }
 
-/// [`stored_words!`] for a state with transitions: each refused step names the state's word.
-macro_rules! stored_state {
-    ($(#[$meta:meta])* $name:ident, $what:literal { $($body:tt)+ }) => {
-        stored_words!($(#[$meta])* $name, $what { $($body)+ });
+/// A state the survey-team API shows: its words are the API's (`orthomask_survey::api`, e.g.
+/// `SurveyPhase`), mapped variant by variant both ways, so a state on one side only does not
+/// compile and the store and the API cannot spell a state two ways. Stored, and written in JSON,
+/// as that word.
+macro_rules! api_words {
+    ($(#[$meta:meta])* $name:ident = $phase:ident, $phase_name:literal, $what:literal { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(into = $phase_name, from = $phase_name)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
 
+        impl From<$name> for $phase {
+            fn from(state: $name) -> Self {
+                match state {
+                    $($name::$variant => $phase::$variant),+
+                }
+            }
+        }
+
+        impl From<$phase> for $name {
+            fn from(phase: $phase) -> Self {
+                match phase {
+                    $($phase::$variant => $name::$variant),+
+                }
+            }
+        }
+
+        impl $name {
+            /// The word stored in the database and written in JSON: the API's.
+            pub fn as_sql(self) -> &'static str {
+                $phase::from(self).word()
+            }
+
+            /// The state a stored word names.
+            ///
+            /// # Errors
+            /// [`UnknownState`] for any other word.
+            pub fn parse(word: &str) -> Result<Self, UnknownState> {
+                $phase::ALL
+                    .iter()
+                    .find(|p| p.word() == word)
+                    .map(|&p| Self::from(p))
+                    .ok_or_else(|| UnknownState {
+                        what: $what,
+                        found: word.to_owned(),
+                    })
+            }
+        }
+
+        word_conversions!($name);
+        refusals!($name, $what);
+    };
+}
+
+/// Each refused step of a state names the state's word.
+macro_rules! refusals {
+    ($name:ident, $what:literal) => {
         impl $name {
             fn refuse(self, step: &'static str) -> TransitionRefused {
                 TransitionRefused {
@@ -117,6 +178,14 @@ macro_rules! stored_state {
                 }
             }
         }
+    };
+}
+
+/// [`stored_words!`] for a state with transitions ([`refusals!`]).
+macro_rules! stored_state {
+    ($(#[$meta:meta])* $name:ident, $what:literal { $($body:tt)+ }) => {
+        stored_words!($(#[$meta])* $name, $what { $($body)+ });
+        refusals!($name, $what);
     };
 }
 
@@ -246,17 +315,17 @@ impl ShareCohort {
     }
 }
 
-stored_state!(
+api_words!(
     /// A survey at the data collector: table `surveys`.
-    SurveyState, "survey" {
+    SurveyState = SurveyPhase, "SurveyPhase", "survey" {
         /// Handing out definitions and taking participants.
-        Open = "open",
+        Open,
         /// Closed by the survey team; waiting for its cohorts' hand-overs.
-        Closing = "closing",
+        Closing,
         /// The release and manifest are published.
-        Released = "released",
+        Released,
         /// No release could be made (every cohort failed or was withheld).
-        Failed = "failed",
+        Failed,
     }
 );
 
@@ -290,38 +359,24 @@ impl SurveyState {
     }
 }
 
-/// The survey's state as the API words it (`orthomask_survey::api`): one word per state, the
-/// same one the store keeps (tested). An exhaustive match, so a new state cannot reach the API
-/// without a word there.
-impl From<SurveyState> for SurveyPhase {
-    fn from(s: SurveyState) -> Self {
-        match s {
-            SurveyState::Open => Self::Open,
-            SurveyState::Closing => Self::Closing,
-            SurveyState::Released => Self::Released,
-            SurveyState::Failed => Self::Failed,
-        }
-    }
-}
-
-stored_state!(
+api_words!(
     /// A cohort at the data collector: table `cohorts`.
-    CollectorCohort, "cohort" {
+    CollectorCohort = CohortPhase, "CohortPhase", "cohort" {
         /// Taking participants.
-        Open = "open",
+        Open,
         /// Closed with participants; waiting for its hand-over.
-        Closed = "closed",
+        Closed,
         /// Closed before anyone joined, or handed over without records.
-        Empty = "empty",
+        Empty,
         /// Unmasked, QA passed; its data wait for the release.
-        Received = "received",
+        Received,
         /// Too few records to release (the provider's decision, believed against the lists).
-        Withheld = "withheld",
+        Withheld,
         /// Its believed hand-over failed the content checks (QA: someone sent invalid data);
         /// left out of the release, its invitations reopened (issue 20 §8).
-        Spoilt = "spoilt",
+        Spoilt,
         /// Left out by the survey team (a hand-over that never came or was never believed).
-        Failed = "failed",
+        Failed,
     }
 );
 
@@ -427,21 +482,6 @@ impl CollectorCohort {
     }
 }
 
-/// The cohort's state as the API words it (`orthomask_survey::api`), like [`SurveyPhase`]'s.
-impl From<CollectorCohort> for CohortPhase {
-    fn from(c: CollectorCohort) -> Self {
-        match c {
-            CollectorCohort::Open => Self::Open,
-            CollectorCohort::Closed => Self::Closed,
-            CollectorCohort::Empty => Self::Empty,
-            CollectorCohort::Received => Self::Received,
-            CollectorCohort::Withheld => Self::Withheld,
-            CollectorCohort::Spoilt => Self::Spoilt,
-            CollectorCohort::Failed => Self::Failed,
-        }
-    }
-}
-
 stored_words!(
     /// What a hand-over in a service's outbox is (`crate::outbox`, column `kind`): a typo can
     /// no longer skip erasing what was delivered.
@@ -530,24 +570,35 @@ impl CohortStep {
 mod tests {
     use super::*;
 
-    /// The API's words are the stored words: each API state is stored under its own word, and
-    /// the stored state it names is shown as that word again.
+    /// The states the API words are stored under the words databases have always held (a
+    /// stored survey must read back), and each word names its state and no other.
     #[test]
-    fn the_api_words_are_the_stored_words() {
-        for &phase in SurveyPhase::ALL {
-            let stored = SurveyState::parse(phase.word()).unwrap();
-            assert_eq!(
-                (SurveyPhase::from(stored), stored.as_sql()),
-                (phase, phase.word())
-            );
+    fn the_api_states_keep_the_stored_words() {
+        let surveys = ["open", "closing", "released", "failed"];
+        for word in surveys {
+            assert_eq!(SurveyState::parse(word).unwrap().as_sql(), word);
         }
-        for &phase in CohortPhase::ALL {
-            let stored = CollectorCohort::parse(phase.word()).unwrap();
-            assert_eq!(
-                (CohortPhase::from(stored), stored.as_sql()),
-                (phase, phase.word())
-            );
+        let cohorts = [
+            "open", "closed", "empty", "received", "withheld", "spoilt", "failed",
+        ];
+        for word in cohorts {
+            assert_eq!(CollectorCohort::parse(word).unwrap().as_sql(), word);
         }
+        assert_eq!(
+            (SurveyPhase::ALL.len(), CohortPhase::ALL.len()),
+            (surveys.len(), cohorts.len())
+        );
+        assert_eq!(
+            CollectorCohort::parse("handed_over"),
+            Err(UnknownState {
+                what: "cohort",
+                found: "handed_over".into()
+            })
+        );
+        assert_eq!(
+            serde_json::to_value(CollectorCohort::Spoilt).unwrap(),
+            serde_json::json!("spoilt")
+        );
     }
     use rusqlite::Connection;
 

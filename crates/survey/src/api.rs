@@ -3,9 +3,10 @@
 //! services serialise these, the web app deserialises them, so a field renamed on one side is a
 //! compile error on the other, not a page that silently shows nothing.
 //!
-//! The states are the API's words. The services keep their own stored states with their
-//! transitions (`orthomask_server::states`) and turn them into these by an exhaustive match, so a
-//! state the services gain must be given its word here before they compile.
+//! The states are the API's words, written here only: the services' survey and cohort states
+//! (`orthomask_server::states`, with their transitions) are mapped to these variant by variant
+//! both ways and stored under these words, so a state the services gain must be given its word
+//! here before they compile.
 //!
 //! The published contract is checked against these types in both directions: the examples in
 //! `docs/api-examples.json` read into each type and write back unchanged (nothing the type lacks,

@@ -415,10 +415,7 @@ async fn stored_release(col: &Collector, survey: String, csv: bool) -> Result<St
                 let done = view
                     .cohorts
                     .iter()
-                    .filter(|c| {
-                        CollectorCohort::parse(c.status.word())
-                            .is_ok_and(CollectorCohort::is_settled)
-                    })
+                    .filter(|c| CollectorCohort::from(c.status).is_settled())
                     .count();
                 Err(ApiError::not_found(format!(
                     "survey {survey:?} is not released yet (status {}, {done} of {cohorts} cohorts in)",
