@@ -2,7 +2,7 @@
 docs/draft-cases.json, against docs/survey.schema.json; and the examples of the survey-team
 API's answers (docs/api-examples.json) against their docs/openapi.yaml components.
 
-The Rust parser (orthomask_survey::definition, crates/survey/src/definition.rs) is the authority at run time; this check keeps the
+The Rust parser (orthomask_survey::definition and ::validation, crates/survey/src/) is the authority at run time; this check keeps the
 published JSON Schema honest: every sample the project ships must satisfy it, and a few
 deliberately broken variants must not.
 """
