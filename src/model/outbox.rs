@@ -194,6 +194,7 @@ mod tests {
             collector: "http://c".into(),
             msp: "http://c".into(),
             rights: vec!["http://r0".into(), "http://r1".into()],
+            build: None,
         }
     }
 

@@ -307,6 +307,7 @@ mod tests {
             collector: BASE.into(),
             msp: BASE.into(),
             rights: (0..3).map(|i| format!("{BASE}/right/{i}")).collect(),
+            build: None,
         })
         .unwrap()
     }

@@ -8,6 +8,7 @@ use crate::error::ApiError;
 use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
+use orthomask_survey::app_build::{AppBuildError, FileDigest, SERVICE_WORKER, app_files};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -109,6 +110,54 @@ pub fn origin(url: &str) -> String {
         }
         None => url.to_owned(),
     }
+}
+
+/// Why the build digest of a web app directory could not be computed.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalBuildError {
+    /// A file of the build cannot be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Its service worker names no app files (`orthomask_survey::app_build`).
+    #[error("{path}: {source}")]
+    ServiceWorker {
+        /// The service worker.
+        path: String,
+        /// Why.
+        source: AppBuildError,
+    },
+}
+
+/// The files of the web app built in `dir`, as its service worker names them, with their
+/// digests (`orthomask_survey::app_build`): what the collector publishes as its build and what
+/// `orthomask audit --app --build DIR` compares a served app with.
+///
+/// # Errors
+/// [`LocalBuildError`] naming the file.
+pub fn local_build(dir: &Path) -> Result<Vec<FileDigest>, LocalBuildError> {
+    let read = |name: &str| {
+        let path = dir.join(name);
+        std::fs::read(&path).map_err(|source| LocalBuildError::Read {
+            path: path.display().to_string(),
+            source,
+        })
+    };
+    let sw = read(SERVICE_WORKER)?;
+    let names = app_files(&String::from_utf8_lossy(&sw)).map_err(|source| {
+        LocalBuildError::ServiceWorker {
+            path: dir.join(SERVICE_WORKER).display().to_string(),
+            source,
+        }
+    })?;
+    names
+        .iter()
+        .map(|name| Ok(FileDigest::of(name, &read(name)?)))
+        .collect()
 }
 
 impl WebApp {

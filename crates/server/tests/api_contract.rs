@@ -368,6 +368,52 @@ async fn the_web_app_is_served_with_a_strict_content_security_policy() {
     all.stop().await;
 }
 
+/// Issue 27 §2: the deployment names the build digest of the app the collector serves — the
+/// digest coreutils give for the files its service worker names — and no build when the app
+/// directory holds none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deployment_names_the_build_the_collector_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let dist = dir.path().join("dist");
+    std::fs::create_dir(&dist).unwrap();
+    std::fs::write(
+        dist.join("sw.js"),
+        "const APP_FILES = [\n  './',\n  'index.html',\n  'app.js',\n];\n",
+    )
+    .unwrap();
+    std::fs::write(dist.join("index.html"), "<!DOCTYPE html><title>t</title>").unwrap();
+    std::fs::write(dist.join("app.js"), "export default 1;\n").unwrap();
+    let coreutils = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("sha256sum sw.js index.html app.js | LC_ALL=C sort -k2 | sha256sum")
+        .current_dir(&dist)
+        .output()
+        .expect("sha256sum runs");
+    let expected = String::from_utf8(coreutils.stdout).unwrap()[..64].to_owned();
+    let all = start(&dir.path().join("data"), 0, Some(&dist)).await;
+    let http = client();
+    let deployment = |url: String| {
+        let http = http.clone();
+        async move {
+            let r = http
+                .get(format!("{url}/api/deployment"))
+                .send()
+                .await
+                .unwrap();
+            serde_json::from_slice::<serde_json::Value>(&r.bytes().await.unwrap()).unwrap()
+        }
+    };
+    let published = deployment(all.collector.url().to_owned()).await;
+    assert_eq!(published["build"], expected, "{published}");
+    all.stop().await;
+    // Without a built app (no service worker), no build is named.
+    let bare = tempfile::tempdir().unwrap();
+    let all = start(bare.path(), 0, None).await;
+    let published = deployment(all.collector.url().to_owned()).await;
+    assert!(published.get("build").is_none(), "{published}");
+    all.stop().await;
+}
+
 /// Issue 10 §2 and §4: a basic-protocol survey is never open to anyone; an invitation opens one
 /// cohort place, and a reload of it (a lost answer, a closed tab) gets the same cohort, key and
 /// credential nonce back — never a second place.

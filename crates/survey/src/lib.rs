@@ -43,6 +43,8 @@
 //! * [`obfuscation`] — the manifest's strong-obfuscation statement for the masks run;
 //! * [`api`] — the collector's survey-team API as types (`docs/openapi.yaml`'s components), which
 //!   the services write and the web app reads;
+//! * [`app_build`] — the web app's build digest: which files a collector serves as the app, and
+//!   one SHA-256 over them that participants and auditors compare with a published build;
 //! * [`fate`] — a cohort's fate as the collector says it and a participant's page reads it;
 //! * [`audit`] — a manifest's promises as the audit's expectations;
 //! * [`inclusion`] — a participant's saved receipt checked against the release's manifest and a
@@ -92,6 +94,8 @@ pub mod manifest;
 pub mod obfuscation;
 
 pub mod api;
+
+pub mod app_build;
 
 pub mod fate;
 

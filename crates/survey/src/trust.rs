@@ -475,6 +475,10 @@ pub struct Deployment {
     pub msp: String,
     /// The right-masking services' base URLs, by index (share mode).
     pub rights: Vec<String>,
+    /// The build digest of the web app the collector serves ([`crate::app_build`]), when it
+    /// serves one: what `orthomask audit --app` and the published builds are compared with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 impl Deployment {
@@ -582,6 +586,7 @@ mod tests {
             collector: "http://c".into(),
             msp: "http://m".into(),
             rights: vec!["http://r0".into(), "http://r1".into()],
+            build: None,
         }
     }
 

@@ -129,6 +129,7 @@ mod tests {
             collector: "http://c".into(),
             msp: "http://m".into(),
             rights: vec!["http://r0".into()],
+            build: None,
         }
     }
 

@@ -1,7 +1,9 @@
 //! `orthomask audit`: check a release (and its manifest) for consistency and disclosure risks,
-//! or check a participant's saved receipts against the release's manifest
-//! (`orthomask_survey::inclusion`, issue 10 §5).
+//! check a participant's saved receipts against the release's manifest
+//! (`orthomask_survey::inclusion`, issue 10 §5), or check that the web app a collector serves is
+//! a published build (`--app`, [`super::app_audit`]).
 
+use super::app_audit::{Expected, Verdict, audit_app};
 use crate::io::{print_json, read_bytes, read_text};
 use anyhow::{Result, bail};
 use clap::Args;
@@ -17,7 +19,11 @@ use std::path::{Path, PathBuf};
 #[derive(Args)]
 pub struct AuditArgs {
     /// The released CSV.
-    #[arg(long, required_unless_present = "receipt", conflicts_with = "receipt")]
+    #[arg(
+        long,
+        required_unless_present_any = ["receipt", "app"],
+        conflicts_with_all = ["receipt", "app"]
+    )]
     input: Option<PathBuf>,
     /// Its manifest.json.
     #[arg(long)]
@@ -31,6 +37,17 @@ pub struct AuditArgs {
     /// of several services.
     #[arg(long, requires = "receipt")]
     evidence: Vec<PathBuf>,
+    /// The address of a served web app (a collector's root, `https://…/`): fetch every file its
+    /// service worker names and compare the build with --expect or --build. Exits with status 1
+    /// when it is not the same build.
+    #[arg(long, conflicts_with_all = ["receipt", "manifest"])]
+    app: Option<String>,
+    /// The published build digest the served app must have (with --app).
+    #[arg(long, requires = "app", conflicts_with = "build", required_unless_present_any = ["build", "input", "receipt"])]
+    expect: Option<String>,
+    /// A build directory on this machine the served app must equal, file by file (with --app).
+    #[arg(long, requires = "app")]
+    build: Option<PathBuf>,
     /// Exit with status 1 when any check fails.
     #[arg(long)]
     strict: bool,
@@ -43,6 +60,9 @@ pub struct AuditArgs {
 pub fn run(args: AuditArgs) -> Result<()> {
     if let Some(receipt) = &args.receipt {
         return receipts(&args, receipt);
+    }
+    if let Some(url) = &args.app {
+        return app(&args, url);
     }
     let Some(input) = &args.input else {
         bail!("give --input (a release) or --receipt (a participant's receipt file)");
@@ -90,6 +110,42 @@ pub fn run(args: AuditArgs) -> Result<()> {
 
 /// `--receipt`: one line (or JSON entry) per receipt; fails when any receipt is not shown to be
 /// in the release.
+fn app(args: &AuditArgs, url: &str) -> Result<()> {
+    let expected = match (&args.expect, &args.build) {
+        (Some(digest), None) => Expected::Digest(digest),
+        (None, Some(dir)) => Expected::Build(dir),
+        _ => bail!("--app needs --expect DIGEST or --build DIR"),
+    };
+    let verdict = audit_app(url, expected)?;
+    if args.json {
+        print_json(&match &verdict {
+            Verdict::Same { digest } => json!({"app": url, "same_build": true, "digest": digest}),
+            Verdict::Different {
+                served,
+                expected,
+                first,
+            } => json!({"app": url, "same_build": false, "served": served,
+                         "expected": expected, "first_difference": first}),
+        })?;
+    } else {
+        match &verdict {
+            Verdict::Same { digest } => println!("same build {digest}"),
+            Verdict::Different {
+                served,
+                expected,
+                first,
+            } => println!(
+                "not the same build: {url} serves {served}, expected {expected}{}",
+                first.as_ref().map(|f| format!("; {f}")).unwrap_or_default()
+            ),
+        }
+    }
+    if matches!(verdict, Verdict::Different { .. }) {
+        bail!("{url} does not serve the expected build");
+    }
+    Ok(())
+}
+
 fn receipts(args: &AuditArgs, receipt_path: &Path) -> Result<()> {
     let Some(manifest_path) = &args.manifest else {
         bail!("--receipt needs --manifest (the release's manifest.json)");

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod app_audit;
 pub mod attack;
 pub mod audit;
 pub mod contingency;

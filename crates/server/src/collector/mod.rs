@@ -181,6 +181,9 @@ struct Inner {
     /// Signs definitions and upload credentials (`orthomask_survey::trust`).
     signing: CollectorSigningKey,
     client: PeerClient,
+    /// The build digest of the web app served from `cfg.web_dir`, read at start-up
+    /// (`crate::web::local_build`): published in the deployment for auditors to compare.
+    build: Option<String>,
 }
 
 /// The collector's shared state.
@@ -273,12 +276,21 @@ impl Collector {
             crate::keys::load_or_create_signing_key(&cfg.data_dir.join(SIGNING_KEY_FILE))?;
         let client = PeerClient::new(cfg.peer_token.clone(), cfg.limits.peer_answer_timeout)
             .map_err(ServerError::Config)?;
+        // An app directory without a built app is served as "not built" (`crate::web`), and
+        // the deployment then names no build.
+        let build = cfg.web_dir.as_deref().and_then(|dir| {
+            crate::web::local_build(dir)
+                .map(|files| orthomask_survey::app_build::build_digest(&files))
+                .inspect_err(|e| tracing::warn!("collector: no build digest for the web app: {e}"))
+                .ok()
+        });
         let collector = Self(Arc::new(Inner {
             cfg,
             store,
             keys,
             signing,
             client,
+            build,
         }));
         let closing = collector
             .0
@@ -357,6 +369,7 @@ impl Collector {
             collector: self.0.cfg.public_url.clone(),
             msp: self.0.cfg.msp_url.clone(),
             rights: self.0.cfg.right_urls.clone(),
+            build: self.0.build.clone(),
         }
     }
 

@@ -1,0 +1,202 @@
+//! The web app's build digest (issue 27): one SHA-256 that names exactly the files a collector
+//! serves as the app, so that a participant or an auditor can check that the code which masked
+//! the answers is the published build.
+//!
+//! **Which files.** The service worker (`sw.js`) lists every file the app needs offline in its
+//! `APP_FILES` array (the end-to-end tests check that list against the built `dist/`); the app is
+//! `sw.js` and those files, with `./` read as `index.html`. The same rule serves a local build
+//! directory and a served app, so the two digests are comparable whoever computes them.
+//!
+//! **The digest.** For each file the line `sha256(bytes)  path` (lowercase hexadecimal, two
+//! spaces: `sha256sum`'s own format, where the issue wrote the pair the other way round, so that
+//! coreutils recompute it), the lines sorted by path byte by byte and each ended by `\n`, and the
+//! SHA-256 of that text. So the digest is a function of the files' names and bytes alone — not of
+//! their order, the directory they were built in or when — and anyone can recompute it in the
+//! app's directory: `sha256sum sw.js index.html … | LC_ALL=C sort -k2 | sha256sum`.
+
+use sha2::{Digest, Sha256};
+
+/// The service worker: the one file that names all others.
+pub const SERVICE_WORKER: &str = "sw.js";
+
+/// Why a service worker does not name the app's files.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AppBuildError {
+    /// No `const APP_FILES = [ … ];` in it.
+    #[error("sw.js names no app files: it has no `const APP_FILES = [ … ];`")]
+    NoFileList,
+    /// An entry that is not a quoted relative path inside the app.
+    #[error("sw.js's APP_FILES has an entry that is not a file of the app: {0:?}")]
+    BadEntry(String),
+}
+
+/// The files of the app whose service worker is `sw_js`, in its order: `sw.js` first, then each
+/// `APP_FILES` entry once (`./` is `index.html`).
+///
+/// # Errors
+/// [`AppBuildError`] when the list is missing, or an entry is absolute, leaves the app's
+/// directory (`..`), has a query or is not quoted.
+pub fn app_files(sw_js: &str) -> Result<Vec<String>, AppBuildError> {
+    let start = sw_js
+        .find("const APP_FILES = [")
+        .ok_or(AppBuildError::NoFileList)?
+        + "const APP_FILES = [".len();
+    let end = sw_js[start..].find("];").ok_or(AppBuildError::NoFileList)? + start;
+    let mut files = vec![SERVICE_WORKER.to_owned()];
+    for entry in sw_js[start..end]
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+    {
+        let quoted = entry
+            .strip_prefix('\'')
+            .and_then(|e| e.strip_suffix('\''))
+            .or_else(|| entry.strip_prefix('"').and_then(|e| e.strip_suffix('"')));
+        let path = match quoted {
+            Some("./") => "index.html",
+            Some(p) => p.strip_prefix("./").unwrap_or(p),
+            None => return Err(AppBuildError::BadEntry(entry.to_owned())),
+        };
+        let inside = !path.is_empty()
+            && !path.starts_with('/')
+            && !path.contains(['?', '#', '\\'])
+            && path.split('/').all(|part| !part.is_empty() && part != "..");
+        if !inside {
+            return Err(AppBuildError::BadEntry(entry.to_owned()));
+        }
+        if !files.iter().any(|f| f == path) {
+            files.push(path.to_owned());
+        }
+    }
+    Ok(files)
+}
+
+/// One file of a build: its path in the app and the SHA-256 of its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileDigest {
+    /// Path relative to the app's root (`orthomask-web_bg.wasm`, `surveys/leaps-demo.json`).
+    pub path: String,
+    /// SHA-256 of the bytes, lowercase hexadecimal.
+    pub sha256: String,
+}
+
+impl FileDigest {
+    /// The digest of `bytes` served as `path`.
+    pub fn of(path: &str, bytes: &[u8]) -> Self {
+        Self {
+            path: path.to_owned(),
+            sha256: crate::merkle::sha256_hex(bytes),
+        }
+    }
+}
+
+/// The build digest of `files` (module documentation): order does not matter.
+pub fn build_digest(files: &[FileDigest]) -> String {
+    let mut lines: Vec<String> = files
+        .iter()
+        .map(|f| format!("{}  {}\n", f.sha256, f.path))
+        .collect();
+    // Sorted by path: the text after the hash's 64 digits and the two spaces.
+    lines.sort_by(|a, b| a[66..].cmp(&b[66..]));
+    let mut hasher = Sha256::new();
+    for line in &lines {
+        hasher.update(line.as_bytes());
+    }
+    orthomask_core::hex::encode(&hasher.finalize())
+}
+
+/// How two builds differ: the first file (by path) that one has and the other lacks, or whose
+/// bytes differ. `None` when they are the same build.
+pub fn first_difference(served: &[FileDigest], expected: &[FileDigest]) -> Option<String> {
+    let mut paths: Vec<&str> = served
+        .iter()
+        .chain(expected)
+        .map(|f| f.path.as_str())
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let find =
+        |list: &[FileDigest], p: &str| list.iter().find(|f| f.path == p).map(|f| f.sha256.clone());
+    paths
+        .into_iter()
+        .find_map(|p| match (find(served, p), find(expected, p)) {
+            (Some(a), Some(b)) if a == b => None,
+            (Some(_), Some(_)) => Some(format!("{p} differs")),
+            (Some(_), None) => Some(format!("{p} is served but not in the expected build")),
+            (None, _) => Some(format!("{p} is in the expected build but not served")),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SW: &str = "const CACHE = 'x';\nconst APP_FILES = [\n  './',\n  'index.html',\n  'a.js',\n  'surveys/b.json',\n];\nconst other = [1];";
+
+    #[test]
+    fn the_service_worker_names_the_app() {
+        assert_eq!(
+            app_files(SW).unwrap(),
+            ["sw.js", "index.html", "a.js", "surveys/b.json"]
+        );
+        assert_eq!(app_files("nothing"), Err(AppBuildError::NoFileList));
+        for bad in ["'/etc/passwd'", "'../x'", "'a?token=1'", "a.js", "'x//y'"] {
+            let sw = format!("const APP_FILES = [{bad}];");
+            assert_eq!(
+                app_files(&sw),
+                Err(AppBuildError::BadEntry(bad.to_owned())),
+                "{bad}"
+            );
+        }
+    }
+
+    /// Reference values from coreutils, independent of this code:
+    /// `printf 'hello\n' > a.txt; printf 'world\n' > b/c.txt;
+    /// sha256sum a.txt b/c.txt | LC_ALL=C sort -k2 | sha256sum`.
+    #[test]
+    fn the_digest_is_sha256sum_of_the_sorted_lines() {
+        let a = FileDigest::of("a.txt", b"hello\n");
+        let c = FileDigest::of("b/c.txt", b"world\n");
+        assert_eq!(
+            a.sha256,
+            "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+        );
+        let digest = build_digest(&[a.clone(), c.clone()]);
+        assert_eq!(digest, REFERENCE_DIGEST);
+        // A function of the files alone: not of their order.
+        assert_eq!(build_digest(&[c.clone(), a.clone()]), digest);
+        // One byte changed, or a file renamed, changes it.
+        assert_ne!(
+            build_digest(&[a.clone(), FileDigest::of("b/c.txt", b"world!")]),
+            digest
+        );
+        assert_ne!(
+            build_digest(&[a, FileDigest::of("b/d.txt", b"world\n")]),
+            digest
+        );
+    }
+
+    /// `sha256sum a.txt b/c.txt | LC_ALL=C sort -k2 | sha256sum` for the files of the test above.
+    const REFERENCE_DIGEST: &str =
+        "3a29d12219085ed1dc9af7f2126cdcc2a10c575353752a84885966e7d8a60999";
+
+    #[test]
+    fn the_first_difference_is_named() {
+        let build = |w: &[u8]| vec![FileDigest::of("a.js", b"a"), FileDigest::of("b.wasm", w)];
+        assert_eq!(first_difference(&build(b"w"), &build(b"w")), None);
+        assert_eq!(
+            first_difference(&build(b"w"), &build(b"x")).as_deref(),
+            Some("b.wasm differs")
+        );
+        let mut more = build(b"w");
+        more.push(FileDigest::of("c.css", b"c"));
+        assert_eq!(
+            first_difference(&more, &build(b"w")).as_deref(),
+            Some("c.css is served but not in the expected build")
+        );
+        assert_eq!(
+            first_difference(&build(b"w"), &more).as_deref(),
+            Some("c.css is in the expected build but not served")
+        );
+    }
+}
