@@ -1,6 +1,7 @@
 // The analyst view: a deep link runs the regression on load and prints coefficients equal to
 // `orthomask regress --json` on the same file; Figure 2 side by side with equal equations;
-// residual and Q-Q plots are drawn (non-blank canvases); exports; bad files get one line.
+// residual and Q-Q plots of the original data are drawn (non-blank canvases), and a release alone
+// gets none, only the line saying why; exports; bad files get one line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -41,6 +42,8 @@ test('a deep-linked analysis shows the CLI\'s coefficients as text, both Figure 
       const v = await canvasVariance(s.page, `canvas[data-plot="${name}"]`);
       assert.ok(v > 100, `${name} looks blank (pixel variance ${v})`);
     }
+    // The residual plots are the original data's (issue 22 §2), and say so.
+    assert.match(await s.page.getByTestId('row-diagnostics-source').textContent(), /fitted on the original data/);
     // Binary columns of the release give integer contingency tables (Group × MIF of Table 6).
     const groupMif = s.page.locator('table.counts[data-rows="Group"][data-columns="MIF"]');
     assert.deepEqual((await groupMif.locator('tbody tr').first().locator('td').allTextContents()).slice(0, 2), ['6', '6']);
@@ -171,6 +174,10 @@ test('files load by picker and drag and drop; malformed CSV gets one line, not a
     await s.page.locator('#data-url').fill(`${s.server.base}/fixtures/release.csv`);
     await s.page.locator('form.url-form').first().getByRole('button', { name: 'Load' }).click();
     await s.page.locator('.summary').filter({ hasText: /release\.csv: 20 records/ }).waitFor();
+    // A release alone: no residual or Q–Q plot is presented, one line says why (issue 22 §2).
+    const why = await s.page.getByTestId('no-row-diagnostics').textContent();
+    assert.match(why, /^Residual and Q–Q plots, leverage, Cook's distance and quantiles are per-row diagnostics, which a masked release cannot give/);
+    assert.equal(await s.page.locator('canvas[data-plot="qq"], canvas[data-plot="residuals"]').count(), 0);
     assert.deepEqual(s.record.errors, []);
   } finally {
     await s.close();

@@ -247,7 +247,19 @@ impl ScatterPanel {
     }
 }
 
-/// Residual diagnostics of the linear model.
+/// Why a release alone gets no per-row diagnostics (issue 22 §2). A release is `A₁A₂X₁` with
+/// `A` a random orthogonal matrix keeping `1ₙ` fixed, so its residuals are `A·e`: a random
+/// rotation of the raw residual vector. Its length — hence σ̂, R², F and every test built from
+/// `XᵀX` — is exact, but its entries are spread over all rows: they look normal and unrelated to
+/// the fitted values whatever the raw residuals were (seed 003: "residual plots and diagnostic
+/// methods will no longer be valid"; seeds 000 and 002 claim otherwise, which their own
+/// construction contradicts). So they are not shown as findings.
+pub const RELEASE_HAS_NO_ROW_DIAGNOSTICS: &str = "Residual and Q–Q plots, leverage, Cook's \
+    distance and quantiles are per-row diagnostics, which a masked release cannot give: its \
+    residuals are a random rotation of the raw ones, so they look normal and unrelated to the \
+    fitted values whatever the raw residuals were. Load the original data to see them.";
+
+/// Residual diagnostics of the linear model, fitted on the original data.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostics {
     /// (fitted, residual) pairs.
@@ -281,8 +293,10 @@ pub struct AnalysisResult {
     pub logistic: Result<LogisticSummary, String>,
     /// Contingency tables of binary columns.
     pub tables: Vec<Result<TableSummary, String>>,
-    /// Residual plots.
-    pub diagnostics: Option<Diagnostics>,
+    /// Residual plots of the same model on the original data, when it was loaded; on a release
+    /// alone, why there are none ([`RELEASE_HAS_NO_ROW_DIAGNOSTICS`]); or why the original
+    /// data could not be fitted.
+    pub diagnostics: Result<Diagnostics, String>,
     /// Original and masked scatter plots with their fitted lines.
     pub figure2: Vec<Result<ScatterPanel, String>>,
     /// The audit summary.
@@ -472,7 +486,19 @@ pub fn analyze(
         .unwrap_or_default();
     progress(0.45, "linear regression");
     let fit = linear(&data, &y, &x, None);
-    let diagnostics = fit.as_ref().ok().map(diagnostics);
+    let original: Option<Result<Table, String>> = request
+        .original
+        .as_ref()
+        .map(|o| shown(parse_table(o.text.as_bytes(), &o.name).map_err(AnalysisError::from)));
+    let diagnostics = match &original {
+        None => Err(RELEASE_HAS_NO_ROW_DIAGNOSTICS.to_owned()),
+        Some(Err(e)) => Err(e.clone()),
+        Some(Ok(table)) => shown(
+            dataset(table)
+                .and_then(|d| linear(&d, &y, &x, Some("Original data")))
+                .map(|f| diagnostics(&f)),
+        ),
+    };
     progress(0.6, "logistic regression");
     let predictors: Vec<&str> = x.iter().map(String::as_str).collect();
     let logistic = LogisticRegression::fit(&data, &y, &predictors, Intercept::Included).map(|f| {
@@ -489,11 +515,12 @@ pub fn analyze(
     progress(0.85, "plots");
     let mut figure2 = Vec::new();
     if let Some(first) = x.first() {
-        if let Some(original) = &request.original {
-            let panel = parse_table(original.text.as_bytes(), &original.name)
-                .map_err(AnalysisError::from)
-                .and_then(|t| scatter_panel("Original data", &t, &y, first));
-            figure2.push(shown(panel));
+        match &original {
+            Some(Ok(table)) => {
+                figure2.push(shown(scatter_panel("Original data", table, &y, first)))
+            }
+            Some(Err(e)) => figure2.push(Err(e.clone())),
+            None => {}
         }
         figure2.push(shown(scatter_panel("Masked release", &table, &y, first)));
     }
@@ -731,6 +758,83 @@ mod tests {
         }
     }
 
+    /// Issue 22 §2, the case that made it: raw residuals with heavy right skew. On the masked
+    /// release the same model's residuals are `A·e` and look normal — so a release alone gets
+    /// no residual or Q–Q plot, only the line saying why — while with the original data loaded
+    /// the plots are of the original fit and show the skew.
+    #[test]
+    fn skewed_raw_residuals_are_never_shown_as_normal_from_a_release() {
+        use orthomask_core::key::{Key, StreamId};
+        use orthomask_core::mask::{FixedSubspaceHaar, Mask};
+        let n = 400;
+        let normal = Normal::standard();
+        // Log-normal errors (σ = 2), assigned to rows by a permutation so that they are unrelated
+        // to x: skewness far above any normal sample's.
+        let x: Vec<f64> = (0..n).map(|i| (i % 37) as f64).collect();
+        let y: Vec<f64> = (0..n)
+            .map(|i| {
+                let q = normal.inverse_cdf(((i * 211) % n) as f64 / n as f64 + 0.5 / n as f64);
+                1.0 + 0.5 * x[i] + (2.0 * q).exp()
+            })
+            .collect();
+        let csv = |x: &[f64], y: &[f64]| -> String {
+            let mut text = String::from("x,y\n");
+            for (a, b) in x.iter().zip(y) {
+                text.push_str(&format!("{a},{b}\n"));
+            }
+            text
+        };
+        // The release: A·[x y] with A Haar on the stabiliser of 1ₙ, as the collector's A₁.
+        let mut released = DMatrix::from_fn(n, 2, |i, j| if j == 0 { x[i] } else { y[i] });
+        FixedSubspaceHaar::keyed(
+            &DMatrix::from_element(n, 1, 1.0),
+            Key::teaching(22).stream(StreamId::CollectorLeftMask),
+        )
+        .unwrap()
+        .left_apply(&mut released)
+        .unwrap();
+        let (rx, ry): (Vec<f64>, Vec<f64>) = released.row_iter().map(|r| (r[0], r[1])).unzip();
+        let skewness = |table: &str| -> f64 {
+            let t = parse_table(table.as_bytes(), "t").unwrap();
+            let fit = linear(&dataset(&t).unwrap(), "y", &["x".to_owned()], None).unwrap();
+            let e = fit.residuals();
+            let m2 = e.iter().map(|v| v * v).sum::<f64>() / n as f64;
+            let m3 = e.iter().map(|v| v * v * v).sum::<f64>() / n as f64;
+            m3 / m2.powf(1.5)
+        };
+        let (original, release) = (csv(&x, &y), csv(&rx, &ry));
+        // The phenomenon: skewed raw residuals, normal-looking released ones (the skewness of a
+        // normal sample of 400 has standard deviation √(6/400) ≈ 0.12).
+        assert!(skewness(&original) > 5.0, "{}", skewness(&original));
+        assert!(skewness(&release).abs() < 0.5, "{}", skewness(&release));
+        let request = |with_original: bool| AnalysisRequest {
+            data: NamedText {
+                name: "release.csv".into(),
+                text: release.clone(),
+            },
+            original: with_original.then(|| NamedText {
+                name: "original.csv".into(),
+                text: original.clone(),
+            }),
+            manifest: None,
+            y: Some("y".into()),
+            x: vec!["x".into()],
+        };
+        let alone = analyze(&request(false), &mut |_, _| {}).unwrap();
+        assert_eq!(
+            alone.diagnostics.unwrap_err(),
+            RELEASE_HAS_NO_ROW_DIAGNOSTICS
+        );
+        let both = analyze(&request(true), &mut |_, _| {}).unwrap();
+        let qq = both.diagnostics.unwrap().qq;
+        // The original's Q–Q plot: the largest residual lies far above its normal quantile.
+        let &(quantile, largest) = qq.last().unwrap();
+        assert!(
+            quantile < 3.5 && largest > 2.0 * quantile,
+            "{quantile}, {largest}"
+        );
+    }
+
     /// Seed 003 Figure 2: the fitted line on the release equals the line on the original data
     /// (to the two printed decimals of Table 5), although the points differ.
     #[test]
@@ -803,7 +907,10 @@ mod tests {
         assert_eq!(back, r.tables);
         let s = r.linear.as_ref().unwrap();
         assert_eq!(s.coefficients.len(), 3);
-        assert_eq!(r.diagnostics.as_ref().unwrap().qq.len(), 20);
+        assert_eq!(
+            r.diagnostics.as_ref().unwrap_err(),
+            RELEASE_HAS_NO_ROW_DIAGNOSTICS
+        );
         // Masked response: not 0/1, so the logistic model explains why it cannot be fitted.
         let logit = analyze(&request("Response", &["Group"], false), &mut |_, _| {}).unwrap();
         assert!(logit.logistic.is_err());

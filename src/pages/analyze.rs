@@ -244,21 +244,27 @@ fn figure2(r: &AnalysisResult) -> Html {
 }
 
 fn diagnostics(r: &AnalysisResult) -> Html {
-    let Some(d) = &r.diagnostics else {
-        return html! {};
-    };
-    html! {
-        <section class="diagnostics">
-            <h2>{ "Residual diagnostics" }</h2>
-            <p class="small">{ "On a masked release the residuals are A·e: their values are scrambled but their length and (under normal errors) their distribution are those of the raw residuals." }</p>
-            <div class="side-by-side">
-                <PlotCanvas plot={Rc::new(Plot::ResidualsVsFitted(d.residual_vs_fitted.clone()))} name="residuals" />
-                <PlotCanvas plot={Rc::new(Plot::NormalQq(d.qq.clone()))} name="qq" />
-            </div>
-            if d.total_points > d.residual_vs_fitted.len() {
-                <p class="small">{ format!("Showing {} of {} points.", d.residual_vs_fitted.len(), d.total_points) }</p>
-            }
-        </section>
+    match &r.diagnostics {
+        // A release alone: one line saying why there are no per-row diagnostics (issue 22 §2).
+        Err(why) => html! {
+            <section class="diagnostics">
+                <h2>{ "Residual diagnostics" }</h2>
+                <p class="small" data-testid="no-row-diagnostics">{ why }</p>
+            </section>
+        },
+        Ok(d) => html! {
+            <section class="diagnostics">
+                <h2>{ "Residual diagnostics of the original data" }</h2>
+                <p class="small" data-testid="row-diagnostics-source">{ "The same model fitted on the original data you loaded: a release's residuals are a random rotation of these, so only the original shows their shape." }</p>
+                <div class="side-by-side">
+                    <PlotCanvas plot={Rc::new(Plot::ResidualsVsFitted(d.residual_vs_fitted.clone()))} name="residuals" />
+                    <PlotCanvas plot={Rc::new(Plot::NormalQq(d.qq.clone()))} name="qq" />
+                </div>
+                if d.total_points > d.residual_vs_fitted.len() {
+                    <p class="small">{ format!("Showing {} of {} points.", d.residual_vs_fitted.len(), d.total_points) }</p>
+                }
+            </section>
+        },
     }
 }
 
