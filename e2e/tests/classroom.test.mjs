@@ -42,6 +42,13 @@ test('the default classroom walks through the four steps with each party\'s view
     await s.page.keyboard.press('End');
     assert.equal(await focused(), 'Step 4: collector');
     await s.page.locator('canvas[data-plot="heat-release"]').waitFor();
+    // Why a release has no residual plots (issue 22 §2): the raw and released Q–Q plots of a
+    // skewed survey, both drawn, and the numbers that tell them apart.
+    const lesson = s.page.getByTestId('residual-lesson');
+    assert.match(await lesson.textContent(), /skewness \d+\.\d\).*look normal \(skewness -?0\.\d\d\)/s);
+    for (const plot of ['lesson-qq-raw', 'lesson-qq-release']) {
+      assert.ok(await canvasVariance(s.page, `canvas[data-plot="${plot}"]`) > 100, `${plot} looks blank`);
+    }
     const equations = await s.page.locator('.figure2 [data-testid=equation]').allTextContents();
     assert.equal(equations.length, 2);
     assert.equal(equations[0], equations[1], 'Figure 2: the same line on the original and the release');

@@ -415,25 +415,30 @@ pub fn scatter_panel(
     })
 }
 
-fn diagnostics(fit: &LinearRegression) -> Diagnostics {
-    let fitted = fit.fitted();
-    let residuals = fit.residuals();
+/// The normal Q–Q plot of `residuals` standardised by `sigma`: (normal quantile at
+/// `(i + ½)/n`, i-th smallest standardised residual), thinned to at most `MAX_PLOT_POINTS`.
+pub(crate) fn normal_qq(residuals: &nalgebra::DVector<f64>, sigma: f64) -> Vec<(f64, f64)> {
     let n = residuals.len();
-    let sigma = fit.sigma();
     let mut standardized: Vec<f64> = residuals.iter().map(|r| r / sigma).collect();
     standardized.sort_by(f64::total_cmp);
     let normal = Normal::standard();
-    let qq = thin(n, MAX_PLOT_POINTS)
+    thin(n, MAX_PLOT_POINTS)
         .map(|i| {
             let probability = (i as f64 + 0.5) / n as f64;
             (normal.inverse_cdf(probability), standardized[i])
         })
-        .collect();
+        .collect()
+}
+
+fn diagnostics(fit: &LinearRegression) -> Diagnostics {
+    let fitted = fit.fitted();
+    let residuals = fit.residuals();
+    let n = residuals.len();
     Diagnostics {
         residual_vs_fitted: thin(n, MAX_PLOT_POINTS)
             .map(|i| (fitted[i], residuals[i]))
             .collect(),
-        qq,
+        qq: normal_qq(residuals, fit.sigma()),
         total_points: n,
     }
 }

@@ -26,6 +26,7 @@ use orthomask_survey::policy::{APPENDIX_C_DELTA, DEFAULT_QA_CONSTANT};
 use serde::{Deserialize, Serialize};
 
 use super::analysis::{AnalysisError, ScatterPanel, scatter_panel};
+use super::residual_lesson::{ResidualLesson, residual_lesson};
 use super::shown;
 
 /// Seed 003 Table 2: 20 LEAPS records (eight answers and the QA column 888).
@@ -348,6 +349,9 @@ pub struct ClassroomResult {
     pub table6: Result<Table6, String>,
     /// The release as CSV (round-trip precision), for the analyst view.
     pub release_csv: String,
+    /// Why a release has no residual plots: a skewed survey's raw and released Q–Q plots, masked
+    /// with this run's collector key (or the text of why not).
+    pub residual_lesson: Result<ResidualLesson, String>,
 }
 
 /// The answer columns of Table 2 and the raw matrix of `n` participants: the 20 records first,
@@ -652,6 +656,7 @@ pub fn run_classroom(
         shown(panel("original", "Original data X", &x1)),
         shown(panel("release", "Masked release A₁A₂X₁", release)),
     ];
+    let residual_lesson = residual_lesson(&keys.collector);
     let table6 = shown(table6(&x1, release, &headers));
     let release_csv = orthomask_formats::csv::write_table(
         &headers,
@@ -682,6 +687,7 @@ pub fn run_classroom(
         collusion,
         figure2,
         table6,
+        residual_lesson,
         release_csv,
         params,
     })

@@ -14,6 +14,8 @@
 //! * [`analysis`] — regression, contingency tables, logistic regression, diagnostics, exports;
 //! * [`audit`] — the audit checks of `orthomask_stats::audit` on a release and its manifest;
 //! * [`classroom`] — the LEAPS walk-through: every party's view, the attack, collusion, Table 6;
+//! * [`residual_lesson`] — the classroom's "this is why": skewed raw residuals, normal-looking
+//!   released ones;
 //! * [`live_demonstrations`] — the collector's live demonstrations and their cohorts' free places;
 //! * [`dp`] — σ under settings A and B against ε (seed 004 Table 1);
 //! * [`bench`] — the benchmarked operations, shared by the browser and the native bench;
@@ -33,6 +35,7 @@ pub mod audit;
 
 pub mod classroom;
 pub mod dp;
+pub mod residual_lesson;
 
 pub mod bench;
 pub mod jobs;

@@ -271,6 +271,7 @@ fn body(r: &ClassroomResult, state: &UseReducerHandle<ClassroomState>) -> Html {
             { steps_nav(state) }
             { step }
             { figure2(r, state) }
+            { residual_lesson(r) }
             { table6(r) }
             { attack(r) }
             { collusion(r, state) }
@@ -321,6 +322,37 @@ fn figure2(r: &ClassroomResult, state: &UseReducerHandle<ClassroomState>) -> Htm
                 }) }
             </div>
         </section>
+    }
+}
+
+/// Issue 22 §2: why a release has no residual plots — the same model on a skewed survey and on
+/// its release, Q–Q plots side by side (`model::residual_lesson`).
+fn residual_lesson(r: &ClassroomResult) -> Html {
+    match &r.residual_lesson {
+        Err(e) => html! { <p class="error">{ e }</p> },
+        Ok(l) => html! {
+            <section class="residual-lesson" data-testid="residual-lesson">
+                <h2>{ "Why a release has no residual plots" }</h2>
+                <p>{ format!(
+                    "A survey of {} participants whose errors are far from normal (skewness {:.1}), and the same regression on its masked release: the residual standard error is the same ({} and {}), but the release's residuals are A·e, a random rotation of the raw ones, and look normal (skewness {:.2}). A residual plot of a release would hide exactly what it is meant to show, so the analyst view shows residual plots only of original data.",
+                    crate::model::residual_lesson::LESSON_PARTICIPANTS,
+                    l.raw_skewness,
+                    sig(l.sigma.0, 6),
+                    sig(l.sigma.1, 6),
+                    l.released_skewness
+                ) }</p>
+                <div class="side-by-side">
+                    <div class="panel">
+                        <PlotCanvas plot={Rc::new(Plot::NormalQq(l.raw_qq.clone()))} name="lesson-qq-raw" />
+                        <p class="small">{ "Raw data: the large residuals leave the line." }</p>
+                    </div>
+                    <div class="panel">
+                        <PlotCanvas plot={Rc::new(Plot::NormalQq(l.released_qq.clone()))} name="lesson-qq-release" />
+                        <p class="small">{ "The release: the same residuals, rotated, look normal." }</p>
+                    </div>
+                </div>
+            </section>
+        },
     }
 }
 
