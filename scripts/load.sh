@@ -1,18 +1,52 @@
 #!/usr/bin/env bash
-# Load benchmark of the services (not a test): for each burst size, a fresh `orthomask serve all`
-# on loopback and that many participants whose masked records (p values each) are uploaded all
-# at once; a busy answer (503 over the connection cap, with Retry-After) is sent again after it,
-# with jitter, as the participant client does. Prints each run, then one table: participants,
-# wall time of the burst, uploads per second, how many were retried, the acknowledgement latency
-# percentiles (first attempt to receipt) and the services' peak resident memory.
+# Load benchmark of the services (not a test): for each endpoint and burst size, a fresh
+# `orthomask serve all` on loopback and that many participants reaching it all at once, with
+# records of p values each (a survey the collector's planner plans, one invitation per
+# participant). A busy answer (503 over the connection cap, with Retry-After) is sent again after
+# it, with jitter, as the participant client does. The endpoints:
 #
-#   bash scripts/load.sh                    # bursts of 1 000, 5 000 and 10 000; p = 1000
-#   bash scripts/load.sh "200 2000" [P]     # other burst sizes, records of P values
+#   definition  the collector's definition endpoint: every participant takes its place with its
+#               invitation (POST /api/surveys/{id}/definition), the page's request for the signed
+#               definition; every offer must be one the device accepts, and the collector must
+#               count each place and each invitation once
+#   provider    masked uploads to the masking service provider (the basic protocol)
+#   right       a share-mode survey's uploads: each participant sends one share to each of the
+#               right-masking services (RIGHT_SERVICES of them, 2 by default), in turn
+#
+# For the two upload endpoints every receipt must acknowledge its upload, and the survey is then
+# released: the release must hold every participant's record exactly once and pass QA.
+# Prints each run (with the services' open-file limit and connection cap), then one table:
+# endpoint, participants, requests sent, wall time of the burst, requests answered per second,
+# participants retried after a busy answer, the participants' latency percentiles (first attempt
+# to the answer of their last request) and the services' peak resident memory (all services of
+# a run share the one process).
+#
+#   bash scripts/load.sh                           # definition, provider, right at 1 000, 5 000, 10 000; p = 1000
+#   bash scripts/load.sh "200 2000" [P]            # other burst sizes, records of P values
+#   bash scripts/load.sh --endpoints "provider right" [SIZES] [P]    # some endpoints only
+#   RIGHT_SERVICES=3 bash scripts/load.sh --endpoints right          # share mode over 3 services
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-sizes=${1:-1000 5000 10000}
-p=${2:-1000}
+endpoints="definition provider right"
+positional=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --endpoints) endpoints=${2:?--endpoints takes a list: definition provider right}; shift 2 ;;
+        --endpoints=*) endpoints=${1#--endpoints=}; shift ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        *) positional+=("$1"); shift ;;
+    esac
+done
+sizes=${positional[0]:-1000 5000 10000}
+p=${positional[1]:-1000}
+right_services=${RIGHT_SERVICES:-2}
+for endpoint in $endpoints; do
+    case $endpoint in
+        definition|provider|right) ;;
+        *) echo "load: unknown endpoint $endpoint (definition, provider or right)" >&2; exit 2 ;;
+    esac
+done
 log() { printf '\033[1;32m[load]\033[0m %s\n' "$*"; }
 
 log "building the orthomask binary and the load client (release)"
@@ -34,28 +68,35 @@ cleanup() {
 }
 trap 'cleanup; rm -f "$results"' EXIT
 
-for n in $sizes; do
-    data=$(mktemp -d)
-    "$target_dir/release/orthomask" serve all --data-dir "$data" --port 0 --right-services 0 --no-web \
-        --rate-per-second 100000 --rate-burst 100000 > "$data.log" 2>&1 &
-    server=$!
-    for _ in $(seq 100); do [ -f "$data/services.json" ] && break; sleep 0.1; done
-    [ -f "$data/services.json" ] || { cat "$data.log" >&2; echo "load: the services did not start" >&2; exit 1; }
-    log "$n participants, p = $p: services $(tr -d '\n ' < "$data/services.json")"
-    cargo bench --locked -p orthomask-server --bench load -- --services "$data" --participants "$n" --p "$p" \
-        | tee "$data.out"
-    out=$(cat "$data.out")
-    # Peak resident set of the process serving the collector and the provider (VmHWM).
-    rss_kb=$(awk '/^VmHWM:/ { print $2 }' "/proc/$server/status")
-    echo "$(grep '^RESULT ' <<<"$out") rss_mb=$((rss_kb / 1024))" >> "$results"
-    cleanup
+for endpoint in $endpoints; do
+    rights=0
+    [ "$endpoint" != right ] || rights=$right_services
+    for n in $sizes; do
+        data=$(mktemp -d)
+        "$target_dir/release/orthomask" serve all --data-dir "$data" --port 0 --right-services "$rights" \
+            --no-web --no-demonstrations --rate-per-second 100000 --rate-burst 100000 > "$data.log" 2>&1 &
+        server=$!
+        for _ in $(seq 100); do [ -f "$data/services.json" ] && break; sleep 0.1; done
+        [ -f "$data/services.json" ] || { cat "$data.log" >&2; echo "load: the services did not start" >&2; exit 1; }
+        log "$endpoint, $n participants, p = $p: services $(tr -d '\n ' < "$data/services.json")"
+        log "$(grep -m1 '^open files' "$data.log" || echo 'open files: not reported')"
+        cargo bench --locked -p orthomask-server --bench load -- --services "$data" --endpoint "$endpoint" \
+            --participants "$n" --p "$p" | tee "$data.out"
+        # Peak resident set of the process serving every service of the run (VmHWM).
+        rss_kb=$(awk '/^VmHWM:/ { print $2 }' "/proc/$server/status")
+        echo "$(grep '^RESULT ' "$data.out") rss_mb=$((rss_kb / 1024))" >> "$results"
+        cleanup
+    done
 done
 
 echo
-printf '%12s %8s %8s %8s %8s %8s %8s %8s %8s\n' participants "wall s" "per s" retried "p50 ms" "p90 ms" "p99 ms" "max ms" "RSS MB"
+format='%-10s %12s %9s %8s %8s %8s %8s %8s %8s %8s %8s\n'
+# shellcheck disable=SC2059
+printf "$format" endpoint participants requests "wall s" "req/s" retried "p50 ms" "p90 ms" "p99 ms" "max ms" "RSS MB"
 while read -r line; do
     declare -A r=()
     for field in ${line#RESULT }; do r[${field%%=*}]=${field#*=}; done
-    printf '%12s %8s %8s %8s %8s %8s %8s %8s %8s\n' "${r[participants]}" "${r[wall_s]}" "${r[rate]}" \
+    # shellcheck disable=SC2059
+    printf "$format" "${r[endpoint]}" "${r[participants]}" "${r[requests]}" "${r[wall_s]}" "${r[rate]}" \
         "${r[retried]}" "${r[p50_ms]}" "${r[p90_ms]}" "${r[p99_ms]}" "${r[max_ms]}" "${r[rss_mb]}"
 done < "$results"

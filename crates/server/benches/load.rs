@@ -1,22 +1,42 @@
-//! Load benchmark (not a test): N participants upload concurrently to running services.
+//! Load benchmark (not a test): N participants reach running services at once.
 //!
 //! `scripts/load.sh` starts `orthomask serve all` and runs this against it:
 //!
 //! ```text
-//! cargo bench -p orthomask-server --bench load -- --services DIR [--participants 200] [--p 1000]
+//! cargo bench -p orthomask-server --bench load -- --services DIR \
+//!     [--endpoint provider|definition|right] [--participants 200] [--p 1000]
 //! ```
 //!
 //! It creates a survey whose records have exactly `p` values (answer columns and cohort size
-//! chosen so that the collector's own plan makes `p₁ + p₂ = p`),
-//! lets every participant load a definition and mask a record with the participant client the
-//! web app runs (`orthomask_survey::client`, one set-up device per cohort: deriving `B_k` is the
-//! costly part), then sends all uploads at once and prints the latency percentiles of the
-//! acknowledgements; finally it closes the survey and times the release (the provider's `A₂`, the
-//! hand-over, the collector's unmasking, QA and `A₁`). Every upload must be acknowledged; one
-//! answered busy (503 or 429, with `Retry-After`) is sent again after it, with jitter, and
-//! counted.
+//! chosen so that the collector's own plan makes `p₁ + p₂ = p`) with one invitation per
+//! participant, then sends one burst — every participant at once — to one endpoint:
+//!
+//! * `definition`: the collector's definition endpoint (`POST /api/surveys/{id}/definition` with
+//!   the participant's invitation), the request with which a participant's page takes its place
+//!   and gets the signed definition. Every answer must be an offer the participant's device
+//!   accepts (`Deployment::accept`: signature, floors, destinations, credential), every
+//!   credential different, and the collector must count each invitation opened and each place
+//!   taken exactly once.
+//! * `provider`: masked uploads to the masking service provider (the basic protocol).
+//! * `right`: a share-mode survey's uploads to the right-masking services: each participant
+//!   sends one share to every service, in turn, as the participant's page does.
+//!
+//! For the two upload endpoints every participant first loads a definition and masks a record
+//! with the participant client the web app runs (`orthomask_survey::client`, one set-up device
+//! per cohort: deriving `B_k` is the costly part); after the burst every receipt must acknowledge
+//! its upload, and the survey is closed and released: the release must hold every participant's
+//! record exactly once (`n` = participants) and pass QA. The release is timed too (the
+//! provider's `A₂`, the hand-over, the collector's unmasking, QA and `A₁`).
+//!
+//! In every burst a busy answer (503 over a connection cap or 429, with `Retry-After`) or a
+//! refused connection is sent again after the service's `Retry-After` (at least the back-off),
+//! with jitter, as every client of the services does, and counted by reason (the service's
+//! message, or the connection's fate); any other answer than the endpoint's success fails the
+//! run. A participant's latency runs from its first attempt to the
+//! answer of its last request.
 
 use orthomask_core::key::Key;
+use orthomask_server::listener::raise_descriptor_limit;
 use orthomask_survey::client::{Client, verify_receipt};
 use orthomask_survey::coding::Answer;
 use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
@@ -32,25 +52,66 @@ fn argument(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-/// The draft the benchmark creates: `answers` number questions in 0–100, cohorts of `m`.
-fn load_draft(answers: usize, m: usize) -> serde_json::Value {
+/// Where a burst goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Endpoint {
+    /// The collector's definition endpoint.
+    Definition,
+    /// The masking service provider's uploads.
+    Provider,
+    /// The right-masking services' uploads of a share-mode survey.
+    Right,
+}
+
+impl Endpoint {
+    fn parse(name: &str) -> Option<Self> {
+        match name {
+            "definition" => Some(Self::Definition),
+            "provider" => Some(Self::Provider),
+            "right" => Some(Self::Right),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Definition => "definition",
+            Self::Provider => "provider",
+            Self::Right => "right",
+        }
+    }
+
+    /// The status every request of the burst must end with.
+    fn success(self) -> u16 {
+        match self {
+            Self::Definition => 200,
+            Self::Provider | Self::Right => 201,
+        }
+    }
+}
+
+/// The draft the benchmark creates: `answers` number questions in 0–100, cohorts of `m`, one
+/// invitation per participant; share mode for the right-masking services.
+fn load_draft(answers: usize, m: usize, share_mode: bool) -> serde_json::Value {
     let questions: Vec<serde_json::Value> = (0..answers)
         .map(|j| serde_json::json!({"id": format!("x{j}"), "label": format!("Value {j}"), "kind": "number", "min": 0, "max": 100}))
         .collect();
     serde_json::json!({
         "id": "load", "title": "Load test", "consent": "Load test.", "questions": questions,
-        "cohort_size": m, "invitations": true,
+        "cohort_size": m, "invitations": true, "share_mode": share_mode,
     })
 }
 
 /// The record length `p₁ + p₂` the collector plans for [`load_draft`] — by the collector's own
 /// planner (`orthomask_survey::draft::plan_survey`), so the benchmark's records are the ones a
-/// real survey of that shape gets (noise columns for the accuracy target included).
-fn planned_p(answers: usize, m: usize) -> Option<usize> {
-    let draft: SurveyDraft = serde_json::from_value(load_draft(answers, m)).ok()?;
+/// real survey of that shape gets (noise columns for the accuracy target included). `rights`:
+/// the right-masking services' URLs (share mode when there are any).
+fn planned_p(answers: usize, m: usize, rights: &[String]) -> Option<usize> {
+    let draft: SurveyDraft =
+        serde_json::from_value(load_draft(answers, m, !rights.is_empty())).ok()?;
     let endpoints = Endpoints {
         provider: "http://127.0.0.1:9",
-        right_services: &[],
+        right_services: rights,
     };
     let planned = plan_survey(&draft, endpoints).ok()?;
     Some(planned.plan.masking.p1 + planned.plan.masking.p2)
@@ -59,12 +120,12 @@ fn planned_p(answers: usize, m: usize) -> Option<usize> {
 /// Answer columns `a` (5–39) and cohort size `m` (20–2000) whose planned records have exactly
 /// `p` values, the largest `m` first. `p` grows with `m` for a fixed `a`, so each `a` is a
 /// binary search.
-fn design_for(p: usize) -> Option<(usize, usize)> {
+fn design_for(p: usize, rights: &[String]) -> Option<(usize, usize)> {
     (5..=39).find_map(|answers| {
         let (mut lo, mut hi) = (20_usize, 2000_usize);
         while lo <= hi {
             let m = lo + (hi - lo) / 2;
-            match planned_p(answers, m) {
+            match planned_p(answers, m, rights) {
                 Some(q) if q == p => return Some((answers, m)),
                 Some(q) if q < p => lo = m + 1,
                 _ => hi = m.checked_sub(1)?,
@@ -75,9 +136,9 @@ fn design_for(p: usize) -> Option<(usize, usize)> {
 }
 
 /// The first `p` of `candidates` some design gives, as text ("none" if there is none).
-fn first_possible(mut candidates: impl Iterator<Item = usize>) -> String {
+fn first_possible(mut candidates: impl Iterator<Item = usize>, rights: &[String]) -> String {
     candidates
-        .find(|&q| design_for(q).is_some())
+        .find(|&q| design_for(q, rights).is_some())
         .map_or_else(|| "none".to_owned(), |q| q.to_string())
 }
 
@@ -90,10 +151,266 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
+/// One request of a participant: where it is posted, and its body.
+struct Request {
+    url: String,
+    body: String,
+}
+
+/// What a burst gave: each participant's answers (in its requests' order), its latency and
+/// whether any of its requests was answered busy first; why requests were turned away (the
+/// service's message, or the connection's fate) and how often; the burst's wall time.
+struct Burst {
+    answers: Vec<Vec<String>>,
+    latencies: Vec<Duration>,
+    retried: usize,
+    turned_away: std::collections::BTreeMap<String, usize>,
+    requests: usize,
+    wall: Duration,
+}
+
+/// Why a busy answer turned a request away: its `error` message with the numbers taken out (so
+/// that one reason is counted once), or the answer's text.
+fn busy_reason(status: u16, text: &str) -> String {
+    let message = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v["error"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| text.chars().take(80).collect());
+    let general: String = message
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '#' } else { c })
+        .collect();
+    format!("{status}: {general}")
+}
+
+/// Post `request` until it is answered other than busy: its answer's text. A busy answer (429,
+/// or 503 from a service at its connection limit) or a refused connection is asked again after
+/// the service's Retry-After (at least the back-off), stretched by a random up to half of
+/// itself, as every client of the services does. Any other answer than `success` fails the run.
+async fn post_until_answered(
+    http: &reqwest::Client,
+    request: &Request,
+    success: u16,
+    turned_away: &mut Vec<String>,
+) -> String {
+    let mut backoff = Duration::from_millis(250);
+    loop {
+        let sent = http
+            .post(&request.url)
+            .header("content-type", "application/json")
+            .body(request.body.clone())
+            .send()
+            .await;
+        let retry_after = match sent {
+            Ok(r) if matches!(r.status().as_u16(), 429 | 503) => {
+                let status = r.status().as_u16();
+                let retry_after = r
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+                turned_away.push(busy_reason(status, &r.text().await.unwrap_or_default()));
+                retry_after
+            }
+            Ok(r) => {
+                let status = r.status().as_u16();
+                let text = r.text().await.unwrap_or_default();
+                assert_eq!(status, success, "{} refused: {text}", request.url);
+                return text;
+            }
+            // Closed at once beyond both caps, or reset: try again.
+            Err(e) => {
+                turned_away.push(if e.is_connect() {
+                    "no connection".to_owned()
+                } else {
+                    "connection closed or reset before an answer".to_owned()
+                });
+                None
+            }
+        };
+        assert!(
+            turned_away.len() <= 60,
+            "{} still turned away after 60 attempts: {turned_away:?}",
+            request.url
+        );
+        let unit = getrandom::u32().map_or(0.5, |v| f64::from(v) / 4_294_967_296.0);
+        tokio::time::sleep(retry_wait(
+            backoff,
+            retry_after.map(Duration::from_secs),
+            unit,
+        ))
+        .await;
+        backoff = (backoff * 2).min(Duration::from_secs(30));
+    }
+}
+
+/// Every participant at once, each sending its requests in turn.
+async fn burst(http: &reqwest::Client, participants: Vec<Vec<Request>>, success: u16) -> Burst {
+    let requests = participants.iter().map(Vec::len).sum();
+    let started = Instant::now();
+    let tasks: Vec<_> = participants
+        .into_iter()
+        .map(|requests| {
+            let http = http.clone();
+            tokio::spawn(async move {
+                let t = Instant::now();
+                let mut turned_away = Vec::new();
+                let mut answers = Vec::with_capacity(requests.len());
+                for request in &requests {
+                    answers
+                        .push(post_until_answered(&http, request, success, &mut turned_away).await);
+                }
+                (answers, t.elapsed(), turned_away)
+            })
+        })
+        .collect();
+    let mut out = Burst {
+        answers: Vec::with_capacity(tasks.len()),
+        latencies: Vec::with_capacity(tasks.len()),
+        retried: 0,
+        turned_away: std::collections::BTreeMap::new(),
+        requests,
+        wall: Duration::ZERO,
+    };
+    for task in tasks {
+        let (answers, latency, turned_away) = task.await.expect("a participant's task failed");
+        out.answers.push(answers);
+        out.latencies.push(latency);
+        out.retried += usize::from(!turned_away.is_empty());
+        for reason in turned_away {
+            *out.turned_away.entry(reason).or_default() += 1;
+        }
+    }
+    out.wall = started.elapsed();
+    out
+}
+
+/// Print the burst's line and the machine-readable `RESULT` line scripts/load.sh reads.
+fn report(endpoint: Endpoint, burst: &mut Burst) {
+    let participants = burst.latencies.len();
+    let wall = burst.wall.as_secs_f64();
+    let rate = burst.requests as f64 / wall;
+    let latencies = &mut burst.latencies;
+    latencies.sort();
+    let (p50, p90, p99, max) = (
+        percentile(latencies, 0.5),
+        percentile(latencies, 0.9),
+        percentile(latencies, 0.99),
+        *latencies.last().expect("a participant"),
+    );
+    println!(
+        "{}: {participants} participants, {} requests, every one answered in {wall:.2} s \
+         ({rate:.0} requests/s), {} participants after a busy answer; latency p50 {}, p90 {}, \
+         p99 {}, max {}",
+        endpoint.name(),
+        burst.requests,
+        burst.retried,
+        ms(p50),
+        ms(p90),
+        ms(p99),
+        ms(max)
+    );
+    for (reason, times) in &burst.turned_away {
+        println!("  turned away {times} times: {reason}");
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "RESULT endpoint={} participants={participants} requests={} wall_s={wall:.2} rate={rate:.0} \
+         retried={} p50_ms={:.0} p90_ms={:.0} p99_ms={:.0} max_ms={:.0}",
+        endpoint.name(),
+        burst.requests,
+        burst.retried,
+        ms(p50),
+        ms(p90),
+        ms(p99),
+        ms(max),
+    );
+}
+
+/// The running services, as `serve all` lists them in `services.json`.
+struct Services {
+    collector: String,
+    rights: Vec<String>,
+    admin: String,
+}
+
+impl Services {
+    fn read(dir: &std::path::Path) -> Self {
+        let services: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("services.json")).expect("services.json"),
+        )
+        .expect("services.json is JSON");
+        let admin = std::fs::read_to_string(dir.join("admin-token")).expect("admin-token");
+        Self {
+            collector: services["collector"]
+                .as_str()
+                .expect("collector URL")
+                .to_owned(),
+            rights: services["rights"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|u| u.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            admin: admin.trim().to_owned(),
+        }
+    }
+
+    /// An administrator's request to the collector with a JSON body; the answer's status and
+    /// JSON.
+    async fn admin(
+        &self,
+        http: &reqwest::Client,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let mut request = http
+            .request(method, format!("{}{path}", self.collector))
+            .bearer_auth(&self.admin);
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        let answer = request.send().await.expect("the collector answers");
+        let status = answer.status().as_u16();
+        let text = answer.text().await.unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+        )
+    }
+}
+
+/// Stop with one line when no survey has records of `p` values.
+fn no_design(p: usize, rights: &[String]) -> ! {
+    let smallest = planned_p(5, 20, rights).unwrap_or(0);
+    if p < smallest {
+        eprintln!(
+            "load: no survey has records of p = {p} values: the smallest the collector plans \
+             (5 answer columns, cohorts of 20) has {smallest}"
+        );
+    } else {
+        eprintln!(
+            "load: no survey has records of p = {p} values (answer columns 5-39 and a cohort of \
+             20-2000, as the collector plans them); the nearest possible are {} below and {} \
+             above",
+            first_possible((p.saturating_sub(200)..p).rev(), rights),
+            first_possible(p + 1..p + 200, rights),
+        );
+    }
+    std::process::exit(2)
+}
+
 #[tokio::main]
 async fn main() {
     let Some(dir) = argument("--services") else {
-        eprintln!("usage: load --services DIR [--participants N] [--p P]  (see scripts/load.sh)");
+        eprintln!(
+            "usage: load --services DIR [--endpoint provider|definition|right] \
+             [--participants N] [--p P]  (see scripts/load.sh)"
+        );
         std::process::exit(2);
     };
     let number = |name: &str, default: usize| -> usize {
@@ -106,34 +423,29 @@ async fn main() {
     };
     let participants = number("--participants", 200);
     let p = number("--p", 1000);
-    let dir = std::path::PathBuf::from(dir);
-    let services: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("services.json")).expect("services.json"),
-    )
-    .expect("services.json is JSON");
-    let admin = std::fs::read_to_string(dir.join("admin-token")).expect("admin-token");
-    let admin = admin.trim();
-    let collector = services["collector"]
-        .as_str()
-        .expect("collector URL")
-        .to_owned();
-    let Some((answers, m)) = design_for(p) else {
-        let smallest = planned_p(5, 20).unwrap_or(0);
-        if p < smallest {
-            eprintln!(
-                "load: no survey has records of p = {p} values: the smallest the collector plans \
-                 (5 answer columns, cohorts of 20) has {smallest}"
-            );
-        } else {
-            eprintln!(
-                "load: no survey has records of p = {p} values (answer columns 5-39 and a cohort \
-                 of 20-2000, as the collector plans them); the nearest possible are {} below and \
-                 {} above",
-                first_possible((p.saturating_sub(200)..p).rev()),
-                first_possible(p + 1..p + 200),
-            );
-        }
-        std::process::exit(2)
+    let endpoint = argument("--endpoint").map_or(Endpoint::Provider, |name| {
+        Endpoint::parse(&name).unwrap_or_else(|| {
+            eprintln!("load: --endpoint is provider, definition or right, not {name:?}");
+            std::process::exit(2)
+        })
+    });
+    // A burst holds as many connections as there are participants, each its own descriptor.
+    if let Err(e) = raise_descriptor_limit() {
+        eprintln!("load: the open-file limit could not be raised ({e})");
+    }
+    let services = Services::read(std::path::Path::new(&dir));
+    let share = endpoint == Endpoint::Right;
+    if share && services.rights.len() < 2 {
+        eprintln!(
+            "load: --endpoint right needs a share-mode deployment (serve all --right-services 2 \
+             or more); these services have {} right-masking services",
+            services.rights.len()
+        );
+        std::process::exit(2);
+    }
+    let rights: &[String] = if share { &services.rights } else { &[] };
+    let Some((answers, m)) = design_for(p, rights) else {
+        no_design(p, rights)
     };
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(participants)
@@ -141,53 +453,47 @@ async fn main() {
         .build()
         .expect("client");
 
-    let draft = load_draft(answers, m);
-    let created = http
-        .post(format!("{collector}/api/admin/surveys"))
-        .bearer_auth(admin)
-        .header("content-type", "application/json")
-        .body(draft.to_string())
-        .send()
-        .await
-        .expect("create survey");
-    assert_eq!(
-        created.status().as_u16(),
-        201,
-        "{}",
-        created.text().await.unwrap_or_default()
-    );
-    let created: serde_json::Value = serde_json::from_str(&created.text().await.unwrap()).unwrap();
-    let invitations: serde_json::Value = serde_json::from_str(
-        &http
-            .post(format!("{collector}/api/admin/surveys/load/invitations"))
-            .bearer_auth(admin)
-            .header("content-type", "application/json")
-            .body(serde_json::json!({ "count": participants }).to_string())
-            .send()
-            .await
-            .expect("invitations")
-            .text()
-            .await
-            .unwrap(),
-    )
-    .expect("invitations are JSON");
-    let links = invitations["invitations"]
-        .as_array()
-        .expect("invitations")
-        .iter()
-        .map(|i| {
-            (
-                i["definition_url"]
-                    .as_str()
-                    .expect("definition_url")
-                    .to_owned(),
-                i["token"].as_str().expect("token").to_owned(),
+    let (status, created) = services
+        .admin(
+            &http,
+            reqwest::Method::POST,
+            "/api/admin/surveys",
+            Some(load_draft(answers, m, share)),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let mut places: Vec<Request> = Vec::with_capacity(participants);
+    while places.len() < participants {
+        // The collector issues at most 10 000 invitations a request.
+        let count = (participants - places.len()).min(10_000);
+        let (status, invitations) = services
+            .admin(
+                &http,
+                reqwest::Method::POST,
+                "/api/admin/surveys/load/invitations",
+                Some(serde_json::json!({ "count": count })),
             )
-        })
-        .collect::<Vec<(String, String)>>();
+            .await;
+        assert_eq!(status, 201, "{invitations}");
+        places.extend(
+            invitations["invitations"]
+                .as_array()
+                .expect("invitations")
+                .iter()
+                .map(|i| Request {
+                    url: i["definition_url"]
+                        .as_str()
+                        .expect("definition_url")
+                        .to_owned(),
+                    // A place is taken by POST, the invitation in the body (issue 20 §7).
+                    body: serde_json::json!({ "invite": i["token"].as_str().expect("token") })
+                        .to_string(),
+                }),
+        );
+    }
     let deployment: Deployment = serde_json::from_str(
         &http
-            .get(format!("{collector}/api/deployment"))
+            .get(format!("{}/api/deployment", services.collector))
             .send()
             .await
             .expect("deployment")
@@ -197,24 +503,44 @@ async fn main() {
     )
     .expect("a deployment");
     println!(
-        "survey: p = {} (p1 = {}, p2 = {}), cohorts of m = {m}; {participants} participants",
+        "survey: p = {} (p1 = {}, p2 = {}), cohorts of m = {m}{}; {participants} participants; \
+         burst to the {} endpoint",
         created["p1"].as_u64().unwrap() + created["p2"].as_u64().unwrap(),
         created["p1"],
-        created["p2"]
+        created["p2"],
+        if share {
+            format!(", share mode over {} right-masking services", rights.len())
+        } else {
+            String::new()
+        },
+        endpoint.name()
     );
+
+    if endpoint == Endpoint::Definition {
+        let urls: Vec<String> = places.iter().map(|r| r.url.clone()).collect();
+        let mut burst = burst(
+            &http,
+            places.into_iter().map(|r| vec![r]).collect(),
+            endpoint.success(),
+        )
+        .await;
+        report(endpoint, &mut burst);
+        check_places(&services, &http, &deployment, &urls, &burst.answers).await;
+        return;
+    }
 
     // Each participant loads the definition and masks a record on its own "device".
     let started = Instant::now();
     let mut load_latency = Vec::new();
-    let mut prepared: Vec<(String, Upload)> = Vec::new();
+    let mut uploads: Vec<Vec<Upload>> = Vec::new();
+    let mut requests: Vec<Vec<Request>> = Vec::new();
     let mut devices: std::collections::HashMap<u32, Client> = std::collections::HashMap::new();
-    for (i, (link, token)) in links.iter().enumerate() {
+    for (i, place) in places.iter().enumerate() {
         let t = Instant::now();
-        // A place is taken by POST, the invitation in the body (issue 20 §7).
         let text = http
-            .post(link)
+            .post(&place.url)
             .header("content-type", "application/json")
-            .body(serde_json::json!({ "invite": token }).to_string())
+            .body(place.body.clone())
             .send()
             .await
             .unwrap()
@@ -224,7 +550,7 @@ async fn main() {
         load_latency.push(t.elapsed());
         let offer: DefinitionOffer = serde_json::from_str(&text).expect("a definition offer");
         let def = deployment
-            .accept(&offer, link)
+            .accept(&offer, &place.url)
             .expect("the device accepts the collector's offer");
         let device = devices
             .entry(def.masking.cohort)
@@ -240,114 +566,103 @@ async fn main() {
                 &Key::teaching(i as u64),
             )
             .expect("the client masks the record");
-        prepared.extend(ready.destinations.into_iter().map(|d| (d.url, d.upload)));
+        assert_eq!(ready.share_mode, share);
+        requests.push(
+            ready
+                .destinations
+                .iter()
+                .map(|d| Request {
+                    url: d.url.clone(),
+                    body: serde_json::to_string(&d.upload).unwrap(),
+                })
+                .collect(),
+        );
+        uploads.push(ready.destinations.into_iter().map(|d| d.upload).collect());
     }
+    load_latency.sort();
     println!(
-        "{participants} definitions loaded and records masked client-side in {:.2} s",
+        "{participants} definitions loaded one at a time (p50 {}, p99 {}) and records masked \
+         client-side in {:.2} s",
+        ms(percentile(&load_latency, 0.5)),
+        ms(percentile(&load_latency, 0.99)),
         started.elapsed().as_secs_f64()
     );
 
-    // All uploads at once. A busy answer (429, or 503 from a service at its connection limit)
-    // or a refused connection is asked again after the service's Retry-After (at least the
-    // back-off), stretched by a random up to half of itself, as every client of the services
-    // does; the latency runs from the first attempt to the receipt.
-    let burst = Instant::now();
-    let tasks: Vec<_> = prepared
-        .into_iter()
-        .map(|(url, upload)| {
-            let http = http.clone();
-            tokio::spawn(async move {
-                let body = serde_json::to_string(&upload).unwrap();
-                let t = Instant::now();
-                let mut busy = 0_u32;
-                let mut backoff = Duration::from_millis(250);
-                loop {
-                    let sent = http
-                        .post(&url)
-                        .header("content-type", "application/json")
-                        .body(body.clone())
-                        .send()
-                        .await;
-                    let retry_after = match sent {
-                        Ok(r) if matches!(r.status().as_u16(), 429 | 503) => r
-                            .headers()
-                            .get("retry-after")
-                            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok()),
-                        Ok(r) => {
-                            let status = r.status().as_u16();
-                            let text = r.text().await.unwrap_or_default();
-                            assert_eq!(status, 201, "upload refused: {text}");
-                            let receipt: Receipt = serde_json::from_str(&text).unwrap();
-                            verify_receipt(&upload, &receipt)
-                                .expect("the receipt acknowledges the upload");
-                            return (t.elapsed(), busy);
-                        }
-                        // Closed at once beyond both caps, or reset: try again.
-                        Err(_) => None,
-                    };
-                    busy += 1;
-                    assert!(busy <= 60, "upload still refused after 60 attempts");
-                    let unit = getrandom::u32().map_or(0.5, |v| f64::from(v) / 4_294_967_296.0);
-                    tokio::time::sleep(retry_wait(
-                        backoff,
-                        retry_after.map(Duration::from_secs),
-                        unit,
-                    ))
-                    .await;
-                    backoff = (backoff * 2).min(Duration::from_secs(30));
-                }
-            })
-        })
-        .collect();
-    let mut latencies = Vec::new();
-    let mut retried = 0_usize;
-    for t in tasks {
-        let (latency, busy) = t.await.expect("an upload task failed");
-        latencies.push(latency);
-        retried += usize::from(busy > 0);
+    let mut burst = burst(&http, requests, endpoint.success()).await;
+    // Every receipt acknowledges exactly its upload.
+    for (sent, answers) in uploads.iter().zip(&burst.answers) {
+        assert_eq!(sent.len(), answers.len());
+        for (upload, text) in sent.iter().zip(answers) {
+            let receipt: Receipt = serde_json::from_str(text).expect("a receipt");
+            verify_receipt(upload, &receipt).expect("the receipt acknowledges the upload");
+        }
     }
-    let wall = burst.elapsed();
-    latencies.sort();
-    println!(
-        "uploads: {} of {participants} acknowledged in {:.2} s ({:.0}/s), {retried} after a busy answer; latency p50 {}, p90 {}, p99 {}, max {}",
-        latencies.len(),
-        wall.as_secs_f64(),
-        latencies.len() as f64 / wall.as_secs_f64(),
-        ms(percentile(&latencies, 0.5)),
-        ms(percentile(&latencies, 0.9)),
-        ms(percentile(&latencies, 0.99)),
-        ms(*latencies.last().unwrap())
-    );
-    // One machine-readable line for scripts/load.sh's table.
-    println!(
-        "RESULT participants={participants} wall_s={:.2} rate={:.0} retried={retried} p50_ms={:.0} p90_ms={:.0} p99_ms={:.0} max_ms={:.0}",
-        wall.as_secs_f64(),
-        latencies.len() as f64 / wall.as_secs_f64(),
-        percentile(&latencies, 0.5).as_secs_f64() * 1e3,
-        percentile(&latencies, 0.9).as_secs_f64() * 1e3,
-        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
-        latencies.last().unwrap().as_secs_f64() * 1e3,
-    );
-    load_latency.sort();
-    println!(
-        "definition loads (sequential): p50 {}, p99 {}",
-        ms(percentile(&load_latency, 0.5)),
-        ms(percentile(&load_latency, 0.99))
-    );
+    report(endpoint, &mut burst);
+    release(&services, &http, participants).await;
+}
 
+/// After a burst of definition loads: every answer is an offer the participant's device accepts,
+/// no two with the same credential, and the collector counts each invitation opened and each
+/// place taken exactly once.
+async fn check_places(
+    services: &Services,
+    http: &reqwest::Client,
+    deployment: &Deployment,
+    urls: &[String],
+    answers: &[Vec<String>],
+) {
+    let mut nonces = std::collections::HashSet::new();
+    for (url, answer) in urls.iter().zip(answers) {
+        let offer: DefinitionOffer = serde_json::from_str(&answer[0]).expect("a definition offer");
+        deployment
+            .accept(&offer, url)
+            .expect("the device accepts the collector's offer");
+        assert!(
+            nonces.insert(offer.credential.nonce.clone()),
+            "one credential handed out twice"
+        );
+    }
+    let (status, view) = services
+        .admin(http, reqwest::Method::GET, "/api/admin/surveys/load", None)
+        .await;
+    assert_eq!(status, 200, "{view}");
+    let taken: i64 = view["cohorts"]
+        .as_array()
+        .expect("cohorts")
+        .iter()
+        .map(|c| c["assigned"].as_i64().expect("assigned"))
+        .sum();
+    let opened = view["invitations"]["opened"].as_i64();
+    assert_eq!(taken, answers.len() as i64, "places taken");
+    assert_eq!(opened, Some(answers.len() as i64), "invitations opened");
+    println!(
+        "{} offers accepted by the devices, {} different credentials; the collector counts {taken} \
+         places taken and {} invitations opened",
+        answers.len(),
+        nonces.len(),
+        answers.len()
+    );
+}
+
+/// Close the survey and wait for its release, which must hold every participant's record once
+/// and pass QA.
+async fn release(services: &Services, http: &reqwest::Client, participants: usize) {
     let close = Instant::now();
-    let closed = http
-        .post(format!("{collector}/api/admin/surveys/load/close"))
-        .bearer_auth(admin)
-        .header("content-type", "application/json")
-        .body("{}")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(closed.status().as_u16(), 200);
+    let (status, closed) = services
+        .admin(
+            http,
+            reqwest::Method::POST,
+            "/api/admin/surveys/load/close",
+            Some(serde_json::json!({})),
+        )
+        .await;
+    assert_eq!(status, 200, "{closed}");
     loop {
         let r = http
-            .get(format!("{collector}/api/surveys/load/manifest.json"))
+            .get(format!(
+                "{}/api/surveys/load/manifest.json",
+                services.collector
+            ))
             .send()
             .await
             .unwrap();
@@ -357,13 +672,16 @@ async fn main() {
             assert_eq!(manifest["n"].as_u64(), Some(participants as u64));
             assert_eq!(manifest["qa"]["passed"], true);
             println!(
-                "close → release of {participants} records in cohorts {}: {:.2} s (provider's A2, hand-over, unmasking, QA, A1)",
-                manifest["cohorts"]["sizes"],
+                "close → release of {participants} records, each once, QA passed, in {} cohorts: \
+                 {:.2} s (hand-overs, unmasking, QA, A1)",
+                manifest["cohorts"]["sizes"]
+                    .as_array()
+                    .map_or(0, Vec::len),
                 close.elapsed().as_secs_f64()
             );
             break;
         }
-        assert!(close.elapsed() < Duration::from_secs(300), "no release");
+        assert!(close.elapsed() < Duration::from_secs(600), "no release");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

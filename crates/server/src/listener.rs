@@ -18,6 +18,11 @@
 //! connections are given back: when a connection finds no place, every connection that has
 //! already answered a request is asked to close once it is idle (hyper's graceful shutdown
 //! finishes a request in flight first).
+//!
+//! The cap follows the process's open-file limit (issue 24): `orthomask serve` raises the soft
+//! `RLIMIT_NOFILE` to the hard limit at start ([`raise_descriptor_limit`]) and gives each listener
+//! the cap [`connection_cap`] computes from it, so that a burst is served rather than refused
+//! while descriptors are left unused, and no listener can drive the process out of descriptors.
 
 use crate::error::ApiError;
 use axum::Router;
@@ -38,7 +43,8 @@ use tower_service::Service;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnectionLimits {
     /// Connections served at once; one more is answered 503 with `Retry-After`
-    /// ([`BUSY_RETRY_AFTER_S`]).
+    /// ([`BUSY_RETRY_AFTER_S`]). `orthomask serve` sets it from the open-file limit
+    /// ([`connection_cap`]); the default is for services started in-process.
     pub max_connections: usize,
     /// Longest time to receive a request's headers once the request has begun (hyper's
     /// `header_read_timeout`); the connection is closed after it.
@@ -56,6 +62,127 @@ impl Default for ConnectionLimits {
             request_timeout: Duration::from_secs(600),
         }
     }
+}
+
+/// The policy's largest connection cap of one listener, whatever the descriptor limit allows.
+/// Places for about a second of uploads at the rate two cores store them (2 000–4 000 a second,
+/// README's load table): a connection turned away is told to come back in
+/// [`BUSY_RETRY_AFTER_S`], by when that many places have drained, so more places would not
+/// answer a burst sooner — they would only hold more requests in memory at once. And memory
+/// grows with the cap: each served connection may hold a request body being read, a participant's
+/// upload of ~20 KB at p = 1000 (about 80 MB for all places), up to the public body limit
+/// (`Limits::max_body_bytes`) for a client that sends the largest.
+pub const MAX_CONNECTIONS: usize = 4096;
+
+/// Descriptors kept out of the listeners' share of the open-file limit ([`connection_cap`]): the
+/// standard streams, the async runtime's own (epoll, wake-up and signal descriptors), the
+/// listening sockets, each service's store (the database, its write-ahead log and shared-memory
+/// file) and SQLite's temporary files, and the outgoing connections the services' outboxes keep
+/// to their peers — a few dozen in all for `serve all` with its right-masking services, kept
+/// with room to spare, since running out of descriptors fails a commit or a hand-over, not just
+/// one connection.
+pub const RESERVED_DESCRIPTORS: u64 = 256;
+
+/// Descriptors one place of a listener may account for: the served connection, one descriptor
+/// its request may open while it is answered (a web app file read, a peer connection its handler
+/// makes), and one answer over the cap — as many of those may be in flight as there are places.
+pub const DESCRIPTORS_PER_PLACE: u64 = 3;
+
+/// The connection cap of each of `listeners` listeners in a process allowed `descriptors` open
+/// files: what is left of `descriptors` after [`RESERVED_DESCRIPTORS`], shared evenly among the
+/// listeners at [`DESCRIPTORS_PER_PLACE`] a place, and at most [`MAX_CONNECTIONS`] (at least 1).
+///
+/// # Formula
+/// `cap = clamp(⌊(descriptors − RESERVED_DESCRIPTORS) / (DESCRIPTORS_PER_PLACE · listeners)⌋,
+/// 1, MAX_CONNECTIONS)`; so `listeners · cap · DESCRIPTORS_PER_PLACE + RESERVED_DESCRIPTORS ≤
+/// descriptors` whenever the limit leaves each listener at least one place.
+#[must_use]
+pub fn connection_cap(descriptors: u64, listeners: usize) -> usize {
+    let listeners = u64::try_from(listeners.max(1)).unwrap_or(u64::MAX);
+    let share = descriptors.saturating_sub(RESERVED_DESCRIPTORS)
+        / DESCRIPTORS_PER_PLACE.saturating_mul(listeners);
+    usize::try_from(share)
+        .unwrap_or(usize::MAX)
+        .clamp(1, MAX_CONNECTIONS)
+}
+
+/// The process's open-file limit (`RLIMIT_NOFILE`) around [`raise_descriptor_limit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DescriptorLimit {
+    /// The soft limit the process started with.
+    pub before: u64,
+    /// The soft limit now: the descriptors the process may open.
+    pub soft: u64,
+    /// The hard limit, the most the soft limit may be raised to without privileges.
+    pub hard: u64,
+}
+
+/// The process's soft and hard `RLIMIT_NOFILE` (`RLIM_INFINITY` as `u64::MAX`).
+///
+/// # Errors
+/// The system's, when the limit cannot be read (or on a system without it).
+pub fn descriptor_limit() -> std::io::Result<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the limit into the struct it is given, nothing else.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut limit) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((as_count(limit.rlim_cur), as_count(limit.rlim_max)))
+    }
+    #[cfg(not(unix))]
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "no RLIMIT_NOFILE on this system",
+    ))
+}
+
+/// A limit as a count (`RLIM_INFINITY` as `u64::MAX`).
+#[cfg(unix)]
+// `rlim_t` is `u64` on 64-bit Linux and macOS, 32 bits on some other targets.
+#[allow(clippy::unnecessary_cast)]
+fn as_count(value: libc::rlim_t) -> u64 {
+    if value == libc::RLIM_INFINITY {
+        u64::MAX
+    } else {
+        value as u64
+    }
+}
+
+/// Raise the process's soft open-file limit to its hard limit (no privilege needed), so the
+/// listeners' caps ([`connection_cap`]) can follow the hard limit rather than a soft default of
+/// 1 024. Where the hard limit is unlimited and the system refuses that as a soft limit (macOS
+/// caps it at `OPEN_MAX`), the soft limit is left as it was.
+///
+/// # Errors
+/// The system's, when the limit cannot be read or set.
+pub fn raise_descriptor_limit() -> std::io::Result<DescriptorLimit> {
+    let (before, hard) = descriptor_limit()?;
+    #[cfg(unix)]
+    if before < hard {
+        // `hard` was read as an `rlim_t`, so it fits back in one.
+        let hard_limit = if hard == u64::MAX {
+            libc::RLIM_INFINITY
+        } else {
+            hard as libc::rlim_t
+        };
+        let raised = libc::rlimit {
+            rlim_cur: hard_limit,
+            rlim_max: hard_limit,
+        };
+        // SAFETY: setrlimit reads the struct it is given, nothing else.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raw const raised) } != 0
+            && hard != u64::MAX
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    let (soft, hard) = descriptor_limit()?;
+    Ok(DescriptorLimit { before, soft, hard })
 }
 
 /// The `Retry-After` (seconds) of the answer to a connection over the cap: places free up as
@@ -238,4 +365,49 @@ async fn wait_after_accept_error(e: &std::io::Error) {
     }
     tracing::warn!("accepting a connection failed: {e}");
     tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-computed: `(descriptors − 256) / (3 · listeners)`, rounded down, within 1–4096.
+    #[test]
+    fn the_cap_is_the_descriptors_left_after_the_reserve_shared_among_the_listeners() {
+        // A soft limit of 1 024 left as it was: (1024 − 256) / 3 = 256; two listeners 128.
+        assert_eq!(connection_cap(1024, 1), 256);
+        assert_eq!(connection_cap(1024, 2), 128);
+        // A hard limit of 20 000: `serve all` without right-masking services (two listeners)
+        // 19 744 / 6 = 3 290.67; with three of them (five listeners) 19 744 / 15 = 1 316.27.
+        assert_eq!(connection_cap(20_000, 2), 3290);
+        assert_eq!(connection_cap(20_000, 5), 1316);
+        // Linux's usual hard limit of 2²⁰: 1 048 320 / 15 = 69 888, above the policy's maximum;
+        // 16 384: 16 128 / 3 = 5 376 for one listener, also above it.
+        assert_eq!(connection_cap(1 << 20, 5), MAX_CONNECTIONS);
+        assert_eq!(connection_cap(16_384, 1), MAX_CONNECTIONS);
+        assert_eq!(MAX_CONNECTIONS, 4096);
+        assert_eq!(connection_cap(u64::MAX, 1), MAX_CONNECTIONS);
+        // Just above the reserve: 262 − 256 = 6 descriptors, two places; below it, still one.
+        assert_eq!(connection_cap(262, 1), 2);
+        assert_eq!(connection_cap(100, 1), 1);
+        // No listener counts as one.
+        assert_eq!(connection_cap(1024, 0), 256);
+    }
+
+    /// What the cap promises: the listeners' places and the reserve fit in the limit.
+    #[test]
+    fn the_listeners_places_and_the_reserve_fit_in_the_limit() {
+        for descriptors in [262, 1024, 4096, 20_000, 65_536] {
+            for listeners in 1..=8 {
+                let cap = connection_cap(descriptors, listeners) as u64;
+                if cap > 1 {
+                    assert!(
+                        listeners as u64 * cap * DESCRIPTORS_PER_PLACE + RESERVED_DESCRIPTORS
+                            <= descriptors,
+                        "{descriptors} descriptors, {listeners} listeners: cap {cap}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -562,11 +562,94 @@ pub enum ServePlan {
     All(AllConfig),
 }
 
-/// Run a plan until Ctrl-C or SIGTERM, printing where each service listens.
+impl ServePlan {
+    /// The listeners the plan opens: one per service.
+    fn listeners(&self) -> usize {
+        match self {
+            Self::Msp(..) | Self::Collector(..) | Self::Right(..) => 1,
+            Self::All(cfg) => 2 + cfg.right_services,
+        }
+    }
+
+    /// The limits every listener of the plan serves under.
+    fn limits_mut(&mut self) -> &mut Limits {
+        match self {
+            Self::Msp(cfg, _) => &mut cfg.limits,
+            Self::Collector(cfg, _) => &mut cfg.limits,
+            Self::Right(cfg, _) => &mut cfg.limits,
+            Self::All(cfg) => &mut cfg.limits,
+        }
+    }
+}
+
+/// A descriptor count for the operator (`RLIM_INFINITY` read as `u64::MAX`).
+fn count(descriptors: u64) -> String {
+    if descriptors == u64::MAX {
+        "unlimited".to_owned()
+    } else {
+        descriptors.to_string()
+    }
+}
+
+/// Raise the process's open-file limit to its hard limit
+/// ([`listener::raise_descriptor_limit`](crate::listener::raise_descriptor_limit)) and give each
+/// of `plan`'s listeners the connection cap that limit allows
+/// ([`listener::connection_cap`](crate::listener::connection_cap)); with it, the line that tells
+/// the operator both. Where the limit cannot be read the plan's own cap is kept.
+fn fit_to_descriptor_limit(mut plan: ServePlan) -> (ServePlan, String) {
+    use crate::listener::{
+        RESERVED_DESCRIPTORS, connection_cap, descriptor_limit, raise_descriptor_limit,
+    };
+    let listeners = plan.listeners();
+    let (soft, how) = match raise_descriptor_limit() {
+        Ok(limit) if limit.soft > limit.before => (
+            limit.soft,
+            format!("raised from {} to the hard limit", count(limit.before)),
+        ),
+        Ok(limit) if limit.soft == limit.hard => (limit.soft, "the hard limit".to_owned()),
+        Ok(limit) => (
+            limit.soft,
+            format!(
+                "the system keeps it below the hard limit of {}",
+                count(limit.hard)
+            ),
+        ),
+        Err(e) => match descriptor_limit() {
+            Ok((soft, hard)) => (
+                soft,
+                format!("not raised to the hard limit of {}: {e}", count(hard)),
+            ),
+            Err(e) => {
+                let cap = plan.limits_mut().connections.max_connections;
+                return (
+                    plan,
+                    format!(
+                        "open files: the limit could not be read ({e}); up to {cap} connections \
+                         at once per service"
+                    ),
+                );
+            }
+        },
+    };
+    let cap = connection_cap(soft, listeners);
+    plan.limits_mut().connections.max_connections = cap;
+    let line = format!(
+        "open files: {} ({how}); up to {cap} connections at once per service ({listeners} \
+         listening, {RESERVED_DESCRIPTORS} descriptors kept for the stores, logs and outgoing \
+         connections)",
+        count(soft)
+    );
+    (plan, line)
+}
+
+/// Run a plan until Ctrl-C or SIGTERM, printing where each service listens. First the process's
+/// open-file limit is raised to its hard limit and every listener's connection cap set from it
+/// (whatever cap the plan carried), and a line after the addresses says both.
 ///
 /// # Errors
 /// [`ServerError`] when a service cannot start.
 pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
+    let (plan, descriptors) = fit_to_descriptor_limit(plan);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -581,12 +664,14 @@ pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
             ServePlan::Msp(cfg, address) => {
                 let running = start_msp(cfg, bind(&address).await?).await?;
                 announce(&running);
+                crate::log::announce(format_args!("{descriptors}"));
                 shutdown.wait().await;
                 running.stop().await;
             }
             ServePlan::Right(cfg, address) => {
                 let running = start_right(cfg, bind(&address).await?).await?;
                 announce(&running);
+                crate::log::announce(format_args!("{descriptors}"));
                 shutdown.wait().await;
                 running.stop().await;
             }
@@ -594,6 +679,7 @@ pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
                 let web = cfg.web_dir.clone();
                 let running = start_collector(cfg, bind(&address).await?).await?;
                 announce(&running);
+                crate::log::announce(format_args!("{descriptors}"));
                 if let Some(dir) = web {
                     crate::log::announce(format_args!(
                         "web app from {} at {}/",
@@ -612,6 +698,7 @@ pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
                 for r in &all.rights {
                     announce(r);
                 }
+                crate::log::announce(format_args!("{descriptors}"));
                 for d in &all.demonstrations {
                     crate::log::announce(format_args!("{d}"));
                 }
