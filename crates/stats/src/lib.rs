@@ -11,8 +11,8 @@
 //! into JSON and pictures.
 //!
 //! Read in this order: [`tolerance`], [`dataset`], [`design`], [`inference`], [`descriptive`],
-//! [`pivoted_qr`], [`linear`], [`contingency`], [`association`], [`fisher`], [`logistic`],
-//! [`bias_corrected`], [`audit`].
+//! [`pivoted_qr`], [`linear`], [`model_tests`], [`contingency`], [`association`], [`fisher`],
+//! [`logistic`], [`bias_corrected`], [`audit`].
 
 #![warn(missing_docs)]
 
@@ -24,6 +24,7 @@ pub mod inference;
 
 pub mod descriptive;
 pub mod linear;
+pub mod model_tests;
 pub mod pivoted_qr;
 
 pub mod association;

@@ -236,6 +236,13 @@ pub const DIGITS_MASKING_MAY_COST: f64 = 100.0;
 /// Table 6). Looser than [`R_UNIROOT_RELATIVE`], which holds for the tea-tasting table only.
 pub const R_UNIROOT_WORST: f64 = 2e-4;
 
+/// The correlation of a least-squares fit's residuals with one of its own regressors, which is
+/// zero in exact arithmetic (`Zᵀe = 0`), on raw data or a release: the residuals carry rounding
+/// errors of about `κ·u·‖y‖`, so the correlation is of order `κ·u·‖y‖/‖e‖` (about 1e-17 to 1e-14
+/// on the issue 22 test data, whose VIFs are about 20), and 1e-12 leaves a wide margin while any
+/// real correlation (a column left out of the model, a wrong residual) is far above it.
+pub const RESIDUAL_ORTHOGONALITY: f64 = 1e-12;
+
 /// `|a − b| / max(|a|, |b|)`, and 0 when both are 0: the relative difference the test
 /// tolerances above are stated in.
 pub fn relative_difference(a: f64, b: f64) -> f64 {
