@@ -11,6 +11,11 @@
 //!
 //! | optional, or with `show_if` | adds `id_answered` = 1 answered, 0 skipped or hidden | [0, 1] |
 //!
+//! The model terms a definition declares (`terms`: powers, products, logs, centring) follow the
+//! questions' columns, one column each, in declaration order; their values, derived ranges and
+//! their value (0) when an input is unanswered are [`crate::terms`]'. Then the padded record
+//! carries the QA column and the noise.
+//!
 //! An **optional** question, and a **conditional** one (`show_if`, [`crate::branching`]), adds a
 //! column `id_answered` (1 answered, 0 skipped or not shown) and, when skipped or hidden, its
 //! value columns take a neutral value: 0 for yes/no and dummies (the reference), the midpoint of
@@ -44,10 +49,19 @@ pub use crate::error::AnswerError;
 pub struct ColumnSpec {
     /// Column name.
     pub name: String,
-    /// Index of the question it encodes.
-    pub question: usize,
-    /// Declared range.
+    /// The question it codes, or the model term it computes.
+    pub source: ColumnSource,
+    /// Declared range (a term's is derived from its inputs', [`crate::terms`]).
     pub range: (f64, f64),
+}
+
+/// Where a column of the record comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnSource {
+    /// It codes the question of this index.
+    Question(usize),
+    /// It is the model term of this index in `terms`, computed from answer columns.
+    Term(usize),
 }
 
 /// A participant's answer to one question.
@@ -79,10 +93,10 @@ pub struct InputError {
 
 impl Question {
     /// This question's columns, appended to `out` (`index` is its position in the survey).
-    fn push_columns(&self, index: usize, out: &mut Vec<ColumnSpec>) {
+    pub(crate) fn push_columns(&self, index: usize, out: &mut Vec<ColumnSpec>) {
         let spec = |name: String, range| ColumnSpec {
             name,
-            question: index,
+            source: ColumnSource::Question(index),
             range,
         };
         match &self.kind {
@@ -107,7 +121,7 @@ impl Question {
     }
 
     /// Name of the `answered` indicator column of an optional or conditional question.
-    fn answered_column(&self) -> String {
+    pub(crate) fn answered_column(&self) -> String {
         format!("{}_answered", self.id)
     }
 
@@ -261,8 +275,19 @@ impl Question {
 }
 
 impl SurveyDefinition {
-    /// The numeric columns of a record, in order (QA and noise excluded).
+    /// The numeric columns of a record, in order (QA and noise excluded): the questions'
+    /// columns in question order, then the model terms' in declaration order
+    /// ([`crate::terms`]). The QA column follows them in the padded record, and a release and
+    /// its manifest list the columns in this order.
     pub fn columns(&self) -> Vec<ColumnSpec> {
+        let mut out = self.answer_columns();
+        let terms = crate::terms::term_columns(&out, &self.questions, &self.terms);
+        out.extend(terms);
+        out
+    }
+
+    /// The questions' columns only, in order (what model terms are computed from).
+    pub fn answer_columns(&self) -> Vec<ColumnSpec> {
         let mut out = Vec::new();
         for (i, q) in self.questions.iter().enumerate() {
             q.push_columns(i, &mut out);
@@ -297,6 +322,9 @@ impl SurveyDefinition {
                 reason,
             })?;
         }
+        if !self.terms.is_empty() {
+            crate::terms::code_terms(&self.answer_columns(), &self.terms, answers, &mut out);
+        }
         Ok(out)
     }
 
@@ -316,12 +344,16 @@ impl SurveyDefinition {
     }
 
     /// Columns that code 0/1 answers by construction — yes/no questions, category dummies and
-    /// the `answered` indicators — whose counts auditors check.
+    /// the `answered` indicators — whose counts auditors check. Model terms are not listed, even
+    /// a product of two 0/1 columns: they are computed, not answered.
     pub fn binary_columns(&self) -> Vec<String> {
-        self.columns()
+        self.answer_columns()
             .into_iter()
             .filter(|c| {
-                let q = &self.questions[c.question];
+                let ColumnSource::Question(q) = c.source else {
+                    return false;
+                };
+                let q = &self.questions[q];
                 matches!(
                     q.kind,
                     QuestionKind::YesNo | QuestionKind::Categorical { .. }

@@ -63,6 +63,7 @@ fn demonstration(
         language: crate::languages::default_language(),
         translations: std::collections::BTreeMap::new(),
         questions,
+        terms: Vec::new(),
         cohort_size: Some(cohort_size),
         min_cohort_size: None,
         dp: None,

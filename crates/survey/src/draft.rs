@@ -2,7 +2,9 @@
 //! masking parameters with the one [`Plan`] (seed 000's conditions, the Appendix C bound, optional
 //! device-side DP of seed 004) and refuses unsafe designs with a one-line reason.
 //!
-//! * `p₁` = answer columns + the QA column ([`DEFAULT_QA_CONSTANT`], seed 003 §3.2).
+//! * `p₁` = answer columns + one column per model term ([`crate::terms`]) + the QA column
+//!   ([`DEFAULT_QA_CONSTANT`], seed 003 §3.2): a term is a data column like an answer's, masked
+//!   and counted alike, so each one raises the cohort floor `cohort_floor(p₁)` too.
 //! * `p₂`, σ and DP are the plan's for cohorts of `m` (largest) and `min_cohort_size` (smallest
 //!   released): see [`crate::plan`]. A smaller cohort only lowers the Appendix C bound
 //!   (γ = p₂/n grows), so σ is safe for every cohort size from the minimum to `m`.
@@ -21,7 +23,7 @@
 use crate::cohort_choice::default_cohort_size;
 use crate::definition::{
     Content, DpParameters, Masking, Question, RecordScaling, ShareMode, SurveyDefinition,
-    SurveyError, Translation, valid_survey_id,
+    SurveyError, Term, Translation, valid_survey_id,
 };
 use crate::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanError, PlanRequest};
 use crate::policy::{
@@ -57,6 +59,10 @@ pub struct SurveyDraft {
     pub translations: BTreeMap<String, Translation>,
     /// The questions (the survey definition's format).
     pub questions: Vec<Question>,
+    /// Model terms the devices compute from the answers (the survey definition's format,
+    /// [`crate::terms`]): one more data column each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub terms: Vec<Term>,
     /// Participants per cohort `m` (absent: the plan's choice, `crate::cohort_choice` — the rule
     /// `orthomask pipeline` applies too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,6 +100,7 @@ impl SurveyDraft {
             description: self.description.as_deref(),
             consent: &self.consent,
             questions: &self.questions,
+            terms: &self.terms,
             language: &self.language,
             translations: &self.translations,
         })
@@ -204,7 +211,7 @@ pub enum DraftError {
         cohort_size: usize,
         /// Data columns.
         p1: usize,
-        /// Answer columns.
+        /// Answer and model-term columns.
         answers: usize,
     },
     /// A minimum cohort outside `cohort_floor(p₁) … m` (the policy's
@@ -260,6 +267,7 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
         language: draft.language.clone(),
         translations: draft.translations.clone(),
         questions: draft.questions.clone(),
+        terms: draft.terms.clone(),
         masking: Masking {
             p2: 0,
             sigma: 1.0,
@@ -441,12 +449,66 @@ mod tests {
                     },
                 ),
             ],
+            terms: Vec::new(),
             cohort_size: Some(m),
             min_cohort_size: None,
             dp: None,
             share_mode: false,
             invitations: true,
             demonstration: false,
+        }
+    }
+
+    /// Three answers (smoker 1 column, age 1, region of three options 2) and two terms: p₁ =
+    /// 4 + 2 + 1 (QA) = 7, the cohort floor max(p₁ + 1, 5) = 8 instead of 6, and the terms'
+    /// columns follow the answers' and precede QA, with ranges derived by hand: age² over
+    /// [18, 100] is [324, 10000], age·(region=s) over [18, 100]×[0, 1] is [0, 100].
+    #[test]
+    fn model_terms_count_in_p1_and_the_cohort_floor() {
+        use crate::definition::TermKind;
+        let without = plan(&draft(7), &[]).unwrap();
+        assert_eq!(without.plan.masking.p1, 5);
+        let mut d = draft(8);
+        d.terms = vec![
+            Term {
+                id: "age_sq".into(),
+                kind: TermKind::Power {
+                    of: "age".into(),
+                    exponent: 2,
+                },
+            },
+            Term {
+                id: "age_s".into(),
+                kind: TermKind::Product {
+                    of: ["age".into(), "region=s".into()],
+                },
+            },
+        ];
+        let planned = plan(&d, &[]).unwrap();
+        assert_eq!(planned.plan.masking.p1, 4 + 2 + 1);
+        assert_eq!(planned.template.design().unwrap().p1(), 7);
+        assert_eq!(
+            planned.plan.columns,
+            [
+                "smoker", "age", "region=s", "region=e", "age_sq", "age_s", "QA"
+            ]
+        );
+        assert_eq!(
+            planned.plan.binary_columns,
+            ["smoker", "region=s", "region=e"]
+        );
+        let ranges = planned.plan.masking.scaling.as_ref().unwrap();
+        let by_hand = [("age_sq", 324.0, 10000.0), ("age_s", 0.0, 100.0)];
+        for (range, (name, lo, hi)) in ranges[4..].iter().zip(by_hand) {
+            assert_eq!(range.name, name);
+            assert!((range.lo - lo).abs() < HAND_COMPUTED && (range.hi - hi).abs() < HAND_COMPUTED);
+        }
+        d.cohort_size = Some(7);
+        match plan(&d, &[]) {
+            Err(e @ DraftError::CohortTooSmall { p1: 7, .. }) => {
+                assert!(e.to_string().contains("at least 8"), "{e}")
+            }
+            other => panic!("cohorts of 7 with p1 = 7: {other:?}"),
         }
     }
 

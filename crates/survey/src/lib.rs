@@ -18,6 +18,8 @@
 //! * [`error`] — what can be wrong with a definition or with an answer to it;
 //! * [`definition`] — the survey definition a browser loads: every type of its JSON shape;
 //! * [`coding`] — answers → numeric columns, and form text → answers;
+//! * [`terms`] — model terms computed on the device (powers, products, logs, centring): their
+//!   values, ranges derived from the declared ones, and the rule for unanswered inputs;
 //! * [`branching`] — skip logic: which questions an earlier answer shows (`show_if`);
 //! * [`languages`] — the definition's texts in several languages, and which one a browser gets;
 //! * [`validation`] — a definition parsed and checked as a whole: questions, conditions,
@@ -58,6 +60,8 @@ pub mod error;
 pub mod definition;
 
 pub mod coding;
+
+pub mod terms;
 
 pub mod branching;
 

@@ -4,8 +4,9 @@
 //!
 //! The one place that sees every part of a definition at once, so it stands above them all: the
 //! id, the texts, each question's own fields and the masking parameters are checked here; each
-//! question's condition by [`crate::branching`] (against the questions before it) and the
-//! translations by [`crate::languages`] (against the main texts). A refusal is
+//! question's condition by [`crate::branching`] (against the questions before it), the model
+//! terms by [`crate::terms`] (against the questions' columns) and the translations by
+//! [`crate::languages`] (against the main texts). A refusal is
 //! [`SurveyError::Invalid`] naming the first offending field by its JSON path.
 
 use crate::branching::validate_show_if;
@@ -15,10 +16,11 @@ use crate::definition::{
 use crate::error::{SurveyError, invalid};
 use crate::languages::validate_translations;
 use crate::policy::SHARE_SCALE;
+use crate::terms::validate_terms;
 use orthomask_core::key::Key;
 
-/// Check what the survey team writes — the id, the texts, the questions, their conditions and
-/// their translations — for a definition or a draft alike
+/// Check what the survey team writes — the id, the texts, the questions, their conditions, the
+/// model terms and the translations — for a definition or a draft alike
 /// (`SurveyDraft::validate_content`; `plan_survey` runs it before it codes the questions into
 /// columns).
 ///
@@ -106,6 +108,8 @@ pub fn validate_content(content: &Content<'_>) -> Result<(), SurveyError> {
     for i in 0..questions.len() {
         validate_show_if(questions, i)?;
     }
+    // Terms name the questions' columns, which are well formed by now.
+    validate_terms(questions, content.terms)?;
     validate_translations(content)
 }
 

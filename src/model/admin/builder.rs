@@ -2,8 +2,8 @@
 //! kind of the survey definition, and the one function that turns them into a typed
 //! [`SurveyDraft`] ([`DraftForm::draft`]) — what the collector's `POST /api/admin/surveys`
 //! takes, written by serde — and back ([`DraftForm::from_draft`]) for the JSON editor. Every
-//! draft field has its place in the form (the main language, the translations and the
-//! demonstration flag are edited in the JSON editor and kept as they are); a kind of question or
+//! draft field has its place in the form (the main language, the translations, the model terms
+//! and the demonstration flag are edited in the JSON editor and kept as they are); a kind of question or
 //! of condition the definition gains is a compile error here until the builder handles it.
 //!
 //! A question's skip logic ("Show only when …", `show_if`) is [`ShowIfForm`]: an earlier
@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use orthomask_survey::branching::{ConditionKey, conditions_for};
 use orthomask_survey::definition::{
-    Condition, ConditionValue, Question, QuestionKind, ShowIf, Translation,
+    Condition, ConditionValue, Question, QuestionKind, ShowIf, Term, Translation,
 };
 use orthomask_survey::draft::{DpDraft, SurveyDraft};
 use serde_json::Value;
@@ -301,6 +301,9 @@ pub struct DraftForm {
     pub language: String,
     /// The texts in other languages (edited in the JSON editor).
     pub translations: BTreeMap<String, Translation>,
+    /// Model terms the devices compute (`x²`, `x·z`, logs, centring; edited in the JSON editor,
+    /// kept as they are).
+    pub terms: Vec<Term>,
     /// A labelled demonstration (edited in the JSON editor).
     pub demonstration: bool,
 }
@@ -324,6 +327,7 @@ impl Default for DraftForm {
             delta: "1e-6".into(),
             language: orthomask_survey::languages::default_language(),
             translations: BTreeMap::new(),
+            terms: Vec::new(),
             demonstration: false,
         }
     }
@@ -538,6 +542,7 @@ impl DraftForm {
             language: self.language.clone(),
             translations: self.translations.clone(),
             questions,
+            terms: self.terms.clone(),
             cohort_size: optional_count("cohort size", &self.cohort_size)?,
             min_cohort_size: optional_count("minimum cohort size", &self.min_cohort_size)?,
             dp: self
@@ -604,6 +609,7 @@ impl DraftForm {
             delta,
             language: draft.language.clone(),
             translations: draft.translations.clone(),
+            terms: draft.terms.clone(),
             demonstration: draft.demonstration,
         }
     }
@@ -953,6 +959,40 @@ mod tests {
         let conditions =
             |d: &SurveyDraft| -> Vec<_> { d.questions.iter().map(|q| q.show_if.clone()).collect() };
         assert_eq!(conditions(&after), conditions(&draft));
+    }
+
+    /// Model terms written in the JSON editor pass through the builder unchanged, and an edit in
+    /// the builder keeps them; one naming no question is refused by the editor in one line.
+    #[test]
+    fn model_terms_survive_the_builder_and_the_editor() {
+        use crate::model::admin::state::{BuilderAction, BuilderState};
+        use std::rc::Rc;
+        use yew::Reducible;
+        let (mut json, _) = every_kind().draft().unwrap();
+        json["terms"] = json!([
+            {"id": "age_sq", "kind": "power", "of": "age", "exponent": 2},
+            {"id": "income_south", "kind": "product", "of": ["income", "region=south"]},
+        ]);
+        let text = crate::model::admin::editor::text(&json);
+        let draft = crate::model::admin::editor::check(&text).unwrap();
+        assert_eq!(draft.terms.len(), 2);
+        assert_eq!(DraftForm::from_draft(&draft).draft().unwrap().1, draft);
+        let state = Rc::new(BuilderState::default()).reduce(BuilderAction::Text(text));
+        assert_eq!(state.text_error, None);
+        let state = state.reduce(BuilderAction::Edit(Rc::new(|f| f.title = "Santé".into())));
+        let after = crate::model::admin::editor::check(&state.text).unwrap();
+        assert_eq!(
+            (after.title.as_str(), &after.terms),
+            ("Santé", &draft.terms)
+        );
+        json["terms"][0]["of"] = "weight".into();
+        let e = crate::model::admin::editor::check(&crate::model::admin::editor::text(&json))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("terms[0].of: no answer column \"weight\""),
+            "{e}"
+        );
     }
 
     #[test]
