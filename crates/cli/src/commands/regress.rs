@@ -12,16 +12,37 @@
 //! number in the output is finite: where R prints `Inf` or `NaN` (the t statistic of a zero
 //! standard error, its p-value, an infinite F of an exact fit) the field is `null`, and
 //! `exact_fit`/`warnings` say why.
+//!
+//! # What is exact on a release (issue 22 §2)
+//! Every fit also prints what a masked release gives exactly (`orthomask_stats::model_tests`
+//! says why): the normal log-likelihood, AIC and BIC (R's `logLik`, `AIC`, `BIC`), the variance
+//! inflation factors (`1/(1 − R²ⱼ)`, car's `vif`), and the correlation of the residuals with
+//! every other column (seed 001 §3.2; zero by construction for the model's own terms). With
+//! `--test` one F test of nested models is added (R's `anova(lm0, lm1)`):
+//! `nested --reduced COL,…` (the model on those columns of `--x` against the full one),
+//! `reset --powers COL,…` (without against with the declared power terms; the classical RESET
+//! on powers of the fitted values is not computable on a release) and
+//! `chow --group COL --interactions COL,…` (the pooled model against the one with the group
+//! indicator and its interactions). JSON fields: `log_likelihood`, `parameters`, `aic`, `bic`,
+//! `vif` (`[{name, r_squared, vif}]`, or `null` with `vif_unavailable` saying why),
+//! `residual_correlations` (`[{column, in_model, correlation}]`, `correlation` `null` for a
+//! constant column), and `test` (`{kind, reduced, added, rss_reduced, rss_full, df_reduced,
+//! df_full, df, sum_of_squares, f_statistic, p_value}`, plus `group` for Chow), `null` without
+//! `--test`.
 
 use super::model::{
     coefficients_json, intercept, load, names, print_coefficients, require_columns,
 };
 use crate::io::{print_json, read_text, warn};
 use anyhow::{Context, Result, bail};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use orthomask_formats::manifest::Manifest;
 use orthomask_stats::bias_corrected::BiasCorrectedRegression;
+use orthomask_stats::dataset::Dataset;
 use orthomask_stats::linear::{EXACT_FIT_WARNING, LinearRegression};
+use orthomask_stats::model_tests::{
+    ChowTest, InformationCriteria, NestedFTest, ResetTest, ResidualCorrelation, VarianceInflation,
+};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -46,9 +67,95 @@ pub struct RegressArgs {
     /// Take the noise standard deviations from a release manifest's DP section.
     #[arg(long, conflicts_with = "noise_sd")]
     manifest: Option<PathBuf>,
+    /// Also test the model against a nested one (R's `anova(lm0, lm1)`).
+    #[arg(long, value_enum)]
+    test: Option<ModelTest>,
+    /// `--test nested`: the reduced model's predictors, a subset of `--x`.
+    #[arg(long, value_delimiter = ',', required_if_eq("test", "nested"))]
+    reduced: Vec<String>,
+    /// `--test reset`: the declared power terms among `--x` (e.g. `age2` = age²).
+    #[arg(long, value_delimiter = ',', required_if_eq("test", "reset"))]
+    powers: Vec<String>,
+    /// `--test chow`: the group's 0/1 indicator among `--x`.
+    #[arg(long, required_if_eq("test", "chow"))]
+    group: Option<String>,
+    /// `--test chow`: the group's interaction columns among `--x` (e.g. `x_g` = x·group).
+    #[arg(long, value_delimiter = ',', required_if_eq("test", "chow"))]
+    interactions: Vec<String>,
     /// Print JSON on standard output.
     #[arg(long)]
     json: bool,
+}
+
+/// The F tests of nested models `--test` offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ModelTest {
+    /// The model on `--reduced` against the full model.
+    Nested,
+    /// RESET-style: the model without the `--powers` against the full model.
+    Reset,
+    /// Chow: the pooled model against the one with `--group` and its `--interactions`.
+    Chow,
+}
+
+impl ModelTest {
+    fn word(self) -> &'static str {
+        match self {
+            Self::Nested => "nested",
+            Self::Reset => "reset",
+            Self::Chow => "chow",
+        }
+    }
+}
+
+/// Run the `--test` asked for on the full model `response ~ predictors`.
+fn model_test(
+    args: &RegressArgs,
+    kind: ModelTest,
+    data: &Dataset,
+    predictors: &[&str],
+) -> Result<NestedFTest> {
+    let intercept = intercept(args.no_intercept);
+    let result = match kind {
+        ModelTest::Nested => {
+            NestedFTest::new(data, &args.y, &names(&args.reduced), predictors, intercept)
+        }
+        ModelTest::Reset => {
+            ResetTest::new(data, &args.y, predictors, &names(&args.powers), intercept)
+                .map(|t| t.f_test().clone())
+        }
+        ModelTest::Chow => ChowTest::new(
+            data,
+            &args.y,
+            predictors,
+            args.group.as_deref().unwrap_or_default(),
+            &names(&args.interactions),
+            intercept,
+        )
+        .map(|t| t.f_test().clone()),
+    };
+    result.with_context(|| format!("--test {} in {}", kind.word(), args.input.display()))
+}
+
+/// The test as JSON (see the module docs).
+fn test_json(args: &RegressArgs, kind: ModelTest, t: &NestedFTest) -> Value {
+    let mut value = json!({
+        "kind": kind.word(),
+        "reduced": t.reduced_terms(),
+        "added": t.added_terms(),
+        "rss_reduced": t.rss_reduced(),
+        "rss_full": t.rss_full(),
+        "df_reduced": t.df_reduced(),
+        "df_full": t.df_full(),
+        "df": t.df(),
+        "sum_of_squares": t.sum_of_squares(),
+        "f_statistic": finite(Some(t.f_statistic())),
+        "p_value": finite(Some(t.p_value())),
+    });
+    if let (ModelTest::Chow, Some(group)) = (kind, &args.group) {
+        value["group"] = json!(group);
+    }
+    value
 }
 
 /// Parse `COL=SD` pairs.
@@ -96,6 +203,11 @@ pub fn run(args: RegressArgs) -> Result<()> {
         None => parse_noise(&args.noise_sd)?,
     };
     if !noise.is_empty() {
+        if args.test.is_some() {
+            bail!(
+                "--test is for the least-squares fit; the bias-corrected fit of a noisy release has no exact F tests"
+            );
+        }
         return bias_corrected(&args, &data, &predictors, &noise);
     }
     let fit = LinearRegression::fit(&data, &args.y, &predictors, intercept(args.no_intercept))
@@ -112,6 +224,13 @@ pub fn run(args: RegressArgs) -> Result<()> {
     } else {
         Vec::new()
     };
+    let criteria = InformationCriteria::of(&fit);
+    let vif = VarianceInflation::for_predictors(&data, &predictors, intercept(args.no_intercept));
+    let correlations = ResidualCorrelation::of(&data, &fit);
+    let test = args
+        .test
+        .map(|kind| model_test(&args, kind, &data, &predictors).map(|t| (kind, t)))
+        .transpose()?;
     if args.json {
         let anova = fit.anova();
         let row = |r: orthomask_stats::linear::AnovaRow| json!({"sum_of_squares": r.sum_of_squares(), "df": r.df(), "mean_square": r.mean_square()});
@@ -149,6 +268,26 @@ pub fn run(args: RegressArgs) -> Result<()> {
                 "f_statistic": finite(anova.f_statistic()),
                 "p_value": finite(anova.p_value()),
             },
+            "log_likelihood": finite(Some(criteria.log_likelihood())),
+            "parameters": criteria.parameters(),
+            "aic": finite(Some(criteria.aic())),
+            "bic": finite(Some(criteria.bic())),
+            "vif": vif.as_ref().ok().map(|terms| {
+                terms
+                    .iter()
+                    .map(|v| json!({"name": v.term(), "r_squared": v.r_squared(), "vif": v.vif()}))
+                    .collect::<Vec<_>>()
+            }),
+            "vif_unavailable": vif.as_ref().err().map(ToString::to_string),
+            "residual_correlations": correlations
+                .iter()
+                .map(|c| json!({
+                    "column": c.column(),
+                    "in_model": c.in_model(),
+                    "correlation": finite(c.correlation()),
+                }))
+                .collect::<Vec<_>>(),
+            "test": test.as_ref().map(|(kind, t)| test_json(&args, *kind, t)),
         }));
     }
     for warning in &warnings {
@@ -183,7 +322,91 @@ pub fn run(args: RegressArgs) -> Result<()> {
     if let (Some(f), Some(p)) = (fit.f_statistic(), fit.f_p_value()) {
         println!("F = {f:.4}, p = {p:.4e}");
     }
+    print_exact_on_release(&criteria, &vif, &correlations);
+    if let Some((kind, t)) = &test {
+        print_test(&args, *kind, t);
+    }
     Ok(())
+}
+
+/// The text form of what a release gives exactly (see the module docs).
+fn print_exact_on_release(
+    criteria: &InformationCriteria,
+    vif: &std::result::Result<Vec<VarianceInflation>, orthomask_stats::model_tests::ModelTestError>,
+    correlations: &[ResidualCorrelation],
+) {
+    println!(
+        "log-likelihood {:.6} ({} parameters), AIC = {:.6}, BIC = {:.6}",
+        criteria.log_likelihood(),
+        criteria.parameters(),
+        criteria.aic(),
+        criteria.bic()
+    );
+    match vif {
+        Ok(terms) => {
+            let listed: Vec<String> = terms
+                .iter()
+                .map(|v| format!("{} {:.4}", v.term(), v.vif()))
+                .collect();
+            println!("variance inflation factors: {}", listed.join(", "));
+        }
+        Err(e) => println!("variance inflation factors: none ({e})"),
+    }
+    let others: Vec<String> = correlations
+        .iter()
+        .filter(|c| !c.in_model())
+        .map(|c| match c.correlation() {
+            Some(r) => format!("{} {r:.6}", c.column()),
+            None => format!("{} (constant)", c.column()),
+        })
+        .collect();
+    if !others.is_empty() {
+        println!(
+            "correlation of the residuals with the columns not in the model: {}",
+            others.join(", ")
+        );
+    }
+    println!("(with the model's own terms it is zero by construction)");
+}
+
+fn print_test(args: &RegressArgs, kind: ModelTest, t: &NestedFTest) {
+    let model = |terms: &[String]| {
+        let mut all: Vec<&str> = Vec::new();
+        if !args.no_intercept {
+            all.push("1");
+        }
+        all.extend(terms.iter().map(String::as_str));
+        format!("{} ~ {}", args.y, all.join(" + "))
+    };
+    let full: Vec<String> = args.x.clone();
+    let title = match kind {
+        ModelTest::Nested => "F test of nested models".to_owned(),
+        ModelTest::Reset => format!(
+            "RESET-style test of the powers {}",
+            t.added_terms().join(", ")
+        ),
+        ModelTest::Chow => format!(
+            "Chow test of the group {} (with {})",
+            args.group.as_deref().unwrap_or_default(),
+            t.added_terms().join(", ")
+        ),
+    };
+    println!(
+        "{title}: {} against {}",
+        model(t.reduced_terms()),
+        model(&full)
+    );
+    println!(
+        "RSS {:.6} on {} df against {:.6} on {} df: F = {:.4} on {} and {} df, p = {:.4e}",
+        t.rss_reduced(),
+        t.df_reduced(),
+        t.rss_full(),
+        t.df_full(),
+        t.f_statistic(),
+        t.df(),
+        t.df_full(),
+        t.p_value()
+    );
 }
 
 /// A statistic for the JSON: `null` when absent or not finite (see the module docs).
