@@ -2,9 +2,14 @@
 //! sent at once — twenty operating-system threads, each with its connection already open,
 //! released by one barrier — get one credential nonce and one cohort place between them, over
 //! every interleaving seen (the check and the taking are one transaction).
+//!
+//! Issue 24: a burst of different invitations across several cohorts — every participant gets a
+//! place (a busy answer says when to come back), each cohort exactly its size, and the provider
+//! is asked to open each cohort once, not once per participant who found it unopened.
 
 mod common;
 
+use common::tap::start_tapped;
 use common::*;
 use orthomask_survey::trust::DefinitionOffer;
 use std::collections::BTreeSet;
@@ -80,4 +85,74 @@ async fn parallel_loads_of_one_invitation_give_one_nonce_and_one_place() {
         assert_eq!(view["invitations"]["opened"], 1, "{view}");
     }
     all.stop().await;
+}
+
+/// Issue 24 (module documentation). Thirty invitations, cohorts of six, all at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_across_cohorts_fills_each_once_and_opens_each_once() {
+    const PARTICIPANTS: usize = 30;
+    const COHORT: usize = 6;
+    let dir = tempfile::tempdir().unwrap();
+    let tapped = start_tapped(dir.path(), 0).await;
+    let http = client();
+    let created = create_survey(&http, &tapped.all, &draft("burst", COHORT, false, true)).await;
+    let links = links(&http, &tapped.all, &created, PARTICIPANTS).await;
+    // Participants reach the collector through its tap, as its links say.
+    let host = tapped
+        .collector
+        .url
+        .trim_start_matches("http://")
+        .to_owned();
+    let (url, _) = links[0].split_once("?invite=").unwrap();
+    let path = url.split_once(&host).unwrap().1.to_owned();
+    let barrier = Arc::new(Barrier::new(PARTICIPANTS));
+    let threads: Vec<_> = links
+        .iter()
+        .map(|link| {
+            let token = link.split_once("?invite=").unwrap().1.to_owned();
+            let (barrier, host, path) = (barrier.clone(), host.clone(), path.clone());
+            std::thread::spawn(move || {
+                let body = format!("{{\"invite\": \"{token}\"}}");
+                let mut stream = std::net::TcpStream::connect(&host).unwrap();
+                barrier.wait();
+                loop {
+                    let (status, text) = post_on(stream, &host, &path, &body);
+                    if status != 503 {
+                        return (status, text);
+                    }
+                    // A busy answer: come back a second later, as its Retry-After says.
+                    std::thread::sleep(std::time::Duration::from_secs(1));
+                    stream = std::net::TcpStream::connect(&host).unwrap();
+                }
+            })
+        })
+        .collect();
+    let answers = tokio::task::spawn_blocking(move || {
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    let mut nonces = BTreeSet::new();
+    for (status, text) in answers {
+        assert_eq!(status, 200, "{text}");
+        let offer: DefinitionOffer = serde_json::from_str(&text).unwrap();
+        nonces.insert(offer.credential.nonce);
+    }
+    assert_eq!(nonces.len(), PARTICIPANTS, "one place each");
+    let view = admin_view(&http, &tapped.all, "burst").await;
+    for k in 0..PARTICIPANTS / COHORT {
+        assert_eq!(view["cohorts"][k]["assigned"], COHORT, "cohort {k}: {view}");
+    }
+    // Each cohort after the first (opened with the survey) was opened at the provider once.
+    for k in 1..PARTICIPANTS / COHORT {
+        let opens = tapped
+            .msp
+            .seen_matching("POST", &format!("/cohorts/{k}/open"))
+            .len();
+        assert_eq!(opens, 1, "cohort {k} was opened {opens} times");
+    }
+    tapped.all.stop().await;
 }

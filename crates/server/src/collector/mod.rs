@@ -181,6 +181,8 @@ struct Inner {
     /// Signs definitions and upload credentials (`orthomask_survey::trust`).
     signing: CollectorSigningKey,
     client: PeerClient,
+    /// Held while a cohort is opened at the services (`participants::open_cohort`).
+    opening: tokio::sync::Mutex<()>,
     /// The build digest of the web app served from `cfg.web_dir`, read at start-up
     /// (`crate::web::local_build`): published in the deployment for auditors to compare.
     build: Option<String>,
@@ -290,6 +292,7 @@ impl Collector {
             keys,
             signing,
             client,
+            opening: tokio::sync::Mutex::new(()),
             build,
         }));
         let closing = collector

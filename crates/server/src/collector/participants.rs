@@ -120,28 +120,15 @@ pub(super) async fn definition(
         if let Some((k, nonce)) = held {
             return col.offer(&survey, &row, k, &nonce);
         }
-        let share = row.plan.share_services;
         if !opened {
-            // 2. Open it at the provider (or the right-masking services) before anyone can
-            //    upload to it; idempotent, so a lost answer is harmless.
-            col.cohort_call(&survey, cohort, share, CohortStep::Open)
-                .await?;
-            let s = survey.clone();
-            col.0
-                .store
-                .run(move |c| -> Result<(), ApiError> {
-                    c.execute(
-                        "UPDATE cohorts SET opened = 1 WHERE survey = ?1 AND cohort = ?2",
-                        (&s, cohort),
-                    )
-                    .map_err(sql)?;
-                    Ok(())
-                })
+            col.open_cohort(&survey, cohort, row.plan.share_services)
                 .await?;
         }
-        // 3. Take a place in it (and tie the invitation to it and to this nonce) in one
-        //    transaction — unless the invitation took one meanwhile (a parallel request), which
-        //    is then the answer.
+        // 3. Take a place in the cohort being filled (and tie the invitation to it and to this
+        //    nonce) in one transaction — unless the invitation took one meanwhile (a parallel
+        //    request), which is then the answer. When the cohort filled meanwhile, the next one
+        //    is taken if it is open at the services already; only an unopened one sends the
+        //    request round again.
         let nonce = fresh_nonce()?;
         let s = survey.clone();
         let ih = invite_hash.clone();
@@ -157,9 +144,7 @@ pub(super) async fn definition(
                 {
                     return Ok(Assignment::Assigned(k, held));
                 }
-                if row.current_cohort != cohort {
-                    return Ok(Assignment::Retry);
-                }
+                let cohort = row.current_cohort;
                 let (assigned, status, opened): (usize, CollectorCohort, bool) = c
                     .query_row(
                         "SELECT assigned, status, opened FROM cohorts WHERE survey = ?1 AND cohort = ?2",
@@ -200,8 +185,11 @@ pub(super) async fn definition(
             return col.offer(&survey, &row, k, &nonce);
         }
     }
-    Err(ApiError::unavailable(
+    // Every round found the cohort filled by others before this request's turn: say when to
+    // come back (issue 24), as the listener does over its cap.
+    Err(ApiError::busy(
         "the survey is very busy; try again in a moment",
+        crate::listener::BUSY_RETRY_AFTER_S,
     ))
 }
 
@@ -214,6 +202,45 @@ fn fresh_nonce() -> Result<String, ApiError> {
 }
 
 impl Collector {
+    /// Open cohort `k` at the provider (or the right-masking services) before anyone can upload
+    /// to it, and record that it is open. Idempotent at the services, so a lost answer is
+    /// harmless; one request at a time (`Inner::opening`), so when a burst finds a cohort
+    /// unopened the services are asked once, not once per request (issue 24).
+    ///
+    /// # Errors
+    /// The services' refusal or absence (502/503); store errors.
+    async fn open_cohort(&self, survey: &str, k: u32, share: usize) -> Result<(), ApiError> {
+        let _one_at_a_time = self.0.opening.lock().await;
+        let (s, store) = (survey.to_owned(), &self.0.store);
+        let opened = store
+            .run(move |c| -> Result<bool, ApiError> {
+                c.query_row(
+                    "SELECT opened FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+                    (&s, k),
+                    |r| r.get(0),
+                )
+                .optional()
+                .map(|o| o.unwrap_or(false))
+                .map_err(sql)
+            })
+            .await?;
+        if opened {
+            return Ok(());
+        }
+        self.cohort_call(survey, k, share, CohortStep::Open).await?;
+        let s = survey.to_owned();
+        store
+            .run(move |c| -> Result<(), ApiError> {
+                c.execute(
+                    "UPDATE cohorts SET opened = 1 WHERE survey = ?1 AND cohort = ?2",
+                    (&s, k),
+                )
+                .map_err(sql)?;
+                Ok(())
+            })
+            .await
+    }
+
     /// The definition of cohort `k` signed by the collector, with a credential for one upload
     /// with `nonce`, valid for [`UPLOAD_CREDENTIAL_LIFETIME_SECONDS`] from now.
     fn offer(
