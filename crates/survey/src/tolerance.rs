@@ -62,3 +62,10 @@ pub const EQUALS_ANSWER_RELATIVE: f64 = 1e-9;
 /// a closed-form minimum, so 1e-6 holds with a wide margin and still fails on a σ chosen well
 /// above the minimum.
 pub const PLAN_SIGMA_ABOVE_MINIMUM: f64 = 1e-6;
+
+/// Relative agreement of a regression coefficient fitted on a release with R's `lm` on the raw
+/// answers (issue 22's bound): the release is the raw data to about 1e-14 of each column's range
+/// (range scaling, `orthomask_core::protocol::accuracy`), a quadratic in age over [18, 90] has a
+/// scaled design of condition about 10³, and R prints 17 digits, so 1e-9 leaves a wide margin and
+/// still fails on a term computed wrongly on the device or a coefficient off in its tenth digit.
+pub const RELEASE_FIT_AGAINST_R: f64 = 1e-9;
