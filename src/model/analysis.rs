@@ -11,6 +11,9 @@ use orthomask_stats::design::Intercept;
 use orthomask_stats::inference::Coefficient;
 use orthomask_stats::linear::{LinearError, LinearRegression};
 use orthomask_stats::logistic::LogisticRegression;
+use orthomask_stats::model_tests::{
+    InformationCriteria, NestedFTest, ResidualCorrelation, VarianceInflation,
+};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -270,6 +273,110 @@ pub struct Diagnostics {
     pub total_points: usize,
 }
 
+/// One predictor's variance inflation factor, `1/(1 − R²ⱼ)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VifRow {
+    /// Predictor.
+    pub name: String,
+    /// Its VIF.
+    pub vif: f64,
+}
+
+/// The correlation of the model's residuals with a column not in the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResidualCorrelationRow {
+    /// Column.
+    pub column: String,
+    /// Correlation; `None` for a constant column.
+    pub correlation: Option<f64>,
+}
+
+/// The F test of the analyst's model against the same model without one predictor (R's
+/// `drop1(fit, test = "F")`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DropTestRow {
+    /// The predictor dropped.
+    pub name: String,
+    /// F statistic on `df` and `df_resid` degrees of freedom (`None` when not finite: an exact
+    /// fit).
+    pub f: Option<f64>,
+    /// Numerator degrees of freedom.
+    pub df: usize,
+    /// Residual degrees of freedom of the analyst's model.
+    pub df_resid: usize,
+    /// Upper-tail p-value (`None` when not finite).
+    pub p: Option<f64>,
+}
+
+/// What a release gives exactly about the analyst's model (issue 22 §2), in place of the
+/// per-row diagnostics it cannot give. Each is a function of the cross-products and means of the
+/// columns, which the mask keeps (`orthomask_stats::model_tests` derives why), so the release
+/// and the original data give the same numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExactTests {
+    /// Normal log-likelihood (R's `logLik`); `None` when not finite (an exact fit).
+    pub log_likelihood: Option<f64>,
+    /// R's `AIC(fit)`; `None` when not finite.
+    pub aic: Option<f64>,
+    /// R's `BIC(fit)`; `None` when not finite.
+    pub bic: Option<f64>,
+    /// Variance inflation factor of each predictor, or why there are none (a collinear term).
+    pub vif: Result<Vec<VifRow>, String>,
+    /// The residuals' correlation with every column not in the model (seed 001 §3.2): far from
+    /// zero, the column (or a function of it) may belong in the model.
+    pub residual_correlations: Vec<ResidualCorrelationRow>,
+    /// The F test of dropping each predictor, or why there are none.
+    pub drop_tests: Result<Vec<DropTestRow>, String>,
+}
+
+/// The finite values only: the result crosses the worker boundary as JSON, which has no
+/// `NaN` or `±∞`.
+fn finite(value: f64) -> Option<f64> {
+    value.is_finite().then_some(value)
+}
+
+/// [`ExactTests`] of `fit`, the model of `y` on `x` fitted on `data`.
+fn exact_tests(data: &Dataset, fit: &LinearRegression, y: &str, x: &[String]) -> ExactTests {
+    let predictors: Vec<&str> = x.iter().map(String::as_str).collect();
+    let criteria = InformationCriteria::of(fit);
+    let vif = VarianceInflation::for_predictors(data, &predictors, Intercept::Included).map(|v| {
+        v.iter()
+            .map(|t| VifRow {
+                name: t.term().to_owned(),
+                vif: t.vif(),
+            })
+            .collect()
+    });
+    let drop_tests =
+        NestedFTest::drop_each(data, y, &predictors, Intercept::Included).map(|tests| {
+            tests
+                .iter()
+                .map(|t| DropTestRow {
+                    name: t.added_terms().join(", "),
+                    f: finite(t.f_statistic()),
+                    df: t.df(),
+                    df_resid: t.df_full(),
+                    p: finite(t.p_value()),
+                })
+                .collect()
+        });
+    ExactTests {
+        log_likelihood: finite(criteria.log_likelihood()),
+        aic: finite(criteria.aic()),
+        bic: finite(criteria.bic()),
+        vif: shown(vif),
+        residual_correlations: ResidualCorrelation::of(data, fit)
+            .into_iter()
+            .filter(|c| !c.in_model())
+            .map(|c| ResidualCorrelationRow {
+                column: c.column().to_owned(),
+                correlation: c.correlation().and_then(finite),
+            })
+            .collect(),
+        drop_tests: shown(drop_tests),
+    }
+}
+
 /// Everything the analyst view shows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AnalysisResult {
@@ -297,6 +404,9 @@ pub struct AnalysisResult {
     /// alone, why there are none ([`RELEASE_HAS_NO_ROW_DIAGNOSTICS`]); or why the original
     /// data could not be fitted.
     pub diagnostics: Result<Diagnostics, String>,
+    /// What the release gives exactly instead (AIC/BIC, VIFs, residual correlations, F tests of
+    /// dropping each predictor), or why the model could not be fitted.
+    pub exact_tests: Result<ExactTests, String>,
     /// Original and masked scatter plots with their fitted lines.
     pub figure2: Vec<Result<ScatterPanel, String>>,
     /// The audit summary.
@@ -504,6 +614,11 @@ pub fn analyze(
                 .map(|f| diagnostics(&f)),
         ),
     };
+    progress(0.55, "exact tests");
+    let exact_tests = match &fit {
+        Ok(f) => Ok(exact_tests(&data, f, &y, &x)),
+        Err(e) => Err(e.to_string()),
+    };
     progress(0.6, "logistic regression");
     let predictors: Vec<&str> = x.iter().map(String::as_str).collect();
     let logistic = LogisticRegression::fit(&data, &y, &predictors, Intercept::Included).map(|f| {
@@ -542,6 +657,7 @@ pub fn analyze(
         logistic: shown(logistic),
         tables,
         diagnostics,
+        exact_tests,
         figure2,
         audit: shown(audit),
     })
@@ -588,6 +704,7 @@ pub fn result_json(r: &AnalysisResult) -> String {
         "n": r.n,
         "linear": linear,
         "logistic": r.logistic.as_ref().ok(),
+        "exact_tests": r.exact_tests.as_ref().ok(),
         "contingency_tables": tables,
         "audit": r.audit.as_ref().ok().map(|a| &a.checks),
     });
@@ -837,6 +954,116 @@ mod tests {
         assert!(
             quantile < 3.5 && largest > 2.0 * quantile,
             "{quantile}, {largest}"
+        );
+    }
+
+    /// Issue 22 §2: the "exact tests on the release" section equals R on the raw data, from the
+    /// release alone. The data are `crates/stats/tests/data/derived_terms.csv` (written by R, see
+    /// `crates/stats/tests/exact_model_tests.rs`); after `d <- read.csv(…)` and
+    /// `full <- lm(y ~ x + x2 + g + xg, data = d)`, R 4.2.2 printed `AIC(full)`, `BIC(full)`,
+    /// `logLik(full)` (`options(digits = 17)`), the VIFs
+    /// `1 / (1 - summary(lm(x ~ x2 + g + xg, data = d))$r.squared)` and likewise (car is not
+    /// installed), `cor(resid(full), d$w)`, and `a <- drop1(full, test = "F")`,
+    /// `sprintf("%.17g", a$F)`, `sprintf("%.17g", a[["Pr(>F)"]])` (numbers written in the
+    /// shortest form that parses to the same double).
+    #[test]
+    fn exact_tests_on_a_release_alone_equal_r_on_the_raw_data() {
+        use orthomask_core::key::{Key, StreamId};
+        use orthomask_core::mask::{FixedSubspaceHaar, Mask};
+        use orthomask_stats::tolerance::{
+            RELEASE_REGRESSION_RELATIVE, relative_difference as relative,
+        };
+        const RAW: &str = include_str!("../../crates/stats/tests/data/derived_terms.csv");
+        let raw = parse_table(RAW.as_bytes(), "raw.csv").unwrap();
+        let mut masked = raw.data().clone();
+        FixedSubspaceHaar::keyed(
+            &DMatrix::from_element(masked.nrows(), 1, 1.0),
+            Key::teaching(22).stream(StreamId::CollectorLeftMask),
+        )
+        .unwrap()
+        .left_apply(&mut masked)
+        .unwrap();
+        let mut release = raw.headers().join(",") + "\n";
+        for row in masked.row_iter() {
+            let cells: Vec<String> = row.iter().map(|v| format!("{v}")).collect();
+            release.push_str(&(cells.join(",") + "\n"));
+        }
+        let run = |text: &str| {
+            let request = AnalysisRequest {
+                data: NamedText {
+                    name: "data.csv".into(),
+                    text: text.into(),
+                },
+                original: None,
+                manifest: None,
+                y: Some("y".into()),
+                x: ["x", "x2", "g", "xg"].map(String::from).to_vec(),
+            };
+            analyze(&request, &mut |_, _| {})
+                .unwrap()
+                .exact_tests
+                .unwrap()
+        };
+        let (alone, original) = (run(&release), run(RAW));
+        let agrees = |what: &str, release: Option<f64>, raw: Option<f64>, r: f64| {
+            let (a, b) = (raw.unwrap(), release.unwrap());
+            assert!(
+                relative(a, r) < REFERENCE_RELATIVE,
+                "{what}: ours {a}, R {r}"
+            );
+            assert!(
+                relative(b, a) < RELEASE_REGRESSION_RELATIVE,
+                "{what}: release {b}, raw {a}"
+            );
+        };
+        agrees(
+            "logLik",
+            alone.log_likelihood,
+            original.log_likelihood,
+            -40.35324448129395,
+        );
+        agrees("AIC", alone.aic, original.aic, 92.7064889625879);
+        agrees("BIC", alone.bic, original.bic, 101.11367325256083);
+        let (vif, raw_vif) = (alone.vif.unwrap(), original.vif.unwrap());
+        let r_vif = [
+            21.91232586302606,
+            23.78758422287765,
+            5.4659586936255335,
+            8.09504403627889,
+        ];
+        let (drops, raw_drops) = (alone.drop_tests.unwrap(), original.drop_tests.unwrap());
+        let r_f = [
+            2.647579669075412,
+            4.840002072312266,
+            2.106796513525199,
+            5.615683504537341,
+        ];
+        let r_p = [
+            0.116247591822543,
+            0.03726917537791185,
+            0.15908026827880892,
+            0.025830380130443493,
+        ];
+        for (k, name) in ["x", "x2", "g", "xg"].iter().enumerate() {
+            assert_eq!(
+                (vif[k].name.as_str(), drops[k].name.as_str()),
+                (*name, *name)
+            );
+            assert_eq!((drops[k].df, drops[k].df_resid), (1, 25));
+            agrees(name, Some(vif[k].vif), Some(raw_vif[k].vif), r_vif[k]);
+            agrees(name, drops[k].f, raw_drops[k].f, r_f[k]);
+            agrees(name, drops[k].p, raw_drops[k].p, r_p[k]);
+        }
+        // Only the column not in the model is listed: w.
+        let [w] = &alone.residual_correlations[..] else {
+            panic!("{:?}", alone.residual_correlations)
+        };
+        assert_eq!(w.column, "w");
+        agrees(
+            "cor(e, w)",
+            w.correlation,
+            original.residual_correlations[0].correlation,
+            0.615809665423218,
         );
     }
 

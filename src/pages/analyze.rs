@@ -176,6 +176,7 @@ fn results(r: &AnalysisResult, state: &UseReducerHandle<AnalysisState>) -> Html 
             { linear_section(r) }
             { figure2(r) }
             { diagnostics(r) }
+            { exact_tests_section(r) }
             { tables_section(&r.tables) }
             { logistic_section(r) }
             { audit_section(r) }
@@ -265,6 +266,55 @@ fn diagnostics(r: &AnalysisResult) -> Html {
                 }
             </section>
         },
+    }
+}
+
+/// What the release gives exactly about the model (issue 22 §2): AIC/BIC, VIFs, the residuals'
+/// correlation with the columns not in the model, and the F test of dropping each predictor.
+fn exact_tests_section(r: &AnalysisResult) -> Html {
+    let Ok(t) = &r.exact_tests else {
+        // The linear section already says why the model could not be fitted.
+        return html! {};
+    };
+    let number = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| sig(v, 6));
+    html! {
+        <section class="exact-tests" data-testid="exact-tests">
+            <h2>{ "Exact tests on the release" }</h2>
+            <p class="small">{ "Functions of the columns' cross-products and means, which the mask keeps: the release gives the same numbers as the original data." }</p>
+            <p data-testid="information-criteria">{ format!("log-likelihood = {}, AIC = {}, BIC = {} (normal errors)", number(t.log_likelihood), number(t.aic), number(t.bic)) }</p>
+            { match &t.drop_tests {
+                Ok(rows) if !rows.is_empty() => html! {
+                    <table data-testid="drop-tests">
+                        <caption>{ "F test of dropping each predictor (the model against the model without it), with its variance inflation factor" }</caption>
+                        <thead><tr><th scope="col">{ "predictor" }</th><th scope="col">{ "F" }</th><th scope="col">{ "df" }</th><th scope="col">{ "p" }</th><th scope="col">{ "VIF" }</th></tr></thead>
+                        <tbody>
+                            { for rows.iter().map(|row| {
+                                let vif = t.vif.as_ref().ok().and_then(|v| v.iter().find(|v| v.name == row.name)).map(|v| v.vif);
+                                html! {
+                                    <tr>
+                                        <th scope="row">{ &row.name }</th>
+                                        <td>{ number(row.f) }</td>
+                                        <td>{ format!("{}, {}", row.df, row.df_resid) }</td>
+                                        <td>{ row.p.map_or_else(|| "—".to_owned(), p_value) }</td>
+                                        <td>{ number(vif) }</td>
+                                    </tr>
+                                }
+                            }) }
+                        </tbody>
+                    </table>
+                },
+                Ok(_) => html! {},
+                Err(e) => html! { <p class="error">{ e }</p> },
+            } }
+            if let Err(e) = &t.vif {
+                <p class="small">{ format!("No variance inflation factors: {e}") }</p>
+            }
+            if !t.residual_correlations.is_empty() {
+                <p data-testid="residual-correlations">{ "Correlation of the residuals with the columns not in the model (far from zero: the column, or a function of it, may belong in the model): " }
+                    { t.residual_correlations.iter().map(|c| format!("{} {}", c.column, c.correlation.map_or_else(|| "— (constant)".to_owned(), |v| sig(v, 4)))).collect::<Vec<_>>().join(", ") }
+                </p>
+            }
+        </section>
     }
 }
 
