@@ -33,8 +33,10 @@ use orthomask_survey::merkle::sha256_hex;
 use orthomask_survey::upload::Upload;
 use rusqlite::OptionalExtension;
 use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use tokio::sync::OnceCell;
 use tokio::sync::watch;
 
 /// Configuration of right-masking service `index`.
@@ -88,7 +90,38 @@ pub const KEY_FILE: &str = "right-keys.json";
 struct Inner {
     cfg: RightConfig,
     core: IntakeCore,
-    providers: Mutex<HashMap<(String, u32), Arc<RightProvider>>>,
+    providers: Mutex<ProviderCache>,
+}
+
+/// Cohorts whose right masks are kept built. A mask of a `p`-column record is `p` reflectors of
+/// up to `p` entries (4 MB at `p = 1 000`), so only the cohorts in use stay: the least recently
+/// used is dropped first, and a dropped one is rebuilt from its key when needed again.
+const CACHED_MASKS: usize = 64;
+
+/// The built right masks by (survey, cohort), least recently used first. Each is built once,
+/// off the request threads (`tokio::sync::OnceCell`): a burst of a cohort's first shares waits
+/// for one build instead of building it once per share, one at a time (issue 24).
+#[derive(Default)]
+struct ProviderCache {
+    cells: HashMap<(String, u32), Arc<OnceCell<Arc<RightProvider>>>>,
+    order: VecDeque<(String, u32)>,
+}
+
+impl ProviderCache {
+    /// The cell of (survey, cohort), made the most recently used.
+    fn cell(&mut self, survey: &str, cohort: u32) -> Arc<OnceCell<Arc<RightProvider>>> {
+        let id = (survey.to_owned(), cohort);
+        if let Some(at) = self.order.iter().position(|k| *k == id) {
+            self.order.remove(at);
+        }
+        self.order.push_back(id.clone());
+        while self.order.len() > CACHED_MASKS {
+            if let Some(oldest) = self.order.pop_front() {
+                self.cells.remove(&oldest);
+            }
+        }
+        self.cells.entry(id).or_default().clone()
+    }
 }
 
 /// A right-masking service's shared state.
@@ -121,7 +154,7 @@ impl Right {
         let right = Self(Arc::new(Inner {
             cfg,
             core: opened.core,
-            providers: Mutex::new(HashMap::new()),
+            providers: Mutex::new(ProviderCache::default()),
         }));
         let tasks = vec![
             opened.outbox_task,
@@ -165,7 +198,7 @@ impl Right {
         cohort: u32,
         reg: &Registered,
     ) -> Result<UnmaskingKey, ApiError> {
-        let provider = self.provider(survey, cohort, reg.p())?;
+        let provider = self.provider(survey, cohort, reg.p()).await?;
         let q = reg.p1();
         crate::compute::core_task(move || provider.unmasking_key(q))
             .await
@@ -173,34 +206,35 @@ impl Right {
             .map_err(|e| ApiError::internal("the unmasking key", e))
     }
 
-    fn provider(
+    /// `Bᵢ` of `cohort` ([`ProviderCache`]): built once from the survey key's subkey for the
+    /// cohort, on a blocking thread, and kept while the cohort is in use.
+    async fn provider(
         &self,
         survey: &str,
         cohort: u32,
         p: usize,
     ) -> Result<Arc<RightProvider>, ApiError> {
-        let mut cache = self
+        let cell = self
             .0
             .providers
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(found) = cache.get(&(survey.to_owned(), cohort)) {
-            return Ok(found.clone());
-        }
-        let key =
-            self.0.core.keys.get(survey).ok_or_else(|| {
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .cell(survey, cohort);
+        cell.get_or_try_init(|| async {
+            let key = self.0.core.keys.get(survey).ok_or_else(|| {
                 ApiError::not_found(format!("there is no survey {survey:?} here"))
             })?;
-        let cohort_key = key.derive(StreamId::RightMaskKey { cohort });
-        let provider = Arc::new(
-            RightProvider::new(&cohort_key, self.0.cfg.index, p)
-                .map_err(|e| ApiError::internal("building the right mask", e))?,
-        );
-        if cache.len() > 64 {
-            cache.clear();
-        }
-        cache.insert((survey.to_owned(), cohort), provider.clone());
-        Ok(provider)
+            let cohort_key = key.derive(StreamId::RightMaskKey { cohort });
+            let index = self.0.cfg.index;
+            let built =
+                crate::compute::core_task(move || RightProvider::new(&cohort_key, index, p))
+                    .await
+                    .map_err(|e| ApiError::internal("building the right mask", e))?
+                    .map_err(|e| ApiError::internal("building the right mask", e))?;
+            Ok(Arc::new(built))
+        })
+        .await
+        .cloned()
     }
 
     fn share_registration(&self, survey: &str) -> Result<Arc<Registered>, ApiError> {
@@ -383,7 +417,7 @@ async fn upload(
     // is one an honest device could have made (its QA entry, its padding, its size).
     intake_http::admit_upload(&reg, &survey, &upload)?;
     let p = reg.p();
-    let provider = right.provider(&survey, upload.cohort, p)?;
+    let provider = right.provider(&survey, upload.cohort, p).await?;
     let share = upload.values.clone();
     let masked = crate::compute::core_task(move || {
         provider.mask_shares(&DMatrix::from_row_slice(1, p, &share))
@@ -675,4 +709,28 @@ async fn hand_on(
         StatusCode::OK,
         &serde_json::json!({"cohort": cohort, "from": from, "received": true}),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The least recently used cohort is dropped first, one at a time: the cohorts in use stay
+    /// built (before issue 24 the whole cache was cleared past 64, so a burst over 65 cohorts
+    /// rebuilt masks it had just built).
+    #[test]
+    fn the_least_recently_used_mask_is_dropped_first() {
+        let mut cache = ProviderCache::default();
+        let first = cache.cell("s", 0);
+        for k in 1..CACHED_MASKS as u32 {
+            cache.cell("s", k);
+        }
+        // Cohort 0 used again: cohort 1 is now the oldest.
+        assert!(Arc::ptr_eq(&first, &cache.cell("s", 0)));
+        cache.cell("s", CACHED_MASKS as u32);
+        assert_eq!(cache.cells.len(), CACHED_MASKS);
+        assert!(cache.cells.contains_key(&("s".to_owned(), 0)));
+        assert!(!cache.cells.contains_key(&("s".to_owned(), 1)));
+        assert!(cache.cells.contains_key(&("s".to_owned(), 2)));
+    }
 }
