@@ -83,6 +83,18 @@ impl TermKind {
         }
     }
 
+    /// The term as a formula of its inputs, for listings: `age^2`, `income*smoker`,
+    /// `log(age)`, `log1p(hours)`, `age - 40`.
+    pub fn formula(&self) -> String {
+        match self {
+            Self::Power { of, exponent } => format!("{of}^{exponent}"),
+            Self::Product { of: [a, b] } => format!("{a}*{b}"),
+            Self::Log { of } => format!("log({of})"),
+            Self::Log1p { of } => format!("log1p({of})"),
+            Self::Centre { of, at } => format!("{of} - {at}"),
+        }
+    }
+
     /// The term's value at answered inputs `x` (one per [`inputs`](Self::inputs), in order);
     /// see the module documentation.
     pub fn value(&self, x: &[f64]) -> f64 {
@@ -719,6 +731,20 @@ mod tests {
             "{json}"
         );
         assert_eq!(SurveyDefinition::parse(&json, "again").unwrap(), s);
+        let formulas: Vec<String> = s.terms.iter().map(|t| t.kind.formula()).collect();
+        assert_eq!(
+            formulas,
+            [
+                "age^2",
+                "age^3",
+                "income*smoker",
+                "log1p(hours)",
+                "log(age)",
+                "age - 40",
+                "weight^2",
+                "income*region=south"
+            ]
+        );
         let plain = SurveyDefinition::parse(SAMPLE, "x").unwrap();
         assert!(!plain.to_json().contains("terms"));
         let read = |t: &str| serde_json::from_str::<Term>(t).map_err(|e| e.to_string());

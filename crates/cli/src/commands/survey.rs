@@ -1,11 +1,14 @@
 //! `orthomask survey`: read a survey definition (`www/surveys/*.json`, `docs/survey.schema.json`).
 //!
-//! * `survey check DEFINITION` validates it and prints its id, languages, columns and branches
-//!   (the skip logic of `show_if`, one line each).
+//! * `survey check DEFINITION` validates it and prints its id, languages, columns, model terms
+//!   (each with its formula and derived range) and branches (the skip logic of `show_if`, one
+//!   line each).
 //! * `survey code --survey DEFINITION --answers ANSWERS.csv [--out RAW.csv]` codes a table of
 //!   answers into the numeric records `x₁` a participant's device would pad (before the QA
 //!   column and the noise), with the definition's column names: the raw data `orthomask
-//!   pipeline` takes.
+//!   pipeline` takes. The columns are the device's, in its order: the questions' columns, then
+//!   one per declared model term (`x²`, `x·z`, logs, centring; `orthomask_survey::terms`),
+//!   computed from the coded answers exactly as a device computes them.
 //!
 //! # The table of answers
 //! A header of question ids (any order, every question exactly once), then one row per
@@ -79,7 +82,15 @@ fn load(path: &Path) -> Result<SurveyDefinition> {
 
 fn check(args: &CheckArgs) -> Result<()> {
     let survey = load(&args.definition)?;
-    let columns: Vec<String> = survey.columns().into_iter().map(|c| c.name).collect();
+    let all = survey.columns();
+    let columns: Vec<String> = all.iter().map(|c| c.name.clone()).collect();
+    // Each model term with its formula and the range derived from its inputs' declared ranges.
+    let terms: Vec<(String, String, (f64, f64))> = survey
+        .terms
+        .iter()
+        .zip(&all[all.len() - survey.terms.len()..])
+        .map(|(t, c)| (t.id.clone(), t.kind.formula(), c.range))
+        .collect();
     let branches: Vec<(String, String)> = (0..survey.questions.len())
         .filter_map(|i| {
             survey
@@ -95,6 +106,10 @@ fn check(args: &CheckArgs) -> Result<()> {
             "questions": survey.questions.len(),
             "columns": columns,
             "binary_columns": survey.binary_columns(),
+            "terms": terms
+                .iter()
+                .map(|(id, formula, (lo, hi))| json!({"id": id, "formula": formula, "range": [lo, hi]}))
+                .collect::<Vec<_>>(),
             "branches": branches
                 .iter()
                 .map(|(q, text)| json!({"question": q, "condition": text}))
@@ -106,6 +121,12 @@ fn check(args: &CheckArgs) -> Result<()> {
     println!("languages: {}", survey.languages().join(", "));
     println!("questions: {}", survey.questions.len());
     println!("columns ({}): {}", columns.len(), columns.join(", "));
+    if !terms.is_empty() {
+        println!("terms (computed on the device):");
+        for (id, formula, (lo, hi)) in &terms {
+            println!("  {id} = {formula}, range [{lo}, {hi}]");
+        }
+    }
     if branches.is_empty() {
         println!("branches: none (every question is shown)");
     } else {
