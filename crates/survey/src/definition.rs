@@ -157,7 +157,7 @@ impl Question {
 /// input are [`crate::terms`]'.
 ///
 /// Read strictly (unknown fields refused, as the JSON Schema's `$defs/term` does), through
-/// [`TermJson`]: a flattened `kind` could not deny them.
+/// `TermJson`: a flattened `kind` could not deny them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(from = "TermJson")]
 pub struct Term {
@@ -557,8 +557,9 @@ impl SurveyDefinition {
             })
     }
 
-    /// Each answer column's range as the padded record carries it: `[−1, 1]` when the device
-    /// scales by the declared ranges, the declared range otherwise.
+    /// Each answer column's range as the padded record carries it — model terms included, with
+    /// their derived ranges ([`crate::terms`]): `[−1, 1]` when the device scales by the declared
+    /// ranges, the declared range otherwise.
     pub fn record_ranges(&self) -> Vec<(f64, f64)> {
         let scaled =
             self.masking.scaling == RecordScaling::DeclaredRanges || self.masking.dp.is_some();

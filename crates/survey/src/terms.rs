@@ -14,7 +14,7 @@
 //!
 //! The values, the derived ranges and the rule for unanswered inputs are written here side by
 //! side, so that the range a device scales by is the range of the value it computes; the coding
-//! ([`crate::coding`]) calls [`term_columns`] and [`code_terms`], the validation
+//! ([`crate::coding`]) calls `term_columns` and `code_terms`, the validation
 //! ([`crate::validation`]) calls [`validate_terms`].
 //!
 //! # Inputs
