@@ -21,7 +21,8 @@ log() { printf '\033[1;34m[build-web]\033[0m %s\n' "$*"; }
 
 log "cargo build --profile web --target wasm32-unknown-unknown --bin orthomask-web"
 cargo build --locked --profile web --target wasm32-unknown-unknown --bin orthomask-web
-wasm=target/wasm32-unknown-unknown/web/orthomask-web.wasm
+# Where cargo put it: CARGO_TARGET_DIR when set (scripts/reproduce.sh builds a clone so).
+wasm=${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/web/orthomask-web.wasm
 
 stage=target/web-stage
 rm -rf "$stage"
