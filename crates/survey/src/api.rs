@@ -10,7 +10,7 @@
 //!
 //! The published contract is checked against these types in both directions: the examples in
 //! `docs/api-examples.json` read into each type and write back unchanged (nothing the type lacks,
-//! nothing it adds; [`tests`]), and `scripts/check_schemas.py` validates the same examples against
+//! nothing it adds; this module's tests), and `scripts/check_schemas.py` validates the same examples against
 //! the OpenAPI component, whose schemas admit no other property.
 
 use orthomask_core::protocol::qa::QaReport;

@@ -193,7 +193,7 @@ impl ConditionKey {
 
 /// The kinds of condition an answer of `kind` can meet: any answer equals a value or is one of
 /// several; a numeric one (integer, number, Likert: those with declared answers,
-/// `numeric_answers`) also lies in a range — the rule [`validate_show_if`] applies, and the
+/// `numeric_answers`) also lies in a range — the rule `validate_show_if` applies, and the
 /// survey team's builder offers.
 pub fn conditions_for(kind: &QuestionKind) -> &'static [ConditionKey] {
     if numeric_answers(kind).is_some() {

@@ -18,7 +18,7 @@
 //!
 //! # The rule
 //! The default is the **largest** cohort whose plan meets [`TARGET_DIGITS_LOST`] with the noise
-//! columns the failure target alone asks for ([`default_noise_columns`]): as many records to hide
+//! columns the failure target alone asks for (`plan::default_noise_columns`): as many records to hide
 //! among as the accuracy target allows without widening every record for accuracy. Beyond it,
 //! meeting the target needs extra noise columns that grow without bound as `m` approaches the
 //! (E8) limit (`3·m·p_m ≤ 10^{2D}`; at 20 masked answers the columns needed go from 590 at
