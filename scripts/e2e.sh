@@ -5,14 +5,17 @@
 # regression compared with the regression on the raw answers (1e-9 relative) — once with the
 # basic protocol and once in share mode with the default K1 = 3 right-masking services; then the survey team's
 # page (#/admin) drives the same steps from the browser (e2e-services/admin.mjs), and a newcomer
-# runs the demonstration loop of `scripts/run.sh` (e2e-services/newcomer.mjs).
+# runs the demonstration loop of `scripts/run.sh` (e2e-services/newcomer.mjs); a participant
+# answers in the field (e2e-services/field.mjs); and a survey declaring model terms (age², income ×
+# smoker) is fitted on its release as R fits the raw answers (e2e-services/terms.mjs).
 #
 #   bash scripts/e2e.sh              # files in target/e2e-services/{basic,shares}/
 #   OUT=DIR bash scripts/e2e.sh      # raw.csv, release.csv, manifest.json, collector.sqlite3 and
 #                                    # msp.sqlite3 (+ right-*.sqlite3 in share mode) in DIR/{basic,shares}/
 #
 # Needs: cargo, wasm-bindgen-cli + wasm-opt (scripts/setup.sh installs them), Debian's chromium,
-# node and playwright-core (npm). WEB_DIST=DIR uses an already built web app instead of running
+# node and playwright-core (npm), R's Rscript (terms.mjs's oracle; scripts/setup.sh installs it).
+# WEB_DIST=DIR uses an already built web app instead of running
 # scripts/build-web.sh, ORTHOMASK_BIN=PATH an already built `orthomask` instead of a release
 # build (scripts/test.sh passes both: each target is compiled once per run); PARTICIPANTS and
 # COHORT_SIZE change the survey (default 20 and 10).
@@ -59,4 +62,6 @@ log "a newcomer's demonstration loop: live demo, receipt, simulated participants
 node e2e-services/newcomer.mjs --out "$out/newcomer"
 log "in the field: one participant offline, in Spanish, through a branch; the release equals the raw answers"
 node e2e-services/field.mjs --out "$out/field"
-log "end to end passed (basic and share mode, the survey team's page, the demonstration loop, the field form); files in $out/{basic,shares,admin,newcomer,field}"
+log "model terms computed on the device: the release's fit of y ~ age + age² + income*smoker equals R's on the raw answers"
+node e2e-services/terms.mjs --out "$out/terms"
+log "end to end passed (basic and share mode, the survey team's page, the demonstration loop, the field form, model terms); files in $out/{basic,shares,admin,newcomer,field,terms}"
