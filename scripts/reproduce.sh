@@ -54,8 +54,10 @@ fi
 port_file="$work/port"
 python3 - "$work/dist" "$port_file" <<'PY' &
 import http.server, functools, socketserver, sys
-handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
-handler.log_message = lambda *a: None
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+handler = functools.partial(Quiet, directory=sys.argv[1])
 with socketserver.TCPServer(("127.0.0.1", 0), handler) as httpd:
     open(sys.argv[2], "w").write(str(httpd.server_address[1]))
     httpd.serve_forever()
