@@ -135,7 +135,9 @@ fn serve_raises_its_soft_limit_and_caps_connections_by_it() {
     );
     let cap = connection_cap(hard, 1);
     assert!(
-        line.contains(&format!("; up to {cap} connections at once per service (1 listening")),
+        line.contains(&format!(
+            "; up to {cap} connections at once per service (1 listening"
+        )),
         "{line}"
     );
     stop(msp);

@@ -674,9 +674,7 @@ async fn release(services: &Services, http: &reqwest::Client, participants: usiz
             println!(
                 "close → release of {participants} records, each once, QA passed, in {} cohorts: \
                  {:.2} s (hand-overs, unmasking, QA, A1)",
-                manifest["cohorts"]["sizes"]
-                    .as_array()
-                    .map_or(0, Vec::len),
+                manifest["cohorts"]["sizes"].as_array().map_or(0, Vec::len),
                 close.elapsed().as_secs_f64()
             );
             break;

@@ -42,7 +42,9 @@ fn the_soft_limit_is_raised_to_the_hard_limit() {
     // Below the hard limit, and well above the few descriptors this process holds.
     let lowered = (hard / 2).min(512);
     if lowered < 64 {
-        eprintln!("skipped: the hard open-file limit ({hard}) leaves no room to lower the soft one");
+        eprintln!(
+            "skipped: the hard open-file limit ({hard}) leaves no room to lower the soft one"
+        );
         return;
     }
     set_soft_limit(lowered, hard);
