@@ -243,7 +243,11 @@ pub fn audit(release: &ReleaseUnderAudit<'_>, expected: Option<&Expected>) -> Au
             .column(j)
             .iter()
             .all(|v| close(*v, 0.0, h) || close(*v, 1.0, h));
-        if raw_looking && !kept {
+        // A column every subject answered alike is c·1ₙ, which any mask keeping 1ₙ fixed leaves
+        // as it is: its release shows every answer because its mean does, whatever the masks,
+        // so it says nothing about whether the survey was masked (it is warned about above).
+        let constant = consistent && (k == 0.0 || k == nf);
+        if raw_looking && !kept && !constant {
             checks.push(check(
                 format!("visibly_masked:{name}"),
                 Status::Fail,
@@ -503,6 +507,24 @@ mod tests {
                 .iter()
                 .any(|c| c.id == "visibly_masked:Group" && c.status == Status::Fail)
         );
+        // Everybody answered alike: the column is the same after any mask keeping 1ₙ, so it is
+        // not taken for an unmasked release (found when every simulated participant of a live
+        // demonstration said yes), only warned about as identifying.
+        let mut alike = masked.clone();
+        let g = names.iter().position(|c| c == "Group").unwrap();
+        alike.column_mut(g).fill(1.0);
+        let r = audit(
+            &ReleaseUnderAudit {
+                names: &names,
+                data: &alike,
+                decimals: None,
+            },
+            None,
+        );
+        let status = |id: &str| r.checks.iter().find(|c| c.id == id).map(|c| c.status);
+        assert_eq!(status("visibly_masked:Group"), None);
+        assert_eq!(status("binary_counts:Group"), Some(Status::Pass));
+        assert_eq!(status("sparse_indicator:Group"), Some(Status::Warn));
         let mut bad_qa = masked.clone();
         bad_qa[(2, 2)] = 887.0;
         let r = audit(
