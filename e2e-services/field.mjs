@@ -21,7 +21,7 @@
 import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { repo, cli, parseArgs, waitFor, api, agree, withServices, fitsWidth, run } from './lib.mjs';
+import { repo, cli, dist, parseArgs, waitFor, api, agree, withServices, fitsWidth, run } from './lib.mjs';
 import { assertDeviceClean, watchKeyMaterial } from '../e2e/device-storage.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -91,7 +91,7 @@ async function answer(page, a, words) {
 const ENGLISH = { next: /^(Next|Review)$/, yes: 'Yes', no: 'No', cigarettes: 'How many cigarettes a day?', sleep: 'Hours of sleep', leaves: 'What leaves your device' };
 const SPANISH = { next: /^(Siguiente|Revisar)$/, yes: 'Sí', no: 'No', cigarettes: '¿Cuántos cigarrillos al día?', sleep: 'Horas de sueño', leaves: 'Lo que sale de su dispositivo' };
 
-async function offlineInSpanish(browser, link, a) {
+async function offlineInSpanish(browser, link, a, build) {
   const context = await browser.newContext({ locale: 'es-ES', viewport: { width: 375, height: 740 } });
   const secrets = watchKeyMaterial(context);
   const page = await context.newPage();
@@ -104,6 +104,9 @@ async function offlineInSpanish(browser, link, a) {
     await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
     await page.getByRole('checkbox').waitFor({ timeout: 60000 });
     await page.getByRole('heading', { name: DRAFT.translations.es.title }).waitFor({ timeout: 60000 });
+    // Issue 27: the page names the build the collector serves and how anyone can check it.
+    const shown = await page.getByTestId('app-build').textContent();
+    if (!shown.includes(build.slice(0, 12)) || !shown.includes(`--expect ${build}`)) throw new Error(`the page shows the build as ${JSON.stringify(shown)}, the deployment names ${build}`);
     await context.setOffline(true);
     log('offline: the form opened online keeps working, in Spanish');
     await page.getByLabel('He leído esto y acepto participar.').check();
@@ -161,7 +164,14 @@ async function main() {
     const links = inv.json.invitations.map((x) => x.participant_url);
     await writeFile(join(out, 'raw.csv'), `${COLUMNS.join(',')}\n${ANSWERS.map((a) => coded(a).join(',')).join('\n')}\n`);
 
-    const hashes = [await offlineInSpanish(browser, links[0], ANSWERS[0])];
+    // The build the collector names is the one it serves, by an auditor's own check, and is the
+    // built dist/ (issue 27).
+    const build = (await api('GET', `${services.collector}/api/deployment`)).json.build;
+    if (!/^[0-9a-f]{64}$/.test(build ?? '')) throw new Error(`the deployment names no build: ${build}`);
+    const audited = execFileSync(cli, ['audit', '--app', `${services.collector}/`, '--build', dist], { encoding: 'utf8' }).trim();
+    if (audited !== `same build ${build}`) throw new Error(`orthomask audit --app: ${audited}`);
+    log(`the collector serves build ${build.slice(0, 12)}…, the built dist/ (orthomask audit --app)`);
+    const hashes = [await offlineInSpanish(browser, links[0], ANSWERS[0], build)];
     for (let i = 1; i < ANSWERS.length; i += 3) {
       hashes.push(...await Promise.all(ANSWERS.slice(i, i + 3).map((a, j) => onlineInEnglish(browser, links[i + j], a))));
     }

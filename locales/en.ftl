@@ -22,6 +22,7 @@ floor-unchecked = its masking cannot be checked: { $reason }
 badge-practice = Demonstration: this survey uses a published teaching key, so answers are not private. Practise freely — nothing you enter is sent anywhere.
 badge-live-demonstration = Demonstration survey: anyone may take it and its device key is given to everyone who opens it, so do not enter real personal data.
 progress = Progress: { $percent }%
+app-build = This page is app build { $short }. Anyone can check that it is the published build: orthomask audit --app { $origin }/ --expect { $digest }
 
 ## Consent
 consent-heading = Consent

@@ -20,6 +20,7 @@ floor-unchecked = no se puede comprobar su enmascaramiento: { $reason }
 badge-practice = Demostración: esta encuesta usa una clave de enseñanza publicada, así que las respuestas no son privadas. Practique libremente: nada de lo que escriba se envía a ningún sitio.
 badge-live-demonstration = Encuesta de demostración: cualquiera puede responderla y su clave se entrega a todo el que la abre, así que no escriba datos personales reales.
 progress = Progreso: { $percent } %
+app-build = Esta página es la versión { $short } de la aplicación. Cualquiera puede comprobar que es la versión publicada: orthomask audit --app { $origin }/ --expect { $digest }
 
 ## Consent
 consent-heading = Consentimiento

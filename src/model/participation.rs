@@ -254,6 +254,17 @@ pub fn accept(
     Ok((definition, Access::Collector(offer.credential)))
 }
 
+/// The build digest the collector names for the app it serves (`Deployment::build`,
+/// `orthomask_survey::app_build`), from the deployment description an offer was accepted
+/// against: what the participant page shows so that anyone can check the served app with
+/// `orthomask audit --app ORIGIN --expect DIGEST` (issue 27). `None` without one.
+pub fn served_build(deployment_text: &str) -> Option<String> {
+    serde_json::from_str::<Deployment>(deployment_text)
+        .ok()?
+        .build
+        .filter(|b| b.len() == 64 && b.bytes().all(|c| c.is_ascii_hexdigit()))
+}
+
 /// Why a bundled demonstration cannot be opened.
 #[derive(Debug, PartialEq, thiserror::Error)]
 pub enum DemonstrationError {
@@ -310,6 +321,21 @@ mod tests {
             build: None,
         })
         .unwrap()
+    }
+
+    /// The page shows the build the collector names, and nothing for a deployment without one
+    /// or with something that is not a SHA-256 digest.
+    #[test]
+    fn the_served_build_is_read_from_the_deployment() {
+        let signer = key(1);
+        assert_eq!(served_build(&deployment_text(&signer)), None);
+        let mut d: serde_json::Value = serde_json::from_str(&deployment_text(&signer)).unwrap();
+        let digest = "a374af39bf4644dd6cece5bd3f6b2765e9e7a5193660148437a7e69c5da7b506";
+        d["build"] = digest.into();
+        assert_eq!(served_build(&d.to_string()).as_deref(), Some(digest));
+        d["build"] = "<script>".into();
+        assert_eq!(served_build(&d.to_string()), None);
+        assert_eq!(served_build("not json"), None);
     }
 
     /// A bundled survey pointed at the deployment of [`deployment_text`].

@@ -305,6 +305,13 @@ pub fn participate() -> Html {
             }
             { live }
             { body }
+            // Issue 27: the build the collector says it serves, and how anyone can check it.
+            if let Some(digest) = deployment.borrow().as_deref().and_then(participation::served_build) {
+                <p class="small app-build" data-testid="app-build">{ t!(lang, "app-build",
+                    short = digest[..12].to_owned(),
+                    origin = web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default(),
+                    digest = digest.clone()) }</p>
+            }
         </section>
     }
 }
