@@ -63,15 +63,20 @@ pub fn participate() -> Html {
     // The deployment description the current survey's offer was accepted against: a new place
     // after a left-out cohort is checked against it, without fetching it again.
     let deployment = use_mut_ref(|| None::<String>);
+    // The build that deployment names (issue 27), read once when the survey opens, not at every
+    // render.
+    let served_build = use_mut_ref(|| None::<String>);
     // Bumped to open the same link again ("Try again" once the connection is back: not on its
     // own, since in an open survey every opening takes a place).
     let reopen = use_state(|| 0_u32);
     {
-        let (dispatch, deployment) = (state.dispatcher(), deployment.clone());
+        let (dispatch, deployment, served_build) =
+            (state.dispatcher(), deployment.clone(), served_build.clone());
         use_effect_with((source.clone(), *reopen), move |(source, _)| {
             // Nothing of the survey shown before stays on the page while this one loads.
             dispatch.dispatch(ParticipantAction::Open);
             *deployment.borrow_mut() = None;
+            *served_build.borrow_mut() = None;
             *opening.borrow_mut() += 1;
             let this = *opening.borrow();
             match source.clone() {
@@ -84,6 +89,10 @@ pub fn participate() -> Html {
                     let opened = open_survey::open(&source, None).await;
                     if *opening.borrow() == this {
                         let loaded = opened.map(|o| {
+                            *served_build.borrow_mut() = o
+                                .deployment
+                                .as_deref()
+                                .and_then(participation::served_build);
                             *deployment.borrow_mut() = o.deployment;
                             (Rc::new(o.survey), o.access)
                         });
@@ -306,7 +315,7 @@ pub fn participate() -> Html {
             { live }
             { body }
             // Issue 27: the build the collector says it serves, and how anyone can check it.
-            if let Some(digest) = deployment.borrow().as_deref().and_then(participation::served_build) {
+            if let Some(digest) = served_build.borrow().clone() {
                 <p class="small app-build" data-testid="app-build">{ t!(lang, "app-build",
                     short = digest[..12].to_owned(),
                     origin = web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default(),
