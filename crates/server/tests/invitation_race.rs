@@ -37,6 +37,44 @@ fn post_on(mut stream: std::net::TcpStream, host: &str, path: &str, body: &str) 
     (status, body)
 }
 
+/// Send each of `bodies` as a place request at once: one operating-system thread each, its
+/// connection already open, all released by one barrier. With `retry_busy`, a 503 is sent again
+/// a second later (its Retry-After) on a new connection. The answers, in `bodies`' order.
+async fn at_once(
+    host: &str,
+    path: &str,
+    bodies: Vec<String>,
+    retry_busy: bool,
+) -> Vec<(u16, String)> {
+    let barrier = Arc::new(Barrier::new(bodies.len()));
+    let threads: Vec<_> = bodies
+        .into_iter()
+        .map(|body| {
+            let mut stream = std::net::TcpStream::connect(host).unwrap();
+            let (barrier, host, path) = (barrier.clone(), host.to_owned(), path.to_owned());
+            std::thread::spawn(move || {
+                barrier.wait();
+                loop {
+                    let (status, text) = post_on(stream, &host, &path, &body);
+                    if status != 503 || !retry_busy {
+                        return (status, text);
+                    }
+                    std::thread::sleep(std::time::Duration::from_secs(1));
+                    stream = std::net::TcpStream::connect(&host).unwrap();
+                }
+            })
+        })
+        .collect();
+    tokio::task::spawn_blocking(move || {
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_loads_of_one_invitation_give_one_nonce_and_one_place() {
     let dir = tempfile::tempdir().unwrap();
@@ -49,26 +87,7 @@ async fn parallel_loads_of_one_invitation_give_one_nonce_and_one_place() {
     let path = url.split_once(&host).unwrap().1.to_owned();
     let body = format!("{{\"invite\": \"{token}\"}}");
     for round in 0..3 {
-        let barrier = Arc::new(Barrier::new(CLIENTS));
-        let threads: Vec<_> = (0..CLIENTS)
-            .map(|_| {
-                let stream = std::net::TcpStream::connect(&host).unwrap();
-                let (barrier, host, path, body) =
-                    (barrier.clone(), host.clone(), path.clone(), body.clone());
-                std::thread::spawn(move || {
-                    barrier.wait();
-                    post_on(stream, &host, &path, &body)
-                })
-            })
-            .collect();
-        let answers = tokio::task::spawn_blocking(move || {
-            threads
-                .into_iter()
-                .map(|t| t.join().unwrap())
-                .collect::<Vec<_>>()
-        })
-        .await
-        .unwrap();
+        let answers = at_once(&host, &path, vec![body.clone(); CLIENTS], false).await;
         let mut nonces = BTreeSet::new();
         for (status, text) in answers {
             assert_eq!(status, 200, "round {round}: {text}");
@@ -105,36 +124,15 @@ async fn a_burst_across_cohorts_fills_each_once_and_opens_each_once() {
         .to_owned();
     let (url, _) = links[0].split_once("?invite=").unwrap();
     let path = url.split_once(&host).unwrap().1.to_owned();
-    let barrier = Arc::new(Barrier::new(PARTICIPANTS));
-    let threads: Vec<_> = links
+    let bodies = links
         .iter()
         .map(|link| {
-            let token = link.split_once("?invite=").unwrap().1.to_owned();
-            let (barrier, host, path) = (barrier.clone(), host.clone(), path.clone());
-            std::thread::spawn(move || {
-                let body = format!("{{\"invite\": \"{token}\"}}");
-                let mut stream = std::net::TcpStream::connect(&host).unwrap();
-                barrier.wait();
-                loop {
-                    let (status, text) = post_on(stream, &host, &path, &body);
-                    if status != 503 {
-                        return (status, text);
-                    }
-                    // A busy answer: come back a second later, as its Retry-After says.
-                    std::thread::sleep(std::time::Duration::from_secs(1));
-                    stream = std::net::TcpStream::connect(&host).unwrap();
-                }
-            })
+            let token = link.split_once("?invite=").unwrap().1;
+            format!("{{\"invite\": \"{token}\"}}")
         })
         .collect();
-    let answers = tokio::task::spawn_blocking(move || {
-        threads
-            .into_iter()
-            .map(|t| t.join().unwrap())
-            .collect::<Vec<_>>()
-    })
-    .await
-    .unwrap();
+    // A busy answer is sent again after its Retry-After, as a participant's page does.
+    let answers = at_once(&host, &path, bodies, true).await;
     let mut nonces = BTreeSet::new();
     for (status, text) in answers {
         assert_eq!(status, 200, "{text}");
