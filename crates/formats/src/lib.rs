@@ -1,7 +1,8 @@
 //! # orthomask-formats
 //!
 //! The data-transfer formats every front end shares: CSV tables ([`csv`]), the release manifest
-//! ([`manifest`]) and party key files ([`keyfile`]). Parsing works on bytes and strings only —
+//! ([`manifest`]), the model terms a survey declares and a manifest records ([`model_terms`]) and
+//! party key files ([`keyfile`]). Parsing works on bytes and strings only —
 //! reading and writing files is the front ends' job — so the web app uses the same code.
 //!
 //! Every parse error names the source, the line and the column, in one line.
@@ -12,3 +13,4 @@
 pub mod csv;
 pub mod keyfile;
 pub mod manifest;
+pub mod model_terms;

@@ -77,6 +77,12 @@ pub struct Manifest {
     /// absent for the unpadded methods, which have no such theorem, and in older manifests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub obfuscation: Option<Obfuscation>,
+    /// The model terms the survey declared (issue 22 §1): which released columns the devices
+    /// computed as `x²`, `x·z`, `log x`, … of which answer columns. An analyst's formula over
+    /// the release names them, and the RESET-style and Chow tests find the powers and the group
+    /// interactions here. Empty (and not written) without declared terms.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_terms: Vec<crate::model_terms::Term>,
 }
 
 /// The strong-obfuscation guarantee of the collection for the masks actually run
@@ -428,6 +434,7 @@ mod tests {
             unmasking_error: None,
             share_view: None,
             obfuscation: None,
+            model_terms: Vec::new(),
         }
     }
 

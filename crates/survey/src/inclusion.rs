@@ -419,6 +419,7 @@ mod tests {
             unmasking_error: None,
             share_view: None,
             obfuscation: None,
+            model_terms: Vec::new(),
         }
     }
 

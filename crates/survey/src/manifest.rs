@@ -9,6 +9,7 @@
 //! (column means, `XᵀX`, the QA result) is computed from the release.
 
 pub use crate::plan::ShareSplit;
+use crate::definition::Term;
 use crate::plan::{Plan, ReleaseAccuracy};
 use crate::share_view::OneServiceView;
 use nalgebra::DMatrix;
@@ -61,6 +62,8 @@ pub struct Provenance {
     pub share_view: Option<OneServiceView>,
     /// Share mode: how the records were split (the unmasking error grows with the share noise).
     pub shares: Option<ShareSplit>,
+    /// The model terms the definition declared (which released columns are `x²`, `x·z`, …).
+    pub model_terms: Vec<Term>,
 }
 
 impl Provenance {
@@ -82,6 +85,7 @@ impl Provenance {
             receipt_roots: Vec::new(),
             share_view: None,
             shares: None,
+            model_terms: Vec::new(),
         }
     }
 }
@@ -142,6 +146,7 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
             delta: v.delta,
         }),
         obfuscation,
+        model_terms: provenance.model_terms,
     }
 }
 

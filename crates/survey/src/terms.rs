@@ -71,33 +71,21 @@ use crate::definition::{Question, QuestionKind, Term, TermKind, valid_question_i
 use crate::error::{SurveyError, invalid};
 use std::collections::HashSet;
 
-impl TermKind {
-    /// The input columns this term names (one, or two for a product).
-    pub fn inputs(&self) -> &[String] {
-        match self {
-            Self::Power { of, .. }
-            | Self::Log { of }
-            | Self::Log1p { of }
-            | Self::Centre { of, .. } => std::slice::from_ref(of),
-            Self::Product { of } => of,
-        }
-    }
+/// What a term computes: its value and the range of its values, the arithmetic of the module
+/// documentation. (The term's shape — its inputs and its formula — is the declaration's,
+/// `orthomask_formats::model_terms`, which the manifest records too.)
+pub trait TermMath {
+    /// The term's value at answered inputs `x` (one per `inputs()`, in order).
+    fn value(&self, x: &[f64]) -> f64;
+    /// The range of [`value`](Self::value) over inputs on the declared `ranges` (interval
+    /// arithmetic, module documentation), before widening for unanswered inputs. Not finite, or
+    /// reversed, when the inputs do not allow the term (a log reaching 0): [`validate_terms`]
+    /// refuses those first.
+    fn range(&self, ranges: &[(f64, f64)]) -> (f64, f64);
+}
 
-    /// The term as a formula of its inputs, for listings: `age^2`, `income*smoker`,
-    /// `log(age)`, `log1p(hours)`, `age - 40`.
-    pub fn formula(&self) -> String {
-        match self {
-            Self::Power { of, exponent } => format!("{of}^{exponent}"),
-            Self::Product { of: [a, b] } => format!("{a}*{b}"),
-            Self::Log { of } => format!("log({of})"),
-            Self::Log1p { of } => format!("log1p({of})"),
-            Self::Centre { of, at } => format!("{of} - {at}"),
-        }
-    }
-
-    /// The term's value at answered inputs `x` (one per [`inputs`](Self::inputs), in order);
-    /// see the module documentation.
-    pub fn value(&self, x: &[f64]) -> f64 {
+impl TermMath for TermKind {
+    fn value(&self, x: &[f64]) -> f64 {
         let first = x.first().copied().unwrap_or(f64::NAN);
         match self {
             Self::Power { exponent, .. } => first.powi(i32::from(*exponent)),
@@ -108,11 +96,7 @@ impl TermKind {
         }
     }
 
-    /// The range of [`value`](Self::value) over inputs on the declared `ranges` (interval
-    /// arithmetic, module documentation), before widening for unanswered inputs. Not finite, or
-    /// reversed, when the inputs do not allow the term (a log reaching 0): [`validate_terms`]
-    /// refuses those first.
-    pub fn range(&self, ranges: &[(f64, f64)]) -> (f64, f64) {
+    fn range(&self, ranges: &[(f64, f64)]) -> (f64, f64) {
         let (lo, hi) = ranges.first().copied().unwrap_or((f64::NAN, f64::NAN));
         match self {
             Self::Power { exponent: 2, .. } => {

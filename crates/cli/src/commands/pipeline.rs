@@ -560,6 +560,8 @@ fn run_pipeline(args: &PipelineArgs) -> Result<()> {
             receipt_roots: Vec::new(),
             share_view: outcome.share_view,
             shares: outcome.shares,
+            // A CSV declares no model terms: every column is an answer.
+            model_terms: Vec::new(),
         },
     );
     let mut manifest_file = Staged::create(&args.out_dir.join("manifest.json"))?;

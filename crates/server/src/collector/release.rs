@@ -379,6 +379,7 @@ fn build_release(
             share_view: orthomask_survey::share_view::one_service_view(&row.template)
                 .map_err(|e| ApiError::internal("the share view", e))?,
             shares: row.template.share_split(),
+            model_terms: row.template.terms.clone(),
             ..Provenance::modified(
                 Cohorts {
                     size: Some(row.plan.cohort_size),
