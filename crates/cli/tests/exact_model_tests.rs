@@ -235,3 +235,92 @@ fn text_output_and_refusals() {
         "{missing}"
     );
 }
+
+/// Issue 22 §3: `--terms`, an R formula over a release and the model terms its manifest
+/// declares, fits the model the columns named one by one give, and `--test reset`/`chow` find
+/// the declared powers and interactions themselves. The release is `orthomask pipeline`'s with
+/// its default flags; a CSV declares no terms, so the manifest gets the ones a survey declaring
+/// `x2 = x²` and `xg = x·g` would have made the collector write (`Manifest::model_terms`).
+#[test]
+fn a_formula_over_declared_terms_fits_the_model_and_finds_the_tests_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pipeline");
+    ok(&common::pipeline(&raw(), &out, &[]));
+    let manifest_path = out.join("manifest.json");
+    let mut manifest = common::manifest_json(&out);
+    manifest["model_terms"] = serde_json::json!([
+        {"id": "x2", "kind": "power", "of": "x", "exponent": 2},
+        {"id": "xg", "kind": "product", "of": ["x", "g"]},
+    ]);
+    std::fs::write(&manifest_path, manifest.to_string()).unwrap();
+    let release = out.join("release.csv");
+    let formula = |terms: &str, extra: &[&str]| {
+        let mut args = vec![
+            "regress",
+            "--input",
+            release.to_str().unwrap(),
+            "--manifest",
+            manifest_path.to_str().unwrap(),
+            "--terms",
+            terms,
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let run = |args: Vec<String>| json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let (raw_reset, _) = regress(&["--test", "reset", "--powers", "x2"]);
+    let reset = run(formula("y ~ x + I(x^2) + g*x", &["--test", "reset"]));
+    let names: Vec<&str> = reset["coefficients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["(Intercept)", "x", "x2", "g", "xg"]);
+    assert_eq!(reset["test"]["added"], serde_json::json!(["x2"]));
+    // R's anova(lm(y ~ x + g + xg), full) on the raw data, as in reset_test_equals_r_…
+    agrees_f_test(
+        &raw_reset,
+        &reset,
+        [
+            30.89241343699927,
+            25.88171187298904,
+            4.8400020723122585,
+            0.03726917537791197,
+        ],
+    );
+    let chow = run(formula(
+        "y ~ x + I(x^2) + x:g + g",
+        &["--test", "chow", "--group", "g"],
+    ));
+    assert_eq!(chow["test"]["added"], serde_json::json!(["g", "xg"]));
+    let (raw_chow, _) = regress(&["--test", "chow", "--group", "g", "--interactions", "xg"]);
+    agrees_f_test(
+        &raw_chow,
+        &chow,
+        [
+            34.09435808506101,
+            25.88171187298904,
+            3.966433061100444,
+            0.031906634690129304,
+        ],
+    );
+    // What the release cannot give, and a test with nothing to test, are one line each.
+    let fails = |v: Vec<String>| {
+        failure(&orthomask(
+            &v.iter().map(String::as_str).collect::<Vec<_>>(),
+        ))
+    };
+    let cube = fails(formula("y ~ x + I(x^3)", &[]));
+    assert!(
+        cube.contains("`I(x^3)` is not in the release")
+            && cube.contains("declared: x2 = x^2, xg = x*g"),
+        "{cube}"
+    );
+    let no_power = fails(formula("y ~ x + g", &["--test", "reset"]));
+    assert!(
+        no_power.contains("has no declared power term"),
+        "{no_power}"
+    );
+}

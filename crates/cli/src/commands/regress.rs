@@ -13,6 +13,14 @@
 //! standard error, its p-value, an infinite F of an exact fit) the field is `null`, and
 //! `exact_fit`/`warnings` say why.
 //!
+//! # A formula over declared terms (issue 22 §3)
+//! `--terms "y ~ age + I(age^2) + income*smoker"` names the model as R would, instead of
+//! `--y`/`--x`: each term is a column of the release or a model term the `--manifest` declares
+//! (`orthomask_survey::formula` resolves it, and refuses in one line what a masked release cannot
+//! give). With a formula, `--test reset` takes the model's declared powers and
+//! `--test chow --group G` its declared products with `G` unless `--powers`/`--interactions`
+//! name them.
+//!
 //! # What is exact on a release (issue 22 §2)
 //! Every fit also prints what a masked release gives exactly (`orthomask_stats::model_tests`
 //! says why): the normal log-likelihood, AIC and BIC (R's `logLik`, `AIC`, `BIC`), the variance
@@ -53,18 +61,24 @@ pub struct RegressArgs {
     #[arg(long)]
     input: PathBuf,
     /// Response column.
-    #[arg(long)]
-    y: String,
+    #[arg(long = "y", required_unless_present = "terms")]
+    y_column: Option<String>,
     /// Predictor columns.
-    #[arg(long, value_delimiter = ',', required = true)]
-    x: Vec<String>,
+    #[arg(long = "x", value_delimiter = ',', required_unless_present = "terms")]
+    x_columns: Vec<String>,
+    /// The model as an R formula over the release's columns and the model terms its
+    /// `--manifest` declares, instead of `--y`/`--x`: `"y ~ age + I(age^2) + income*smoker"`
+    /// (see `orthomask_survey::formula` for what a release can give).
+    #[arg(long, conflicts_with_all = ["y_column", "x_columns", "no_intercept"])]
+    terms: Option<String>,
     /// Fit without an intercept (R² and F are then the uncentred versions, as in R).
     #[arg(long)]
     no_intercept: bool,
     /// Known additive noise per column (`COL=SD,…`): fit the bias-corrected regression.
     #[arg(long, value_delimiter = ',')]
     noise_sd: Vec<String>,
-    /// Take the noise standard deviations from a release manifest's DP section.
+    /// The release's manifest: the noise standard deviations of its DP section (the
+    /// bias-corrected fit), and the model terms it declares (what `--terms` may name).
     #[arg(long, conflicts_with = "noise_sd")]
     manifest: Option<PathBuf>,
     /// Also test the model against a nested one (R's `anova(lm0, lm1)`).
@@ -73,18 +87,26 @@ pub struct RegressArgs {
     /// `--test nested`: the reduced model's predictors, a subset of `--x`.
     #[arg(long, value_delimiter = ',', required_if_eq("test", "nested"))]
     reduced: Vec<String>,
-    /// `--test reset`: the declared power terms among `--x` (e.g. `age2` = age²).
-    #[arg(long, value_delimiter = ',', required_if_eq("test", "reset"))]
+    /// `--test reset`: the declared power terms among `--x` (e.g. `age2` = age²). With
+    /// `--terms`, the model's powers the manifest declares unless named here.
+    #[arg(long, value_delimiter = ',')]
     powers: Vec<String>,
     /// `--test chow`: the group's 0/1 indicator among `--x`.
     #[arg(long, required_if_eq("test", "chow"))]
     group: Option<String>,
-    /// `--test chow`: the group's interaction columns among `--x` (e.g. `x_g` = x·group).
-    #[arg(long, value_delimiter = ',', required_if_eq("test", "chow"))]
+    /// `--test chow`: the group's interaction columns among `--x` (e.g. `x_g` = x·group). With
+    /// `--terms`, the model's declared products with `--group` unless named here.
+    #[arg(long, value_delimiter = ',')]
     interactions: Vec<String>,
     /// Print JSON on standard output.
     #[arg(long)]
     json: bool,
+    /// The response, from `--y` or the formula (set by [`resolve_model`]).
+    #[arg(skip)]
+    y: String,
+    /// The predictors, from `--x` or the formula (set by [`resolve_model`]).
+    #[arg(skip)]
+    x: Vec<String>,
 }
 
 /// The F tests of nested models `--test` offers.
@@ -180,27 +202,83 @@ fn parse_noise(pairs: &[String]) -> Result<Vec<(String, f64)>> {
         .collect()
 }
 
+/// Fill `args.y`, `args.x` (and, with a formula, the intercept and the powers and interactions
+/// `--test reset`/`chow` use) from `--y`/`--x` or from `--terms` resolved against the release's
+/// columns and the manifest's declared model terms.
+fn resolve_model(
+    mut args: RegressArgs,
+    columns: &[String],
+    manifest: Option<&Manifest>,
+) -> Result<RegressArgs> {
+    let Some(formula) = &args.terms else {
+        args.y = args.y_column.clone().unwrap_or_default();
+        args.x = args.x_columns.clone();
+        if args.test == Some(ModelTest::Reset) && args.powers.is_empty() {
+            bail!(
+                "--test reset needs --powers COL,… (or a --terms formula and the release's --manifest, which declares them)"
+            );
+        }
+        if args.test == Some(ModelTest::Chow) && args.interactions.is_empty() {
+            bail!(
+                "--test chow needs --interactions COL,… (or a --terms formula and the release's --manifest, which declares them)"
+            );
+        }
+        return Ok(args);
+    };
+    let declared = manifest.map_or(&[][..], |m| &m.model_terms[..]);
+    let model = orthomask_survey::formula::resolve(formula, columns, declared)
+        .with_context(|| format!("--terms in {}", args.input.display()))?;
+    if args.test == Some(ModelTest::Reset) && args.powers.is_empty() {
+        if model.powers.is_empty() {
+            bail!(
+                "--test reset: the model {formula:?} has no declared power term (I(x^2) of a term the survey declared)"
+            );
+        }
+        args.powers = model.powers.clone();
+    }
+    if let (Some(ModelTest::Chow), Some(group), true) =
+        (args.test, &args.group, args.interactions.is_empty())
+    {
+        args.interactions = model.interactions_with(group);
+        if args.interactions.is_empty() {
+            bail!(
+                "--test chow: the model {formula:?} has no declared product with {group} (write x*{group} for a declared x:{group})"
+            );
+        }
+    }
+    args.y = model.response;
+    args.x = model.predictors;
+    args.no_intercept = !model.intercept;
+    Ok(args)
+}
+
 /// Run `regress`.
 pub fn run(args: RegressArgs) -> Result<()> {
     let (table, data) = load(&args.input)?;
+    let manifest = match &args.manifest {
+        Some(path) => Some(Manifest::parse(
+            &read_text(path)?,
+            &path.display().to_string(),
+        )?),
+        None => None,
+    };
+    let args = resolve_model(args, table.headers(), manifest.as_ref())?;
     let predictors = names(&args.x);
     let mut all = predictors.clone();
     all.push(&args.y);
     require_columns(&table, &all)?;
-    let noise = match &args.manifest {
-        Some(path) => {
-            let manifest = Manifest::parse(&read_text(path)?, &path.display().to_string())?;
-            let dp = manifest
-                .dp
-                .with_context(|| format!("{}: the manifest records no DP noise", path.display()))?;
-            // Only the model's columns enter the cross-product matrix, so only their noise matters.
-            dp.columns
-                .into_iter()
-                .filter(|c| c.name == args.y || args.x.contains(&c.name))
-                .map(|c| (c.name, c.sigma))
-                .collect()
-        }
-        None => parse_noise(&args.noise_sd)?,
+    let noise = match (manifest.and_then(|m| m.dp), &args.manifest) {
+        // Only the model's columns enter the cross-product matrix, so only their noise matters.
+        (Some(dp), _) => dp
+            .columns
+            .into_iter()
+            .filter(|c| c.name == args.y || args.x.contains(&c.name))
+            .map(|c| (c.name, c.sigma))
+            .collect(),
+        // A manifest given for its declared terms: a release without DP noise is fitted as it is.
+        (None, Some(_)) if args.terms.is_some() => Vec::new(),
+        (None, Some(path)) => bail!("{}: the manifest records no DP noise", path.display()),
+        _ => parse_noise(&args.noise_sd)?,
     };
     if !noise.is_empty() {
         if args.test.is_some() {
