@@ -11,7 +11,7 @@
 // model itself. DIR receives raw.csv (the typed answers, smoker 0/1), release.csv, manifest.json
 // and r.csv (R's coefficient table).
 import { execFileSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { repo, cli, parseArgs, waitFor, api, agree, withServices, run, TOLERANCE } from './lib.mjs';
 
@@ -67,6 +67,17 @@ d <- read.csv(args[1])
 s <- summary(lm(y ~ age + I(age^2) + income*smoker, data = d))$coefficients
 cat("name,estimate,std_error\\n", sprintf("%s,%.17g,%.17g\\n", rownames(s), s[, 1], s[, 2]), sep = "")
 `;
+// R's exact tests of the same model on the raw answers (issue 22 §2–3): the RESET-style test of
+// the declared power (the model without I(age^2)), the Chow test of the group smoker (the pooled
+// model without smoker and income:smoker), and the normal log-likelihood, AIC and BIC.
+const R_TESTS = `args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1])
+full <- lm(y ~ age + I(age^2) + income*smoker, data = d)
+reset <- anova(lm(y ~ age + income*smoker, data = d), full)
+chow <- anova(lm(y ~ age + I(age^2) + income, data = d), full)
+cat(sprintf("%s,%.17g\\n", c("reset.F", "reset.p", "chow.F", "chow.p", "log_likelihood", "aic", "bic"),
+    c(reset$F[2], reset$\`Pr(>F)\`[2], chow$F[2], chow$\`Pr(>F)\`[2], as.numeric(logLik(full)), AIC(full), BIC(full))), sep = "")
+`;
 
 /** One participant through the real form, online in English; answers the receipt. */
 async function participate(browser, link, a) {
@@ -94,6 +105,114 @@ async function participate(browser, link, a) {
     return hash;
   } catch (e) {
     throw new Error(`${e.message}${problems.length ? ` (${problems.join('; ')})` : ''}`);
+  } finally {
+    await context.close();
+  }
+}
+
+/**
+ * Issue 22 §3: the tests the declared terms allow agree in every front end. R on the raw answers
+ * is the oracle; on the release, `orthomask regress --terms` (an R formula over the manifest's
+ * declared terms), the analyst view (to the digits it shows, and exactly in its JSON) and the
+ * view's R and Python exports run as downloaded (R and statsmodels compute every test
+ * themselves) all give R's numbers.
+ */
+async function exactTests(browser, services, releaseCsv, rawCsv) {
+  await writeFile(join(out, 'r-tests.R'), R_TESTS);
+  const r = Object.fromEntries(execFileSync('Rscript', [join(out, 'r-tests.R'), rawCsv], { encoding: 'utf8' })
+    .trim().split('\n').map((l) => { const [k, v] = l.split(','); return [k, Number(v)]; }));
+  const manifestPath = join(out, 'manifest.json');
+  const formula = 'y ~ age + I(age^2) + income*smoker';
+  const viaCli = (extra) => JSON.parse(execFileSync(cli, ['regress', '--input', releaseCsv, '--manifest', manifestPath, '--terms', formula, '--json', ...extra], { encoding: 'utf8' }));
+  const reset = viaCli(['--test', 'reset']);
+  const chow = viaCli(['--test', 'chow', '--group', 'smoker']);
+  if (reset.coefficients.map((c) => c.name).join(',') !== ['(Intercept)', ...X].join(',')) throw new Error(`--terms fitted ${reset.coefficients.map((c) => c.name)}`);
+  if (reset.test.added.join(',') !== 'age_sq') throw new Error(`--test reset added ${reset.test.added}`);
+  if (chow.test.added.join(',') !== 'smoker,income_x_smoker') throw new Error(`--test chow added ${chow.test.added}`);
+  for (const [what, ours, theirs] of [
+    ['CLI RESET F', reset.test.f_statistic, r['reset.F']], ['CLI RESET p', reset.test.p_value, r['reset.p']],
+    ['CLI Chow F', chow.test.f_statistic, r['chow.F']], ['CLI Chow p', chow.test.p_value, r['chow.p']],
+    ['CLI AIC', reset.aic, r.aic], ['CLI BIC', reset.bic, r.bic], ['CLI log-likelihood', reset.log_likelihood, r.log_likelihood],
+  ]) agree(theirs, ours, `${what}, R on the raw answers vs the release`);
+  log(`orthomask regress --terms '${formula}': RESET F = ${reset.test.f_statistic.toPrecision(8)}, Chow F = ${chow.test.f_statistic.toPrecision(8)}, as R on the raw answers`);
+
+  const context = await browser.newContext({ acceptDownloads: true });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e}`));
+  try {
+    const base = `${services.collector}/api/surveys/${ID}`;
+    await page.goto(`${services.collector}/#/analyze?data=${base}/release.csv&manifest=${base}/manifest.json&y=y&x=${X.join(',')}`);
+    const table = page.getByTestId('declared-tests');
+    await table.waitFor({ timeout: 60000 });
+    const shown = await table.locator('tbody tr').evaluateAll((rows) => rows.map((tr) => ({
+      test: tr.dataset.test,
+      f: tr.querySelector('.f').textContent,
+      fExact: Number(tr.querySelector('.f').dataset.exact),
+      pExact: Number(tr.querySelector('.p').dataset.exact),
+    })));
+    if (shown.map((t) => t.test).join(',') !== 'reset,chow:smoker') throw new Error(`the view's declared tests: ${JSON.stringify(shown)}`);
+    for (const [row, key] of [[shown[0], 'reset'], [shown[1], 'chow']]) {
+      // To the last digit shown (six significant), and exactly behind it.
+      if (Number(row.f) !== Number(r[`${key}.F`].toPrecision(6))) throw new Error(`the view shows ${key} F = ${row.f}, R ${r[`${key}.F`]}`);
+      agree(r[`${key}.F`], row.fExact, `the view's ${key} F`);
+      agree(r[`${key}.p`], row.pExact, `the view's ${key} p`);
+    }
+    const download = async (label) => {
+      const [d] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: label }).click()]);
+      return readFile(await d.path(), 'utf8');
+    };
+    const viewJson = JSON.parse(await download('All results (JSON)')).exact_tests;
+    const rScript = await download('R script');
+    const pyScript = await download('Python script');
+    await writeFile(join(out, 'analysis.R'), rScript);
+    await writeFile(join(out, 'analysis.py'), pyScript);
+    // The scripts run as exported (they read the release from the collector's address); then the
+    // values they computed are printed at full precision.
+    const fromR = JSON.parse(execFileSync('Rscript', ['--vanilla', '-e', [
+      `source(${JSON.stringify(join(out, 'analysis.R'))})`,
+      'v <- unlist(exact_tests)',
+      'cat("{", paste(sprintf("\\"%s\\": %.17g", names(v), v), collapse = ", "), "}\\n", sep = "")',
+    ].join('\n')], { encoding: 'utf8' }).trim().split('\n').pop());
+    const python = process.env.ORTHOMASK_PYTHON ?? join(repo, 'target', 'py-test-venv', 'bin', 'python');
+    const fromPy = JSON.parse(execFileSync(python, ['-c', [
+      'import json, runpy',
+      `g = runpy.run_path(${JSON.stringify(join(out, 'analysis.py'))})`,
+      'flat = {}',
+      'for k, v in g["exact_tests"].items():',
+      '    if isinstance(v, dict):',
+      '        flat.update({f"{k}.{i}": float(x) for i, x in v.items()})',
+      '    elif isinstance(v, list):',
+      '        flat.update({f"{k}{i + 1}": float(x) for i, x in enumerate(v)})',
+      '    else:',
+      '        flat[k] = float(v)',
+      'print(json.dumps(flat))',
+    ].join('\n')], { encoding: 'utf8' }).trim().split('\n').pop());
+    // The view's values under the scripts' names.
+    const want = { log_likelihood: viewJson.log_likelihood, aic: viewJson.aic, bic: viewJson.bic };
+    viewJson.drop_tests.Ok.forEach((row, i) => { want[`drop_f${i + 1}`] = row.f; });
+    for (const row of viewJson.vif.Ok) want[`vif.${row.name}`] = row.vif;
+    for (const c of viewJson.residual_correlations) if (c.correlation !== null) want[`residual_correlations.${c.column}`] = c.correlation;
+    viewJson.declared_tests.forEach((t) => {
+      const key = t.Ok.test.kind === 'reset' ? 'reset' : `chow:${t.Ok.test.group}`;
+      want[`${key}.F`] = t.Ok.f;
+      want[`${key}.p`] = t.Ok.p;
+    });
+    for (const [tool, got] of [['R', fromR], ['Python', fromPy]]) {
+      const missing = Object.keys(want).filter((k) => !(k in got));
+      if (missing.length) throw new Error(`the ${tool} export computed no ${missing.join(', ')}: ${JSON.stringify(got)}`);
+      for (const [k, v] of Object.entries(want)) agree(got[k], v, `${k}: the ${tool} export vs the view`);
+    }
+    agree(r['reset.F'], fromPy['reset.F'], 'RESET F: the Python export on the release vs R on the raw answers');
+    agree(r.aic, fromPy.aic, "AIC: the Python export (R's convention) vs R on the raw answers");
+    log(`the analyst view shows R's RESET and Chow tests to its six digits; its R and Python exports compute the same ${Object.keys(want).length} values`);
+    // The audit view names the declared terms as the manifest records them (what --terms and the
+    // analyst view read).
+    await page.goto(`${services.collector}/#/audit?data=${base}/release.csv&manifest=${base}/manifest.json`);
+    const statement = await page.locator('[data-statement="model terms"]').textContent({ timeout: 60000 });
+    if (!statement.endsWith('exact on the release: age_sq = age^2, income_x_smoker = income*smoker')) throw new Error(`the audit view says ${JSON.stringify(statement)}`);
+    if (problems.length) throw new Error(problems.join('; '));
+    log('the audit view names the declared terms: age_sq = age^2, income_x_smoker = income*smoker');
   } finally {
     await context.close();
   }
@@ -171,6 +290,8 @@ async function main() {
     }
     log(`y ~ age + age_sq + income + smoker + income_x_smoker on the release equals R's lm(y ~ age + I(age^2) + income*smoker) on the raw answers (largest relative difference ${worst.toExponential(2)}, tolerance ${TOLERANCE})`);
     for (const c of ours.coefficients) log(`  ${c.name.padEnd(16)} ${c.estimate.toPrecision(12).padStart(20)}  R ${inR.get(IN_R[c.name]).estimate.toPrecision(12)}`);
+
+    await exactTests(browser, services, releaseCsv, rawCsv);
   });
   log(`passed; files in ${out}`);
 }

@@ -5,6 +5,8 @@
 
 use nalgebra::DMatrix;
 use orthomask_formats::csv::{CsvError, Table, UnknownColumn, parse_table, printed_decimals};
+use orthomask_formats::manifest::Manifest;
+use orthomask_formats::model_terms::Term;
 use orthomask_stats::contingency::{ContingencyError, ContingencyTable};
 use orthomask_stats::dataset::{Dataset, DatasetError};
 use orthomask_stats::design::Intercept;
@@ -12,7 +14,7 @@ use orthomask_stats::inference::Coefficient;
 use orthomask_stats::linear::{LinearError, LinearRegression};
 use orthomask_stats::logistic::LogisticRegression;
 use orthomask_stats::model_tests::{
-    InformationCriteria, NestedFTest, ResidualCorrelation, VarianceInflation,
+    ChowTest, InformationCriteria, NestedFTest, ResetTest, ResidualCorrelation, VarianceInflation,
 };
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -327,6 +329,115 @@ pub struct ExactTests {
     pub residual_correlations: Vec<ResidualCorrelationRow>,
     /// The F test of dropping each predictor, or why there are none.
     pub drop_tests: Result<Vec<DropTestRow>, String>,
+    /// The tests the survey's declared model terms make possible (issue 22 §3): RESET-style on
+    /// the declared powers in the model, Chow on each 0/1 group whose declared products are in
+    /// it. Empty without a manifest declaring terms, or when the model has none of them.
+    #[serde(default)]
+    pub declared_tests: Vec<Result<DeclaredTestRow, String>>,
+}
+
+/// Which test of declared terms a row is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DeclaredTest {
+    /// The model against the model without its declared powers.
+    Reset,
+    /// The model against the pooled one without the group's indicator and its products.
+    Chow {
+        /// The group's 0/1 column.
+        group: String,
+    },
+}
+
+/// One F test of declared terms: the model against the reduced one (R's `anova(reduced, fit)`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeclaredTestRow {
+    /// Which test.
+    pub test: DeclaredTest,
+    /// The reduced model's predictors.
+    pub reduced: Vec<String>,
+    /// The terms the model adds to it.
+    pub added: Vec<String>,
+    /// F statistic (`None` when not finite: an exact fit).
+    pub f: Option<f64>,
+    /// Numerator degrees of freedom.
+    pub df: usize,
+    /// Residual degrees of freedom of the model.
+    pub df_resid: usize,
+    /// Upper-tail p-value (`None` when not finite).
+    pub p: Option<f64>,
+}
+
+impl DeclaredTestRow {
+    fn of(test: DeclaredTest, t: &NestedFTest) -> Self {
+        Self {
+            test,
+            reduced: t.reduced_terms().to_vec(),
+            added: t.added_terms().to_vec(),
+            f: finite(t.f_statistic()),
+            df: t.df(),
+            df_resid: t.df_full(),
+            p: finite(t.p_value()),
+        }
+    }
+}
+
+/// The tests of [`ExactTests::declared_tests`]. Which predictors are declared powers and
+/// products is `orthomask_survey::formula`'s reading of the model (the one the CLI's `--terms`
+/// makes); a group is a 0/1 column of the model that a declared product in it multiplies.
+fn declared_tests(
+    data: &Dataset,
+    y: &str,
+    x: &[String],
+    terms: &[Term],
+    binary: &[String],
+) -> Vec<Result<DeclaredTestRow, String>> {
+    if terms.is_empty() {
+        return Vec::new();
+    }
+    let quoted: Vec<String> = x.iter().map(|c| format!("`{c}`")).collect();
+    let Ok(model) = orthomask_survey::formula::resolve(
+        &format!("`{y}` ~ {}", quoted.join(" + ")),
+        data.names(),
+        terms,
+    ) else {
+        return Vec::new();
+    };
+    let predictors: Vec<&str> = x.iter().map(String::as_str).collect();
+    let mut rows = Vec::new();
+    if !model.powers.is_empty() {
+        let powers: Vec<&str> = model.powers.iter().map(String::as_str).collect();
+        rows.push(shown(
+            ResetTest::new(data, y, &predictors, &powers, Intercept::Included)
+                .map(|t| DeclaredTestRow::of(DeclaredTest::Reset, t.f_test())),
+        ));
+    }
+    for group in x.iter().filter(|c| binary.contains(c)) {
+        let interactions = model.interactions_with(group);
+        if interactions.is_empty() {
+            continue;
+        }
+        let interactions: Vec<&str> = interactions.iter().map(String::as_str).collect();
+        rows.push(shown(
+            ChowTest::new(
+                data,
+                y,
+                &predictors,
+                group,
+                &interactions,
+                Intercept::Included,
+            )
+            .map(|t| {
+                DeclaredTestRow::of(
+                    DeclaredTest::Chow {
+                        group: group.clone(),
+                    },
+                    t.f_test(),
+                )
+            }),
+        ));
+    }
+    rows
 }
 
 /// The finite values only: the result crosses the worker boundary as JSON, which has no
@@ -335,8 +446,16 @@ fn finite(value: f64) -> Option<f64> {
     value.is_finite().then_some(value)
 }
 
-/// [`ExactTests`] of `fit`, the model of `y` on `x` fitted on `data`.
-fn exact_tests(data: &Dataset, fit: &LinearRegression, y: &str, x: &[String]) -> ExactTests {
+/// [`ExactTests`] of `fit`, the model of `y` on `x` fitted on `data`, with the tests the
+/// declared `terms` allow (`binary`: the 0/1 columns).
+fn exact_tests(
+    data: &Dataset,
+    fit: &LinearRegression,
+    y: &str,
+    x: &[String],
+    terms: &[Term],
+    binary: &[String],
+) -> ExactTests {
     let predictors: Vec<&str> = x.iter().map(String::as_str).collect();
     let criteria = InformationCriteria::of(fit);
     let vif = VarianceInflation::for_predictors(data, &predictors, Intercept::Included).map(|v| {
@@ -374,6 +493,7 @@ fn exact_tests(data: &Dataset, fit: &LinearRegression, y: &str, x: &[String]) ->
             })
             .collect(),
         drop_tests: shown(drop_tests),
+        declared_tests: declared_tests(data, y, x, terms, binary),
     }
 }
 
@@ -615,8 +735,16 @@ pub fn analyze(
         ),
     };
     progress(0.55, "exact tests");
+    // The declared model terms come from the manifest; one that does not parse is the audit's
+    // to report.
+    let terms = request
+        .manifest
+        .as_ref()
+        .and_then(|m| Manifest::parse(&m.text, &m.name).ok())
+        .map(|m| m.model_terms)
+        .unwrap_or_default();
     let exact_tests = match &fit {
-        Ok(f) => Ok(exact_tests(&data, f, &y, &x)),
+        Ok(f) => Ok(exact_tests(&data, f, &y, &x, &terms, &binary)),
         Err(e) => Err(e.to_string()),
     };
     progress(0.6, "logistic regression");
@@ -711,7 +839,7 @@ pub fn result_json(r: &AnalysisResult) -> String {
     serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"
 }
 
-fn r_name(name: &str) -> String {
+pub(crate) fn r_name(name: &str) -> String {
     if name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
@@ -723,7 +851,7 @@ fn r_name(name: &str) -> String {
     }
 }
 
-fn py_name(name: &str) -> String {
+pub(crate) fn py_name(name: &str) -> String {
     if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
     {
@@ -746,7 +874,7 @@ fn expected_comment(prefix: &str, s: &LinearSummary) -> String {
 }
 
 /// `text` as an R string literal (double quotes; backslash and quote escaped).
-fn r_string(text: &str) -> String {
+pub(crate) fn r_string(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
@@ -787,6 +915,7 @@ pub fn r_snippet(r: &AnalysisResult) -> String {
             rhs.join(" + ")
         ));
         out.push_str(&expected_comment("#", s));
+        out.push_str(&super::exact_exports::r_exact_tests(r, s));
     }
     if let Ok(l) = &r.logistic {
         let rhs: Vec<String> = r.x.iter().map(|p| r_name(p)).collect();
@@ -832,6 +961,7 @@ pub fn python_snippet(r: &AnalysisResult) -> String {
             rhs.join(" + ")
         ));
         out.push_str(&expected_comment("#", s));
+        out.push_str(&super::exact_exports::python_exact_tests(r, s));
     }
     if let Ok(l) = &r.logistic {
         let rhs: Vec<String> = r.x.iter().map(|p| py_name(p)).collect();
@@ -1189,6 +1319,98 @@ mod tests {
         assert!(python_snippet(&r).contains("smf.logit(\"MIF ~ Group + Age + BBS + ADL\""));
         let json: serde_json::Value = serde_json::from_str(&result_json(&r)).unwrap();
         assert_eq!(json["logistic"]["coefficients"][1]["name"], "Group");
+    }
+
+    /// Issue 22 §3: with the declared terms of a manifest, the view runs the RESET-style test
+    /// on the model's declared power and the Chow test on its 0/1 group, equal to R 4.2.2's
+    /// `anova(lm(y ~ x + g + xg), full)` and `anova(lm(y ~ x + x2), full)` on the data the CLI's
+    /// exact_model_tests use (`full <- lm(y ~ x + x2 + g + xg)`, derived_terms.csv: x2 = x²,
+    /// xg = x·g); and the R and Python exports compute each of them by name.
+    #[test]
+    fn declared_terms_give_reset_and_chow_equal_to_r() {
+        let csv = include_str!("../../crates/stats/tests/data/derived_terms.csv");
+        let table = parse_table(csv.as_bytes(), "derived_terms.csv").unwrap();
+        let data = dataset(&table).unwrap();
+        let terms: Vec<Term> = serde_json::from_str(
+            r#"[{"id":"x2","kind":"power","of":"x","exponent":2},
+                {"id":"xg","kind":"product","of":["x","g"]}]"#,
+        )
+        .unwrap();
+        let x: Vec<String> = ["x", "x2", "g", "xg"].map(String::from).to_vec();
+        let rows = declared_tests(&data, "y", &x, &terms, &["g".to_owned()]);
+        let rows: Vec<&DeclaredTestRow> = rows.iter().map(|r| r.as_ref().unwrap()).collect();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].test, DeclaredTest::Reset);
+        assert_eq!(rows[0].added, ["x2"]);
+        assert_eq!(rows[1].test, DeclaredTest::Chow { group: "g".into() });
+        assert_eq!(rows[1].reduced, ["x", "x2"]);
+        for (row, f, p) in [
+            (rows[0], 4.8400020723122585, 0.03726917537791197),
+            (rows[1], 3.966433061100444, 0.031906634690129304),
+        ] {
+            let (ours_f, ours_p) = (row.f.unwrap(), row.p.unwrap());
+            assert!(
+                (ours_f - f).abs() <= REFERENCE_RELATIVE * f,
+                "{ours_f} vs R {f}"
+            );
+            assert!(
+                (ours_p - p).abs() <= REFERENCE_RELATIVE * p,
+                "{ours_p} vs R {p}"
+            );
+        }
+        // Without declared terms, or when the model holds none, there is nothing to test.
+        assert!(declared_tests(&data, "y", &x, &[], &["g".to_owned()]).is_empty());
+        let plain: Vec<String> = vec!["x".into(), "g".into()];
+        assert!(declared_tests(&data, "y", &plain, &terms, &["g".to_owned()]).is_empty());
+        // The exports name both tests and fit the reduced models by their formulas.
+        let r = AnalysisResult {
+            exact_tests: Ok(ExactTests {
+                declared_tests: rows.iter().map(|r| Ok((*r).clone())).collect(),
+                ..exact_tests(
+                    &data,
+                    &LinearRegression::fit(
+                        &data,
+                        "y",
+                        &["x", "x2", "g", "xg"],
+                        Intercept::Included,
+                    )
+                    .unwrap(),
+                    "y",
+                    &x,
+                    &[],
+                    &[],
+                )
+            }),
+            ..analyze(
+                &AnalysisRequest {
+                    data: NamedText {
+                        name: "derived_terms.csv".into(),
+                        text: csv.into(),
+                    },
+                    original: None,
+                    manifest: None,
+                    y: Some("y".into()),
+                    x: x.clone(),
+                },
+                &mut |_, _| {},
+            )
+            .unwrap()
+        };
+        let script = r_snippet(&r);
+        assert!(
+            script.contains("test <- anova(lm(y ~ x + g + xg, data = d), fit)"),
+            "{script}"
+        );
+        assert!(
+            script.contains("exact_tests[[\"chow:g\"]] <- c(F = test$F[2]"),
+            "{script}"
+        );
+        let py = python_snippet(&r);
+        assert!(
+            py.contains("test = anova_lm(smf.ols(\"y ~ x + x2\", data=d).fit(), fit)"),
+            "{py}"
+        );
+        assert!(py.contains("\"aic\": -2 * fit.llf + 2 * k"), "{py}");
     }
 
     #[test]

@@ -126,6 +126,20 @@ pub fn statements(manifest: &Manifest) -> Vec<Statement> {
             ),
         ));
     }
+    if !manifest.model_terms.is_empty() {
+        let listed: Vec<String> = manifest
+            .model_terms
+            .iter()
+            .map(|t| format!("{} = {}", t.id, t.kind.formula()))
+            .collect();
+        out.push(said(
+            "model terms",
+            format!(
+                "computed on the participants' devices and masked like the answers, so models using them are exact on the release: {}",
+                listed.join(", ")
+            ),
+        ));
+    }
     out.extend(manifest.warnings.iter().map(|w| said("warning", w.clone())));
     out
 }
@@ -344,6 +358,25 @@ mod tests {
         let release = "a,b,QA\n1,2,888\n3,4,888\n";
         let audited = run_audit(&named("r.csv", release), Some(&named("m.json", &text))).unwrap();
         assert_eq!(audited.statements, said);
+        // Declared model terms (issue 22 §3): the audit names each with its formula, as the
+        // CLI's `regress --terms` and the analyst view read them.
+        let with_terms = Manifest {
+            model_terms: serde_json::from_str(
+                r#"[{"id":"a_sq","kind":"power","of":"a","exponent":2},
+                    {"id":"a_x_b","kind":"product","of":["a","b"]}]"#,
+            )
+            .unwrap(),
+            ..manifest.clone()
+        };
+        let said = statements(&with_terms);
+        let terms = said.iter().find(|s| s.topic == "model terms").unwrap();
+        assert!(
+            terms
+                .text
+                .ends_with("exact on the release: a_sq = a^2, a_x_b = a*b"),
+            "{}",
+            terms.text
+        );
     }
 
     #[test]

@@ -14,8 +14,8 @@ use crate::components::save_button::SaveButton;
 use crate::components::tables::CoefficientTable;
 use crate::context::{JobStatus, use_job, use_query};
 use crate::model::analysis::{
-    AnalysisRequest, AnalysisResult, TableSummary, coefficients_csv, python_snippet, r_snippet,
-    result_json,
+    AnalysisRequest, AnalysisResult, DeclaredTest, ExactTests, TableSummary, coefficients_csv,
+    python_snippet, r_snippet, result_json,
 };
 use crate::model::audit::NamedText;
 use crate::model::format::{exact, p_value, sig};
@@ -309,12 +309,49 @@ fn exact_tests_section(r: &AnalysisResult) -> Html {
             if let Err(e) = &t.vif {
                 <p class="small">{ format!("No variance inflation factors: {e}") }</p>
             }
+            { declared_tests_table(r, t) }
             if !t.residual_correlations.is_empty() {
                 <p data-testid="residual-correlations">{ "Correlation of the residuals with the columns not in the model (far from zero: the column, or a function of it, may belong in the model): " }
                     { t.residual_correlations.iter().map(|c| format!("{} {}", c.column, c.correlation.map_or_else(|| "— (constant)".to_owned(), |v| sig(v, 4)))).collect::<Vec<_>>().join(", ") }
                 </p>
             }
         </section>
+    }
+}
+
+/// The tests of the survey's declared terms (RESET on powers, Chow on groups), when the model
+/// has any and the manifest declares them.
+fn declared_tests_table(r: &AnalysisResult, t: &ExactTests) -> Html {
+    if t.declared_tests.is_empty() {
+        return html! {};
+    }
+    let number = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| sig(v, 6));
+    html! {
+        <table data-testid="declared-tests">
+            <caption>{ "F tests of the model terms the survey declared (computed on the devices, so exact on the release)" }</caption>
+            <thead><tr><th scope="col">{ "test" }</th><th scope="col">{ "against" }</th><th scope="col">{ "F" }</th><th scope="col">{ "df" }</th><th scope="col">{ "p" }</th></tr></thead>
+            <tbody>
+                { for t.declared_tests.iter().map(|row| match row {
+                    Ok(row) => {
+                        let (kind, title) = match &row.test {
+                            DeclaredTest::Reset => ("reset".to_owned(), format!("RESET-style: the powers {}", row.added.join(", "))),
+                            DeclaredTest::Chow { group } => (format!("chow:{group}"), format!("Chow: the group {group} ({})", row.added.join(", "))),
+                        };
+                        let reduced = if row.reduced.is_empty() { "1".to_owned() } else { row.reduced.join(" + ") };
+                        html! {
+                            <tr data-test={kind}>
+                                <th scope="row">{ title }</th>
+                                <td>{ format!("{} ~ {reduced}", r.y) }</td>
+                                <td class="f" data-exact={row.f.map(|f| f.to_string())}>{ number(row.f) }</td>
+                                <td>{ format!("{}, {}", row.df, row.df_resid) }</td>
+                                <td class="p" data-exact={row.p.map(|p| p.to_string())}>{ row.p.map_or_else(|| "—".to_owned(), p_value) }</td>
+                            </tr>
+                        }
+                    }
+                    Err(e) => html! { <tr><td colspan="5" class="error">{ e }</td></tr> },
+                }) }
+            </tbody>
+        </table>
     }
 }
 

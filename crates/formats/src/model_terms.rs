@@ -104,7 +104,6 @@ impl From<TermJson> for Term {
     }
 }
 
-
 impl TermKind {
     /// The input columns this term names (one, or two for a product).
     pub fn inputs(&self) -> &[String] {

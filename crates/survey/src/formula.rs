@@ -108,11 +108,11 @@ pub fn resolve(
         what: what.to_owned(),
     };
     let resolver = Resolver { columns, terms };
-    let response = resolver.column(&name(lhs.trim()).map_err(|w| syntax(w))?)?;
+    let response = resolver.column(&name(lhs.trim()).map_err(&syntax)?)?;
     let mut intercept = true;
     // (order, column): R puts every single column before the interactions.
     let mut resolved: Vec<(u8, String)> = Vec::new();
-    for (sign, piece) in split_top_level(rhs).map_err(|w| syntax(w))? {
+    for (sign, piece) in split_top_level(rhs).map_err(&syntax)? {
         if piece.is_empty() {
             return Err(syntax("an empty term (two operators in a row?)"));
         }

@@ -8,8 +8,8 @@
 //! "Cohorts"), the DP noise — is copied from the plan, never recomputed; what the release shows
 //! (column means, `XᵀX`, the QA result) is computed from the release.
 
-pub use crate::plan::ShareSplit;
 use crate::definition::Term;
+pub use crate::plan::ShareSplit;
 use crate::plan::{Plan, ReleaseAccuracy};
 use crate::share_view::OneServiceView;
 use nalgebra::DMatrix;
