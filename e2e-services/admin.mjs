@@ -195,6 +195,38 @@ async function main() {
     if (!(participants >= 3 && participants <= COHORT_SIZE)) throw new Error(`minimum cohort ${participants}`);
     log(`plan: p1 = ${await page.getByTestId('plan-p1').textContent()}, p2 = ${await page.getByTestId('plan-p2').textContent()}, sigma = ${await page.getByTestId('plan-sigma').textContent()}, failure probability ${await page.getByTestId('plan-failure').textContent()}, minimum cohort ${participants}`);
 
+    // Issue 22 §1: model terms through the builder's own control. age² and income × region=south
+    // reach the draft the JSON editor shows and the plan counts each (p₁ one more); a power is
+    // offered only the numeric answers; a term left unfinished is one line; removing the terms
+    // restores the plan (the participants below answer the survey without them).
+    const p1 = Number(await page.getByTestId('plan-p1').textContent());
+    const terms = page.getByTestId('terms-editor');
+    await page.selectOption('#t-kind', 'power');
+    const offered = await page.locator('#t-of option').allTextContents();
+    if (offered.join(',') !== '—,age,income,mood') throw new Error(`a power is offered ${offered}`);
+    await terms.getByTestId('add-term').click();
+    const unfinished = await oneLine(page.getByTestId('term-error'), 'the unfinished term');
+    if (unfinished !== 'New term: input: choose the answer column') throw new Error(`unfinished term: ${unfinished}`);
+    await page.selectOption('#t-of', 'age');
+    await terms.getByTestId('add-term').click();
+    await page.locator('[data-term=age_sq]').waitFor();
+    await page.selectOption('#t-kind', 'product');
+    await page.selectOption('#t-of', 'income');
+    await page.selectOption('#t-with', 'region=south');
+    await terms.getByTestId('add-term').click();
+    await page.locator('[data-term=income_x_region_south]').waitFor();
+    const declared = JSON.parse(await page.getByTestId('json-editor').inputValue()).terms;
+    const want = [{ id: 'age_sq', kind: 'power', of: 'age', exponent: 2 }, { id: 'income_x_region_south', kind: 'product', of: ['income', 'region=south'] }];
+    // Compared field by field (the editor writes keys in its own order).
+    const canonical = (terms) => JSON.stringify((terms ?? []).map((t) => Object.fromEntries(Object.entries(t).sort())));
+    if (canonical(declared) !== canonical(want)) throw new Error(`the draft's terms: ${JSON.stringify(declared)}`);
+    await waitFor(async () => Number(await page.getByTestId('plan-p1').textContent()) === p1 + 2, 'the plan to count both terms', 30);
+    log(`terms control: ${want.map((t) => t.id).join(', ')} declared, p1 ${p1} → ${p1 + 2}`);
+    await page.getByRole('button', { name: 'Remove the term income_x_region_south' }).click();
+    await page.getByRole('button', { name: 'Remove the term age_sq' }).click();
+    await waitFor(async () => Number(await page.getByTestId('plan-p1').textContent()) === p1, 'the plan without the terms', 30);
+    if (JSON.parse(await page.getByTestId('json-editor').inputValue()).terms !== undefined) throw new Error('the removed terms stay in the draft');
+
     // Issue 20 §9: an open survey is told to turn on differential privacy, one click away; a
     // survey with invitations is not.
     const dpNote = page.getByTestId('open-survey-dp-note');

@@ -202,6 +202,41 @@ fn numeric(kind: &QuestionKind) -> bool {
     )
 }
 
+/// A column a term may name, and whether powers and logarithms may take it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TermInput {
+    /// The column's name (a question's id, an indicator `id=option`, `id_answered`).
+    pub name: String,
+    /// A numeric answer's own column: powers and logs may take it (the others are 0/1).
+    pub numeric: bool,
+}
+
+/// The columns the questions offer terms as inputs, in order (what the team's builder lists;
+/// [`validate_terms`] holds a term to the same list).
+pub fn term_inputs(questions: &[Question]) -> Vec<TermInput> {
+    let mut columns = Vec::new();
+    for (i, q) in questions.iter().enumerate() {
+        q.push_columns(i, &mut columns);
+    }
+    columns
+        .into_iter()
+        .filter_map(|c| match c.source {
+            ColumnSource::Question(q) => Some(TermInput {
+                numeric: numeric_input(&questions[q], &c.name),
+                name: c.name,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `column` of `question` is a numeric answer (its own column of an integer, number or
+/// Likert question), which powers and logarithms need: of a 0/1 column they would equal the
+/// column itself or a constant multiple of it.
+fn numeric_input(question: &Question, column: &str) -> bool {
+    numeric(&question.kind) && column == question.id
+}
+
 /// Check the terms against the questions (already checked themselves): ids, inputs, kinds and
 /// derived ranges.
 ///
@@ -274,7 +309,7 @@ pub fn validate_terms(questions: &[Question], terms: &[Term]) -> Result<(), Surv
                 term.kind,
                 TermKind::Product { .. } | TermKind::Centre { .. }
             );
-            if needs_number && !(numeric(&question.kind) && column.name == question.id) {
+            if needs_number && !numeric_input(question, &column.name) {
                 return Err(invalid(
                     at("of"),
                     format!("{name:?} is a 0/1 column: powers and logs need a numeric answer"),

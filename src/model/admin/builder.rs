@@ -2,8 +2,9 @@
 //! kind of the survey definition, and the one function that turns them into a typed
 //! [`SurveyDraft`] ([`DraftForm::draft`]) — what the collector's `POST /api/admin/surveys`
 //! takes, written by serde — and back ([`DraftForm::from_draft`]) for the JSON editor. Every
-//! draft field has its place in the form (the main language, the translations, the model terms
-//! and the demonstration flag are edited in the JSON editor and kept as they are); a kind of question or
+//! draft field has its place in the form (the model terms in their own control,
+//! [`super::terms_form`]; the main language, the translations and the demonstration flag are
+//! edited in the JSON editor and kept as they are); a kind of question or
 //! of condition the definition gains is a compile error here until the builder handles it.
 //!
 //! A question's skip logic ("Show only when …", `show_if`) is [`ShowIfForm`]: an earlier
@@ -301,8 +302,8 @@ pub struct DraftForm {
     pub language: String,
     /// The texts in other languages (edited in the JSON editor).
     pub translations: BTreeMap<String, Translation>,
-    /// Model terms the devices compute (`x²`, `x·z`, logs, centring; edited in the JSON editor,
-    /// kept as they are).
+    /// Model terms the devices compute (`x²`, `x·z`, logs, centring; the terms control adds and
+    /// removes them, the JSON editor edits them too).
     pub terms: Vec<Term>,
     /// A labelled demonstration (edited in the JSON editor).
     pub demonstration: bool,
@@ -521,6 +522,15 @@ impl DraftForm {
             show_if: self.show_if(i)?,
             kind,
         })
+    }
+
+    /// The answer columns model terms may take, from the questions that are complete (a
+    /// question still being typed offers none until it is).
+    pub fn term_inputs(&self) -> Vec<orthomask_survey::terms::TermInput> {
+        let questions: Vec<Question> = (0..self.questions.len())
+            .filter_map(|i| self.question(i).ok())
+            .collect();
+        orthomask_survey::terms::term_inputs(&questions)
     }
 
     /// The draft, exactly what `POST /api/admin/surveys` receives.

@@ -9,6 +9,7 @@
 //! * [`state`] — the builder page's reducer: builder and editor kept in step both ways;
 //! * [`preview`] — `plan_survey` run in the browser with the deployment's endpoints: the design
 //!   the collector will choose, or its one-line refusal;
+//! * [`terms_form`] — the builder's model-term control: one term's fields → a declared term;
 //! * [`links`] — the invitations CSV, the analyst and audit views' links, the receipt lists.
 
 pub mod builder;
@@ -16,3 +17,4 @@ pub mod editor;
 pub mod links;
 pub mod preview;
 pub mod state;
+pub mod terms_form;

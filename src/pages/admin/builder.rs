@@ -2,7 +2,8 @@
 //! as you type), the participant's form as it will look, and the design the collector will
 //! choose — `plan_survey` run here with the deployment's endpoints, refusing unsafe designs with
 //! the API's one-line reason before anything is sent. A question after the first may be shown
-//! only when an earlier answer meets a condition ("Show only when …", `show_if`); texts in other
+//! only when an earlier answer meets a condition ("Show only when …", `show_if`); model terms the
+//! devices compute (`x²`, `x·z`, logs) have their own control ([`super::terms_editor`]); texts in other
 //! languages are written in the JSON editor (`translations`), which the builder keeps. An open
 //! survey without device-side differential privacy gets a note recommending it, with the option
 //! one click away (issue 20 §9, `model::admin::preview::recommends_dp`).
@@ -13,12 +14,14 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::preview::FormPreview;
+use super::terms_editor::TermsEditor;
 use crate::components::input::{target_checked, target_value};
 use crate::model::admin::builder::{ConditionKind, DraftForm, Kind, QuestionForm};
 use crate::model::admin::preview::{PlanPreview, preview, recommends_dp};
 use crate::model::admin::state::{BuilderAction, BuilderState};
 use crate::model::format::sig;
 use crate::services::admin as api;
+use orthomask_survey::definition::Term;
 use orthomask_survey::trust::Deployment;
 
 /// Props of [`Builder`].
@@ -470,6 +473,12 @@ pub fn builder(props: &BuilderProps) -> Html {
                     <h3>{ "Questions" }</h3>
                     { for form.questions.iter().enumerate().map(|(i, q)| question_editor(&d, form, i, q, count)) }
                     <button type="button" onclick={on_add} data-testid="add-question">{ "Add a question" }</button>
+                    <TermsEditor terms={form.terms.clone()} inputs={Rc::new(form.term_inputs())} on_change={{
+                        let d = d.clone();
+                        Callback::from(move |terms: Vec<Term>| {
+                            d.dispatch(BuilderAction::Edit(Rc::new(move |f: &mut DraftForm| f.terms = terms.clone())))
+                        })
+                    }} />
                     { design_fields }
                 </div>
                 <div class="builder-side">

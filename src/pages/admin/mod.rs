@@ -7,6 +7,7 @@
 //! * [`sign_in`] — the token form;
 //! * [`survey_list`] — the surveys;
 //! * [`builder`] — the question builder, the JSON editor, the plan preview and "Create";
+//! * [`terms_editor`] — the builder's model terms: the declared ones, and a row that adds one;
 //! * [`preview`] — the participant's form as it will look, read-only;
 //! * [`survey_detail`] — one survey: invitations, live status, close, release links.
 
@@ -15,6 +16,7 @@ pub mod preview;
 pub mod sign_in;
 pub mod survey_detail;
 pub mod survey_list;
+pub mod terms_editor;
 
 use yew::prelude::*;
 
