@@ -154,3 +154,111 @@ async fn a_burst_across_cohorts_fills_each_once_and_opens_each_once() {
     }
     tapped.all.stop().await;
 }
+
+/// Issue 24: a burst over more cohorts than a request used to go round for is answered without a
+/// single busy answer — a place is taken in one transaction whether or not its cohort is open at
+/// the services yet, and the offer waits for the opening, which starts as soon as the previous
+/// cohort fills. (Before, a request that found the cohort being filled full went round again,
+/// and after eight rounds got a 503: sixty participants over ten cohorts got some.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_over_ten_cohorts_needs_no_busy_answer() {
+    const PARTICIPANTS: usize = 60;
+    const COHORT: usize = 6;
+    let dir = tempfile::tempdir().unwrap();
+    let tapped = start_tapped(dir.path(), 0).await;
+    let http = client();
+    let created = create_survey(&http, &tapped.all, &draft("wide", COHORT, false, true)).await;
+    let links = links(&http, &tapped.all, &created, PARTICIPANTS).await;
+    let host = tapped
+        .collector
+        .url
+        .trim_start_matches("http://")
+        .to_owned();
+    let (url, _) = links[0].split_once("?invite=").unwrap();
+    let path = url.split_once(&host).unwrap().1.to_owned();
+    let bodies = links
+        .iter()
+        .map(|link| {
+            format!(
+                "{{\"invite\": \"{}\"}}",
+                link.split_once("?invite=").unwrap().1
+            )
+        })
+        .collect();
+    let answers = at_once(&host, &path, bodies, false).await;
+    let mut nonces = BTreeSet::new();
+    for (status, text) in answers {
+        assert_eq!(status, 200, "{text}");
+        let offer: DefinitionOffer = serde_json::from_str(&text).unwrap();
+        nonces.insert(offer.credential.nonce);
+    }
+    assert_eq!(nonces.len(), PARTICIPANTS, "one place each");
+    let view = admin_view(&http, &tapped.all, "wide").await;
+    for k in 0..PARTICIPANTS / COHORT {
+        assert_eq!(view["cohorts"][k]["assigned"], COHORT, "cohort {k}: {view}");
+        if k > 0 {
+            let opens = tapped
+                .msp
+                .seen_matching("POST", &format!("/cohorts/{k}/open"))
+                .len();
+            assert_eq!(opens, 1, "cohort {k} was opened {opens} times");
+        }
+    }
+    tapped.all.stop().await;
+}
+
+/// A place is taken before its cohort is open at the services, so when the provider refuses to
+/// open it no offer leaves and the place goes back: the cohort counts none, the invitation holds
+/// none, and once the provider answers again the same invitation takes the place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_place_whose_cohort_cannot_be_opened_is_given_back() {
+    const COHORT: usize = 6;
+    let dir = tempfile::tempdir().unwrap();
+    let tapped = start_tapped(dir.path(), 0).await;
+    let http = client();
+    let created = create_survey(&http, &tapped.all, &draft("refused", COHORT, false, true)).await;
+    let links = links(&http, &tapped.all, &created, COHORT + 1).await;
+    tapped
+        .msp
+        .set_rule(Some(std::sync::Arc::new(|method: &str, path: &str| {
+            (method == "POST" && path.contains("/cohorts/1/open"))
+                .then(|| (503, r#"{"error": "refused by the test"}"#.to_owned()))
+        })));
+    let place = |link: &str| {
+        let (url, token) = link.split_once("?invite=").unwrap();
+        let http = http.clone();
+        let (url, body) = (url.to_owned(), format!("{{\"invite\": \"{token}\"}}"));
+        async move {
+            let r = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        }
+    };
+    // Cohort 0 (opened with the survey) fills; opening cohort 1 ahead of need is refused.
+    for link in &links[..COHORT] {
+        let (status, text) = place(link).await;
+        assert_eq!(status, 200, "{text}");
+    }
+    let (status, text) = place(&links[COHORT]).await;
+    assert_ne!(status, 200, "an offer for an unopened cohort: {text}");
+    let view = admin_view(&http, &tapped.all, "refused").await;
+    assert_eq!(
+        view["cohorts"][1]["assigned"], 0,
+        "the place went back: {view}"
+    );
+    assert_eq!(view["invitations"]["opened"], COHORT + 1, "{view}");
+    // The provider answers again: the same invitation takes a place in cohort 1.
+    tapped.msp.set_rule(None);
+    let (status, text) = place(&links[COHORT]).await;
+    assert_eq!(status, 200, "{text}");
+    let offer: DefinitionOffer = serde_json::from_str(&text).unwrap();
+    assert_eq!(offer.credential.cohort, 1);
+    let view = admin_view(&http, &tapped.all, "refused").await;
+    assert_eq!(view["cohorts"][1]["assigned"], 1, "{view}");
+    tapped.all.stop().await;
+}

@@ -27,9 +27,20 @@ use serde::Deserialize;
 
 /// What a request for a place decided.
 enum Assignment {
-    /// A place in this cohort with this credential nonce (new, or the one the invitation holds).
-    Assigned(u32, String),
-    /// The cohort being filled moved on meanwhile: try again.
+    /// The place the invitation holds already (its cohort was opened when it was taken).
+    Held(u32, String),
+    /// A new place in `cohort` with this credential nonce.
+    Taken {
+        /// The cohort.
+        cohort: u32,
+        /// The credential's nonce.
+        nonce: String,
+        /// Whether the cohort is open at the services already.
+        opened: bool,
+        /// Whether this place filled the cohort, so the next one became current.
+        filled: bool,
+    },
+    /// The cohort being filled closed meanwhile: try again.
     Retry,
 }
 
@@ -91,106 +102,114 @@ pub(super) async fn definition(
         .as_deref()
         .map(|t| sha256_hex(t.trim().as_bytes()));
     for _ in 0..8 {
-        let s = survey.clone();
-        let ih = invite_hash.clone();
-        // 1. Which cohort is being filled, and is it open at the services yet? (An invitation
-        //    that holds a place is answered with it at once.)
-        let (row, cohort, opened, held) = col
+        let nonce = fresh_nonce()?;
+        let (s, ih) = (survey.clone(), invite_hash.clone());
+        let (row, assignment) = col
             .0
             .store
             .run(move |c| -> Result<_, ApiError> {
                 let row = load_survey(c, &s)?;
-                check_participation(c, &s, &row, ih.as_deref())?;
-                let held = match &ih {
-                    Some(h) => held_place(c, &s, h)?,
-                    None => None,
-                };
-                let k = row.current_cohort;
-                let opened: Option<bool> = c
-                    .query_row(
-                        "SELECT opened FROM cohorts WHERE survey = ?1 AND cohort = ?2",
-                        (&s, k),
-                        |r| r.get(0),
-                    )
-                    .optional()
-                    .map_err(sql)?;
-                Ok((row, k, opened.unwrap_or(false), held))
+                let assignment = take_place(c, &s, &row, ih.as_deref(), nonce)?;
+                Ok((row, assignment))
             })
             .await?;
-        if let Some((k, nonce)) = held {
-            return col.offer(&survey, &row, k, &nonce);
-        }
-        if !opened {
-            col.open_cohort(&survey, cohort, row.plan.share_services)
-                .await?;
-        }
-        // 3. Take a place in the cohort being filled (and tie the invitation to it and to this
-        //    nonce) in one transaction — unless the invitation took one meanwhile (a parallel
-        //    request), which is then the answer. When the cohort filled meanwhile, the next one
-        //    is taken if it is open at the services already; only an unopened one sends the
-        //    request round again.
-        let nonce = fresh_nonce()?;
-        let s = survey.clone();
-        let ih = invite_hash.clone();
-        let m = row.plan.cohort_size;
-        let assignment = col
-            .0
-            .store
-            .run(move |c| -> Result<Assignment, ApiError> {
-                let row = load_survey(c, &s)?;
-                check_participation(c, &s, &row, ih.as_deref())?;
-                if let Some(h) = &ih
-                    && let Some((k, held)) = held_place(c, &s, h)?
-                {
-                    return Ok(Assignment::Assigned(k, held));
+        match assignment {
+            Assignment::Held(k, nonce) => return col.offer(&survey, &row, k, &nonce),
+            Assignment::Retry => continue,
+            Assignment::Taken {
+                cohort,
+                nonce,
+                opened,
+                filled,
+            } => {
+                let share = row.plan.share_services;
+                // Open the next cohort now, while this one's last offers go out, so the requests
+                // that find it current need not wait for the services (issue 24: without it a
+                // burst filled cohorts in waves, one opening apart).
+                if filled {
+                    let (col, survey) = (col.clone(), survey.clone());
+                    tokio::spawn(async move {
+                        // A failure here is met again, and answered, by the first request for a
+                        // place in that cohort.
+                        let _ = col.open_cohort(&survey, cohort + 1, share).await;
+                    });
                 }
-                let cohort = row.current_cohort;
-                let (assigned, status, opened): (usize, CollectorCohort, bool) = c
-                    .query_row(
-                        "SELECT assigned, status, opened FROM cohorts WHERE survey = ?1 AND cohort = ?2",
-                        (&s, cohort),
-                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                    )
-                    .map_err(sql)?;
-                if !status.takes_participants() || !opened || assigned >= m {
-                    return Ok(Assignment::Retry);
+                if !opened && let Err(e) = col.open_cohort(&survey, cohort, share).await {
+                    // No offer leaves for a cohort the services have not opened: the place goes
+                    // back, so a participant sent away takes none.
+                    col.give_back(&survey, cohort, &nonce, invite_hash.as_deref())
+                        .await?;
+                    return Err(e);
                 }
-                c.execute(
-                    "UPDATE cohorts SET assigned = assigned + 1 WHERE survey = ?1 AND cohort = ?2",
-                    (&s, cohort),
-                )
-                .map_err(sql)?;
-                if assigned + 1 >= m {
-                    advance(c, &s, cohort)?;
-                }
-                // Every credential issued is remembered, so that a hand-over can be checked
-                // against them (`claims::judge_basic`).
-                c.execute(
-                    "INSERT INTO credentials (survey, cohort, nonce) VALUES (?1, ?2, ?3)",
-                    (&s, cohort, &nonce),
-                )
-                .map_err(sql)?;
-                if let Some(h) = &ih {
-                    c.execute(
-                        "UPDATE invitations SET opened_at = ?2, cohort = ?3, nonce = ?4
-                         WHERE token_hash = ?1",
-                        (h, crate::time::now_rfc3339(), cohort, &nonce),
-                    )
-                    .map_err(sql)?;
-                }
-                Ok(Assignment::Assigned(cohort, nonce))
-            })
-            .await?;
-        if let Assignment::Assigned(k, nonce) = assignment {
-            return col.offer(&survey, &row, k, &nonce);
+                return col.offer(&survey, &row, cohort, &nonce);
+            }
         }
     }
-    // Every round found the cohort filled by others before this request's turn: say when to
-    // come back (issue 24), as the listener does over its cap.
+    // Every round found the cohort being filled closed by the survey team before this request's
+    // turn: say when to come back (issue 24), as the listener does over its cap.
     Err(ApiError::busy(
         "the survey is very busy; try again in a moment",
         crate::listener::BUSY_RETRY_AFTER_S,
     ))
+}
+
+/// Take a place in the cohort being filled (or the one the invitation holds) in one
+/// transaction, and tie the invitation to it and to `nonce`. A place may be taken before its
+/// cohort is open at the services; the offer waits for the opening (`definition`).
+fn take_place(
+    c: &Connection,
+    survey: &str,
+    row: &SurveyRow,
+    invite_hash: Option<&str>,
+    nonce: String,
+) -> Result<Assignment, ApiError> {
+    check_participation(c, survey, row, invite_hash)?;
+    if let Some(h) = invite_hash
+        && let Some((k, held)) = held_place(c, survey, h)?
+    {
+        return Ok(Assignment::Held(k, held));
+    }
+    let cohort = row.current_cohort;
+    let (assigned, status, opened): (usize, CollectorCohort, bool) = c
+        .query_row(
+            "SELECT assigned, status, opened FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+            (survey, cohort),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(sql)?;
+    let m = row.plan.cohort_size;
+    if !status.takes_participants() || assigned >= m {
+        return Ok(Assignment::Retry);
+    }
+    c.execute(
+        "UPDATE cohorts SET assigned = assigned + 1 WHERE survey = ?1 AND cohort = ?2",
+        (survey, cohort),
+    )
+    .map_err(sql)?;
+    let filled = assigned + 1 >= m;
+    if filled {
+        advance(c, survey, cohort)?;
+    }
+    // Every credential issued is remembered, so that a hand-over can be checked against them
+    // (`claims::judge_basic`).
+    c.execute(
+        "INSERT INTO credentials (survey, cohort, nonce) VALUES (?1, ?2, ?3)",
+        (survey, cohort, &nonce),
+    )
+    .map_err(sql)?;
+    if let Some(h) = invite_hash {
+        c.execute(
+            "UPDATE invitations SET opened_at = ?2, cohort = ?3, nonce = ?4 WHERE token_hash = ?1",
+            (h, crate::time::now_rfc3339(), cohort, &nonce),
+        )
+        .map_err(sql)?;
+    }
+    Ok(Assignment::Taken {
+        cohort,
+        nonce,
+        opened,
+        filled,
+    })
 }
 
 /// 128 fresh random bits for an upload credential, from the operating system.
@@ -236,6 +255,47 @@ impl Collector {
                     (&s, k),
                 )
                 .map_err(sql)?;
+                Ok(())
+            })
+            .await
+    }
+
+    /// Undo [`take_place`] for a place whose offer cannot leave (its cohort could not be opened at
+    /// the services): the credential is forgotten, the invitation holds no place again, and the
+    /// cohort counts one place fewer (if it was filled by it, it stays behind with one free place,
+    /// which is harmless: cohorts close with fewer participants than places all the time).
+    async fn give_back(
+        &self,
+        survey: &str,
+        k: u32,
+        nonce: &str,
+        invite_hash: Option<&str>,
+    ) -> Result<(), ApiError> {
+        let (s, n, ih) = (
+            survey.to_owned(),
+            nonce.to_owned(),
+            invite_hash.map(str::to_owned),
+        );
+        self.0
+            .store
+            .run(move |c| -> Result<(), ApiError> {
+                c.execute(
+                    "DELETE FROM credentials WHERE survey = ?1 AND cohort = ?2 AND nonce = ?3",
+                    (&s, k, &n),
+                )
+                .map_err(sql)?;
+                c.execute(
+                    "UPDATE cohorts SET assigned = assigned - 1 WHERE survey = ?1 AND cohort = ?2 AND assigned > 0",
+                    (&s, k),
+                )
+                .map_err(sql)?;
+                if let Some(h) = &ih {
+                    c.execute(
+                        "UPDATE invitations SET cohort = NULL, nonce = NULL WHERE token_hash = ?1 AND nonce = ?2",
+                        (h, &n),
+                    )
+                    .map_err(sql)?;
+                }
                 Ok(())
             })
             .await
