@@ -15,9 +15,9 @@
 //! condition (the crate's round-trip tests).
 
 use crate::xpath::{self, Expr, Op, Operand};
-use orthomask_survey::definition::{Condition, ConditionValue, ShowIf};
 #[cfg(feature = "export")]
 use orthomask_survey::definition::QuestionKind;
+use orthomask_survey::definition::{Condition, ConditionValue, ShowIf};
 use std::collections::HashMap;
 
 /// What an earlier XLSForm name stands for when a later `relevant` names it.
@@ -33,10 +33,21 @@ pub(crate) enum Known {
 #[derive(Clone, Debug)]
 pub(crate) enum KnownKind {
     YesNo,
-    Integer { min: i64, max: i64 },
-    Number { min: f64, max: f64 },
-    Likert { names: Vec<String> },
-    Categorical { names: Vec<String>, options: Vec<String> },
+    Integer {
+        min: i64,
+        max: i64,
+    },
+    Number {
+        min: f64,
+        max: f64,
+    },
+    Likert {
+        names: Vec<String>,
+    },
+    Categorical {
+        names: Vec<String>,
+        options: Vec<String>,
+    },
 }
 
 /// An integer's or a decimal's declared range from its `constraint`.
@@ -113,17 +124,38 @@ fn atoms(expr: Expr) -> Result<(Mode, Vec<Atom>), String> {
     let mut out = Vec::new();
     for part in parts {
         out.push(match part {
-            Expr::Compare(Operand::Ref(name), op, value) if !matches!(value, Operand::Ref(_) | Operand::Dot) => {
-                Atom { name, op, value, selected: false }
+            Expr::Compare(Operand::Ref(name), op, value)
+                if !matches!(value, Operand::Ref(_) | Operand::Dot) =>
+            {
+                Atom {
+                    name,
+                    op,
+                    value,
+                    selected: false,
+                }
             }
-            Expr::Compare(value, op, Operand::Ref(name)) if !matches!(value, Operand::Ref(_) | Operand::Dot) => {
-                Atom { name, op: op.flipped(), value, selected: false }
+            Expr::Compare(value, op, Operand::Ref(name))
+                if !matches!(value, Operand::Ref(_) | Operand::Dot) =>
+            {
+                Atom {
+                    name,
+                    op: op.flipped(),
+                    value,
+                    selected: false,
+                }
             }
             Expr::Compare(..) => {
                 return Err("each comparison must set one ${question} against a value".into());
             }
-            Expr::Selected(Operand::Ref(name), value) if !matches!(value, Operand::Ref(_) | Operand::Dot) => {
-                Atom { name, op: Op::Eq, value, selected: true }
+            Expr::Selected(Operand::Ref(name), value)
+                if !matches!(value, Operand::Ref(_) | Operand::Dot) =>
+            {
+                Atom {
+                    name,
+                    op: Op::Eq,
+                    value,
+                    selected: true,
+                }
             }
             Expr::Selected(..) => return Err("write selected(${question}, 'choice')".into()),
             Expr::Or(_) | Expr::And(_) => {
@@ -167,7 +199,9 @@ pub(crate) fn show_if(expression: &str, known: &HashMap<String, Known>) -> Resul
                 ));
             };
             if !atom.selected {
-                return Err(format!("write selected(${{{name}}}, 'choice') for a select_multiple"));
+                return Err(format!(
+                    "write selected(${{{name}}}, 'choice') for a select_multiple"
+                ));
             }
             let choice = literal_text(&atom.value);
             let Some((_, id)) = choices.iter().find(|(c, _)| *c == choice) else {
@@ -196,11 +230,18 @@ pub(crate) fn show_if(expression: &str, known: &HashMap<String, Known>) -> Resul
     } else if mode == Mode::One && atoms[0].op == Op::Ne {
         let not = value(kind, &name, &atoms[0].value)?;
         let all: Vec<ConditionValue> = match kind {
-            KnownKind::YesNo => ["yes", "no"].map(|t| ConditionValue::Text(t.into())).to_vec(),
-            KnownKind::Categorical { options, .. } => {
-                options.iter().map(|o| ConditionValue::Text(o.clone())).collect()
+            KnownKind::YesNo => ["yes", "no"]
+                .map(|t| ConditionValue::Text(t.into()))
+                .to_vec(),
+            KnownKind::Categorical { options, .. } => options
+                .iter()
+                .map(|o| ConditionValue::Text(o.clone()))
+                .collect(),
+            _ => {
+                return Err(format!(
+                    "!= on ${{{name}}}, a number, leaves two ranges; a condition is one"
+                ));
             }
-            _ => return Err(format!("!= on ${{{name}}}, a number, leaves two ranges; a condition is one")),
         };
         let mut rest: Vec<ConditionValue> = all.into_iter().filter(|v| *v != not).collect();
         if rest.len() == 1 {
@@ -214,7 +255,9 @@ pub(crate) fn show_if(expression: &str, known: &HashMap<String, Known>) -> Resul
         let (declared_lo, declared_hi, whole) = match kind {
             KnownKind::Integer { min, max } => (*min as f64, *max as f64, true),
             KnownKind::Number { min, max } => (*min, *max, false),
-            KnownKind::Likert { names } if points_are_names(names) => (1.0, names.len() as f64, true),
+            KnownKind::Likert { names } if points_are_names(names) => {
+                (1.0, names.len() as f64, true)
+            }
             KnownKind::Likert { .. } => {
                 return Err(format!(
                     "${{{name}}} is a Likert scale whose choice names are not its points 1, 2, …: \
@@ -222,7 +265,9 @@ pub(crate) fn show_if(expression: &str, known: &HashMap<String, Known>) -> Resul
                 ));
             }
             KnownKind::YesNo | KnownKind::Categorical { .. } => {
-                return Err(format!("${{{name}}} is not a number: compare it with = or !="));
+                return Err(format!(
+                    "${{{name}}} is not a number: compare it with = or !="
+                ));
             }
         };
         let (mut lo, mut hi) = (f64::NEG_INFINITY, f64::INFINITY);
@@ -233,7 +278,11 @@ pub(crate) fn show_if(expression: &str, known: &HashMap<String, Known>) -> Resul
             hi = hi.min(to);
         }
         Condition::Range {
-            min: if lo == f64::NEG_INFINITY { declared_lo } else { lo },
+            min: if lo == f64::NEG_INFINITY {
+                declared_lo
+            } else {
+                lo
+            },
             max: if hi == f64::INFINITY { declared_hi } else { hi },
         }
     };
@@ -245,7 +294,10 @@ pub(crate) fn show_if(expression: &str, known: &HashMap<String, Known>) -> Resul
 
 /// Whether a Likert list's choice names are its points `1, 2, …` in order.
 fn points_are_names(names: &[String]) -> bool {
-    names.iter().enumerate().all(|(i, n)| *n == (i + 1).to_string())
+    names
+        .iter()
+        .enumerate()
+        .all(|(i, n)| *n == (i + 1).to_string())
 }
 
 fn literal_text(value: &Operand) -> String {
@@ -272,16 +324,20 @@ fn number_of(value: &Operand, name: &str) -> Result<f64, String> {
 fn value(kind: &KnownKind, name: &str, literal: &Operand) -> Result<ConditionValue, String> {
     let choice = |names: &[String]| {
         let text = literal_text(literal);
-        names
-            .iter()
-            .position(|n| *n == text)
-            .ok_or_else(|| format!("{text:?} is not a choice name of ${{{name}}} ({})", names.join(", ")))
+        names.iter().position(|n| *n == text).ok_or_else(|| {
+            format!(
+                "{text:?} is not a choice name of ${{{name}}} ({})",
+                names.join(", ")
+            )
+        })
     };
     Ok(match kind {
         KnownKind::YesNo => {
             let text = literal_text(literal);
             if text != "yes" && text != "no" {
-                return Err(format!("${{{name}}} is yes/no: compare it with 'yes' or 'no'"));
+                return Err(format!(
+                    "${{{name}}} is yes/no: compare it with 'yes' or 'no'"
+                ));
             }
             ConditionValue::Text(text)
         }
@@ -298,7 +354,11 @@ fn value(kind: &KnownKind, name: &str, literal: &Operand) -> Result<ConditionVal
 #[cfg(feature = "export")]
 /// The `constraint` of a declared range.
 pub(crate) fn constraint(min: f64, max: f64) -> String {
-    format!(". >= {} and . <= {}", xpath::number(min), xpath::number(max))
+    format!(
+        ". >= {} and . <= {}",
+        xpath::number(min),
+        xpath::number(max)
+    )
 }
 
 #[cfg(feature = "export")]
@@ -353,7 +413,11 @@ mod tests {
         assert_eq!(bounds(". >= 18 and . <= 99", true), Ok((18.0, 99.0)));
         assert_eq!(bounds("(. > 17) and (. < 100)", true), Ok((18.0, 99.0)));
         assert_eq!(bounds("0 <= . and . <= 2.5", false), Ok((0.0, 2.5)));
-        assert!(bounds(". > 0 and . <= 1", false).unwrap_err().contains("strict"));
+        assert!(
+            bounds(". > 0 and . <= 1", false)
+                .unwrap_err()
+                .contains("strict")
+        );
         assert!(bounds(". >= 0", true).unwrap_err().contains("upper"));
         assert!(bounds("regex(., '[0-9]+')", true).is_err());
     }

@@ -77,7 +77,9 @@ pub enum Refusal {
     )]
     Identifying(String),
     /// `select_one_from_file`, `select_one_external`, …
-    #[error("type {0:?} takes its choices from a file that is not in the workbook: list them in the choices sheet")]
+    #[error(
+        "type {0:?} takes its choices from a file that is not in the workbook: list them in the choices sheet"
+    )]
     ExternalChoices(String),
     /// `select_one list or_other`.
     #[error("{0:?}: the \"other\" answer is free text, which cannot be masked; remove or_other")]
@@ -111,7 +113,9 @@ pub enum Refusal {
         why: String,
     },
     /// `required` other than yes/no.
-    #[error("required {0:?}: write yes or no (a requirement that depends on answers cannot be expressed)")]
+    #[error(
+        "required {0:?}: write yes or no (a requirement that depends on answers cannot be expressed)"
+    )]
     Required(String),
     /// A select naming a list the choices sheet lacks.
     #[error("list {0:?} is not in the choices sheet")]
@@ -125,7 +129,9 @@ pub enum Refusal {
         why: &'static str,
     },
     /// A name unfit for a question id (it names released columns).
-    #[error("name {0:?}: use 1-64 characters from a-z, A-Z, 0-9 and _ (it names the released columns)")]
+    #[error(
+        "name {0:?}: use 1-64 characters from a-z, A-Z, 0-9 and _ (it names the released columns)"
+    )]
     Name(String),
     /// A choice name used twice in one list.
     #[error("choice {name:?} appears twice in list {list:?}")]
@@ -136,10 +142,14 @@ pub enum Refusal {
         name: String,
     },
     /// A second `acknowledge` row.
-    #[error("a second acknowledge row: the survey has one consent text, the first acknowledge row's label")]
+    #[error(
+        "a second acknowledge row: the survey has one consent text, the first acknowledge row's label"
+    )]
     SecondConsent,
     /// An `acknowledge` row after a question.
-    #[error("the acknowledge row (the consent) must come before every question: participants consent first")]
+    #[error(
+        "the acknowledge row (the consent) must come before every question: participants consent first"
+    )]
     ConsentAfterQuestion,
     /// No `acknowledge` row at all.
     #[error(
@@ -148,7 +158,9 @@ pub enum Refusal {
     )]
     NoConsent,
     /// A note followed by no question.
-    #[error("a note after the last question has no question to help: move it before one or remove it")]
+    #[error(
+        "a note after the last question has no question to help: move it before one or remove it"
+    )]
     TrailingNote,
     /// A question with its own `relevant` inside a group with one.
     #[error(
@@ -163,7 +175,9 @@ pub enum Refusal {
     #[error("column {0:?}: name the language with its tag, e.g. \"label::Español (es)\"")]
     LanguageTag(String),
     /// A text given in the main language but not in another.
-    #[error("column {0:?} is empty where the main language has a text: every language needs every text")]
+    #[error(
+        "column {0:?} is empty where the main language has a text: every language needs every text"
+    )]
     Untranslated(String),
     /// A value of a settings column that cannot be read.
     #[error("{column:?}: {why}")]

@@ -78,7 +78,11 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
     let tags: Vec<&str> = std::iter::once(draft.language.as_str())
         .chain(draft.translations.keys().map(String::as_str))
         .collect();
-    let labels = |base: &str| tags.iter().map(|t| in_language(base, t)).collect::<Vec<_>>();
+    let labels = |base: &str| {
+        tags.iter()
+            .map(|t| in_language(base, t))
+            .collect::<Vec<_>>()
+    };
     // Every language's text of one thing: the main one, then each translation's.
     let texts = |base: &str, main: &str, other: &dyn Fn(&str) -> String| {
         let mut cells = vec![(in_language(base, &draft.language), main.to_owned())];
@@ -108,13 +112,22 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
         name
     };
     if let Some(description) = &draft.description {
-        let mut row = vec![("type".into(), "note".into()), ("name".into(), fresh("intro"))];
+        let mut row = vec![
+            ("type".into(), "note".into()),
+            ("name".into(), fresh("intro")),
+        ];
         row.extend(texts("label", description, &|tag| {
-            draft.translations[tag].description.clone().unwrap_or_default()
+            draft.translations[tag]
+                .description
+                .clone()
+                .unwrap_or_default()
         }));
         survey.add(row);
     }
-    let mut row = vec![("type".into(), "acknowledge".into()), ("name".into(), fresh("consent"))];
+    let mut row = vec![
+        ("type".into(), "acknowledge".into()),
+        ("name".into(), fresh("consent")),
+    ];
     row.extend(texts("label", &draft.consent, &|tag| {
         draft.translations[tag].consent.clone()
     }));
@@ -122,11 +135,19 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
 
     let mut yes_no_list = false;
     for q in &draft.questions {
-        let translated = |tag: &str| draft.translations[tag].questions.get(&q.id).cloned().unwrap_or_default();
+        let translated = |tag: &str| {
+            draft.translations[tag]
+                .questions
+                .get(&q.id)
+                .cloned()
+                .unwrap_or_default()
+        };
         let mut row = vec![("name".to_owned(), q.id.clone())];
         row.extend(texts("label", &q.label, &|tag| translated(tag).label));
         if let Some(help) = &q.help {
-            row.extend(texts("hint", help, &|tag| translated(tag).help.unwrap_or_default()));
+            row.extend(texts("hint", help, &|tag| {
+                translated(tag).help.unwrap_or_default()
+            }));
         }
         if !q.optional {
             row.push(("required".into(), "yes".into()));
@@ -134,7 +155,10 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
         if let Some(show_if) = &q.show_if {
             let target = draft.questions.iter().find(|t| t.id == show_if.question);
             if let Some(target) = target {
-                row.push(("relevant".into(), conditions::relevant(show_if, &target.kind)));
+                row.push((
+                    "relevant".into(),
+                    conditions::relevant(show_if, &target.kind),
+                ));
             }
         }
         let kind = match &q.kind {
@@ -143,7 +167,10 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
                 "select_one yes_no".to_owned()
             }
             QuestionKind::Integer { min, max } => {
-                row.push(("constraint".into(), conditions::constraint(*min as f64, *max as f64)));
+                row.push((
+                    "constraint".into(),
+                    conditions::constraint(*min as f64, *max as f64),
+                ));
                 "integer".to_owned()
             }
             QuestionKind::Number { min, max } => {
@@ -158,13 +185,25 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
                 let list = format!("{}_scale", q.id);
                 for point in 1..=*points {
                     let (main, other): (String, Box<dyn Fn(&str) -> String>) = if point == 1 {
-                        (low_label.clone(), Box::new(|tag: &str| translated(tag).low_label.unwrap_or_default()))
+                        (
+                            low_label.clone(),
+                            Box::new(|tag: &str| translated(tag).low_label.unwrap_or_default()),
+                        )
                     } else if point == *points {
-                        (high_label.clone(), Box::new(|tag: &str| translated(tag).high_label.unwrap_or_default()))
+                        (
+                            high_label.clone(),
+                            Box::new(|tag: &str| translated(tag).high_label.unwrap_or_default()),
+                        )
                     } else {
-                        (point.to_string(), Box::new(move |_: &str| point.to_string()))
+                        (
+                            point.to_string(),
+                            Box::new(move |_: &str| point.to_string()),
+                        )
                     };
-                    let mut choice = vec![("list_name".into(), list.clone()), ("name".into(), point.to_string())];
+                    let mut choice = vec![
+                        ("list_name".into(), list.clone()),
+                        ("name".into(), point.to_string()),
+                    ];
                     choice.extend(texts("label", &main, &*other));
                     choices.add(choice);
                 }
@@ -174,7 +213,10 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
             QuestionKind::Categorical { options } => {
                 let list = format!("{}_options", q.id);
                 for (k, option) in options.iter().enumerate() {
-                    let mut choice = vec![("list_name".into(), list.clone()), ("name".into(), (k + 1).to_string())];
+                    let mut choice = vec![
+                        ("list_name".into(), list.clone()),
+                        ("name".into(), (k + 1).to_string()),
+                    ];
                     choice.extend(texts("label", option, &|tag| {
                         translated(tag)
                             .options
@@ -191,14 +233,22 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
     }
     if yes_no_list {
         for answer in ["yes", "no"] {
-            let mut choice = vec![("list_name".into(), "yes_no".into()), ("name".into(), answer.into())];
+            let mut choice = vec![
+                ("list_name".into(), "yes_no".into()),
+                ("name".into(), answer.into()),
+            ];
             choice.extend(texts("label", answer, &|_| answer.into()));
             choices.add(choice);
         }
     }
 
     let mut settings_columns: Vec<String> = ["form_id", "form_title"].map(String::from).to_vec();
-    settings_columns.extend(draft.translations.keys().map(|t| in_language("form_title", t)));
+    settings_columns.extend(
+        draft
+            .translations
+            .keys()
+            .map(|t| in_language("form_title", t)),
+    );
     settings_columns.extend(
         [
             "default_language",
@@ -215,12 +265,20 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
     let mut settings = Sheet::new("settings", settings_columns);
     let mut row = vec![
         ("form_id".to_owned(), draft.id.clone()),
-        ("default_language".into(), format!("{0} ({0})", draft.language)),
+        (
+            "default_language".into(),
+            format!("{0} ({0})", draft.language),
+        ),
         ("orthomask_share_mode".into(), yes_no(draft.share_mode)),
         ("orthomask_invitations".into(), yes_no(draft.invitations)),
-        ("orthomask_demonstration".into(), yes_no(draft.demonstration)),
+        (
+            "orthomask_demonstration".into(),
+            yes_no(draft.demonstration),
+        ),
     ];
-    row.extend(texts("form_title", &draft.title, &|tag| draft.translations[tag].title.clone()));
+    row.extend(texts("form_title", &draft.title, &|tag| {
+        draft.translations[tag].title.clone()
+    }));
     if let Some(m) = draft.cohort_size {
         row.push(("orthomask_cohort_size".into(), m.to_string()));
     }
@@ -228,7 +286,10 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
         row.push(("orthomask_min_cohort_size".into(), m.to_string()));
     }
     if let Some(dp) = &draft.dp {
-        row.push(("orthomask_dp_epsilon".into(), crate::xpath::number(dp.epsilon)));
+        row.push((
+            "orthomask_dp_epsilon".into(),
+            crate::xpath::number(dp.epsilon),
+        ));
         row.push(("orthomask_dp_delta".into(), crate::xpath::number(dp.delta)));
     }
     // The main title's column is `form_title` itself.
@@ -244,7 +305,9 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
     choices.write(&mut book)?;
     settings.write(&mut book)?;
     if !draft.terms.is_empty() {
-        let columns = ["name", "kind", "of", "of2", "exponent", "at"].map(String::from).to_vec();
+        let columns = ["name", "kind", "of", "of2", "exponent", "at"]
+            .map(String::from)
+            .to_vec();
         let mut terms = Sheet::new(TERMS_SHEET, columns);
         for term in &draft.terms {
             let mut row = vec![("name".to_owned(), term.id.clone())];

@@ -6,7 +6,7 @@
 use crate::conditions::{self, Known, KnownKind};
 use crate::error::{ImportError, Refusal};
 use crate::languages::{Languages, TextColumns, Texts};
-use crate::sheets::{self, Row, Table, TERMS_SHEET};
+use crate::sheets::{self, Row, TERMS_SHEET, Table};
 use orthomask_survey::definition::{
     Question, QuestionKind, QuestionTranslation, SurveyError, Term, TermKind, Translation,
     valid_question_id,
@@ -44,9 +44,18 @@ impl std::fmt::Display for Ignored {
 /// it. Every other column not read here is presentation (`appearance` other than `likert`,
 /// `constraint_message`, `required_message`, `guidance_hint`, …) and is not carried.
 const REFUSED_COLUMNS: &[(&str, &str)] = &[
-    ("choice_filter", "options that depend on earlier answers change the columns' meaning"),
-    ("default", "a prefilled answer is not what the participant chose"),
-    ("read_only", "a participant cannot answer a read-only question"),
+    (
+        "choice_filter",
+        "options that depend on earlier answers change the columns' meaning",
+    ),
+    (
+        "default",
+        "a prefilled answer is not what the participant chose",
+    ),
+    (
+        "read_only",
+        "a participant cannot answer a read-only question",
+    ),
     ("calculation", "a calculated value is not an answer"),
     ("trigger", "a recalculation is not an answer"),
     ("repeat_count", "repeats cannot be masked"),
@@ -99,21 +108,24 @@ pub fn import(bytes: &[u8], file_name: &str) -> Result<Imported, ImportError> {
         Some(table) => read_terms(table)?,
         None => Vec::new(),
     };
-    let title = settings.title.clone().unwrap_or_else(|| settings.id.clone());
+    let title = settings
+        .title
+        .clone()
+        .unwrap_or_else(|| settings.id.clone());
     let translations: BTreeMap<String, Translation> = languages
         .others
         .iter()
         .map(|tag| {
-            let questions = form
-                .translations
-                .get(tag)
-                .cloned()
-                .unwrap_or_default();
+            let questions = form.translations.get(tag).cloned().unwrap_or_default();
             (
                 tag.clone(),
                 Translation {
                     // Titles are rarely translated in XLSForm's settings: the main one stands in.
-                    title: settings.titles.get(tag).cloned().unwrap_or_else(|| title.clone()),
+                    title: settings
+                        .titles
+                        .get(tag)
+                        .cloned()
+                        .unwrap_or_else(|| title.clone()),
                     description: form.description.as_ref().map(|d| d.get(tag).to_owned()),
                     consent: form.consent.get(tag).to_owned(),
                     questions,
@@ -138,7 +150,14 @@ pub fn import(bytes: &[u8], file_name: &str) -> Result<Imported, ImportError> {
         demonstration: settings.demonstration,
     };
     if let Err(e) = draft.validate_content() {
-        return Err(locate(e, &draft, &form.rows, form.consent_row, &terms, &settings));
+        return Err(locate(
+            e,
+            &draft,
+            &form.rows,
+            form.consent_row,
+            &terms,
+            &settings,
+        ));
     }
     Ok(Imported {
         draft,
@@ -221,7 +240,11 @@ struct Settings {
 
 impl Settings {
     fn read(table: Option<&Table>, file_name: &str) -> Result<Self, ImportError> {
-        let row = table.and_then(|t| t.rows.iter().find(|r| (0..t.columns.len()).any(|i| !r.get(Some(i)).is_empty())));
+        let row = table.and_then(|t| {
+            t.rows
+                .iter()
+                .find(|r| (0..t.columns.len()).any(|i| !r.get(Some(i)).is_empty()))
+        });
         let get = |name: &str| -> String {
             match (table, row) {
                 (Some(t), Some(r)) => r.get(t.column(name)).to_owned(),
@@ -466,7 +489,11 @@ struct Columns {
 }
 
 impl<'a> Walk<'a> {
-    fn new(table: &'a Table, languages: &'a Languages, choices: &'a Choices<'a>) -> Result<Self, ImportError> {
+    fn new(
+        table: &'a Table,
+        languages: &'a Languages,
+        choices: &'a Choices<'a>,
+    ) -> Result<Self, ImportError> {
         let refused = table
             .columns
             .iter()
@@ -544,7 +571,11 @@ impl<'a> Walk<'a> {
             }
             "date" | "time" | "datetime" => Some(Refusal::DateTime(written.into())),
             "begin_repeat" | "end_repeat" => Some(Refusal::Repeat),
-            "begin" | "end" if words.get(1).is_some_and(|w| w.eq_ignore_ascii_case("repeat")) => {
+            "begin" | "end"
+                if words
+                    .get(1)
+                    .is_some_and(|w| w.eq_ignore_ascii_case("repeat")) =>
+            {
                 Some(Refusal::Repeat)
             }
             "calculate" => Some(Refusal::Calculation),
@@ -636,7 +667,10 @@ impl<'a> Walk<'a> {
                 },
             ));
         }
-        let texts = self.column.label.complete(self.table, row, self.languages)?;
+        let texts = self
+            .column
+            .label
+            .complete(self.table, row, self.languages)?;
         self.notes.push((row.number, texts));
         Ok(())
     }
@@ -657,7 +691,10 @@ impl<'a> Walk<'a> {
                 },
             ));
         }
-        self.form.consent = self.column.label.complete(self.table, row, self.languages)?;
+        self.form.consent = self
+            .column
+            .label
+            .complete(self.table, row, self.languages)?;
         self.form.consent_row = row.number;
         self.consent = Some(row.number);
         // Notes before the consent introduce the survey: its description.
@@ -688,10 +725,9 @@ impl<'a> Walk<'a> {
             "" | "no" | "false" | "false()" => true,
             "yes" | "true" | "true()" => false,
             _ => {
-                return Err(self.refuse(
-                    row,
-                    Refusal::Required(row.get(self.column.required).into()),
-                ));
+                return Err(
+                    self.refuse(row, Refusal::Required(row.get(self.column.required).into()))
+                );
             }
         };
         let own = self.relevant_cell(row);
@@ -702,18 +738,23 @@ impl<'a> Walk<'a> {
             (true, inherited) => inherited,
         };
         let show_if = match &relevant {
-            Some(expression) => Some(conditions::show_if(expression, &self.known).map_err(|why| {
-                self.refuse(
-                    row,
-                    Refusal::Relevant {
-                        expression: expression.clone(),
-                        why,
-                    },
-                )
-            })?),
+            Some(expression) => {
+                Some(conditions::show_if(expression, &self.known).map_err(|why| {
+                    self.refuse(
+                        row,
+                        Refusal::Relevant {
+                            expression: expression.clone(),
+                            why,
+                        },
+                    )
+                })?)
+            }
             None => None,
         };
-        let label = self.column.label.complete(self.table, row, self.languages)?;
+        let label = self
+            .column
+            .label
+            .complete(self.table, row, self.languages)?;
         let hint = self.column.hint.complete(self.table, row, self.languages)?;
         let mut parts: Vec<Texts> = self.notes.drain(..).map(|(_, t)| t).collect();
         parts.push(hint);
@@ -737,24 +778,48 @@ impl<'a> Walk<'a> {
             })?;
             let (question_kind, known) = if whole {
                 let (min, max) = (lo as i64, hi as i64);
-                (QuestionKind::Integer { min, max }, KnownKind::Integer { min, max })
+                (
+                    QuestionKind::Integer { min, max },
+                    KnownKind::Integer { min, max },
+                )
             } else {
                 (
                     QuestionKind::Number { min: lo, max: hi },
                     KnownKind::Number { min: lo, max: hi },
                 )
             };
-            self.push(row, &name, &label, &help, optional, show_if, question_kind, None);
-            self.known.insert(name.clone(), Known::Question { id: name, kind: known });
+            self.push(
+                row,
+                &name,
+                &label,
+                &help,
+                optional,
+                show_if,
+                question_kind,
+                None,
+            );
+            self.known.insert(
+                name.clone(),
+                Known::Question {
+                    id: name,
+                    kind: known,
+                },
+            );
             return Ok(());
         }
         let Some(list) = words.get(1) else {
             return Err(self.refuse(row, Refusal::UnknownList(String::new())));
         };
-        if words.get(2).is_some_and(|w| w.eq_ignore_ascii_case("or_other")) {
+        if words
+            .get(2)
+            .is_some_and(|w| w.eq_ignore_ascii_case("or_other"))
+        {
             return Err(self.refuse(row, Refusal::OrOther(words.join(" "))));
         }
-        let choices = self.choices.list(list, self.languages, row.number)?.to_vec();
+        let choices = self
+            .choices
+            .list(list, self.languages, row.number)?
+            .to_vec();
         let names: Vec<String> = choices.iter().map(|c| c.name.clone()).collect();
         let appearance = row.get(self.column.appearance).to_ascii_lowercase();
         if kind == "select_multiple" {
@@ -769,8 +834,21 @@ impl<'a> Walk<'a> {
                         .map(|(tag, l)| (tag.clone(), format!("{l}: {}", choice.label.get(tag))))
                         .collect(),
                 };
-                let help = if k == 0 { help.clone() } else { Texts::default() };
-                self.push(row, &id, &joined, &help, optional, show_if.clone(), QuestionKind::YesNo, None);
+                let help = if k == 0 {
+                    help.clone()
+                } else {
+                    Texts::default()
+                };
+                self.push(
+                    row,
+                    &id,
+                    &joined,
+                    &help,
+                    optional,
+                    show_if.clone(),
+                    QuestionKind::YesNo,
+                    None,
+                );
                 ids.push((choice.name.clone(), id));
             }
             self.known.insert(name, Known::Multiple { choices: ids });
@@ -782,7 +860,12 @@ impl<'a> Walk<'a> {
                 _ => (Texts::default(), Texts::default()),
             };
             // Middle points labelled by their number (as export writes them) lose nothing.
-            let middle_labelled = choices.iter().enumerate().skip(1).take(choices.len().saturating_sub(2)).any(|(k, c)| c.label.main != (k + 1).to_string());
+            let middle_labelled = choices
+                .iter()
+                .enumerate()
+                .skip(1)
+                .take(choices.len().saturating_sub(2))
+                .any(|(k, c)| c.label.main != (k + 1).to_string());
             if middle_labelled {
                 self.ignore(
                     row,
@@ -797,14 +880,32 @@ impl<'a> Walk<'a> {
                 low_label: first.main.clone(),
                 high_label: last.main.clone(),
             };
-            self.push(row, &name, &label, &help, optional, show_if, kind, Some((&first, &last)));
+            self.push(
+                row,
+                &name,
+                &label,
+                &help,
+                optional,
+                show_if,
+                kind,
+                Some((&first, &last)),
+            );
             KnownKind::Likert { names }
         } else if {
             let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
             sorted.sort_unstable();
             sorted == ["no", "yes"]
         } {
-            self.push(row, &name, &label, &help, optional, show_if, QuestionKind::YesNo, None);
+            self.push(
+                row,
+                &name,
+                &label,
+                &help,
+                optional,
+                show_if,
+                QuestionKind::YesNo,
+                None,
+            );
             KnownKind::YesNo
         } else {
             let options: Vec<String> = choices.iter().map(|c| c.label.main.clone()).collect();
@@ -816,7 +917,15 @@ impl<'a> Walk<'a> {
                 .languages
                 .others
                 .iter()
-                .map(|tag| (tag.clone(), choices.iter().map(|c| c.label.get(tag).to_owned()).collect()))
+                .map(|tag| {
+                    (
+                        tag.clone(),
+                        choices
+                            .iter()
+                            .map(|c| c.label.get(tag).to_owned())
+                            .collect(),
+                    )
+                })
                 .collect();
             for (tag, options) in translated {
                 if let Some(t) = self
@@ -830,7 +939,13 @@ impl<'a> Walk<'a> {
             }
             KnownKind::Categorical { names, options }
         };
-        self.known.insert(name.clone(), Known::Question { id: name, kind: known });
+        self.known.insert(
+            name.clone(),
+            Known::Question {
+                id: name,
+                kind: known,
+            },
+        );
         Ok(())
     }
 
@@ -858,16 +973,20 @@ impl<'a> Walk<'a> {
         });
         self.form.rows.push(row.number);
         for tag in &self.languages.others {
-            self.form.translations.entry(tag.clone()).or_default().insert(
-                id.to_owned(),
-                QuestionTranslation {
-                    label: label.get(tag).to_owned(),
-                    help: has_help.then(|| help.get(tag).to_owned()),
-                    options: None,
-                    low_label: scale.map(|(low, _)| low.get(tag).to_owned()),
-                    high_label: scale.map(|(_, high)| high.get(tag).to_owned()),
-                },
-            );
+            self.form
+                .translations
+                .entry(tag.clone())
+                .or_default()
+                .insert(
+                    id.to_owned(),
+                    QuestionTranslation {
+                        label: label.get(tag).to_owned(),
+                        help: has_help.then(|| help.get(tag).to_owned()),
+                        options: None,
+                        low_label: scale.map(|(low, _)| low.get(tag).to_owned()),
+                        high_label: scale.map(|(_, high)| high.get(tag).to_owned()),
+                    },
+                );
         }
     }
 
@@ -921,10 +1040,9 @@ fn read_terms(table: &Table) -> Result<Vec<(u32, Term)>, ImportError> {
         let term_kind = match written.to_ascii_lowercase().as_str() {
             "power" => TermKind::Power {
                 of: of_text,
-                exponent: row
-                    .get(exponent)
-                    .parse()
-                    .map_err(|_| refuse(format!("exponent {:?} is not 2 or 3", row.get(exponent))))?,
+                exponent: row.get(exponent).parse().map_err(|_| {
+                    refuse(format!("exponent {:?} is not 2 or 3", row.get(exponent)))
+                })?,
             },
             "product" => TermKind::Product {
                 of: [of_text, row.get(of2).to_owned()],

@@ -118,7 +118,11 @@ pub(crate) struct Texts {
 
 impl TextColumns {
     /// Find `base`'s columns in `table`; a `base::Name` column without a tag is refused.
-    pub fn find(table: &Table, base: &'static str, languages: &Languages) -> Result<Self, ImportError> {
+    pub fn find(
+        table: &Table,
+        base: &'static str,
+        languages: &Languages,
+    ) -> Result<Self, ImportError> {
         let mut main_tagged = None;
         let mut others = BTreeMap::new();
         for (i, column) in table.columns.iter().enumerate() {
@@ -135,7 +139,9 @@ impl TextColumns {
                         reason: Refusal::LanguageTag(column.clone()),
                     });
                 }
-                Some(Language { tag: Some(tag), .. }) if tag == languages.main => main_tagged = Some(i),
+                Some(Language { tag: Some(tag), .. }) if tag == languages.main => {
+                    main_tagged = Some(i)
+                }
                 Some(Language { tag: Some(tag), .. }) => {
                     if languages.others.iter().any(|t| t == tag) {
                         others.insert(tag.to_owned(), (i, column.clone()));
@@ -167,7 +173,12 @@ impl TextColumns {
 
     /// The row's text in every language, refused when the main language has one and another
     /// language does not.
-    pub fn complete(&self, table: &Table, row: &Row, languages: &Languages) -> Result<Texts, ImportError> {
+    pub fn complete(
+        &self,
+        table: &Table,
+        row: &Row,
+        languages: &Languages,
+    ) -> Result<Texts, ImportError> {
         let texts = self.read(row, languages);
         if !texts.main.is_empty()
             && let Some((tag, _)) = texts.others.iter().find(|(_, t)| t.is_empty())
@@ -196,13 +207,18 @@ impl Texts {
                 .collect::<Vec<_>>()
                 .join("\n\n")
         };
-        let tags: Vec<&String> = parts.first().map(|p| p.others.keys().collect()).unwrap_or_default();
+        let tags: Vec<&String> = parts
+            .first()
+            .map(|p| p.others.keys().collect())
+            .unwrap_or_default();
         Self {
             main: join(parts.iter().map(|p| p.main.as_str()).collect()),
             others: tags
                 .into_iter()
                 .map(|tag| {
-                    let texts = parts.iter().map(|p| p.others.get(tag).map_or("", String::as_str));
+                    let texts = parts
+                        .iter()
+                        .map(|p| p.others.get(tag).map_or("", String::as_str));
                     (tag.clone(), join(texts.collect()))
                 })
                 .collect(),

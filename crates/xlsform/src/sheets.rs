@@ -74,9 +74,9 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Workbook, ImportError> {
         let Some(name) = names.iter().find(|n| n.trim().eq_ignore_ascii_case(wanted)) else {
             return Ok(None);
         };
-        let range = book
-            .worksheet_range(name)
-            .map_err(|e| ImportError::NotXlsx(format!("sheet {wanted}: {}", one_line(&e.to_string()))))?;
+        let range = book.worksheet_range(name).map_err(|e| {
+            ImportError::NotXlsx(format!("sheet {wanted}: {}", one_line(&e.to_string())))
+        })?;
         let first_row = range.start().map_or(0, |(row, _)| row);
         let first_column = range.start().map_or(0, |(_, column)| column) as usize;
         let mut rows = range.rows().enumerate().map(|(i, cells)| {
@@ -88,7 +88,10 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Workbook, ImportError> {
                 cells: text,
             }
         });
-        let Some(header) = rows.by_ref().find(|r| r.cells.iter().any(|c| !c.is_empty())) else {
+        let Some(header) = rows
+            .by_ref()
+            .find(|r| r.cells.iter().any(|c| !c.is_empty()))
+        else {
             return Ok(Some(Table {
                 name: wanted,
                 columns: Vec::new(),

@@ -149,7 +149,11 @@ fn tokens(text: &str) -> Result<Vec<Token>, String> {
                 out.push(Token::Word(chars[i..end].iter().collect()));
                 i = end;
             }
-            _ => return Err(format!("{c:?} is not part of the conditions a draft can hold")),
+            _ => {
+                return Err(format!(
+                    "{c:?} is not part of the conditions a draft can hold"
+                ));
+            }
         }
     }
     Ok(out)
@@ -162,7 +166,10 @@ pub(crate) fn parse(text: &str) -> Result<Expr, String> {
     let expr = parser.or()?;
     match parser.tokens.get(parser.at) {
         None => Ok(expr),
-        Some(t) => Err(format!("unexpected {} after a complete condition", describe(t))),
+        Some(t) => Err(format!(
+            "unexpected {} after a complete condition",
+            describe(t)
+        )),
     }
 }
 
@@ -229,7 +236,11 @@ impl Parser {
     fn expect(&mut self, wanted: Token) -> Result<(), String> {
         match self.next() {
             Some(t) if t == wanted => Ok(()),
-            Some(t) => Err(format!("expected {} but found {}", describe(&wanted), describe(&t))),
+            Some(t) => Err(format!(
+                "expected {} but found {}",
+                describe(&wanted),
+                describe(&t)
+            )),
             None => Err(format!("expected {} at the end", describe(&wanted))),
         }
     }
@@ -237,7 +248,10 @@ impl Parser {
     fn operand(&mut self) -> Result<Operand, String> {
         match self.next() {
             Some(Token::Operand(o)) => Ok(o),
-            Some(t) => Err(format!("expected a ${{name}}, \".\" or a value, found {}", describe(&t))),
+            Some(t) => Err(format!(
+                "expected a ${{name}}, \".\" or a value, found {}",
+                describe(&t)
+            )),
             None => Err("the condition ends too early".into()),
         }
     }
@@ -266,7 +280,9 @@ impl Parser {
                 let left = self.operand()?;
                 let op = match self.next() {
                     Some(Token::Op(op)) => op,
-                    Some(t) => return Err(format!("expected a comparison, found {}", describe(&t))),
+                    Some(t) => {
+                        return Err(format!("expected a comparison, found {}", describe(&t)));
+                    }
                     None => return Err("a value alone is not a condition".into()),
                 };
                 let right = self.operand()?;
@@ -314,7 +330,11 @@ mod tests {
         );
         assert_eq!(
             parse("(${a} = \"it's\")").unwrap(),
-            Expr::Compare(Operand::Ref("a".into()), Op::Eq, Operand::Text("it's".into()))
+            Expr::Compare(
+                Operand::Ref("a".into()),
+                Op::Eq,
+                Operand::Text("it's".into())
+            )
         );
     }
 

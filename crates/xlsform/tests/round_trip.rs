@@ -90,7 +90,10 @@ fn a_draft_with_everything_comes_back_unchanged() {
     round_trip(&draft);
     // And a second trip gives the same bytes' meaning again (nothing drifts).
     let once = import(&export(&draft).unwrap(), "x.xlsx").unwrap().draft;
-    assert_eq!(import(&export(&once).unwrap(), "x.xlsx").unwrap().draft, draft);
+    assert_eq!(
+        import(&export(&once).unwrap(), "x.xlsx").unwrap().draft,
+        draft
+    );
 }
 
 #[test]
