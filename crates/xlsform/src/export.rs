@@ -15,8 +15,8 @@
 use crate::conditions;
 use crate::error::ExportError;
 use crate::sheets::TERMS_SHEET;
-use orthomask_survey::definition::{QuestionKind, TermKind};
-use orthomask_survey::draft::SurveyDraft;
+use orthomask_survey::definition::{QuestionKind, SurveyDefinition, TermKind};
+use orthomask_survey::draft::{DpDraft, SurveyDraft};
 use rust_xlsxwriter::Workbook;
 use std::collections::BTreeSet;
 
@@ -334,4 +334,30 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
         terms.write(&mut book)?;
     }
     Ok(book.save_to_buffer()?)
+}
+
+/// The draft a definition was planned from, as far as the definition tells: its texts,
+/// questions and terms, and the collector's choices it carries (cohort sizes, DP, share mode,
+/// demonstration). Whether it needed invitations is not in a definition: on, the safe choice.
+pub fn draft_of(definition: &SurveyDefinition) -> SurveyDraft {
+    let m = &definition.masking;
+    SurveyDraft {
+        id: definition.id.clone(),
+        title: definition.title.clone(),
+        description: definition.description.clone(),
+        consent: definition.consent.clone(),
+        language: definition.language.clone(),
+        translations: definition.translations.clone(),
+        questions: definition.questions.clone(),
+        terms: definition.terms.clone(),
+        cohort_size: Some(m.cohort_size),
+        min_cohort_size: m.min_cohort_size,
+        dp: m.dp.as_ref().map(|dp| DpDraft {
+            epsilon: dp.epsilon,
+            delta: dp.delta,
+        }),
+        share_mode: m.share_mode.is_some(),
+        invitations: true,
+        demonstration: m.teaching,
+    }
 }

@@ -62,5 +62,5 @@ mod export;
 
 pub use error::{ExportError, ImportError, Refusal};
 #[cfg(feature = "export")]
-pub use export::export;
+pub use export::{draft_of, export};
 pub use import::{Ignored, Imported, import};
