@@ -854,6 +854,11 @@ impl<'a> Walk<'a> {
             self.known.insert(name, Known::Multiple { choices: ids });
             return Ok(());
         }
+        let yes_no = {
+            let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+            sorted.sort_unstable();
+            sorted == ["no", "yes"]
+        };
         let known = if appearance.split_whitespace().any(|a| a == "likert") {
             let (first, last) = match (choices.first(), choices.last()) {
                 (Some(f), Some(l)) => (f.label.clone(), l.label.clone()),
@@ -891,11 +896,7 @@ impl<'a> Walk<'a> {
                 Some((&first, &last)),
             );
             KnownKind::Likert { names }
-        } else if {
-            let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
-            sorted.sort_unstable();
-            sorted == ["no", "yes"]
-        } {
+        } else if yes_no {
             self.push(
                 row,
                 &name,

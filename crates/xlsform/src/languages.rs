@@ -142,11 +142,12 @@ impl TextColumns {
                 Some(Language { tag: Some(tag), .. }) if tag == languages.main => {
                     main_tagged = Some(i)
                 }
-                Some(Language { tag: Some(tag), .. }) => {
-                    if languages.others.iter().any(|t| t == tag) {
-                        others.insert(tag.to_owned(), (i, column.clone()));
-                    }
+                Some(Language { tag: Some(tag), .. })
+                    if languages.others.iter().any(|t| t == tag) =>
+                {
+                    others.insert(tag.to_owned(), (i, column.clone()));
                 }
+                Some(Language { .. }) => {}
             }
         }
         Ok(Self {

@@ -9,10 +9,12 @@
 //! * [`state`] — the builder page's reducer: builder and editor kept in step both ways;
 //! * [`preview`] — `plan_survey` run in the browser with the deployment's endpoints: the design
 //!   the collector will choose, or its one-line refusal;
-//! * [`links`] — the invitations CSV, the analyst and audit views' links, the receipt lists.
+//! * [`links`] — the invitations CSV, the analyst and audit views' links, the receipt lists;
+//! * [`xlsform`] — "Import XLSForm": a workbook's bytes → the editor's text of its draft.
 
 pub mod builder;
 pub mod editor;
 pub mod links;
 pub mod preview;
 pub mod state;
+pub mod xlsform;
