@@ -17,7 +17,7 @@
 //! | any other `select_one L` | categorical: the choices' labels are the options, in order |
 //! | `select_multiple L` | one yes/no question `<name>_<choice>` per choice, labelled `label: choice label` (the hint goes on the first) |
 //! | `required` yes / empty | required / optional |
-//! | `relevant` | `show_if` on one earlier question ([`conditions`](crate) documents the subset) |
+//! | `relevant` | `show_if` on one earlier question (the subset and its meaning: `conditions.rs`) |
 //! | `note` | help text of the next question (with its `hint` after); notes before the consent row are the survey's description |
 //! | the first `acknowledge` row | the consent text (it must precede every question) |
 //! | `begin group` / `end group` | flattened: a group's `relevant` goes to each question in it (a question with its own is refused); its label is not kept |
