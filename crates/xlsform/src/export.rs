@@ -184,27 +184,27 @@ pub fn export(draft: &SurveyDraft) -> Result<Vec<u8>, ExportError> {
             } => {
                 let list = format!("{}_scale", q.id);
                 for point in 1..=*points {
-                    let (main, other): (String, Box<dyn Fn(&str) -> String>) = if point == 1 {
-                        (
-                            low_label.clone(),
-                            Box::new(|tag: &str| translated(tag).low_label.unwrap_or_default()),
-                        )
-                    } else if point == *points {
-                        (
-                            high_label.clone(),
-                            Box::new(|tag: &str| translated(tag).high_label.unwrap_or_default()),
-                        )
-                    } else {
-                        (
-                            point.to_string(),
-                            Box::new(move |_: &str| point.to_string()),
-                        )
+                    // A point's label in language `tag`: the end labels, else its number.
+                    let label = |tag: Option<&str>| {
+                        let t = tag.map(translated);
+                        let pick = |main: &String, other: Option<String>| match tag {
+                            None => main.clone(),
+                            Some(_) => other.unwrap_or_default(),
+                        };
+                        if point == 1 {
+                            pick(low_label, t.and_then(|t| t.low_label))
+                        } else if point == *points {
+                            pick(high_label, t.and_then(|t| t.high_label))
+                        } else {
+                            point.to_string()
+                        }
                     };
+                    let (main, other) = (label(None), |tag: &str| label(Some(tag)));
                     let mut choice = vec![
                         ("list_name".into(), list.clone()),
                         ("name".into(), point.to_string()),
                     ];
-                    choice.extend(texts("label", &main, &*other));
+                    choice.extend(texts("label", &main, &other));
                     choices.add(choice);
                 }
                 row.push(("appearance".into(), "likert".into()));
