@@ -4,8 +4,9 @@
 //! not make. The expected drafts are read off the forms by hand, by the mapping the crate
 //! documents; every refusal reason has its own form, and its line must name the sheet and row.
 
+use orthomask_core::key::Key;
 use orthomask_survey::definition::{ConditionValue, QuestionKind};
-use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
+use orthomask_survey::draft::{Endpoints, SurveyDraft, hydrate, plan_survey};
 use orthomask_xlsform::{ImportError, import};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -259,7 +260,8 @@ fn timestamps_group_labels_and_middle_likert_labels_are_reported_as_left_out() {
 }
 
 /// The imported draft is a survey the collector plans (the same `plan_survey` the services
-/// run), and docs/survey.schema.json accepts it as a draft (jsonschema, as check_schemas.py).
+/// run), docs/survey.schema.json accepts it as a draft, and the definition a device receives
+/// (the planned template with a cohort's key) as a definition (jsonschema, as check_schemas.py).
 #[test]
 fn the_imported_draft_is_plannable_and_the_schema_accepts_it() {
     let draft = accepted();
@@ -272,20 +274,27 @@ fn the_imported_draft_is_plannable_and_the_schema_accepts_it() {
     )
     .unwrap();
     assert_eq!(planned.template.questions.len(), 13);
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xlsform-imported-draft.json");
-    std::fs::write(&path, serde_json::to_string(&draft).unwrap()).unwrap();
+    let definition = hydrate(&planned.template, 0, 0, &Key::from_bytes([7; 32]));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let draft_path = dir.join("xlsform-imported-draft.json");
+    let definition_path = dir.join("xlsform-imported-definition.json");
+    std::fs::write(&draft_path, serde_json::to_string(&draft).unwrap()).unwrap();
+    std::fs::write(&definition_path, definition.to_json()).unwrap();
     let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/survey.schema.json");
     let check = r##"
 import json, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
-validator = jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/draft"})
-errors = [f"{'/'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(json.load(open(sys.argv[2])))]
+as_draft = jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/draft"})
+as_definition = jsonschema.Draft202012Validator(schema)
+errors = [f"draft {'/'.join(map(str, e.path))}: {e.message}" for e in as_draft.iter_errors(json.load(open(sys.argv[2])))]
+errors += [f"definition {'/'.join(map(str, e.path))}: {e.message}" for e in as_definition.iter_errors(json.load(open(sys.argv[3])))]
 print("\n".join(errors)); sys.exit(1 if errors else 0)
 "##;
     let out = Command::new(python())
         .args(["-c", check])
         .arg(&schema)
-        .arg(&path)
+        .arg(&draft_path)
+        .arg(&definition_path)
         .output()
         .unwrap();
     assert!(
