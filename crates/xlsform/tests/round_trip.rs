@@ -103,3 +103,33 @@ fn a_draft_that_fails_its_own_check_is_not_exported() {
     let e = export(&draft).unwrap_err().to_string();
     assert!(e.contains("duplicate"), "{e}");
 }
+
+/// Bad input is one line, never a panic: a workbook cut short anywhere, or with bytes flipped,
+/// is refused (or, where a cut leaves a readable zip, read) without panicking.
+#[test]
+fn damaged_workbooks_are_refused_in_one_line() {
+    let draft: SurveyDraft = serde_json::from_str(EVERYTHING).unwrap();
+    let bytes = export(&draft).unwrap();
+    let mut refused = 0;
+    let cuts = (0..bytes.len()).step_by(bytes.len() / 97 + 1);
+    let flips = (0..bytes.len()).step_by(bytes.len() / 53 + 1).map(|at| {
+        let mut b = bytes.clone();
+        b[at] ^= 0x5a;
+        b
+    });
+    for damaged in cuts.map(|n| bytes[..n].to_vec()).chain(flips) {
+        let outcome = std::panic::catch_unwind(|| import(&damaged, "damaged.xlsx"));
+        match outcome {
+            Err(_) => panic!("a damaged workbook of {} bytes panicked", damaged.len()),
+            Ok(Err(e)) => {
+                refused += 1;
+                assert!(!e.to_string().contains('\n'), "{e}");
+            }
+            Ok(Ok(_)) => {}
+        }
+    }
+    assert!(
+        refused > 50,
+        "only {refused} damaged workbooks were refused"
+    );
+}
