@@ -7,7 +7,8 @@
 # page (#/admin) drives the same steps from the browser (e2e-services/admin.mjs), and a newcomer
 # runs the demonstration loop of `scripts/run.sh` (e2e-services/newcomer.mjs); a participant
 # answers in the field (e2e-services/field.mjs); and a survey declaring model terms (age², income ×
-# smoker) is fitted on its release as R fits the raw answers (e2e-services/terms.mjs).
+# smoker) is fitted on its release as R fits the raw answers (e2e-services/terms.mjs); and a team's
+# XLSForm imported on the page becomes a live survey without retyping (e2e-services/xlsform.mjs).
 #
 #   bash scripts/e2e.sh              # files in target/e2e-services/{basic,shares}/
 #   OUT=DIR bash scripts/e2e.sh      # raw.csv, release.csv, manifest.json, collector.sqlite3 and
@@ -64,4 +65,6 @@ log "in the field: one participant offline, in Spanish, through a branch; the re
 node e2e-services/field.mjs --out "$out/field"
 log "model terms computed on the device: the release's fit of y ~ age + age² + income*smoker equals R's on the raw answers"
 node e2e-services/terms.mjs --out "$out/terms"
-log "end to end passed (basic and share mode, the survey team's page, the demonstration loop, the field form, model terms); files in $out/{basic,shares,admin,newcomer,field,terms}"
+log "a team's XLSForm imported on the survey team's page becomes a live survey without retyping"
+node e2e-services/xlsform.mjs --out "$out/xlsform"
+log "end to end passed (basic and share mode, the survey team's page, the demonstration loop, the field form, model terms, XLSForm import); files in $out/{basic,shares,admin,newcomer,field,terms,xlsform}"

@@ -28,8 +28,14 @@ fi
 export ORTHOMASK_DIST="$WEB_DIST"
 wasm_size=$(stat -c %s "$WEB_DIST/orthomask-web_bg.wasm")
 log "release .wasm: $wasm_size bytes"
-if [ "$wasm_size" -ge $((3 * 1024 * 1024)) ]; then
-    echo "the release .wasm is $wasm_size bytes, over the 3 MB budget" >&2
+# 3 MiB for the app, plus 0.6 MiB for the survey team's "Import XLSForm" (issue 29 §1): reading an
+# .xlsx in the browser takes calamine, i.e. zip inflate, quick-xml and encoding_rs's tables
+# (measured: +577 KB, +310 KB gzipped; the XLSForm writer stays out, behind orthomask-xlsform's
+# `export` feature). Doing the conversion on the collector instead would keep it out of what
+# participants download.
+budget=$((3 * 1024 * 1024 + 600 * 1024))
+if [ "$wasm_size" -ge "$budget" ]; then
+    echo "the release .wasm is $wasm_size bytes, over the $budget-byte budget" >&2
     exit 1
 fi
 

@@ -67,14 +67,18 @@ t_python=$SECONDS
 bash scripts/setup-python.sh >"$logs/python-setup.out" 2>&1 &
 python_pid=$!
 
+# Compiled beside the Python set-up; run once it is ready: orthomask-xlsform's tests import the
+# XLSForms that openpyxl writes at every run (crates/xlsform/tests/forms/make_forms.py).
+stage "native build of every crate's tests" cargo test --workspace --locked --no-run
+wait "$python_pid" || { cat "$logs/python-setup.out" >&2; echo "test: the Python set-up failed" >&2; exit 1; }
+stages+=("Python environments (beside the native build)|$((SECONDS - t_python))|$logs/python-setup.out")
+export ORTHOMASK_PYTHON="$target_dir/py-test-venv/bin/python"
+
 stage "native tests of every crate" cargo test --workspace --locked
 # The CLI and the services as the native tests built them (cargo uplifts the binary the CLI's
 # integration tests run): the contract and end-to-end stages run this one, not another build.
 export ORTHOMASK_BIN="$target_dir/debug/orthomask"
 [ -x "$ORTHOMASK_BIN" ] || { echo "test: $ORTHOMASK_BIN is missing after cargo test" >&2; exit 1; }
-
-wait "$python_pid" || { cat "$logs/python-setup.out" >&2; echo "test: the Python set-up failed" >&2; exit 1; }
-stages+=("Python environments (beside the native build)|$((SECONDS - t_python))|$logs/python-setup.out")
 
 stage "survey definitions satisfy docs/survey.schema.json" \
     "$target_dir/py-test-venv/bin/python" scripts/check_schemas.py

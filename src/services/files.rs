@@ -17,3 +17,15 @@ pub async fn read(file: web_sys::File) -> Result<NamedText, String> {
         .ok_or_else(|| format!("{name}: the file is not text"))?;
     Ok(NamedText { name, text })
 }
+
+/// The bytes of `file` (an XLSForm workbook), with its name.
+///
+/// # Errors
+/// One line naming the file when it cannot be read.
+pub async fn read_bytes(file: web_sys::File) -> Result<(String, Vec<u8>), String> {
+    let name = file.name();
+    let buffer = JsFuture::from(file.array_buffer())
+        .await
+        .map_err(|_| format!("{name}: could not read the file"))?;
+    Ok((name, js_sys::Uint8Array::new(&buffer).to_vec()))
+}

@@ -37,6 +37,15 @@ pub fn write_file(path: &Path, contents: &str) -> Result<()> {
     file.commit()
 }
 
+/// Write bytes to a file, as [`write_file`] writes text.
+pub fn write_file_bytes(path: &Path, contents: &[u8]) -> Result<()> {
+    let mut file = Staged::create(path)?;
+    file.out
+        .write_all(contents)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    file.commit()
+}
+
 /// Write a numeric table as CSV.
 pub fn write_csv(
     path: &Path,

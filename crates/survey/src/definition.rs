@@ -397,7 +397,7 @@ pub fn valid_survey_id(id: &str) -> bool {
 
 /// Whether `id` is a valid question id: 1–64 characters from `a–z A–Z 0–9 _`, as the schema says
 /// (column names are made of it).
-pub(crate) fn valid_question_id(id: &str) -> bool {
+pub fn valid_question_id(id: &str) -> bool {
     valid_identifier(id, &[])
 }
 

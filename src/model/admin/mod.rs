@@ -10,7 +10,8 @@
 //! * [`preview`] — `plan_survey` run in the browser with the deployment's endpoints: the design
 //!   the collector will choose, or its one-line refusal;
 //! * [`terms_form`] — the builder's model-term control: one term's fields → a declared term;
-//! * [`links`] — the invitations CSV, the analyst and audit views' links, the receipt lists.
+//! * [`links`] — the invitations CSV, the analyst and audit views' links, the receipt lists;
+//! * [`xlsform`] — "Import XLSForm": a workbook's bytes → the editor's text of its draft.
 
 pub mod builder;
 pub mod editor;
@@ -18,3 +19,4 @@ pub mod links;
 pub mod preview;
 pub mod state;
 pub mod terms_form;
+pub mod xlsform;

@@ -6,7 +6,10 @@
 //! devices compute (`x²`, `x·z`, logs) have their own control ([`super::terms_editor`]); texts in other
 //! languages are written in the JSON editor (`translations`), which the builder keeps. An open
 //! survey without device-side differential privacy gets a note recommending it, with the option
-//! one click away (issue 20 §9, `model::admin::preview::recommends_dp`).
+//! one click away (issue 20 §9, `model::admin::preview::recommends_dp`). "Import XLSForm" reads
+//! a team's ODK/KoboToolbox questionnaire in the browser and puts its draft in the JSON editor,
+//! which the builder follows; a row the import refuses is shown as its one line (issue 29 §1,
+//! `model::admin::xlsform`).
 
 use std::rc::Rc;
 
@@ -22,6 +25,7 @@ use crate::model::admin::state::{BuilderAction, BuilderState};
 use crate::model::format::sig;
 use crate::services::admin as api;
 use orthomask_survey::definition::Term;
+use crate::services::files;
 use orthomask_survey::trust::Deployment;
 
 /// Props of [`Builder`].
@@ -351,6 +355,60 @@ fn plan_view(plan: &PlanPreview) -> Html {
     }
 }
 
+/// What the last XLSForm import gave: the file's name and what it left out, or the refusal.
+type XlsformStatus = Option<Result<(String, Vec<String>), String>>;
+
+/// "Import XLSForm": a file input whose workbook fills the editor (and so the builder).
+fn xlsform_import(d: &Dispatch, status: &UseStateHandle<XlsformStatus>) -> Html {
+    let on_change = {
+        let (d, status) = (d.clone(), status.clone());
+        Callback::from(move |e: Event| {
+            let input = e
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+            let Some(file) = input.and_then(|i| i.files()).and_then(|f| f.get(0)) else {
+                return;
+            };
+            let (d, status) = (d.clone(), status.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let result = files::read_bytes(file).await.and_then(|(name, bytes)| {
+                    crate::model::admin::xlsform::import(&bytes, &name).map(|i| (name, i))
+                });
+                match result {
+                    Ok((name, imported)) => {
+                        d.dispatch(BuilderAction::Text(imported.text));
+                        status.set(Some(Ok((name, imported.ignored))));
+                    }
+                    Err(e) => status.set(Some(Err(e))),
+                }
+            });
+        })
+    };
+    html! {
+        <fieldset class="xlsform-import">
+            <legend>{ "Import XLSForm" }</legend>
+            <label for="b-xlsform" class="field">
+                <span>{ "An ODK, KoboToolbox or SurveyCTO form (.xlsx): it fills the draft below" }</span>
+                <input id="b-xlsform" type="file" data-testid="xlsform-file"
+                    accept=".xlsx,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" onchange={on_change} />
+            </label>
+            { match &**status {
+                None => html! {},
+                Some(Ok((name, ignored))) => html! {
+                    <div role="status" data-testid="xlsform-imported">
+                        <p>{ format!("Imported {name}.") }</p>
+                        if !ignored.is_empty() {
+                            <p>{ "Left out on purpose:" }</p>
+                            <ul>{ for ignored.iter().map(|line| html! { <li>{ line.clone() }</li> }) }</ul>
+                        }
+                    </div>
+                },
+                Some(Err(e)) => html! { <p class="error" role="alert" data-testid="xlsform-error">{ e.clone() }</p> },
+            } }
+        </fieldset>
+    }
+}
+
 /// The survey builder.
 #[function_component(Builder)]
 pub fn builder(props: &BuilderProps) -> Html {
@@ -358,6 +416,7 @@ pub fn builder(props: &BuilderProps) -> Html {
     let deployment = use_state(|| None::<Result<Deployment, String>>);
     let created = use_state(|| None::<Result<(String, String), String>>);
     let creating = use_state(|| false);
+    let xlsform = use_state(|| None);
     {
         let deployment = deployment.setter();
         use_effect_with((), move |()| {
@@ -469,6 +528,7 @@ pub fn builder(props: &BuilderProps) -> Html {
             <h2>{ "Create a survey" }</h2>
             <div class="side-by-side">
                 <div class="builder-fields">
+                    { xlsform_import(&d, &xlsform) }
                     { survey_fields }
                     <h3>{ "Questions" }</h3>
                     { for form.questions.iter().enumerate().map(|(i, q)| question_editor(&d, form, i, q, count)) }

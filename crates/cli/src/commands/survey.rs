@@ -9,6 +9,13 @@
 //!   pipeline` takes. The columns are the device's, in its order: the questions' columns, then
 //!   one per declared model term (`x²`, `x·z`, logs, centring; `orthomask_survey::terms`),
 //!   computed from the coded answers exactly as a device computes them.
+//! * `survey import FORM.xlsx [-o DRAFT.json]` reads an XLSForm (ODK, KoboToolbox, SurveyCTO,
+//!   Enketo) into a survey draft — what the survey team's page and the collector take — and
+//!   prints what it left out on purpose; a row it cannot express is one line naming the row.
+//! * `survey export-xlsform DEFINITION_OR_DRAFT -o FORM.xlsx` writes an XLSForm of a definition
+//!   or a draft, which `survey import` reads back to the same draft.
+//!
+//! The mapping both ways is `orthomask_xlsform`'s.
 //!
 //! # The table of answers
 //! A header of question ids (any order, every question exactly once), then one row per
@@ -21,12 +28,13 @@
 //! The rules — which answers are valid, which questions are shown, how they are coded — are
 //! `orthomask_survey::coding`'s; this file reads files and names the row and column of a problem.
 
-use crate::io::{print_json, read_bytes, read_text, write_file};
+use crate::io::{print_json, read_bytes, read_text, write_file, write_file_bytes};
 use anyhow::{Context, Result, anyhow};
 use clap::{Args, Subcommand};
 use nalgebra::DMatrix;
 use orthomask_formats::csv::{Precision, parse_text_table, write_table};
 use orthomask_survey::definition::SurveyDefinition;
+use orthomask_survey::draft::SurveyDraft;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -38,6 +46,30 @@ pub enum SurveyCommand {
     /// Code a CSV of answers (question ids as header, one row per participant) into the numeric
     /// records the devices would pad, with the definition's column names.
     Code(CodeArgs),
+    /// Read an XLSForm (.xlsx: survey, choices, settings sheets) into a survey draft (JSON).
+    Import(ImportArgs),
+    /// Write an XLSForm (.xlsx) of a survey definition or draft.
+    ExportXlsform(ExportArgs),
+}
+
+/// Arguments of `survey import`.
+#[derive(Args)]
+pub struct ImportArgs {
+    /// The XLSForm (.xlsx).
+    form: PathBuf,
+    /// Where to write the draft (default: standard output).
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+}
+
+/// Arguments of `survey export-xlsform`.
+#[derive(Args)]
+pub struct ExportArgs {
+    /// A survey definition or a draft (JSON).
+    survey: PathBuf,
+    /// Where to write the XLSForm (.xlsx).
+    #[arg(short, long)]
+    out: PathBuf,
 }
 
 /// Arguments of `survey check`.
@@ -70,7 +102,60 @@ pub fn run(command: SurveyCommand) -> Result<()> {
     match command {
         SurveyCommand::Check(args) => check(&args),
         SurveyCommand::Code(args) => code(&args),
+        SurveyCommand::Import(args) => import(&args),
+        SurveyCommand::ExportXlsform(args) => export_xlsform(&args),
     }
+}
+
+fn import(args: &ImportArgs) -> Result<()> {
+    let name = args.form.display().to_string();
+    let imported = orthomask_xlsform::import(&read_bytes(&args.form)?, &name)
+        .map_err(|e| anyhow!("{name}: {e}"))?;
+    for ignored in &imported.ignored {
+        eprintln!("{name}: left out: {ignored}");
+    }
+    let json = serde_json::to_string_pretty(&imported.draft)? + "\n";
+    match &args.out {
+        Some(path) => {
+            write_file(path, &json)?;
+            let draft = &imported.draft;
+            println!(
+                "imported {}: {} questions, languages {}; draft written to {}",
+                draft.id,
+                draft.questions.len(),
+                std::iter::once(draft.language.as_str())
+                    .chain(draft.translations.keys().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                path.display()
+            );
+        }
+        None => print!("{json}"),
+    }
+    Ok(())
+}
+
+fn export_xlsform(args: &ExportArgs) -> Result<()> {
+    let name = args.survey.display().to_string();
+    let text = read_text(&args.survey)?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{name}: not JSON"))?;
+    // A definition carries its masking parameters; a draft does not.
+    let draft = if value.get("masking").is_some() {
+        orthomask_xlsform::draft_of(&SurveyDefinition::parse(&text, &name)?)
+    } else {
+        serde_json::from_value::<SurveyDraft>(value)
+            .with_context(|| format!("{name}: not a survey definition or draft"))?
+    };
+    let bytes = orthomask_xlsform::export(&draft).map_err(|e| anyhow!("{name}: {e}"))?;
+    write_file_bytes(&args.out, &bytes)?;
+    println!(
+        "wrote an XLSForm of {} ({} questions) to {}",
+        draft.id,
+        draft.questions.len(),
+        args.out.display()
+    );
+    Ok(())
 }
 
 fn load(path: &Path) -> Result<SurveyDefinition> {
