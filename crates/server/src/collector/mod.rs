@@ -183,6 +183,13 @@ struct Inner {
     client: PeerClient,
     /// Held while a cohort is opened at the services (`participants::open_cohort`).
     opening: tokio::sync::Mutex<()>,
+    /// Each cohort's signed definition, made once (`participants::Collector::offer`): it is
+    /// the same for every participant of the cohort (Ed25519 signatures are deterministic), and
+    /// deriving the cohort's device key, hydrating and signing it for every place was most of a
+    /// place request's work in a burst (issue 24).
+    signed: std::sync::Mutex<
+        std::collections::HashMap<(String, u32), orthomask_survey::trust::SignedDefinition>,
+    >,
     /// The build digest of the web app served from `cfg.web_dir`, read at start-up
     /// (`crate::web::local_build`): published in the deployment for auditors to compare.
     build: Option<String>,
@@ -293,6 +300,7 @@ impl Collector {
             signing,
             client,
             opening: tokio::sync::Mutex::new(()),
+            signed: std::sync::Mutex::default(),
             build,
         }));
         let closing = collector

@@ -302,7 +302,8 @@ impl Collector {
     }
 
     /// The definition of cohort `k` signed by the collector, with a credential for one upload
-    /// with `nonce`, valid for [`UPLOAD_CREDENTIAL_LIFETIME_SECONDS`] from now.
+    /// with `nonce`, valid for [`UPLOAD_CREDENTIAL_LIFETIME_SECONDS`] from now. The signed
+    /// definition is made once per cohort (`Inner::signed`); only the credential is per place.
     fn offer(
         &self,
         survey: &str,
@@ -310,6 +311,26 @@ impl Collector {
         k: u32,
         nonce: &str,
     ) -> Result<Response, ApiError> {
+        let signed = self.signed_definition(survey, row, k)?;
+        let expires_at = crate::time::unix_seconds() + UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
+        let offer = DefinitionOffer {
+            signed,
+            credential: UploadCredential::reissue(&self.0.signing, survey, k, nonce, expires_at),
+        };
+        Ok(json(StatusCode::OK, &offer))
+    }
+
+    /// Cohort `k`'s definition (its own device key), signed; from the cache when made before.
+    fn signed_definition(
+        &self,
+        survey: &str,
+        row: &SurveyRow,
+        k: u32,
+    ) -> Result<SignedDefinition, ApiError> {
+        let id = (survey.to_owned(), k);
+        if let Some(signed) = self.cached_definitions().get(&id) {
+            return Ok(signed.clone());
+        }
         let key = self
             .0
             .keys
@@ -327,14 +348,33 @@ impl Collector {
             k,
             &collector.device_key(k),
         );
-        let expires_at = crate::time::unix_seconds() + UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
-        let offer = DefinitionOffer {
-            signed: SignedDefinition::sign(&self.0.signing, &definition),
-            credential: UploadCredential::reissue(&self.0.signing, survey, k, nonce, expires_at),
-        };
-        Ok(json(StatusCode::OK, &offer))
+        let signed = SignedDefinition::sign(&self.0.signing, &definition);
+        let mut cache = self.cached_definitions();
+        // An entry never goes stale: a survey's template and keys are fixed when it is created,
+        // and its id is never given to another survey (creation refuses an existing id, and
+        // erasure keeps the row). Cohorts only move forward, so past cohorts' entries are not
+        // asked for again once their offers are out: a bounded map emptied when full is enough.
+        if cache.len() >= SIGNED_DEFINITIONS_KEPT {
+            cache.clear();
+        }
+        cache.insert(id, signed.clone());
+        Ok(signed)
+    }
+
+    fn cached_definitions(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<(String, u32), SignedDefinition>> {
+        // A panic while the lock was held cannot leave a half-written entry (inserts are whole),
+        // so a poisoned map is still a good cache.
+        self.0
+            .signed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
+
+/// How many cohorts' signed definitions [`Collector::signed_definition`] keeps.
+const SIGNED_DEFINITIONS_KEPT: usize = 256;
 
 /// Whether a participant may load the definition now (survey open, invitation valid).
 fn check_participation(
