@@ -77,6 +77,23 @@ pub struct Manifest {
     /// absent for the unpadded methods, which have no such theorem, and in older manifests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub obfuscation: Option<Obfuscation>,
+    /// The web app builds that produced the released cohorts' uploads, with how many each
+    /// (issue 27 §2; `orthomask_survey::app_build::release_builds`): auditors compare the digests
+    /// with the public builds (`builds.json`). Empty (and not written) without services and in
+    /// manifests older than it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub builds: Vec<BuildCount>,
+}
+
+/// How many uploads named one web app build digest (issue 27 §2). The digest is empty for
+/// uploads that named none (clients other than the web app, in a deployment that serves none).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildCount {
+    /// The build digest (`orthomask_survey::app_build`), lowercase hexadecimal, or empty.
+    pub digest: String,
+    /// Uploads that named it.
+    pub uploads: usize,
 }
 
 /// The strong-obfuscation guarantee of the collection for the masks actually run
@@ -157,6 +174,10 @@ pub struct ReceiptRoot {
     pub count: usize,
     /// RFC 6962 Merkle root (hex) over the sorted upload hashes.
     pub merkle_root: String,
+    /// The app builds the uploads named, by digest, as the service published them (issue 27;
+    /// absent in manifests older than it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub builds: Vec<BuildCount>,
 }
 
 /// The protocol that produced a release (`"modified"`, `"first"`, `"second"`, `"collusion"`).
@@ -424,10 +445,18 @@ mod tests {
                 service: "http://m/api/surveys/s/uploads".into(),
                 count: 3,
                 merkle_root: "ab".repeat(32),
+                builds: vec![BuildCount {
+                    digest: "cd".repeat(32),
+                    uploads: 3,
+                }],
             }],
             unmasking_error: None,
             share_view: None,
             obfuscation: None,
+            builds: vec![BuildCount {
+                digest: "cd".repeat(32),
+                uploads: 3,
+            }],
         }
     }
 

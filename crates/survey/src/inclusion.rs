@@ -57,6 +57,10 @@ pub struct PublishedList {
     pub merkle_root: String,
     /// Every upload hash, sorted.
     pub upload_hashes: Vec<String>,
+    /// The app builds the uploads named, with how many each (issue 27 §2; absent from lists
+    /// older than it).
+    #[serde(default)]
+    pub builds: Vec<orthomask_formats::manifest::BuildCount>,
 }
 
 impl PublishedList {
@@ -66,8 +70,11 @@ impl PublishedList {
         let mut distinct = self.upload_hashes.clone();
         distinct.sort();
         distinct.dedup();
+        // The builds count every upload once (a list older than them names none).
+        let by_build: usize = self.builds.iter().map(|b| b.uploads).sum();
         distinct.len() == self.upload_hashes.len()
             && self.count == self.upload_hashes.len()
+            && (self.builds.is_empty() || by_build == self.count)
             && merkle_root(&self.upload_hashes) == self.merkle_root
     }
 }
@@ -415,10 +422,12 @@ mod tests {
                 service: SERVICE.into(),
                 count: 5,
                 merkle_root: merkle_root(&hashes()),
+                builds: Vec::new(),
             }],
             unmasking_error: None,
             share_view: None,
             obfuscation: None,
+            builds: Vec::new(),
         }
     }
 
@@ -568,6 +577,7 @@ mod tests {
             service: other.into(),
             count: 4,
             merkle_root: merkle_root(&theirs),
+            builds: Vec::new(),
         });
         let mut second = receipt(0, &h(11));
         second.service = other.into();
