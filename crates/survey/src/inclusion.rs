@@ -449,6 +449,7 @@ mod tests {
             count: hashes.len(),
             merkle_root: merkle_root(&hashes),
             upload_hashes: hashes,
+            builds: Vec::new(),
         })
     }
 
@@ -564,6 +565,18 @@ mod tests {
             check_receipt(&manifest(), &receipt(0, &h(0)), &Evidence::List(other)),
             Err(InclusionError::OtherList { cohort: 3, .. })
         ));
+        // The builds of a list count each of its uploads once (issue 27): 5 hashes, 4 counted.
+        let Evidence::List(mut miscounted) = list(hashes()) else {
+            unreachable!()
+        };
+        let build = |digest: &str, uploads| orthomask_formats::manifest::BuildCount {
+            digest: digest.to_owned(),
+            uploads,
+        };
+        miscounted.builds = vec![build("a", 3), build("b", 1)];
+        assert!(!miscounted.consistent());
+        miscounted.builds = vec![build("a", 3), build("b", 2)];
+        assert!(miscounted.consistent());
     }
 
     /// A receipt file of two services (share mode) is checked with each service's list.
