@@ -36,7 +36,8 @@ while [ $# -gt 0 ]; do
 done
 log() { printf '\033[1;35m[reproduce]\033[0m %s\n' "$*" >&2; }
 
-git rev-parse --verify --quiet "$commit^{commit}" >/dev/null || {
+# Resolved here: a name such as HEAD would mean another commit in the clone.
+commit=$(git rev-parse --verify --quiet "$commit^{commit}") || {
     echo "reproduce: $commit is not a commit of this repository" >&2
     exit 2
 }
@@ -79,7 +80,7 @@ for _ in $(seq 100); do [ -s "$port_file" ] && break; sleep 0.1; done
 url="http://127.0.0.1:$(cat "$port_file")/"
 if [ -n "$record" ]; then
     "$orthomask" audit --app "$url" --build "$work/dist" --builds "$record" \
-        --record "$(git rev-parse "$commit^{commit}")" >&2
+        --record "$commit" >&2
 fi
 if [ -n "$compare" ]; then
     "$orthomask" audit --app "$url" --build "$compare"
