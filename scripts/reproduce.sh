@@ -37,8 +37,9 @@ done
 log() { printf '\033[1;35m[reproduce]\033[0m %s\n' "$*" >&2; }
 
 # Resolved here: a name such as HEAD would mean another commit in the clone.
-commit=$(git rev-parse --verify --quiet "$commit^{commit}") || {
-    echo "reproduce: $commit is not a commit of this repository" >&2
+given=$commit
+commit=$(git rev-parse --verify --quiet "$given^{commit}") || {
+    echo "reproduce: $given is not a commit of this repository" >&2
     exit 2
 }
 work=$(mktemp -d)
