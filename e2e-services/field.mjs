@@ -190,6 +190,13 @@ async function main() {
       throw new Error(`cohort 0 stored ${stored.length} uploads; the offline participant's ${stored.filter((h) => h === hashes[0]).length} times`);
     }
     log(`exactly one upload per participant stored (${stored.length}), the offline one among them`);
+    // Every upload named the build the pages computed from what they loaded — the served build —
+    // and the receipt list and the release manifest count them under it (issue 27 §2).
+    const counted = JSON.stringify([{ digest: build, uploads: ANSWERS.length }]);
+    if (JSON.stringify(list.json.builds) !== counted) throw new Error(`the receipt list counts builds ${JSON.stringify(list.json.builds)}, expected ${counted}`);
+    const manifest = (await api('GET', `${services.collector}/api/surveys/${ID}/manifest.json`)).json;
+    if (JSON.stringify(manifest.builds) !== counted) throw new Error(`the manifest counts builds ${JSON.stringify(manifest.builds)}, expected ${counted}`);
+    log(`all ${ANSWERS.length} uploads named the served build, and the receipt list and the manifest count them under it`);
     const regress = (csv) => JSON.parse(execFileSync(cli, ['regress', '--input', csv, '--y', 'sleep',
       '--x', 'cigarettes,cigarettes_answered,stress', '--json'], { encoding: 'utf8' }));
     const raw = regress(join(out, 'raw.csv'));

@@ -4,8 +4,10 @@
 //
 // API mocked (the contract of src/services/http.rs, src/services/participation.rs and
 // src/services/fate.rs; docs/openapi.yaml is the real one):
-//   GET  /api/deployment -> {collector_public_key, collector, msp, rights}: collector = msp = base,
-//        rights = [base/right/0, base/right/1, base/right/2]
+//   GET  /api/deployment -> {collector_public_key, collector, msp, rights, build, builds}:
+//        collector = msp = base, rights = [base/right/0, base/right/1, base/right/2]; build = the
+//        build digest of the served dist/ (`appBuild` below, computed here independently of the
+//        app's Rust), builds = [build] unless a test publishes another list
 //   POST /api/surveys/:id/definition, Content-Type: application/json, body {"invite": T} or {}
 //        -> DefinitionOffer {signed: {definition, signature}, credential}: the bundled
 //        surveys/:id.json (planned parameters, which meet the policy's floors) pointed at this
@@ -19,7 +21,8 @@
 //     cohort, upload_hash, received_at}; 401 without a credential this deployment signed for this
 //     survey and cohort, unexpired; a nonce counts once per service (a retry with the same token
 //     returns the same receipt); `definition` (the template's SHA-256) is checked for its form
-//     only; errors are {"error": "one line"}.
+//     only; `build` must be one of the published builds (403 otherwise, issue 27 §2); errors are
+//     {"error": "one line"}.
 //   Answers of /api/ are `Cache-Control: no-store`, the app's files `no-cache` (as the real
 //   collector's).
 // Test controls:
@@ -33,7 +36,8 @@
 //        {"fate_busy": N} -> the next N fate requests answer 429 with Retry-After: 1;
 //        {"place_busy": N} -> the next N place requests answer 503 with Retry-After: 1;
 //        {"upload_busy": N} -> the next N uploads answer as a service at its connection limit
-//        does: 503 with Retry-After: 1 and Connection: close, nothing stored
+//        does: 503 with Retry-After: 1 and Connection: close, nothing stored;
+//        {"builds": [DIGEST, …]} -> the deployment publishes these accepted builds instead
 //   GET  /__mock/uploads -> every upload request received (bodies as parsed JSON)
 //   GET  /__mock/offers -> every place request received ({method, survey, invite, cohort})
 //   GET  /__mock/fates -> every fate request received ({survey, cohort, status})
@@ -108,7 +112,7 @@ function validUpload(u) {
   if (typeof u.token !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(u.token)) return 'bad idempotency token';
   if (!Array.isArray(u.values) || u.values.some((v) => typeof v !== 'number' || !Number.isFinite(v))) return 'values must be finite numbers';
   if ('definition' in u && !/^[0-9a-f]{64}$/.test(u.definition)) return 'definition must be 64 hex digits';
-  const keys = Object.keys(u).filter((k) => k !== 'credential' && k !== 'definition').sort().join(',');
+  const keys = Object.keys(u).filter((k) => !['credential', 'definition', 'build'].includes(k)).sort().join(',');
   if (keys !== 'cohort,survey,token,values') return `unexpected fields: ${keys}`;
   return null;
 }
@@ -140,7 +144,25 @@ async function offer(dist, base, id, cohort, key, forger, mode, secret) {
   };
 }
 
+/**
+ * The build digest of the app in `dist` (issue 27), as `sha256sum` would give it: the service
+ * worker and every file its APP_FILES names (`./` is index.html), one `sha256  path` line each,
+ * sorted by path, hashed again. Written from the format's description, not from the app's code.
+ */
+export async function appBuild(dist) {
+  const sw = await readFile(join(dist, 'sw.js'), 'utf8');
+  const list = sw.match(/const APP_FILES = \[([^\]]*)\];/)[1];
+  const names = new Set(['sw.js', ...[...list.matchAll(/'([^']+)'/g)].map(([, f]) => (f === './' ? 'index.html' : f))]);
+  const lines = [];
+  for (const name of names) {
+    lines.push(`${createHash('sha256').update(await readFile(join(dist, name))).digest('hex')}  ${name}\n`);
+  }
+  lines.sort((a, b) => (a.slice(66) < b.slice(66) ? -1 : 1));
+  return createHash('sha256').update(lines.join('')).digest('hex');
+}
+
 export async function startServer({ dist, fixtures }) {
+  const build = await appBuild(dist).catch(() => null);
   const state = {
     failNext: 0, uploadBusy: 0, down: false, offer: 'genuine', fateBusy: 0, placeBusy: 0, uploads: [], offers: [], fates: [],
     receipts: new Map(), nonces: new Map(), spoilt: new Set(), cohortOf: new Map(),
@@ -166,6 +188,7 @@ export async function startServer({ dist, fixtures }) {
         if ('fate_busy' in m) state.fateBusy = m.fate_busy;
         if ('place_busy' in m) state.placeBusy = m.place_busy;
         if ('upload_busy' in m) state.uploadBusy = m.upload_busy;
+        if ('builds' in m) state.builds = m.builds;
         if ('spoil' in m) {
           state.spoilt.add(`${m.spoil.survey}/${m.spoil.cohort}`);
           state.cohortOf.set(m.spoil.survey, Math.max(state.cohortOf.get(m.spoil.survey) ?? 0, m.spoil.cohort + 1));
@@ -177,7 +200,11 @@ export async function startServer({ dist, fixtures }) {
       if (url.pathname === '/__mock/fates') return send(200, state.fates);
       if (url.pathname === '/__mock/receipts') return send(200, state.receipts.size);
       if (url.pathname === '/api/deployment' && req.method === 'GET') {
-        return send(200, { collector_public_key: key.publicHex, collector: base, msp: base, rights: [0, 1, 2].map((i) => `${base}/right/${i}`) });
+        const builds = state.builds ?? (build ? [build] : []);
+        return send(200, {
+          collector_public_key: key.publicHex, collector: base, msp: base, rights: [0, 1, 2].map((i) => `${base}/right/${i}`),
+          ...(build ? { build } : {}), ...(builds.length ? { builds } : {}),
+        });
       }
       const definition = url.pathname.match(/^\/api\/surveys\/([a-z0-9_-]+)\/definition$/);
       if (definition) {
@@ -239,6 +266,8 @@ export async function startServer({ dist, fixtures }) {
         if (body.survey !== api[2]) return send(422, { error: `upload for survey ${body.survey} sent to survey ${api[2]}` });
         const refused = credentialProblem(key, body.credential, body.survey, body.cohort);
         if (refused) return send(401, { error: refused });
+        const builds = state.builds ?? (build ? [build] : []);
+        if (builds.length && !builds.includes(body.build ?? '')) return send(403, { error: `the upload was made by app build ${JSON.stringify(body.build ?? '')}, which this deployment does not accept` });
         // Each service takes a nonce once; the same token (a retry) gets the same receipt.
         const nonce = `${endpoint}/${body.credential.nonce}`;
         if (state.nonces.has(nonce) && state.nonces.get(nonce) !== body.token) return send(409, { error: 'this upload credential was used already' });
@@ -263,7 +292,7 @@ export async function startServer({ dist, fixtures }) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${server.address().port}`;
   return {
-    base, state,
+    base, state, build,
     close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),
   };
 }

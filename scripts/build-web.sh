@@ -6,8 +6,9 @@
 #   2. wasm-bindgen (exactly the version in Cargo.lock, scripts/setup.sh) writes the JS glue;
 #   3. wasm-opt -Oz (npm binaryen@132: Debian's 108 cannot read Rust 1.95's output);
 #   4. the app's static files are copied from www/;
-#   5. www/index.html's `{{sri FILE}}` marks become FILE's Subresource Integrity digest
-#      (SHA-384), so the browser runs only the exact files this build wrote.
+#   5. the `{{sri FILE}}` marks of www/index.html and www/worker.js become FILE's Subresource
+#      Integrity digest (SHA-384), so the browser runs only the exact files this build wrote, in
+#      the page and in the Web Worker (issue 27 §2).
 #
 # Why not trunk, which did the same: installing it compiled ~400 crates (12-20 minutes on two
 # cores), more than a third of a fresh machine's set-up (issue 28), for five steps we can state.
@@ -36,16 +37,18 @@ python3 - "$stage" <<'PY'
 import base64, hashlib, pathlib, re, sys
 
 stage = pathlib.Path(sys.argv[1])
-template = pathlib.Path("www/index.html").read_text(encoding="utf-8")
 
 def sri(match):
     data = (stage / match.group(1)).read_bytes()
     return "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode()
 
-html = re.sub(r"\{\{sri ([^}]+)\}\}", sri, template)
-if "{{" in html:
-    sys.exit("www/index.html: a mark this build does not know is left")
-(stage / "index.html").write_text(html, encoding="utf-8")
+# The page and the Web Worker both fetch the glue and the module with their digests
+# (issue 27 §2): each {{sri FILE}} mark becomes FILE's SHA-384.
+for name, source in (("index.html", "www/index.html"), ("worker.js", "www/worker.js")):
+    text = re.sub(r"\{\{sri ([^}]+)\}\}", sri, pathlib.Path(source).read_text(encoding="utf-8"))
+    if "{{" in text:
+        sys.exit(f"{source}: a mark this build does not know is left")
+    (stage / name).write_text(text, encoding="utf-8")
 PY
 rm -rf "$out"
 mv "$stage" "$out"

@@ -2,7 +2,7 @@
 # Rebuild the web app of a commit in a clean clone and print its build digest (issue 27 §1), the
 # digest `GET /api/deployment` names and `orthomask audit --app URL --expect DIGEST` checks.
 #
-#   bash scripts/reproduce.sh COMMIT [--compare DIR]
+#   bash scripts/reproduce.sh COMMIT [--compare DIR] [--record BUILDS_JSON]
 #
 # The clone is made from this repository into a fresh temporary directory (another path than
 # this checkout's: the build must not depend on where it runs), built by the clone's own
@@ -11,22 +11,35 @@
 # (`orthomask_survey::app_build`: sha256sum of every file the service worker names, sorted by
 # path, hashed again). With --compare DIR the clone's build is compared with DIR file by file
 # (e.g. this checkout's dist/): "same build", or the first file that differs and exit status 1.
+# With --record BUILDS_JSON the commit and its digest are appended to that list of public builds
+# (`builds.json` beside a release, `orthomask_survey::public_builds`; created when absent, earlier
+# entries kept as they are, a commit already recorded with another digest refused).
 #
-# Compiled dependencies are shared with this checkout's target/ directory (they are the same
-# crates from the same registry); the workspace's own crates are compiled afresh for the clone's
-# path. Not a test: a clean build takes minutes (scripts/bench.sh runs it).
+# Compiled dependencies are shared with this checkout's target/reproduce directory (they are the
+# same crates from the same registry; REPRODUCE_TARGET_DIR names another); the workspace's own
+# crates are compiled afresh for the clone's path. The web tools are this checkout's
+# target/web-tools (WEB_TOOLS names another). Not a test: a clean build takes minutes
+# (scripts/bench-reproduce.sh runs it and times it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-commit=${1:?usage: reproduce.sh COMMIT [--compare DIR]}
+commit=${1:?usage: reproduce.sh COMMIT [--compare DIR] [--record BUILDS_JSON]}
+shift
 compare=
-if [ "${2:-}" = "--compare" ]; then
-    compare=$(realpath "${3:?--compare needs a directory}")
-fi
+record=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --compare) compare=$(realpath "${2:?--compare needs a directory}"); shift 2 ;;
+        --record) record=$(realpath -m "${2:?--record needs a file}"); shift 2 ;;
+        *) echo "reproduce: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
 log() { printf '\033[1;35m[reproduce]\033[0m %s\n' "$*" >&2; }
 
-git rev-parse --verify --quiet "$commit^{commit}" >/dev/null || {
-    echo "reproduce: $commit is not a commit of this repository" >&2
+# Resolved here: a name such as HEAD would mean another commit in the clone.
+given=$commit
+commit=$(git rev-parse --verify --quiet "$given^{commit}") || {
+    echo "reproduce: $given is not a commit of this repository" >&2
     exit 2
 }
 work=$(mktemp -d)
@@ -40,8 +53,8 @@ log "building the web app of $(git -C "$work/orthomask" rev-parse --short HEAD)"
     cd "$work/orthomask"
     # The npm tools live in this checkout's target/web-tools (scripts/setup.sh).
     mkdir -p target
-    ln -s "$root/target/web-tools" target/web-tools
-    CARGO_TARGET_DIR="$root/target/reproduce" WEB_DIST="$work/dist" \
+    ln -s "${WEB_TOOLS:-$root/target/web-tools}" target/web-tools
+    CARGO_TARGET_DIR="${REPRODUCE_TARGET_DIR:-$root/target/reproduce}" WEB_DIST="$work/dist" \
         bash scripts/build-web.sh >&2
 )
 
@@ -66,6 +79,10 @@ server=$!
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -s "$port_file" ] && break; sleep 0.1; done
 url="http://127.0.0.1:$(cat "$port_file")/"
+if [ -n "$record" ]; then
+    "$orthomask" audit --app "$url" --build "$work/dist" --builds "$record" \
+        --record "$commit" >&2
+fi
 if [ -n "$compare" ]; then
     "$orthomask" audit --app "$url" --build "$compare"
 else

@@ -90,6 +90,7 @@ async fn an_unreachable_service_is_retried_then_reported_with_nothing_lost() {
         values: vec![1.0, 2.0],
         credential: None,
         definition: String::new(),
+        build: String::new(),
     };
     let attempts = Rc::new(RefCell::new(Vec::new()));
     let seen = attempts.clone();
@@ -373,6 +374,7 @@ async fn the_outbox_keeps_reads_back_and_forgets_a_waiting_submission() {
                 values: vec![0.25, -1.5],
                 credential: Some(UploadCredential::issue(&signer, "s", 2, [3; 16], u64::MAX)),
                 definition: String::new(),
+                build: String::new(),
             },
         }],
     };

@@ -1,8 +1,20 @@
 // The Web Worker: loads the same WebAssembly module as the page. Its entry point sees no
 // `window`, installs the job handler (src/worker.rs) and posts "Ready".
-import init from './orthomask-web.js';
+//
+// Both files are fetched with their digests (issue 27 §2), as the page fetches them
+// (index.html): scripts/build-web.sh writes the SHA-384 of each built file below, so a module or
+// glue with one byte changed is refused by the browser before anything runs. A static `import`
+// cannot carry an integrity attribute (import maps do not reach workers), so the glue is first
+// fetched with its digest and only then imported (the browser answers that import from the same
+// response: it is in its HTTP cache and, once installed, in the service worker's).
+const GLUE = './orthomask-web.js';
+const MODULE = './orthomask-web_bg.wasm';
 
-init().catch((error) => {
+(async () => {
+  await fetch(GLUE, { integrity: '{{sri orthomask-web.js}}' });
+  const { default: init } = await import(GLUE);
+  await init({ module_or_path: fetch(MODULE, { integrity: '{{sri orthomask-web_bg.wasm}}' }) });
+})().catch((error) => {
   // One line for the page (Reply::Broken); never any data.
   self.postMessage(JSON.stringify({ Broken: { message: `the background worker could not start: ${error}` } }));
 });

@@ -97,3 +97,40 @@ test('a saved receipt is checked against the release: in the list passes, absent
     await s.close();
   }
 });
+
+// Issue 27 §3: the builds a release's manifest counts, each matched with the public commits of the
+// release's builds.json (commit → digest): a public commit's build passes, a build no public
+// commit produces fails, and the count of uploads from each is shown.
+test('the audit view names which app builds produced the records and whether each is a public commit', async () => {
+  const s = await setup();
+  try {
+    const [publicBuild, unknownBuild] = ['a'.repeat(64), 'b'.repeat(64)];
+    const commit = '1'.repeat(40);
+    const manifest = {
+      orthomask_version: '0', method: 'modified', n: 12, p1: 2, p2: 40, columns: ['a', 'QA'], sigma: 1,
+      cohorts: { size: 12, sizes: [12] }, right_mask: 'haar', generator: 'chacha', kept_columns: [],
+      column_means: [], cross_products: [], teaching_keys: false, warnings: [],
+      builds: [{ digest: publicBuild, uploads: 7 }, { digest: unknownBuild, uploads: 5 }],
+    };
+    await s.page.goto(`${s.server.base}/#/audit`);
+    await s.page.locator('#audit-manifest-file').setInputFiles({ name: 'manifest.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(manifest)) });
+    const report = s.page.getByTestId('builds-report');
+    await report.waitFor();
+    // Before builds.json is given, nothing is claimed either way.
+    assert.equal(await report.locator('tr.warn').count(), 2);
+    const builds = `[\n{"commit": "${commit}", "digest": "${publicBuild}"}\n]\n`;
+    await s.page.locator('#audit-builds-file').setInputFiles({ name: 'builds.json', mimeType: 'application/json', buffer: Buffer.from(builds) });
+    const good = report.locator(`tr[data-build="${publicBuild}"]`);
+    await good.and(s.page.locator('tr.pass')).waitFor();
+    assert.match(await good.textContent(), new RegExp(`7.*the build of public commit ${commit}`));
+    const bad = report.locator(`tr[data-build="${unknownBuild}"]`);
+    assert.equal(await bad.getAttribute('class'), 'fail');
+    assert.match(await bad.textContent(), /5.*not the build of any public commit in builds\.json/);
+    await screenshot(s.page, 'audit-builds');
+    // A builds.json that is not one is named, with the entry.
+    await s.page.locator('#audit-builds-file').setInputFiles({ name: 'bad-builds.json', mimeType: 'application/json', buffer: Buffer.from('[{"commit": "x", "digest": "y"}]') });
+    await s.page.getByTestId('builds-error').filter({ hasText: 'bad-builds.json: entry 1: commit "x" is not 40 lowercase hexadecimal digits' }).waitFor();
+  } finally {
+    await s.close();
+  }
+});

@@ -26,8 +26,9 @@ function surveyLink(s, id = 'leaps-demo', invite = null) {
   return `${s.server.base}/#/participate?survey=${id}${query}`;
 }
 
-/** The body fields of every upload: the credential and the definition's digest travel with the masked values. */
-const UPLOAD_FIELDS = ['cohort', 'credential', 'definition', 'survey', 'token', 'values'];
+/** The body fields of every upload: the credential, the definition's digest and the app's build
+ * digest travel with the masked values. */
+const UPLOAD_FIELDS = ['build', 'cohort', 'credential', 'definition', 'survey', 'token', 'values'];
 /** The place requests: POST, JSON, `{"invite": …}` or `{}`. */
 const PLACE = /^\/api\/surveys\/[a-z0-9_-]+\/definition$/;
 const isPlace = (r) => r.method === 'POST' && PLACE.test(new URL(r.url).pathname);
@@ -75,6 +76,9 @@ function assertNoRawData(s, label) {
       // Only the fields of an Upload: no answer can hide in another field.
       assert.deepEqual(Object.keys(parsed).sort(), UPLOAD_FIELDS, `${label}: body fields`);
       assert.deepEqual(Object.keys(parsed.credential).sort(), ['cohort', 'expires_at', 'nonce', 'signature', 'survey'], `${label}: credential fields`);
+      // The build the page runs (issue 27 §2): the digest of the served dist/, computed by the
+      // mock server from the files (e2e/server.mjs appBuild), not by the app.
+      assert.equal(parsed.build, s.server.build, `${label}: the upload names the served build`);
       for (const v of numbersIn(parsed)) {
         for (const raw of RAW_NUMBERS) assert.ok(Math.abs(v - raw) > 1e-9, `${label}: raw answer ${raw} sent to ${r.url}`);
       }
@@ -466,7 +470,7 @@ test('the mock services refuse an upload without a valid credential (so a receip
     assert.equal((await fetch(place)).status, 405, 'GET');
     assert.equal((await fetch(place, { method: 'POST', body: 'invite=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status, 415, 'a form post');
     const offer = await (await fetch(place, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).json();
-    const upload = { survey: 'leaps-demo', cohort: 0, token: 'A'.repeat(32), values: [1, 2, 3] };
+    const upload = { survey: 'leaps-demo', cohort: 0, token: 'A'.repeat(32), values: [1, 2, 3], build: s.server.build };
     const post = (body, path = '/api/surveys/leaps-demo/uploads') => fetch(`${s.server.base}${path}`, { method: 'POST', body: JSON.stringify(body) });
     assert.equal((await post(upload)).status, 401, 'no credential');
     const tampered = { ...offer.credential, expires_at: offer.credential.expires_at + 1 };

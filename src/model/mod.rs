@@ -9,12 +9,14 @@
 //!
 //! * [`format`] — numbers as the pages print them;
 //! * [`participation`] — which survey the participant page may open, and whether to trust it;
+//! * [`own_build`] — the build the participant page runs, and whether it may send from it;
 //! * [`fate`] — what became of the participant's cohort after the receipt (left out when
 //!   spoilt, so the answers go again);
 //! * [`analysis`] — regression, contingency tables, logistic regression, diagnostics, exports;
 //! * [`exact_exports`] — the exact tests in the R and Python exports, by R's and statsmodels'
 //!   own functions;
 //! * [`audit`] — the audit checks of `orthomask_stats::audit` on a release and its manifest;
+//! * [`audit_builds`] — which app builds produced a release's records, against `builds.json`;
 //! * [`classroom`] — the LEAPS walk-through: every party's view, the attack, collusion, Table 6;
 //! * [`residual_lesson`] — the classroom's "this is why": skewed raw residuals, normal-looking
 //!   released ones;
@@ -28,12 +30,14 @@ pub mod format;
 
 pub mod live_demonstrations;
 pub mod outbox;
+pub mod own_build;
 pub mod participation;
 
 pub mod fate;
 
 pub mod analysis;
 pub mod audit;
+pub mod audit_builds;
 pub mod exact_exports;
 
 pub mod classroom;

@@ -195,6 +195,7 @@ mod tests {
             msp: "http://c".into(),
             rights: vec!["http://r0".into(), "http://r1".into()],
             build: None,
+            builds: Vec::new(),
         }
     }
 

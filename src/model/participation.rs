@@ -155,8 +155,10 @@ pub fn percent_encode(text: &str) -> String {
 /// What a page may do with an opened survey.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Access {
-    /// Send, with the collector's credential in every upload.
-    Collector(UploadCredential),
+    /// Send, with the collector's credential and the page's build digest
+    /// ([`crate::model::own_build`], empty until checked or where none is published) in every
+    /// upload.
+    Collector(UploadCredential, String),
     /// Practise only: nothing is sent (there is no credential, and the key is published).
     Demonstration,
 }
@@ -251,7 +253,10 @@ pub fn accept(
             found: definition.id,
         });
     }
-    Ok((definition, Access::Collector(offer.credential)))
+    Ok((
+        definition,
+        Access::Collector(offer.credential, String::new()),
+    ))
 }
 
 /// The build digest the collector names for the app it serves (`Deployment::build`,
@@ -319,6 +324,7 @@ mod tests {
             msp: BASE.into(),
             rights: (0..3).map(|i| format!("{BASE}/right/{i}")).collect(),
             build: None,
+            builds: Vec::new(),
         })
         .unwrap()
     }
@@ -442,7 +448,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(opened, d);
-        let Access::Collector(credential) = access else {
+        let Access::Collector(credential, _) = access else {
             panic!("a collector's survey carries its credential")
         };
         assert_eq!(

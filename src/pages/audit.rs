@@ -1,7 +1,9 @@
 //! The audit view (`#/audit?data=URL&manifest=URL`): `orthomask_stats::audit` in the browser,
 //! pass / warn / fail with the numbers behind each check, printable; and "is my upload in the
 //! release?": a saved receipt file checked against the manifest with a service's published list
-//! or inclusion proof (`model::audit::run_receipt_check`, issue 10 §5).
+//! or inclusion proof (`model::audit::run_receipt_check`, issue 10 §5); and which app builds
+//! produced the records, against the release's `builds.json` (`&builds=URL`, issue 27 §3;
+//! `model::audit_builds`).
 
 use std::rc::Rc;
 
@@ -11,6 +13,7 @@ use crate::components::file_picker::FilePicker;
 use crate::components::progress::JobProgress;
 use crate::context::{JobStatus, use_job, use_query};
 use crate::model::audit::{NamedText, run_receipt_check};
+use crate::model::audit_builds::build_rows;
 use crate::model::format::sig;
 use crate::model::jobs::{Job, Output};
 use crate::services::{http, query};
@@ -23,12 +26,22 @@ pub fn audit() -> Html {
     let manifest = use_state(|| None::<Rc<NamedText>>);
     let error = use_state(|| None::<String>);
     let receipt = use_state(|| None::<Rc<NamedText>>);
+    let builds = use_state(|| None::<Rc<NamedText>>);
     let evidence = use_state(Vec::<NamedText>::new);
     let job = use_job();
     {
-        let (release, manifest, error) = (release.setter(), manifest.setter(), error.setter());
+        let (release, manifest, builds, error) = (
+            release.setter(),
+            manifest.setter(),
+            builds.setter(),
+            error.setter(),
+        );
         use_effect_with(params.clone(), move |params| {
-            for (key, target) in [("data", release), ("manifest", manifest)] {
+            for (key, target) in [
+                ("data", release),
+                ("manifest", manifest),
+                ("builds", builds),
+            ] {
                 if let Some(url) = query::get(params, key) {
                     let error = error.clone();
                     wasm_bindgen_futures::spawn_local(async move {
@@ -71,6 +84,11 @@ pub fn audit() -> Html {
         }
         _ => None,
     };
+    // Cheap too: the manifest's few builds matched with builds.json.
+    let build_check = manifest
+        .as_deref()
+        .map(|m| build_rows(m, builds.as_deref()))
+        .filter(|rows| !matches!(rows, Ok(r) if r.is_empty()));
     let add_evidence = {
         let evidence = evidence.clone();
         Callback::from(move |t: NamedText| {
@@ -104,6 +122,36 @@ pub fn audit() -> Html {
                 <FilePicker id="audit-manifest" label="Manifest (JSON, optional)" accept=".json,application/json" on_load={set(manifest.clone())} on_error={on_error.clone()}
                     loaded={manifest.as_ref().map(|d| AttrValue::from(d.name.clone()))} />
             </div>
+            <h2 class="no-print">{ "Which app builds produced the records?" }</h2>
+            <p class="no-print">{ "Every upload names the build of the web app that made it, and the manifest counts them. Give the builds.json kept beside the release (public commit → build digest, from scripts/reproduce.sh) to see whether each is the build of a public commit." }</p>
+            <div class="pickers no-print">
+                <FilePicker id="audit-builds" label="Public builds (builds.json)" accept=".json,application/json" on_load={set(builds.clone())} on_error={on_error.clone()}
+                    loaded={builds.as_ref().map(|d| AttrValue::from(d.name.clone()))} />
+            </div>
+            if let Some(check) = build_check {
+                {{
+                    match check {
+                        Err(e) => html! { <p class="error" role="alert" data-testid="builds-error">{ e }</p> },
+                        Ok(rows) => html! {
+                            <div class="report" data-testid="builds-report">
+                                <div class="table-scroll"><table class="checks">
+                                    <thead><tr><th scope="col">{ "result" }</th><th scope="col">{ "build" }</th><th scope="col">{ "uploads" }</th><th scope="col">{ "details" }</th></tr></thead>
+                                    <tbody>
+                                        { for rows.iter().map(|r| html! {
+                                            <tr class={r.status} data-build={r.digest.clone()}>
+                                                <td class="result"><span class={classes!("status", r.status)}>{ match r.status { "pass" => "✓ pass", "warn" => "! warn", _ => "✗ fail" } }</span></td>
+                                                <th scope="row"><code class="hash">{ if r.digest.is_empty() { "(none named)" } else { &r.digest } }</code></th>
+                                                <td class="numbers">{ r.uploads }</td>
+                                                <td>{ &r.detail }</td>
+                                            </tr>
+                                        }) }
+                                    </tbody>
+                                </table></div>
+                            </div>
+                        },
+                    }
+                }}
+            }
             <h2 class="no-print">{ "Is my upload in the release?" }</h2>
             <p class="no-print">{ "Give the manifest above, the receipt file the participant page saved, and the receipt list (or inclusion proof) the service published for your cohort: the list must lead to the root the release records for that cohort and service, and hold your upload." }</p>
             <div class="pickers no-print">

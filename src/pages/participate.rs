@@ -185,7 +185,7 @@ pub fn participate() -> Html {
         // Keyed by the receipt's cohort; the phase leaves `Done` while the answers go again, so
         // the watch of the new cohort starts afresh.
         let watched = match (&state.phase, &state.access, state.receipts.first()) {
-            (Phase::Done, Some(Access::Collector(_)), Some((_, receipt))) => {
+            (Phase::Done, Some(Access::Collector(..)), Some((_, receipt))) => {
                 Some((receipt.survey.clone(), receipt.cohort))
             }
             _ => None,
@@ -748,7 +748,7 @@ fn review(
     let sending = matches!(state.phase, Phase::Sending(_));
     let waiting = state.phase == Phase::Waiting;
     // A demonstration has no credential and a published key: it never sends.
-    let practice = !matches!(state.access, Some(Access::Collector(_)));
+    let practice = !matches!(state.access, Some(Access::Collector(..)));
     html! {
         <div class="review">
             <section class="leaves-device" aria-labelledby="leaves-title">
@@ -818,7 +818,7 @@ fn receipt(
             }
             <Receipts survey={survey.id.clone()} receipts={state.receipts.clone()} language={lang} />
             // A live demonstration (a collector's survey labelled as one) can be filled at once.
-            if let (Some(Access::Collector(_)), true, Some((_, r))) = (&state.access, survey.masking.teaching, state.receipts.first()) {
+            if let (Some(Access::Collector(..)), true, Some((_, r))) = (&state.access, survey.masking.teaching, state.receipts.first()) {
                 <SimulatedParticipants survey={survey.id.clone()} cohort={r.cohort} language={lang} />
             }
         </div>

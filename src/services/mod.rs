@@ -4,6 +4,7 @@
 //!
 //! * [`http`] — GET text, POST JSON for a place, POST an upload with retry, backoff and receipt
 //!   verification;
+//! * [`app_build`] — the page's own files, read for its build digest (issue 27);
 //! * [`participation`] — the survey a participant link names, fetched from this origin and checked;
 //!   masking and sending, for the form and for simulated participants;
 //! * [`fate`] — watching the participant's cohort after the receipt (spoilt: answer again);
@@ -17,6 +18,7 @@
 //! * [`admin`] — the collector's admin API with the team's bearer token, kept for the tab only.
 
 pub mod admin;
+pub mod app_build;
 pub mod browser;
 pub mod clock;
 pub mod download;

@@ -14,6 +14,7 @@ use super::http::{
     FetchError, RetryPolicy, SendError, fetch_text, get_text, post_json, send_upload,
 };
 use super::random;
+use crate::model::own_build;
 use crate::model::participation::{
     self, Access, DEPLOYMENT_PATH, Source, Unopened, definition_path, demonstration_path,
     place_request,
@@ -88,6 +89,22 @@ async fn deployment() -> Result<String, Unopened> {
         .map_err(unopened)
 }
 
+/// The page's build digest, checked against the builds `deployment` accepts
+/// ([`crate::model::own_build`]).
+///
+/// # Errors
+/// [`Unopened::Refused`] with the one line of [`own_build::OwnBuildError`].
+async fn own_build(deployment: &str) -> Result<String, Unopened> {
+    let refused = |e: own_build::OwnBuildError| Unopened::Refused(e.to_string());
+    let accepted = own_build::accepted_builds(deployment).map_err(refused)?;
+    let loaded = super::app_build::loaded_files().await;
+    let cached = match &loaded {
+        Ok(files) => super::app_build::cached_files(files).await,
+        Err(_) => Vec::new(),
+    };
+    own_build::own_build(&accepted, loaded, &cached).map_err(refused)
+}
+
 /// Take a place in `survey` ([`take_place`]) and check the collector's offer against
 /// `deployment` (the text of [`deployment`]).
 ///
@@ -118,8 +135,15 @@ pub async fn open(source: &Source, accepted: Option<&str>) -> Result<Opened, Uno
                 Some(text) => text.to_owned(),
                 None => deployment().await?,
             };
+            // The page's own build first (issue 27 §2): a build the deployment does not accept
+            // takes no place and masks nothing.
+            let build = own_build(&deployment).await?;
             let (survey, access) =
                 take_place_and_accept(&deployment, survey, invite.as_deref()).await?;
+            let access = match access {
+                Access::Collector(credential, _) => Access::Collector(credential, build),
+                other => other,
+            };
             Ok(Opened {
                 survey,
                 access,
@@ -155,7 +179,9 @@ pub fn prepare(
     let key = random::key()?;
     let client = Client::new(survey).map_err(|e| e.to_string())?;
     let client = match access {
-        Access::Collector(credential) => client.with_credential(credential.clone()),
+        Access::Collector(credential, build) => {
+            client.with_credential(credential.clone()).with_build(build)
+        }
         Access::Demonstration => client,
     };
     client

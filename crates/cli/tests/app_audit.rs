@@ -151,3 +151,89 @@ fn a_file_the_service_worker_names_but_nobody_serves_is_one_line() {
     let missing = format!("error: {}: cannot read: ", served.join("app.js").display());
     assert!(e.starts_with(&missing), "{e}");
 }
+
+/// Issue 27 §3: `--record` appends the commit a clean build was made from to `builds.json`
+/// (what `scripts/reproduce.sh COMMIT --record FILE` runs), and `--builds` names the public
+/// commit of the served build, or fails when none builds it.
+#[test]
+fn builds_json_records_and_names_the_public_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (local, served) = (tmp.path().join("dist"), tmp.path().join("served"));
+    write_build(&local);
+    write_build(&served);
+    let url = serve(&served);
+    let digest = coreutils_digest(&local);
+    let builds = tmp.path().join("release").join("builds.json");
+    let builds_arg = builds.to_str().unwrap();
+    let (c1, c2) = ("1".repeat(40), "2".repeat(40));
+    // An earlier public build, recorded by hand in the documented format.
+    std::fs::create_dir_all(builds.parent().unwrap()).unwrap();
+    let earlier = format!(
+        "[\n{{\"commit\": \"{c1}\", \"digest\": \"{}\"}}\n]\n",
+        "e".repeat(64)
+    );
+    std::fs::write(&builds, &earlier).unwrap();
+
+    let recorded = ok(&orthomask(&[
+        "audit",
+        "--app",
+        &url,
+        "--build",
+        local.to_str().unwrap(),
+        "--builds",
+        builds_arg,
+        "--record",
+        &c2,
+    ]));
+    assert_eq!(
+        recorded.trim(),
+        format!("same build {digest}, public commit {c2}")
+    );
+    let text = std::fs::read_to_string(&builds).unwrap();
+    assert_eq!(
+        text,
+        format!(
+            "[\n{{\"commit\": \"{c1}\", \"digest\": \"{}\"}},\n{{\"commit\": \"{c2}\", \"digest\": \"{digest}\"}}\n]\n",
+            "e".repeat(64)
+        )
+    );
+    // An auditor with only the digest finds the commit.
+    let named = ok(&orthomask(&[
+        "audit", "--app", &url, "--expect", &digest, "--builds", builds_arg,
+    ]));
+    assert_eq!(
+        named.trim(),
+        format!("same build {digest}, public commit {c2}")
+    );
+
+    // Recording the earlier commit with this digest would rewrite its entry: refused, file kept.
+    let e = failure(&orthomask(&[
+        "audit",
+        "--app",
+        &url,
+        "--build",
+        local.to_str().unwrap(),
+        "--builds",
+        builds_arg,
+        "--record",
+        &c1,
+    ]));
+    assert!(
+        e.contains(&format!("commit {c1} is recorded with digest")),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_to_string(&builds).unwrap(), text);
+
+    // A served build no public commit builds.
+    std::fs::write(&builds, &earlier).unwrap();
+    let e = failure(&orthomask(&[
+        "audit", "--app", &url, "--expect", &digest, "--builds", builds_arg,
+    ]));
+    assert_eq!(
+        e,
+        format!(
+            "error: {digest} is not the build of any public commit in {}",
+            builds.display()
+        )
+    );
+}

@@ -127,6 +127,16 @@ async fn the_services_and_the_pipeline_write_the_same_manifest() {
         .collect();
     let service = definition.upload_url.as_str();
     assert_eq!(entries, [(0, service, 12), (1, service, 12)]);
+    // The services count the uploads by the app build they name (issue 27): this client, not the
+    // web app, names none; the pipeline has no uploads to count.
+    assert!(pipeline.builds.is_empty());
+    assert_eq!(
+        served.builds,
+        [orthomask_formats::manifest::BuildCount {
+            digest: String::new(),
+            uploads: 24
+        }]
+    );
     let (raw_means, raw_gram) = raw_statistics(&raw);
     for m in [&served, &pipeline] {
         let means: Vec<f64> = m.column_means.iter().map(|c| c.mean).collect();
@@ -138,6 +148,7 @@ async fn the_services_and_the_pipeline_write_the_same_manifest() {
     let mut expected = pipeline.clone();
     expected.condition_3_7_margin = served.condition_3_7_margin;
     expected.receipt_roots = served.receipt_roots.clone();
+    expected.builds = served.builds.clone();
     expected.column_means = served.column_means.clone();
     expected.cross_products = served.cross_products.clone();
     if let (Some(e), Some(s)) = (expected.qa.as_mut(), served.qa.as_ref()) {

@@ -83,6 +83,23 @@ pub struct Manifest {
     /// interactions here. Empty (and not written) without declared terms.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub model_terms: Vec<crate::model_terms::Term>,
+    /// The web app builds that produced the released cohorts' uploads, with how many each
+    /// (issue 27 §2; `orthomask_survey::app_build::release_builds`): auditors compare the digests
+    /// with the public builds (`builds.json`). Empty (and not written) without services and in
+    /// manifests older than it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub builds: Vec<BuildCount>,
+}
+
+/// How many uploads named one web app build digest (issue 27 §2). The digest is empty for
+/// uploads that named none (clients other than the web app, in a deployment that serves none).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildCount {
+    /// The build digest (`orthomask_survey::app_build`), lowercase hexadecimal, or empty.
+    pub digest: String,
+    /// Uploads that named it.
+    pub uploads: usize,
 }
 
 /// The strong-obfuscation guarantee of the collection for the masks actually run
@@ -163,6 +180,10 @@ pub struct ReceiptRoot {
     pub count: usize,
     /// RFC 6962 Merkle root (hex) over the sorted upload hashes.
     pub merkle_root: String,
+    /// The app builds the uploads named, by digest, as the service published them (issue 27;
+    /// absent in manifests older than it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub builds: Vec<BuildCount>,
 }
 
 /// The protocol that produced a release (`"modified"`, `"first"`, `"second"`, `"collusion"`).
@@ -430,11 +451,19 @@ mod tests {
                 service: "http://m/api/surveys/s/uploads".into(),
                 count: 3,
                 merkle_root: "ab".repeat(32),
+                builds: vec![BuildCount {
+                    digest: "cd".repeat(32),
+                    uploads: 3,
+                }],
             }],
             unmasking_error: None,
             share_view: None,
             obfuscation: None,
             model_terms: Vec::new(),
+            builds: vec![BuildCount {
+                digest: "cd".repeat(32),
+                uploads: 3,
+            }],
         }
     }
 

@@ -10,6 +10,7 @@
 use crate::error::{ApiError, StoreError};
 use crate::states::IntakeCohort;
 use crate::wire::{CohortStatus, Registered, Registration};
+use orthomask_formats::manifest::BuildCount;
 use orthomask_survey::merkle::{InclusionProof, inclusion_proof, merkle_root};
 use orthomask_survey::trust::CredentialError;
 use orthomask_survey::upload::{Receipt, Upload};
@@ -44,6 +45,7 @@ CREATE TABLE IF NOT EXISTS uploads (
     received_at TEXT NOT NULL,
     masked BLOB,
     nonce TEXT NOT NULL,
+    build TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (survey, token),
     FOREIGN KEY (survey, cohort) REFERENCES cohorts(survey, cohort)
 );
@@ -361,8 +363,9 @@ pub fn accept(
     }
     let received_at = crate::time::now_rfc3339();
     conn.execute(
-        "INSERT INTO uploads (survey, token, cohort, seq, upload_hash, received_at, masked, nonce)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO uploads (survey, token, cohort, seq, upload_hash, received_at, masked, nonce,
+                              build)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         (
             &upload.survey,
             &upload.token,
@@ -372,6 +375,7 @@ pub fn accept(
             &received_at,
             stored_values,
             &nonce,
+            &upload.build,
         ),
     )
     .map_err(sql)?;
@@ -417,6 +421,8 @@ pub struct ReceiptList {
     pub merkle_root: String,
     /// Every upload hash, sorted.
     pub upload_hashes: Vec<String>,
+    /// The app builds the uploads named, with how many each (issue 27 §2), sorted by digest.
+    pub builds: Vec<BuildCount>,
 }
 
 /// The upload hashes of a cohort.
@@ -449,7 +455,15 @@ pub fn receipts(conn: &Connection, survey: &str, cohort: u32) -> Result<ReceiptL
         )
         .map_err(sql)?;
     let upload_hashes = hashes(conn, survey, cohort).map_err(sql)?;
+    let claimed: Vec<String> = conn
+        .prepare("SELECT build FROM uploads WHERE survey = ?1 AND cohort = ?2")
+        .and_then(|mut stmt| {
+            stmt.query_map((survey, cohort), |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()
+        })
+        .map_err(sql)?;
     Ok(ReceiptList {
+        builds: orthomask_survey::app_build::count(claimed.iter().map(String::as_str)),
         survey: survey.to_owned(),
         cohort,
         closed_at,

@@ -352,13 +352,16 @@ pub trait IntakeService: Clone + Send + Sync + 'static {
 ///    is new is decided when the upload is stored, [`intake::accept`], in the same transaction);
 /// 2. the definition it was made for: the digest of the signed template this service registered
 ///    (issue 20 §2), so the cohort floor and the bounds below are the ones the device accepted;
-/// 3. its shape: survey, token, length `p`, finite values;
-/// 4. its size: inside the bounds an honest upload of the survey keeps
+/// 3. the app build it names: one the deployment published as accepted when the survey was
+///    registered (`orthomask_survey::app_build::check_claimed`, issue 27 §2);
+/// 4. its shape: survey, token, length `p`, finite values;
+/// 5. its size: inside the bounds an honest upload of the survey keeps
 ///    (`orthomask_survey::intake_bounds`; issue 20 §8): garbage costs one refused upload, not a
 ///    cohort.
 ///
 /// # Errors
-/// 401 without a credential; 403 for a forged, foreign or expired one, or another definition;
+/// 401 without a credential; 403 for a forged, foreign or expired one, another definition or a
+/// build not accepted;
 /// 400 for a bad shape; 422 outside the bounds. Nothing is stored in any of these cases.
 pub fn admit_upload(
     registered: &Registered,
@@ -382,6 +385,8 @@ pub fn admit_upload(
              for this survey; reload the survey and answer again",
         ));
     }
+    orthomask_survey::app_build::check_claimed(&registered.builds, &upload.build)
+        .map_err(|e| ApiError::forbidden(e.to_string()))?;
     upload
         .validate(survey, registered.p())
         .map_err(|e| ApiError::bad_request(e.to_string()))?;

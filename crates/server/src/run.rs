@@ -337,6 +337,9 @@ pub struct AllConfig {
     /// `collector::demonstrations`): each one still taking participants is kept, otherwise the
     /// next of its family is created.
     pub demonstrations: bool,
+    /// Earlier app builds the collector still accepts uploads from
+    /// (`CollectorConfig::accepted_builds`).
+    pub accepted_builds: Vec<String>,
 }
 
 /// The services of `start_all`.
@@ -457,6 +460,7 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
             web_dir: cfg.web_dir.clone(),
             limits: cfg.limits.clone(),
             allowed_origins: Vec::new(),
+            accepted_builds: cfg.accepted_builds.clone(),
         },
         collector_listener,
     )

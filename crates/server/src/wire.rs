@@ -50,6 +50,11 @@ pub struct Registration {
     /// The definition template every device of the survey receives (cohort 0, no key), signed
     /// by the collector.
     pub template: SignedDefinition,
+    /// The app builds whose uploads the survey accepts: the deployment's published list when the
+    /// survey was registered (`orthomask_survey::trust::Deployment::builds`, issue 27 §2; empty
+    /// for a deployment that serves no app, and in registrations older than it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub builds: Vec<String>,
 }
 
 /// A registration that passed [`Registration::check`], with what the service derives from its
@@ -99,6 +104,7 @@ impl Registration {
             share_services: planned.plan.share_services,
             collector_public_key: signing.public_key(),
             template: SignedDefinition::sign(signing, &planned.template),
+            builds: Vec::new(),
         }
     }
 

@@ -84,6 +84,7 @@ async fn start_with(
             web_dir: None,
             limits: loose_limits(),
             allowed_origins: Vec::new(),
+            accepted_builds: Vec::new(),
         },
         listener,
     )

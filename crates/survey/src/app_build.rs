@@ -14,6 +14,7 @@
 //! their order, the directory they were built in or when — and anyone can recompute it in the
 //! app's directory: `sha256sum sw.js index.html … | LC_ALL=C sort -k2 | sha256sum`.
 
+use orthomask_formats::manifest::{BuildCount, ReceiptRoot};
 use sha2::{Digest, Sha256};
 
 /// The service worker: the one file that names all others.
@@ -127,6 +128,80 @@ pub fn first_difference(served: &[FileDigest], expected: &[FileDigest]) -> Optio
         })
 }
 
+/// Why an upload's build is not accepted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// The upload names a build the deployment does not publish as accepted.
+    #[error(
+        "the upload was made by app build {claimed:?}, which this deployment does not accept \
+         (it accepts {accepted}); reload the page to run the published build"
+    )]
+    NotAccepted {
+        /// The digest the upload names (empty: none).
+        claimed: String,
+        /// The accepted digests, comma-separated.
+        accepted: String,
+    },
+}
+
+/// The rule every accepting service applies to an upload's build digest (issue 27 §2), and the
+/// honest app to its own before it sends anything: when the deployment publishes a list of
+/// accepted builds (`Deployment::builds`: the build it serves and earlier ones the team still
+/// accepts), the digest must be one of them. A deployment that publishes none serves no web
+/// app; its uploads come from other clients and are taken whatever they name (they are still
+/// counted by the digest they name, so an auditor sees them).
+///
+/// The digest is the uploader's claim: an altered build can name the published digest. What
+/// the rule gives is that the honest build refuses to send when its own files are not a
+/// published build, and that every receipt list and manifest counts uploads by build.
+///
+/// # Errors
+/// [`BuildError::NotAccepted`] naming the claim and the list.
+pub fn check_claimed(accepted: &[String], claimed: &str) -> Result<(), BuildError> {
+    if accepted.is_empty() || accepted.iter().any(|a| a == claimed) {
+        return Ok(());
+    }
+    Err(BuildError::NotAccepted {
+        claimed: claimed.to_owned(),
+        accepted: accepted.join(", "),
+    })
+}
+
+/// How many of `claims` name each digest, sorted by digest.
+pub fn count<'a>(claims: impl IntoIterator<Item = &'a str>) -> Vec<BuildCount> {
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    for claim in claims {
+        *counts.entry(claim).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .map(|(digest, uploads)| BuildCount {
+            digest: digest.to_owned(),
+            uploads,
+        })
+        .collect()
+}
+
+/// The builds of a release: for each released cohort the counts of the first service's receipt
+/// list (in share mode every right-masking service holds a share of the same participants, so
+/// one service counts each participant once), added up over the cohorts, sorted by digest.
+pub fn release_builds(roots: &[ReceiptRoot]) -> Vec<BuildCount> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut totals = std::collections::BTreeMap::<&str, usize>::new();
+    for root in roots.iter().filter(|r| seen.insert(r.cohort)) {
+        for b in &root.builds {
+            *totals.entry(b.digest.as_str()).or_default() += b.uploads;
+        }
+    }
+    totals
+        .into_iter()
+        .map(|(digest, uploads)| BuildCount {
+            digest: digest.to_owned(),
+            uploads,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +273,47 @@ mod tests {
             first_difference(&build(b"w"), &more).as_deref(),
             Some("c.css is in the expected build but not served")
         );
+    }
+
+    #[test]
+    fn only_published_builds_are_accepted() {
+        let accepted = vec!["aa".to_owned(), "bb".to_owned()];
+        assert_eq!(check_claimed(&accepted, "bb"), Ok(()));
+        assert_eq!(
+            check_claimed(&accepted, "cc").unwrap_err().to_string(),
+            "the upload was made by app build \"cc\", which this deployment does not accept (it \
+             accepts aa, bb); reload the page to run the published build"
+        );
+        assert!(check_claimed(&accepted, "").is_err());
+        // No published list: a deployment without a web app takes what other clients name.
+        assert_eq!(check_claimed(&[], "cc"), Ok(()));
+    }
+
+    #[test]
+    fn builds_are_counted_once_per_cohort() {
+        let counts = |pairs: &[(&str, usize)]| -> Vec<BuildCount> {
+            pairs
+                .iter()
+                .map(|(d, n)| BuildCount {
+                    digest: (*d).to_owned(),
+                    uploads: *n,
+                })
+                .collect()
+        };
+        assert_eq!(count(["b", "a", "b", "b"]), counts(&[("a", 1), ("b", 3)]));
+        let root = |cohort, service: &str, builds| ReceiptRoot {
+            cohort,
+            service: service.to_owned(),
+            count: 0,
+            merkle_root: String::new(),
+            builds,
+        };
+        // Share mode: two services of cohort 0 list the same participants.
+        let roots = [
+            root(0, "r0", counts(&[("a", 2), ("b", 1)])),
+            root(0, "r1", counts(&[("a", 2), ("b", 1)])),
+            root(1, "r0", counts(&[("b", 4)])),
+        ];
+        assert_eq!(release_builds(&roots), counts(&[("a", 2), ("b", 5)]));
     }
 }

@@ -104,6 +104,8 @@ pub struct Client {
     design: Tm2Design,
     hiding: Hiding,
     credential: Option<UploadCredential>,
+    /// The app build that runs this device, named in every upload (issue 27 §2).
+    build: String,
 }
 
 /// How a device hides its padded record.
@@ -135,6 +137,7 @@ impl Client {
             design,
             hiding,
             credential: None,
+            build: String::new(),
         })
     }
 
@@ -151,6 +154,14 @@ impl Client {
     /// as the load benchmark does to build `B_k` once per cohort).
     pub fn set_credential(&mut self, credential: UploadCredential) {
         self.credential = Some(credential);
+    }
+
+    /// Name the app build that runs this device in every upload it prepares
+    /// ([`crate::app_build`]; the web app computes it from the files it loaded).
+    #[must_use]
+    pub fn with_build(mut self, digest: &str) -> Self {
+        digest.clone_into(&mut self.build);
+        self
     }
 
     /// The definition this device was set up for.
@@ -186,6 +197,7 @@ impl Client {
             values,
             credential: self.credential.clone(),
             definition: self.digest.clone(),
+            build: self.build.clone(),
         };
         let destinations = match &self.hiding {
             Hiding::Shares(share) => {
@@ -486,6 +498,7 @@ mod tests {
             values: vec![1.5, -2.0],
             credential: None,
             definition: String::new(),
+            build: String::new(),
         };
         let mut receipt = Receipt {
             survey: "s".into(),
@@ -520,6 +533,7 @@ mod tests {
             values: vec![0.0],
             credential: None,
             definition: String::new(),
+            build: String::new(),
         };
         assert!(upload.validate("s", 1).is_ok());
         assert_ne!(token_from_bytes(&[0; 24]), token_from_bytes(&[1; 24]));

@@ -57,6 +57,10 @@ pub struct PublishedList {
     pub merkle_root: String,
     /// Every upload hash, sorted.
     pub upload_hashes: Vec<String>,
+    /// The app builds the uploads named, with how many each (issue 27 §2; absent from lists
+    /// older than it).
+    #[serde(default)]
+    pub builds: Vec<orthomask_formats::manifest::BuildCount>,
 }
 
 impl PublishedList {
@@ -66,8 +70,11 @@ impl PublishedList {
         let mut distinct = self.upload_hashes.clone();
         distinct.sort();
         distinct.dedup();
+        // The builds count every upload once (a list older than them names none).
+        let by_build: usize = self.builds.iter().map(|b| b.uploads).sum();
         distinct.len() == self.upload_hashes.len()
             && self.count == self.upload_hashes.len()
+            && (self.builds.is_empty() || by_build == self.count)
             && merkle_root(&self.upload_hashes) == self.merkle_root
     }
 }
@@ -415,11 +422,13 @@ mod tests {
                 service: SERVICE.into(),
                 count: 5,
                 merkle_root: merkle_root(&hashes()),
+                builds: Vec::new(),
             }],
             unmasking_error: None,
             share_view: None,
             obfuscation: None,
             model_terms: Vec::new(),
+            builds: Vec::new(),
         }
     }
 
@@ -441,6 +450,7 @@ mod tests {
             count: hashes.len(),
             merkle_root: merkle_root(&hashes),
             upload_hashes: hashes,
+            builds: Vec::new(),
         })
     }
 
@@ -556,6 +566,18 @@ mod tests {
             check_receipt(&manifest(), &receipt(0, &h(0)), &Evidence::List(other)),
             Err(InclusionError::OtherList { cohort: 3, .. })
         ));
+        // The builds of a list count each of its uploads once (issue 27): 5 hashes, 4 counted.
+        let Evidence::List(mut miscounted) = list(hashes()) else {
+            unreachable!()
+        };
+        let build = |digest: &str, uploads| orthomask_formats::manifest::BuildCount {
+            digest: digest.to_owned(),
+            uploads,
+        };
+        miscounted.builds = vec![build("a", 3), build("b", 1)];
+        assert!(!miscounted.consistent());
+        miscounted.builds = vec![build("a", 3), build("b", 2)];
+        assert!(miscounted.consistent());
     }
 
     /// A receipt file of two services (share mode) is checked with each service's list.
@@ -569,6 +591,7 @@ mod tests {
             service: other.into(),
             count: 4,
             merkle_root: merkle_root(&theirs),
+            builds: Vec::new(),
         });
         let mut second = receipt(0, &h(11));
         second.service = other.into();

@@ -48,7 +48,9 @@
 //! * [`api`] — the collector's survey-team API as types (`docs/openapi.yaml`'s components), which
 //!   the services write and the web app reads;
 //! * [`app_build`] — the web app's build digest: which files a collector serves as the app, and
-//!   one SHA-256 over them that participants and auditors compare with a published build;
+//!   one SHA-256 over them that participants and auditors compare with a published build, and
+//!   the rule for the build an upload names;
+//! * [`public_builds`] — `builds.json`: which public commit builds which digest, appended only;
 //! * [`fate`] — a cohort's fate as the collector says it and a participant's page reads it;
 //! * [`audit`] — a manifest's promises as the audit's expectations;
 //! * [`inclusion`] — a participant's saved receipt checked against the release's manifest and a
@@ -104,6 +106,8 @@ pub mod obfuscation;
 pub mod api;
 
 pub mod app_build;
+
+pub mod public_builds;
 
 pub mod fate;
 

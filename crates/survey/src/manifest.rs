@@ -137,6 +137,7 @@ pub fn build(plan: &Plan, released: &Released<'_>, provenance: Provenance) -> Ma
             .into_iter()
             .chain(accuracy.as_ref().and_then(|a| a.note.clone()))
             .collect(),
+        builds: crate::app_build::release_builds(&provenance.receipt_roots),
         receipt_roots: provenance.receipt_roots,
         unmasking_error: accuracy.map(|a| unmasking_error(plan, released.columns, &a)),
         share_view: provenance.share_view.map(|v| ShareViewRecord {

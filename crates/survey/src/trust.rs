@@ -479,6 +479,12 @@ pub struct Deployment {
     /// serves one: what `orthomask audit --app` and the published builds are compared with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<String>,
+    /// The build digests whose uploads the deployment's services accept
+    /// ([`crate::app_build::check_claimed`]): the build it serves first, then earlier builds the
+    /// survey team still accepts (devices that loaded the app before an update). Empty when it
+    /// serves no app.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub builds: Vec<String>,
 }
 
 impl Deployment {
@@ -587,6 +593,7 @@ mod tests {
             msp: "http://m".into(),
             rights: vec!["http://r0".into(), "http://r1".into()],
             build: None,
+            builds: Vec::new(),
         }
     }
 

@@ -34,6 +34,12 @@ pub struct Upload {
     /// service accepts; not part of [`Upload::hash`], which names the stored values.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub definition: String,
+    /// The build digest of the web app that made the upload ([`crate::app_build`], issue 27
+    /// §2): an accepting service takes it only when the deployment publishes it as accepted
+    /// ([`crate::app_build::check_claimed`]) and counts its receipts by it. Empty when the
+    /// client names none; not part of [`Upload::hash`], which names the stored values.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub build: String,
 }
 
 /// Why a service refuses an upload's shape.
@@ -143,6 +149,7 @@ mod tests {
             values: vec![1.0, 2.0],
             credential: None,
             definition: String::new(),
+            build: String::new(),
         }
     }
 

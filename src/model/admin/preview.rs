@@ -130,6 +130,7 @@ mod tests {
             msp: "http://m".into(),
             rights: vec!["http://r0".into()],
             build: None,
+            builds: Vec::new(),
         }
     }
 

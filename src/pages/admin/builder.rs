@@ -24,8 +24,8 @@ use crate::model::admin::preview::{PlanPreview, preview, recommends_dp};
 use crate::model::admin::state::{BuilderAction, BuilderState};
 use crate::model::format::sig;
 use crate::services::admin as api;
-use orthomask_survey::definition::Term;
 use crate::services::files;
+use orthomask_survey::definition::Term;
 use orthomask_survey::trust::Deployment;
 
 /// Props of [`Builder`].

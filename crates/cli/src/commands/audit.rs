@@ -12,6 +12,7 @@ use orthomask_formats::manifest::Manifest;
 use orthomask_stats::audit::{ReleaseUnderAudit, Status, audit};
 use orthomask_survey::audit::expectations;
 use orthomask_survey::inclusion::{Evidence, check_receipts, parse_receipt_file};
+use orthomask_survey::public_builds;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -48,6 +49,16 @@ pub struct AuditArgs {
     /// A build directory on this machine the served app must equal, file by file (with --app).
     #[arg(long, requires = "app")]
     build: Option<PathBuf>,
+    /// The public builds kept beside a release (`builds.json`: commit → digest,
+    /// `orthomask_survey::public_builds`): with --app, name the public commit whose build is
+    /// served, and fail when none is.
+    #[arg(long, requires = "app")]
+    builds: Option<PathBuf>,
+    /// With --app, --build and --builds: the commit the build directory was built from (in a
+    /// clean clone, `scripts/reproduce.sh`); when the served app is the same build, append
+    /// COMMIT → its digest to --builds (created when absent).
+    #[arg(long, requires_all = ["builds", "build"])]
+    record: Option<String>,
     /// Exit with status 1 when any check fails.
     #[arg(long)]
     strict: bool,
@@ -117,9 +128,15 @@ fn app(args: &AuditArgs, url: &str) -> Result<()> {
         _ => bail!("--app needs --expect DIGEST or --build DIR"),
     };
     let verdict = audit_app(url, expected)?;
+    let public = match (&verdict, &args.builds) {
+        (Verdict::Same { digest }, Some(path)) => Some(public_commits(args, path, digest)?),
+        _ => None,
+    };
     if args.json {
         print_json(&match &verdict {
-            Verdict::Same { digest } => json!({"app": url, "same_build": true, "digest": digest}),
+            Verdict::Same { digest } => {
+                json!({"app": url, "same_build": true, "digest": digest, "public_commits": public})
+            }
             Verdict::Different {
                 served,
                 expected,
@@ -129,7 +146,12 @@ fn app(args: &AuditArgs, url: &str) -> Result<()> {
         })?;
     } else {
         match &verdict {
-            Verdict::Same { digest } => println!("same build {digest}"),
+            Verdict::Same { digest } => match &public {
+                Some(commits) => {
+                    println!("same build {digest}, public commit {}", commits.join(", "))
+                }
+                None => println!("same build {digest}"),
+            },
             Verdict::Different {
                 served,
                 expected,
@@ -144,6 +166,38 @@ fn app(args: &AuditArgs, url: &str) -> Result<()> {
         bail!("{url} does not serve the expected build");
     }
     Ok(())
+}
+
+/// The public commits `builds.json` at `path` names for `digest`, after recording `--record`'s
+/// commit for it when asked (issue 27 §3).
+///
+/// # Errors
+/// One line: the file is not a list of public builds, the commit is recorded with another
+/// digest, or no public commit builds `digest`.
+fn public_commits(args: &AuditArgs, path: &Path, digest: &str) -> Result<Vec<String>> {
+    let name = path.display().to_string();
+    let old = if crate::io::exists(path) {
+        Some(read_text(path)?)
+    } else {
+        None
+    };
+    let text = match &args.record {
+        Some(commit) => {
+            let text = public_builds::append(old.as_deref(), &name, commit, digest)?;
+            crate::io::write_file(path, &text)?;
+            text
+        }
+        None => old.ok_or_else(|| anyhow::anyhow!("{name}: cannot read: no such file"))?,
+    };
+    let list = public_builds::parse(&text, &name)?;
+    let commits: Vec<String> = public_builds::commits_of(&list, digest)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    if commits.is_empty() {
+        bail!("{digest} is not the build of any public commit in {name}");
+    }
+    Ok(commits)
 }
 
 fn receipts(args: &AuditArgs, receipt_path: &Path) -> Result<()> {

@@ -112,6 +112,10 @@ pub struct CollectorArgs {
     /// Serve the API only.
     #[arg(long)]
     no_web: bool,
+    /// An earlier app build digest whose uploads are still accepted (repeatable): published in
+    /// the deployment's `builds` after the one served (issue 27 §2).
+    #[arg(long = "accept-build")]
+    accept_build: Vec<String>,
     /// File holding the administrator's bearer token (default: the ORTHOMASK_ADMIN_TOKEN
     /// variable, else <data-dir>/admin-token, created when absent).
     #[arg(long)]
@@ -164,6 +168,10 @@ pub struct AllArgs {
     /// Serve the API only.
     #[arg(long)]
     no_web: bool,
+    /// An earlier app build digest whose uploads are still accepted (repeatable): published in
+    /// the deployment's `builds` after the one served (issue 27 §2).
+    #[arg(long = "accept-build")]
+    accept_build: Vec<String>,
     /// File holding the administrator's bearer token (default: <data-dir>/admin-token).
     #[arg(long)]
     admin_token_file: Option<PathBuf>,
@@ -291,6 +299,7 @@ pub fn run(command: ServeCommand) -> Result<()> {
                 limits: a.common.limits.limits()?,
                 allowed_origins: a.common.allow_origin.clone(),
                 web_dir: web_dir(&a.web_dir, a.no_web),
+                accepted_builds: a.accept_build.clone(),
                 admin_token: secret(
                     a.admin_token_file.as_ref(),
                     "ORTHOMASK_ADMIN_TOKEN",
@@ -311,6 +320,7 @@ pub fn run(command: ServeCommand) -> Result<()> {
             admin_token: a.admin_token_file.map(SecretSource::File),
             data_dir: a.data_dir,
             demonstrations: !a.no_demonstrations,
+            accepted_builds: a.accept_build,
         }),
     };
     Ok(serve_blocking(plan)?)

@@ -46,7 +46,10 @@ impl Collector {
             },
         )
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let registration = Registration::for_survey(&planned, &col.0.signing);
+        let registration = Registration {
+            builds: col.deployment().builds,
+            ..Registration::for_survey(&planned, &col.0.signing)
+        };
         registration.check().map_err(ApiError::bad_request)?;
         let id = draft.id.clone();
         let s = id.clone();

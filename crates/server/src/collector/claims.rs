@@ -263,6 +263,7 @@ mod tests {
             count,
             merkle_root: merkle_root(&sorted),
             upload_hashes: sorted,
+            builds: Vec::new(),
         }
     }
 

@@ -302,8 +302,9 @@ pub(super) fn store_receipt_root(
     root: &ReceiptRoot,
 ) -> Result<(), ApiError> {
     c.execute(
-        "INSERT OR REPLACE INTO receipt_roots (survey, cohort, idx, service, count, merkle_root)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT OR REPLACE INTO receipt_roots (survey, cohort, idx, service, count, merkle_root,
+                                               builds)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         (
             survey,
             root.cohort,
@@ -311,6 +312,7 @@ pub(super) fn store_receipt_root(
             &root.service,
             root.count,
             &root.merkle_root,
+            serde_json::to_string(&root.builds).unwrap_or_default(),
         ),
     )
     .map_err(sql)?;
@@ -325,7 +327,7 @@ pub(super) fn receipt_roots(
 ) -> Result<Vec<(u32, ReceiptRoot)>, ApiError> {
     let mut stmt = c
         .prepare_cached(
-            "SELECT idx, service, count, merkle_root FROM receipt_roots
+            "SELECT idx, service, count, merkle_root, builds FROM receipt_roots
              WHERE survey = ?1 AND cohort = ?2 ORDER BY idx",
         )
         .map_err(sql)?;
@@ -337,6 +339,13 @@ pub(super) fn receipt_roots(
                 service: r.get(1)?,
                 count: r.get(2)?,
                 merkle_root: r.get(3)?,
+                builds: serde_json::from_str(&r.get::<_, String>(4)?).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        4,
+                        rusqlite::types::Type::Text,
+                        Box::new(e),
+                    )
+                })?,
             },
         ))
     })
@@ -592,6 +601,7 @@ pub(super) fn receipt_root(
         service: service_url(row, i),
         count: list.count,
         merkle_root: list.merkle_root.clone(),
+        builds: list.builds.clone(),
     }
 }
 

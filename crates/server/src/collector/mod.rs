@@ -72,6 +72,9 @@ pub struct CollectorConfig {
     pub limits: crate::http::Limits,
     /// Origins allowed by CORS besides its own (a web app hosted elsewhere).
     pub allowed_origins: Vec<String>,
+    /// Earlier app build digests whose uploads the survey team still accepts, besides the build
+    /// served from `web_dir` (issue 27 §2): published in the deployment's `builds`.
+    pub accepted_builds: Vec<String>,
 }
 
 /// The database file name inside the data directory.
@@ -136,6 +139,7 @@ CREATE TABLE IF NOT EXISTS receipt_roots (
     service TEXT NOT NULL,
     count INTEGER NOT NULL,
     merkle_root TEXT NOT NULL,
+    builds TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (survey, cohort, idx)
 );
 CREATE TABLE IF NOT EXISTS invitations (
@@ -266,6 +270,20 @@ fn load_survey(c: &Connection, survey: &str) -> Result<SurveyRow, ApiError> {
     })
 }
 
+/// The deployment's accepted builds: the one it serves, then the earlier ones the team accepts,
+/// each once, lowercase. Earlier builds without a served one are published all the same (the
+/// team serves the app from elsewhere).
+fn accepted_builds(served: Option<&str>, earlier: &[String]) -> Vec<String> {
+    let mut builds: Vec<String> = Vec::new();
+    for b in served.into_iter().chain(earlier.iter().map(String::as_str)) {
+        let b = b.trim().to_ascii_lowercase();
+        if !b.is_empty() && !builds.contains(&b) {
+            builds.push(b);
+        }
+    }
+    builds
+}
+
 /// How the collector names the masking service provider (in refused hand-overs and errors).
 pub(super) const PROVIDER: &str = "the masking service provider";
 
@@ -381,6 +399,7 @@ impl Collector {
             msp: self.0.cfg.msp_url.clone(),
             rights: self.0.cfg.right_urls.clone(),
             build: self.0.build.clone(),
+            builds: accepted_builds(self.0.build.as_deref(), &self.0.cfg.accepted_builds),
         }
     }
 

@@ -83,6 +83,7 @@ pub fn config(
         limits: loose_limits(),
         admin_token: None,
         demonstrations,
+        accepted_builds: Vec::new(),
     }
 }
 
@@ -872,6 +873,7 @@ pub async fn start_apart(msp_dir: &Path, collector_dir: &Path, msp_limits: Limit
         web_dir: None,
         limits: loose_limits(),
         allowed_origins: Vec::new(),
+        accepted_builds: Vec::new(),
     };
     let collector = start_collector(collector_config.clone(), collector_listener)
         .await

@@ -243,6 +243,7 @@ pub async fn start_tapped(dir: &Path, rights: usize) -> Tapped {
             web_dir: None,
             limits,
             allowed_origins: Vec::new(),
+            accepted_builds: Vec::new(),
         },
         bind("127.0.0.1:0").await.unwrap(),
     )
