@@ -19,6 +19,13 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
+/// Columns [`SCHEMA`] gained after data directories were made (`Store::open` adds them).
+pub const ADDED_COLUMNS: &[crate::store::AddedColumn] = &[crate::store::AddedColumn {
+    table: "uploads",
+    column: "build",
+    declaration: "TEXT NOT NULL DEFAULT ''",
+}];
+
 /// Tables of an accepting service.
 pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS surveys (
@@ -578,4 +585,14 @@ pub fn closed_cohorts(conn: &Connection) -> rusqlite::Result<Vec<(String, u32)>>
         .prepare("SELECT survey, cohort FROM cohorts WHERE status = ?1 ORDER BY survey, cohort")?;
     stmt.query_map([IntakeCohort::Closed], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect()
+}
+
+#[cfg(test)]
+mod schema_tests {
+    /// A provider or right-masking directory made before uploads named their build opens with
+    /// the column added.
+    #[test]
+    fn an_older_directory_gains_the_added_columns() {
+        crate::store::assert_upgrade_gives_fresh_columns(super::SCHEMA, super::ADDED_COLUMNS);
+    }
 }

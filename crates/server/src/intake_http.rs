@@ -91,7 +91,11 @@ pub async fn open_intake(
 ) -> Result<OpenedIntake, ServerError> {
     crate::keys::create_private_dir(files.data_dir)?;
     let schema = format!("{}{}{}", intake::SCHEMA, outbox::SCHEMA, files.schema_extra);
-    let (store, closed) = Store::open(&files.data_dir.join(files.db_file), &schema)?;
+    let (store, closed) = Store::open(
+        &files.data_dir.join(files.db_file),
+        &schema,
+        intake::ADDED_COLUMNS,
+    )?;
     let keys = KeyStore::open(&files.data_dir.join(files.key_file), files.role)?;
     let regs = Registrations::load(&store).await?;
     let client =

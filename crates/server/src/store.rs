@@ -85,13 +85,97 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// A column a service's table gained after data directories were made with the table: `CREATE
+/// TABLE IF NOT EXISTS` leaves an existing table as it was, so [`Store::open`] adds the column to
+/// a file that lacks it (SQLite's `ALTER TABLE … ADD COLUMN`), with the default the schema gives
+/// it, and an upgraded service keeps every directory's data.
+#[derive(Clone, Copy, Debug)]
+pub struct AddedColumn {
+    /// The table.
+    pub table: &'static str,
+    /// The column's name.
+    pub column: &'static str,
+    /// Its type and default, as in the schema (`TEXT NOT NULL DEFAULT ''`).
+    pub declaration: &'static str,
+}
+
+/// The columns of `table` in the database at `path`, in order (what the schema tests compare).
+#[cfg(test)]
+pub(crate) fn columns_of(path: &Path, table: &str) -> Vec<String> {
+    let conn = Connection::open(path).unwrap();
+    let mut statement = conn
+        .prepare(&format!("PRAGMA table_info({table})"))
+        .unwrap();
+    statement
+        .query_map([], |r| r.get(1))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// A file made with `schema` without the `added` columns, opened as an upgraded service opens
+/// it, ends with the columns a fresh file has, in every table `added` names.
+#[cfg(test)]
+pub(crate) fn assert_upgrade_gives_fresh_columns(schema: &str, added: &[AddedColumn]) {
+    let dir = tempfile::tempdir().unwrap();
+    let (fresh, old) = (
+        dir.path().join("fresh.sqlite3"),
+        dir.path().join("old.sqlite3"),
+    );
+    let mut older = schema.to_owned();
+    for a in added {
+        let line = format!("    {} {},\n", a.column, a.declaration);
+        assert!(older.contains(&line), "the schema declares no {line:?}");
+        older = older.replace(&line, "");
+    }
+    Connection::open(&old)
+        .unwrap()
+        .execute_batch(&older)
+        .unwrap();
+    for path in [&fresh, &old] {
+        let (store, closed) = Store::open(path, schema, added).unwrap();
+        drop(store);
+        assert!(closed.wait(std::time::Duration::from_secs(10)));
+    }
+    for a in added {
+        assert_eq!(
+            columns_of(&old, a.table),
+            columns_of(&fresh, a.table),
+            "{}",
+            a.table
+        );
+    }
+}
+
+/// Add each of `added` its table lacks (tables that do not exist are left alone).
+fn add_missing_columns(conn: &Connection, added: &[AddedColumn]) -> rusqlite::Result<()> {
+    for a in added {
+        let mut statement = conn.prepare(&format!("PRAGMA table_info({})", a.table))?;
+        let columns: Vec<String> = statement
+            .query_map([], |r| r.get(1))?
+            .collect::<Result<_, _>>()?;
+        if !columns.is_empty() && !columns.iter().any(|c| c == a.column) {
+            conn.execute_batch(&format!(
+                "ALTER TABLE {} ADD COLUMN {} {}",
+                a.table, a.column, a.declaration
+            ))?;
+        }
+    }
+    Ok(())
+}
+
 impl Store {
     /// Open (or create) the database at `path`, apply `schema` (idempotent `CREATE … IF NOT
-    /// EXISTS` statements) and start the writer thread.
+    /// EXISTS` statements), add the `added` columns an older file lacks, and start the writer
+    /// thread.
     ///
     /// # Errors
     /// [`StoreError::Sqlite`] when the file cannot be opened or the schema fails.
-    pub fn open(path: &Path, schema: &str) -> Result<(Self, ClosedSignal), StoreError> {
+    pub fn open(
+        path: &Path,
+        schema: &str,
+        added: &[AddedColumn],
+    ) -> Result<(Self, ClosedSignal), StoreError> {
         // Create the file owner-only first: SQLite gives its -wal and -shm files the database
         // file's permissions.
         create_private_file(path);
@@ -109,6 +193,7 @@ impl Store {
         conn.pragma_update(None, "secure_delete", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(schema)?;
+        add_missing_columns(&conn, added)?;
         let (sender, receiver) = mpsc::channel::<Box<dyn Job>>();
         let closed = ClosedSignal::default();
         let signal = closed.clone();
@@ -356,7 +441,7 @@ mod tests {
     #[tokio::test]
     async fn a_failing_job_rolls_back_only_itself() {
         let dir = tempfile::tempdir().unwrap();
-        let (store, closed) = Store::open(&dir.path().join("s.sqlite3"), SCHEMA).unwrap();
+        let (store, closed) = Store::open(&dir.path().join("s.sqlite3"), SCHEMA, &[]).unwrap();
         let mut handles = Vec::new();
         for i in 0..50 {
             let store = store.clone();
@@ -393,12 +478,60 @@ mod tests {
         assert!(!dir.path().join("s.sqlite3-wal").exists(), "closed cleanly");
     }
 
+    /// A file made before a column was added gets it, with the schema's default for the rows it
+    /// holds; a file that has it, and a table the file lacks, are left alone.
+    #[tokio::test]
+    async fn an_older_file_gains_the_added_columns_and_keeps_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite3");
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(&format!("{SCHEMA} INSERT INTO t VALUES ('old', 1);"))
+                .unwrap();
+        }
+        let added = [
+            AddedColumn {
+                table: "t",
+                column: "build",
+                declaration: "TEXT NOT NULL DEFAULT ''",
+            },
+            AddedColumn {
+                table: "absent",
+                column: "x",
+                declaration: "TEXT",
+            },
+        ];
+        for _ in 0..2 {
+            let (store, closed) = Store::open(&path, SCHEMA, &added).unwrap();
+            let rows = store
+                .run(|c| -> Result<Vec<(String, String)>, TestError> {
+                    c.execute(
+                        "INSERT OR IGNORE INTO t (k, v, build) VALUES ('new', 2, 'ab')",
+                        [],
+                    )?;
+                    let mut s = c.prepare("SELECT k, build FROM t ORDER BY k")?;
+                    let rows = s
+                        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect::<Result<_, _>>()?;
+                    Ok(rows)
+                })
+                .await
+                .unwrap();
+            assert_eq!(
+                rows,
+                [("new".into(), "ab".into()), ("old".into(), String::new())]
+            );
+            drop(store);
+            assert!(closed.wait(std::time::Duration::from_secs(10)));
+        }
+    }
+
     /// A job that panics fails alone: it is rolled back, its caller gets an error, and the
     /// writer thread goes on serving the next jobs.
     #[tokio::test]
     async fn the_writer_survives_a_panicking_job() {
         let dir = tempfile::tempdir().unwrap();
-        let (store, _closed) = Store::open(&dir.path().join("s.sqlite3"), SCHEMA).unwrap();
+        let (store, _closed) = Store::open(&dir.path().join("s.sqlite3"), SCHEMA, &[]).unwrap();
         let panicked = store
             .run(|c| -> Result<(), TestError> {
                 c.execute("INSERT INTO t VALUES ('lost', 1)", [])?;
@@ -427,6 +560,7 @@ mod tests {
         let (store, _closed) = Store::open(
             &path,
             "CREATE TABLE IF NOT EXISTS b (k INTEGER PRIMARY KEY, v BLOB);",
+            &[],
         )
         .unwrap();
         let secret = f64s_to_blob(&[123.456_789_012_345_6, -9.876_543_210_987_6]);

@@ -84,6 +84,13 @@ pub const KEY_FILE: &str = "collector-keys.json";
 /// The file of the collector's Ed25519 signing key inside the data directory.
 pub const SIGNING_KEY_FILE: &str = "collector-signing-key";
 
+/// Columns [`SCHEMA`] gained after data directories were made (`Store::open` adds them).
+const ADDED_COLUMNS: &[crate::store::AddedColumn] = &[crate::store::AddedColumn {
+    table: "receipt_roots",
+    column: "builds",
+    declaration: "TEXT NOT NULL DEFAULT '[]'",
+}];
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS surveys (
     id TEXT PRIMARY KEY,
@@ -297,7 +304,7 @@ impl Collector {
         _shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
         crate::keys::create_private_dir(&cfg.data_dir)?;
-        let (store, closed) = Store::open(&cfg.data_dir.join(DB_FILE), SCHEMA)?;
+        let (store, closed) = Store::open(&cfg.data_dir.join(DB_FILE), SCHEMA, ADDED_COLUMNS)?;
         let keys = crate::keys::KeyStore::open(&cfg.data_dir.join(KEY_FILE), "collector")?;
         let signing =
             crate::keys::load_or_create_signing_key(&cfg.data_dir.join(SIGNING_KEY_FILE))?;
@@ -524,6 +531,13 @@ async fn health() -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A collector directory made before receipt lists counted builds opens with the column
+    /// added.
+    #[test]
+    fn an_older_directory_gains_the_added_columns() {
+        crate::store::assert_upgrade_gives_fresh_columns(SCHEMA, ADDED_COLUMNS);
+    }
 
     #[test]
     fn percent_encoding_keeps_unreserved_only() {
