@@ -42,6 +42,8 @@
 //! * [`client`] — the participant's client: prepare the masked uploads, check receipts;
 //! * [`simulate`] — simulated participants' answers for demonstrations (sent through [`client`]);
 //! * [`manifest`] — the one manifest builder: plan + release → `manifest.json`;
+//! * [`datapackage`] — the release as a Frictionless Data Package: its Table Schema, the
+//!   codebook of what the raw codes meant, and the labelled factors a release tabulates exactly;
 //! * [`obfuscation`] — the manifest's strong-obfuscation statement for the masks run;
 //! * [`api`] — the collector's survey-team API as types (`docs/openapi.yaml`'s components), which
 //!   the services write and the web app reads;
@@ -94,6 +96,8 @@ pub mod client;
 pub mod simulate;
 
 pub mod manifest;
+
+pub mod datapackage;
 
 pub mod obfuscation;
 
