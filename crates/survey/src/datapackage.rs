@@ -14,10 +14,12 @@
 //!   (`orthomask:codebook`, a custom property), never Table Schema's `categories`, which asserts
 //!   that the file's values are those codes — frictionless would then reject the release, and R's
 //!   `factor()` or a pandas `Categorical` over masked numbers would be nonsense (every row its own
-//!   level, or all missing). `categories` and `constraints` appear only on a column whose released
-//!   values really are the raw ones: a column kept unmasked (partial masking, the second method's
-//!   response and treatment). A masked column's declared range likewise describes the raw answers
-//!   (`orthomask:declared_range`), not the released numbers, which leave it;
+//!   level, or all missing). Likewise a declared range describes the raw answers
+//!   (`orthomask:declared_range`), never `constraints`: masked values leave it. Even a column kept
+//!   unmasked is not exactly its codes on the release: it goes through the devices' scaling and
+//!   back, so an age of 18 is released as 17.999999999999574 (found by `frictionless validate`
+//!   on an `orthomask pipeline --keep age` release). So no field of a release carries
+//!   `categories` or `constraints`; `orthomask:role` says which columns are masked;
 //! * what **is** exact on a release is what `A` keeps: column sums and `XᵀX`. For 0/1 indicator
 //!   columns `z`, `w` these are counts, `1ₙᵀz = zᵀz` and `zᵀw` (seed 003 §2.1, Table 1), so a
 //!   contingency table computed from the released indicator columns equals the raw one — and it is
@@ -127,7 +129,7 @@ pub enum Role {
     Masked,
     /// Right-masked (the second method's `X·B₁B₂`): values mix the answer columns.
     RightMasked,
-    /// Kept unmasked: the raw values themselves.
+    /// Kept unmasked: the raw values, to the rounding of the devices' scaling and back.
     Kept,
     /// The QA column `c·1ₙ`, the same after masking.
     Qa,
@@ -146,12 +148,6 @@ pub struct Field {
     pub title: Option<String>,
     /// What the column codes and what its released values are.
     pub description: String,
-    /// Only where the released values are the raw ones (a kept column): the declared range.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub constraints: Option<Constraints>,
-    /// Only where the released values are the codes (a kept coded column).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub categories: Vec<Category>,
     /// Masked, right-masked, kept or QA.
     #[serde(rename = "orthomask:role")]
     pub role: Role,
@@ -176,15 +172,6 @@ pub struct Field {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub codebook: Vec<Category>,
-}
-
-/// Table Schema constraints of a kept column.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Constraints {
-    /// Smallest value.
-    pub minimum: f64,
-    /// Largest value.
-    pub maximum: f64,
 }
 
 /// A code and its label.
@@ -528,7 +515,9 @@ fn field(sources: &Sources<'_>, name: &str, spec: Option<&ColumnSpec>, is_last: 
                     .to_owned(),
             }
         }
-        Role::Kept => "Kept unmasked: the released values are the raw ones.".to_owned(),
+        Role::Kept => "Kept unmasked: the released values are the raw ones, to the rounding of \
+                       the devices' scaling and back (the manifest's unmasking_error)."
+            .to_owned(),
         Role::Masked => "Masked: released values are real numbers with the raw mean and \
                          cross-products, not the raw values; the codebook and range describe \
                          the raw data."
@@ -542,26 +531,11 @@ fn field(sources: &Sources<'_>, name: &str, spec: Option<&ColumnSpec>, is_last: 
         .filter(|t| !t.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
-    // Frictionless checks `constraints` and `categories` against the file's values: only a
-    // kept column's values are the raw ones.
-    let (constraints, categories) = if role == Role::Kept {
-        (
-            range.as_ref().map(|r| Constraints {
-                minimum: r.minimum,
-                maximum: r.maximum,
-            }),
-            meaning.codebook.clone(),
-        )
-    } else {
-        (None, Vec::new())
-    };
     Field {
         name: name.to_owned(),
         kind: "number".to_owned(),
         title: meaning.title,
         description,
-        constraints,
-        categories,
         role,
         source: meaning.source,
         declared_range: range,

@@ -165,15 +165,11 @@ fn fields_carry_the_definitions_titles_codebooks_ranges_and_roles() {
     assert_eq!(smoker.title.as_deref(), Some("Do you smoke?"));
     assert_eq!(labels(&smoker.codebook), [(1, "yes"), (0, "no")]);
     assert_eq!(smoker.role, Role::Masked);
-    // A masked column's values are not codes: no categories, no constraints.
-    for f in fields {
-        assert_eq!(f.kind, "number");
-        assert!(
-            f.categories.is_empty() && f.constraints.is_none(),
-            "{}",
-            f.name
-        );
-    }
+    // A masked column's values are not codes, nor within the raw range: the descriptor claims
+    // neither (frictionless would check both against release.csv).
+    assert!(fields.iter().all(|f| f.kind == "number"));
+    let json = p.to_json();
+    assert!(!json.contains("\"categories\"") && !json.contains("\"constraints\""));
     let often = field(&p, "exercise=Often");
     assert_eq!(
         often.title.as_deref(),
@@ -290,10 +286,10 @@ fn factor_indicators_partition_the_records_raw_and_masked() {
     }
 }
 
-/// Where the release's cross-products are not counts, no factor is offered; a kept column's
-/// values are the raw ones, so it gets Table Schema's constraints and categories.
+/// Where the release's cross-products are not counts, no factor is offered; without a
+/// definition a column's role, declared range and observed 0/1 codebook are what is known.
 #[test]
-fn factors_only_where_counts_are_exact_and_categories_only_on_kept_columns() {
+fn factors_only_where_counts_are_exact_and_what_a_csv_tells() {
     let def = definition();
     let (names, data) = coded(&def);
     let mut manifest = manifest_of(&names, &data);
@@ -342,14 +338,9 @@ fn factors_only_where_counts_are_exact_and_categories_only_on_kept_columns() {
     let smoker = field(&cli, "smoker");
     assert_eq!(smoker.role, Role::Kept);
     assert_eq!(smoker.title, None);
-    assert_eq!(
-        smoker.constraints,
-        Some(Constraints {
-            minimum: 0.0,
-            maximum: 1.0
-        })
-    );
-    assert_eq!(labels(&smoker.categories), [(1, "1"), (0, "0")]);
+    let range = smoker.declared_range.clone().unwrap();
+    assert_eq!((range.minimum, range.maximum), (0.0, 1.0));
+    assert_eq!(labels(&smoker.codebook), [(1, "1"), (0, "0")]);
     assert_eq!(field(&cli, "age").declared_range, None);
     assert_eq!(field(&cli, "QA").role, Role::Qa);
     let levels: Vec<&str> = cli.factors()[0]
