@@ -12,6 +12,7 @@
 //! * [`fate`] — what became of the participant's cohort after the receipt (left out when
 //!   spoilt, so the answers go again);
 //! * [`analysis`] — regression, contingency tables, logistic regression, diagnostics, exports;
+//! * [`labels`] — the contingency tables and exports with a release's data package's labels;
 //! * [`audit`] — the audit checks of `orthomask_stats::audit` on a release and its manifest;
 //! * [`classroom`] — the LEAPS walk-through: every party's view, the attack, collusion, Table 6;
 //! * [`residual_lesson`] — the classroom's "this is why": skewed raw residuals, normal-looking
@@ -32,6 +33,7 @@ pub mod fate;
 
 pub mod analysis;
 pub mod audit;
+pub mod labels;
 
 pub mod classroom;
 pub mod dp;

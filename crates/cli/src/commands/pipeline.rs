@@ -207,6 +207,10 @@ pub struct PipelineArgs {
     /// Print the manifest as JSON on standard output.
     #[arg(long)]
     json: bool,
+    /// The survey definition whose coded answers the input holds (`orthomask survey code`'s
+    /// output): datapackage.json then carries its questions' titles, value labels and ranges.
+    #[arg(long)]
+    survey: Option<PathBuf>,
 }
 
 impl PipelineArgs {
@@ -414,6 +418,28 @@ fn declared_ranges(
         .collect())
 }
 
+/// `--survey`: the definition, whose columns must be the input's answer columns, in order.
+fn survey_of(
+    args: &PipelineArgs,
+    raw: &RawData,
+) -> Result<Option<orthomask_survey::definition::SurveyDefinition>> {
+    let Some(path) = &args.survey else {
+        return Ok(None);
+    };
+    let definition = super::survey::load(path)?;
+    let columns: Vec<String> = definition.columns().into_iter().map(|c| c.name).collect();
+    if columns != raw.answer_names {
+        bail!(
+            "--survey {}: its columns are {} but {} has {} (code the answers with `orthomask survey code`)",
+            path.display(),
+            columns.join(", "),
+            args.input.display(),
+            raw.answer_names.join(", ")
+        );
+    }
+    Ok(Some(definition))
+}
+
 /// One `--range COL=LO:HI`: the answer column's index and the bounds.
 fn parse_range(spec: &str, raw: &RawData) -> Result<(usize, f64, f64)> {
     let (name, bounds) = spec
@@ -528,6 +554,7 @@ pub fn run(args: PipelineArgs) -> Result<()> {
 
 fn run_pipeline(args: &PipelineArgs) -> Result<()> {
     let raw = split_input(SurveyFile::scan(&args.input)?, args)?;
+    let definition = survey_of(args, &raw)?;
     let (keys, teaching) = party_keys(args)?;
     let (x_max, x_max_source) = declared_x_max(args, &raw)?;
     let kept: Vec<usize> = args
@@ -586,11 +613,12 @@ fn run_pipeline(args: &PipelineArgs) -> Result<()> {
     );
     let mut manifest_file = Staged::create(&args.out_dir.join("manifest.json"))?;
     manifest_file.write(&manifest.to_json())?;
-    // The same data package the collector serves, with what a CSV tells: no definition, so
-    // names, roles, the declared ranges and the columns observed 0/1 (`survey::datapackage`).
+    // The same data package the collector serves, with what the CSV (and `--survey`) tells:
+    // without a definition, names, roles, the declared ranges and the columns observed 0/1
+    // (`survey::datapackage`).
     let package = orthomask_survey::datapackage::build(&orthomask_survey::datapackage::Sources {
         manifest: &manifest,
-        definition: None,
+        definition: definition.as_ref(),
         declared_ranges: &declared_only(args, &raw)?,
     });
     let mut package_file = Staged::create(&args.out_dir.join("datapackage.json"))?;

@@ -73,7 +73,7 @@ pub fn run(command: SurveyCommand) -> Result<()> {
     }
 }
 
-fn load(path: &Path) -> Result<SurveyDefinition> {
+pub(crate) fn load(path: &Path) -> Result<SurveyDefinition> {
     Ok(SurveyDefinition::parse(
         &read_text(path)?,
         &path.display().to_string(),
