@@ -91,11 +91,13 @@ async fn the_collectors_data_package_labels_a_real_release() {
     assert_eq!(status, 200, "{view}");
     let base = all.collector.url();
     let (release, manifest) = wait_for_release(&http, base, "habits", 60).await;
-    let (status, text) = get_text(
-        &http,
-        &format!("{base}/api/surveys/habits/datapackage.json"),
-    )
-    .await;
+    // The survey team's status names the package beside the release and the manifest.
+    let view = admin_view(&http, &all, "habits").await;
+    let url = view["datapackage_url"]
+        .as_str()
+        .expect("datapackage_url once released");
+    assert_eq!(url, format!("{base}/api/surveys/habits/datapackage.json"));
+    let (status, text) = get_text(&http, url).await;
     assert_eq!(status, 200, "{text}");
     let package = DataPackage::parse(&text, "datapackage.json").unwrap();
     // Not released yet, or no such survey: 404 with one line.
