@@ -35,13 +35,18 @@
 //! * a **Likert item** is one score column (points 1…k). Its mean and its cross-products with
 //!   other columns are exact, so it belongs in regressions; but a table of its points needs
 //!   `Σ xʳ` for `r` up to `k − 1` (a Vandermonde system), which the release gives only for
-//!   `r ≤ 2` — and crossed with another factor only for `r ≤ 1`. So a Likert item gets a codebook
+//!   `r ≤ 2` (enough for the marginal counts of a 3-point item, not of a longer one) — and crossed
+//!   with another question only for `r ≤ 1` (more only with declared power terms,
+//!   `crate::terms`). So a Likert item gets a codebook
 //!   (point 1 the low label, point k the high label, the points between their numbers) and no
 //!   factor; a survey that wants a table of "Never/Sometimes/Often" asks a categorical question;
 //! * with **device-side DP noise** the released indicators carry noise, so their cross-products
 //!   are counts plus noise, not counts; and the **second method** releases `X·B₁B₂`, a right
 //!   mask mixing the columns, whose cross-products are not the raw ones. No factor is listed for
 //!   either (the package says why), though the codebook still says what the raw codes meant.
+//!
+//! A release printed with few decimals (`--decimals`) gives the counts only to within its
+//! rounding; the tables round them and report the largest residual (`orthomask_stats::contingency`).
 //!
 //! The QA column is `c·1ₙ` in the raw data, hence `A·c·1ₙ = c·1ₙ` on the release (to rounding).
 //! The noise columns padded on the devices are never released (the collector publishes
@@ -291,9 +296,12 @@ impl DataPackage {
     /// Parse a package.
     ///
     /// # Errors
-    /// The JSON parser's message, prefixed with `source_name`.
-    pub fn parse(text: &str, source_name: &str) -> Result<Self, String> {
-        serde_json::from_str(text).map_err(|e| format!("{source_name}: not a data package: {e}"))
+    /// [`PackageError`] with the parser's line and column.
+    pub fn parse(text: &str, source_name: &str) -> Result<Self, PackageError> {
+        serde_json::from_str(text).map_err(|e| PackageError {
+            source_name: source_name.to_owned(),
+            reason: e.to_string(),
+        })
     }
 
     /// The release's labelled factors (none when no resource lists any).
@@ -303,6 +311,16 @@ impl DataPackage {
             .find(|r| r.path == RELEASE_PATH)
             .map_or(&[], |r| r.factors.as_slice())
     }
+}
+
+/// Errors reading a data package.
+#[derive(Debug, thiserror::Error)]
+#[error("{source_name}: not a data package: {reason}")]
+pub struct PackageError {
+    /// File name or URL.
+    pub source_name: String,
+    /// The JSON parser's message (with line and column).
+    pub reason: String,
 }
 
 /// What the package is built from.
