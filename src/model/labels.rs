@@ -31,10 +31,10 @@ pub struct LoadedPackage {
 /// # Errors
 /// One line naming the file, when it is not a data package.
 pub fn read_package(package: &NamedText) -> Result<LoadedPackage, String> {
-    let parsed = DataPackage::parse(&package.text, &package.name).map_err(|e| e.to_string())?;
     Ok(LoadedPackage {
         name: package.name.clone(),
-        factors: parsed.factors().to_vec(),
+        factors: DataPackage::parse_factors(&package.text, &package.name)
+            .map_err(|e| e.to_string())?,
     })
 }
 

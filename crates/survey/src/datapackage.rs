@@ -304,6 +304,35 @@ impl DataPackage {
         })
     }
 
+    /// The release's labelled factors read from a package's text, and nothing else of it: what
+    /// the analyst view needs, without the schema's deserialiser in the web app's WebAssembly.
+    ///
+    /// # Errors
+    /// [`PackageError`] with the parser's line and column.
+    pub fn parse_factors(text: &str, source_name: &str) -> Result<Vec<Factor>, PackageError> {
+        /// The part of a resource [`parse_factors`](DataPackage::parse_factors) reads.
+        #[derive(Deserialize)]
+        struct FactorsOnly {
+            path: String,
+            #[serde(rename = "orthomask:factors", default)]
+            factors: Vec<Factor>,
+        }
+        #[derive(Deserialize)]
+        struct ResourcesOnly {
+            resources: Vec<FactorsOnly>,
+        }
+        let package: ResourcesOnly = serde_json::from_str(text).map_err(|e| PackageError {
+            source_name: source_name.to_owned(),
+            reason: e.to_string(),
+        })?;
+        Ok(package
+            .resources
+            .into_iter()
+            .find(|r| r.path == RELEASE_PATH)
+            .map(|r| r.factors)
+            .unwrap_or_default())
+    }
+
     /// The release's labelled factors (none when no resource lists any).
     pub fn factors(&self) -> &[Factor] {
         self.resources

@@ -197,6 +197,10 @@ fn fields_carry_the_definitions_titles_codebooks_ranges_and_roles() {
     // The manifest is the second resource; the package round-trips through its JSON.
     assert_eq!(p.resources[1].path, MANIFEST_PATH);
     assert_eq!(DataPackage::parse(&p.to_json(), "p.json").unwrap(), p);
+    assert_eq!(
+        DataPackage::parse_factors(&p.to_json(), "p.json").unwrap(),
+        p.factors()
+    );
 }
 
 /// The levels' indicators, evaluated on the raw coded records, are 1 exactly at the level each
