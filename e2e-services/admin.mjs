@@ -14,7 +14,9 @@
 // and downloaded as CSV; headless participants (one browser context each) answer through their
 // invitation links; the team closes the survey on the page and follows the analyst view link,
 // whose regression must equal `orthomask regress --json` on the answers the participants typed,
-// coded the same way (1e-9 relative, every coefficient). DIR receives raw.csv and
+// coded the same way (1e-9 relative, every coefficient), and — the link carrying the release's
+// datapackage.json — whose smoker × region table names its levels by the questions' labels with
+// the answers' counts (issue 29 §2). DIR receives raw.csv and
 // invitations.csv. Exits non-zero on any failure; stops the services it started.
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -323,13 +325,32 @@ async function main() {
     const status = await page.getByTestId('survey-status').textContent();
     if (status !== 'released') throw new Error(`survey status ${status}`);
     if ((await page.getByTestId('receipt-lists').locator('a').count()) < 1) throw new Error('no receipt list link');
-    log(`released; following ${await analyst.getAttribute('href')}`);
+    const href = await analyst.getAttribute('href');
+    log(`released; following ${href}`);
     await analyst.click();
     const shown = await analystCoefficients(page);
     const raw = JSON.parse(execFileSync(cli, ['regress', '--input', join(out, 'raw.csv'), '--y', 'age',
       '--x', COLUMNS.filter((c) => c !== 'age').join(','), '--json'], { encoding: 'utf8' }));
     const worst = sameCoefficients(raw, shown, 'raw answers vs analyst view on the release');
     log(`the analyst view's regression equals the raw answers' (largest relative difference ${worst.toExponential(2)})`);
+    // Issue 29 §2: the link carries the release's data package, so the contingency tables name
+    // their levels by the questions' labels; smoker × region equals the answers counted here.
+    if (!href.includes('&package=')) throw new Error(`the analyst link carries no data package: ${href}`);
+    const table = page.locator('table.counts[data-rows="smoker"][data-columns="region"]');
+    await table.waitFor({ timeout: 60000 });
+    const cells = await table.locator('tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    const labelled = [['smoker = yes', true], ['smoker = no', false]].map(([label, smoker]) => [label,
+      ...[0, 1].map((region) => Array.from({ length: participants }, (_, i) => answersOf(i))
+        .filter((a) => a.smoker === smoker && a.region === region).length)]);
+    const levels = cells[0].slice(1, 3);
+    if (levels.join("|") !== "region = north|region = south") throw new Error(`the table's columns are ${JSON.stringify(levels)}`);
+    for (const [k, want] of labelled.entries()) {
+      const got = cells[k + 1].slice(0, 3);
+      if (got[0] !== want[0] || Number(got[1]) !== want[1] || Number(got[2]) !== want[2]) {
+        throw new Error(`smoker × region row ${JSON.stringify(got)}, the answers give ${JSON.stringify(want)}`);
+      }
+    }
+    log(`the analyst view's smoker × region table carries the labels and the answers' counts: ${JSON.stringify(labelled)}`);
     if (problems.length) throw new Error(problems.join('; '));
   });
   log(`passed; files in ${out}`);

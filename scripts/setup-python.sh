@@ -5,6 +5,7 @@
 #   target/py-test-venv      jsonschema (the survey schema check), pandas and statsmodels (the
 #                            analyst view's exported Python script, run by the web tests),
 #                            openpyxl (writes the XLSForms orthomask-xlsform's tests import);
+#                            frictionless (a release's data package, scripts/check_datapackage.py);
 #   target/py-contract-venv  schemathesis and openapi-spec-validator at pinned versions (the
 #                            HTTP contract test: a new tester release may add checks, so an
 #                            upgrade is made on purpose).
@@ -42,6 +43,6 @@ PY
     fi
 }
 
-venv_with "$target_dir/py-test-venv" jsonschema pandas statsmodels pyyaml openpyxl
+venv_with "$target_dir/py-test-venv" jsonschema pandas statsmodels pyyaml openpyxl frictionless
 venv_with "$target_dir/py-contract-venv" schemathesis==4.32.5 openapi-spec-validator==0.9.0 hypothesis==6.170.15
 log "ready"

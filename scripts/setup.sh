@@ -37,6 +37,8 @@ debian=()
 command -v node >/dev/null && command -v npm >/dev/null || debian+=(nodejs npm)
 python3 -c "import venv, ensurepip" 2>/dev/null || debian+=(python3 python3-venv)
 command -v Rscript >/dev/null || debian+=(r-base-core)
+# jsonlite: R reads a release's datapackage.json with it (scripts/check_datapackage.R).
+Rscript -e 'library(jsonlite)' >/dev/null 2>&1 || debian+=(r-cran-jsonlite)
 debian+=(chromium chromium-driver)
 # libfaketime: the fault test that sets a running service's clock back (crates/cli/tests/clock_jump.rs).
 debian+=(faketime)

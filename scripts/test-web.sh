@@ -67,6 +67,13 @@ awk -F, -v OFS=, '{ print $7, $2, $4, $5, $8 }' data/paper/leaps_table2.csv > "$
 cp "$fixtures/run-second/release.csv" "$fixtures/release-second.csv"
 "$cli" regress --input "$fixtures/release-second.csv" --y MIF --x Group,Age,BBS,ADL --json > "$fixtures/cli-regress-second.json"
 "$cli" logit --input "$fixtures/release-second.csv" --y MIF --x Group,Age,BBS,ADL --json > "$fixtures/cli-logit-second.json"
+# A survey's release with its data package (issue 29 §2): the answers of e2e/fixtures coded by
+# the definition and released by `pipeline --survey`, so datapackage.json carries the labels.
+"$cli" survey code --survey www/surveys/habits-branching.json --answers e2e/fixtures/habits-answers.csv \
+    --out "$fixtures/habits-coded.csv" >/dev/null
+"$cli" pipeline --input "$fixtures/habits-coded.csv" --survey www/surveys/habits-branching.json \
+    --out-dir "$fixtures/habits" --teaching-key 29 >/dev/null 2>&1
+cp e2e/fixtures/habits-answers.csv "$fixtures/"
 
 log "Python with pandas and statsmodels, to run the analyst view's exported script"
 bash scripts/setup-python.sh

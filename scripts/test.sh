@@ -86,6 +86,13 @@ stage "survey definitions satisfy docs/survey.schema.json" \
 stage "survey microdata: orthomask pipeline with default flags on statsmodels' randhie, OLS to 9 digits" \
     "$target_dir/py-test-venv/bin/python" scripts/check_randhie.py "$ORTHOMASK_BIN" "$target_dir/randhie"
 
+# The collector's release that crates/server/tests/datapackage.rs left in the tests' temporary
+# directory, and an `orthomask pipeline` release: frictionless validates both packages, pandas
+# and R open them with their labels.
+stage "data packages: frictionless validate, labelled tables in pandas and R" \
+    "$target_dir/py-test-venv/bin/python" scripts/check_datapackage.py "$ORTHOMASK_BIN" \
+    "$target_dir/tmp/datapackage-services" "$target_dir/datapackage"
+
 # The HTTP contract: only the binary and Python; beside the wasm32 builds below, whose links
 # leave a core idle. Its output is shown when it ends.
 t_contract=$SECONDS

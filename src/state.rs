@@ -434,6 +434,8 @@ pub enum Slot {
     Original,
     /// The manifest.
     Manifest,
+    /// The data package (`datapackage.json`).
+    Package,
 }
 
 /// The analyst's files and choices.
@@ -445,6 +447,8 @@ pub struct AnalysisState {
     pub original: Option<Rc<NamedText>>,
     /// The manifest (optional).
     pub manifest: Option<Rc<NamedText>>,
+    /// The data package (optional).
+    pub package: Option<Rc<NamedText>>,
     /// Response.
     pub y: Option<String>,
     /// Predictors.
@@ -480,6 +484,7 @@ impl Reducible for AnalysisState {
                     Slot::Data => s.data = Some(text),
                     Slot::Original => s.original = Some(text),
                     Slot::Manifest => s.manifest = Some(text),
+                    Slot::Package => s.package = Some(text),
                 }
             }
             AnalysisAction::LoadFailed(e) => s.error = Some(e),

@@ -20,6 +20,9 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::audit::{AuditResult, NamedText, audit_table};
+use super::labels::{
+    LoadedPackage, labelled_tables, python_labelled_tables, r_labelled_tables, read_package,
+};
 use super::shown;
 
 /// Why a part of the analysis cannot be computed.
@@ -70,6 +73,10 @@ pub struct AnalysisRequest {
     pub original: Option<NamedText>,
     /// The release manifest, for the audit summary.
     pub manifest: Option<NamedText>,
+    /// The release's data package (`datapackage.json`), whose labels name the contingency
+    /// tables' rows and columns ([`super::labels`]).
+    #[serde(default)]
+    pub package: Option<NamedText>,
     /// Response column (`None`: the first non-constant column).
     pub y: Option<String>,
     /// Predictors (empty: the next non-constant column).
@@ -193,7 +200,7 @@ pub struct FisherSummary {
 }
 
 impl TableSummary {
-    fn from_table(t: &ContingencyTable) -> Self {
+    pub(crate) fn from_table(t: &ContingencyTable) -> Self {
         let association = t.association().ok();
         Self {
             rows: t.row_factor().to_owned(),
@@ -518,8 +525,11 @@ pub struct AnalysisResult {
     pub linear: Result<LinearSummary, String>,
     /// The logistic model (when the response is 0/1 in this file), or why not.
     pub logistic: Result<LogisticSummary, String>,
-    /// Contingency tables of binary columns.
+    /// Contingency tables of binary columns, or of the data package's labelled factors.
     pub tables: Vec<Result<TableSummary, String>>,
+    /// The data package whose labelled factors the tables are of, when one was loaded with any.
+    #[serde(default)]
+    pub package: Option<LoadedPackage>,
     /// Residual plots of the same model on the original data, when it was loaded; on a release
     /// alone, why there are none ([`RELEASE_HAS_NO_ROW_DIAGNOSTICS`]); or why the original
     /// data could not be fitted.
@@ -698,6 +708,41 @@ fn tables(table: &Table, binary: &[String]) -> Vec<Result<TableSummary, String>>
     out
 }
 
+/// The tables of the data package's labelled factors when one with factors was loaded, else of
+/// the binary columns; a package that cannot be read is one line in place of the tables.
+fn tables_of(
+    table: &Table,
+    binary: &[String],
+    package: Option<&NamedText>,
+) -> (Vec<Result<TableSummary, String>>, Option<LoadedPackage>) {
+    match package.map(read_package) {
+        Some(Ok(p)) if !p.factors.is_empty() => (labelled_tables(table, &p), Some(p)),
+        Some(Err(e)) => (vec![Err(e)], None),
+        _ => (tables(table, binary), None),
+    }
+}
+
+/// The tables the exported scripts compute as 2×2 tables of binary columns: none when they are
+/// the data package's labelled tables.
+fn binary_tables(r: &AnalysisResult) -> Vec<&TableSummary> {
+    match r.package {
+        Some(_) => Vec::new(),
+        None => r.tables.iter().filter_map(|t| t.as_ref().ok()).collect(),
+    }
+}
+
+/// The labelled tables in an exported script (`write`: R's or Python's), if a package was loaded.
+fn labelled_exports(
+    r: &AnalysisResult,
+    write: fn(&LoadedPackage, &[&TableSummary]) -> String,
+) -> String {
+    let tables: Vec<&TableSummary> = r.tables.iter().filter_map(|t| t.as_ref().ok()).collect();
+    r.package
+        .as_ref()
+        .map(|p| write(p, &tables))
+        .unwrap_or_default()
+}
+
 /// Run the whole analysis. `progress` receives fractions in `[0, 1]` and a stage name.
 ///
 /// # Errors
@@ -759,7 +804,7 @@ pub fn analyze(
         }
     });
     progress(0.75, "contingency tables");
-    let tables = tables(&table, &binary);
+    let (tables, package) = tables_of(&table, &binary, request.package.as_ref());
     progress(0.85, "plots");
     let mut figure2 = Vec::new();
     if let Some(first) = x.first() {
@@ -784,6 +829,7 @@ pub fn analyze(
         linear: shown(fit.as_ref().map(|f| summarize(f, &x))),
         logistic: shown(logistic),
         tables,
+        package,
         diagnostics,
         exact_tests,
         figure2,
@@ -930,7 +976,7 @@ pub fn r_snippet(r: &AnalysisResult) -> String {
         ));
         out.push_str(&expected_logistic_comment("#", l));
     }
-    for t in r.tables.iter().filter_map(|t| t.as_ref().ok()) {
+    for t in binary_tables(r) {
         out.push_str(&format!(
             "# 2x2 table of {a} by {b} from cross-products (seed 003 Table 1): rows {a} = 1, 0; columns {b} = 1, 0\n\
              z1 <- d[[{qa}]]; z2 <- d[[{qb}]]; n <- nrow(d)\n\
@@ -942,6 +988,7 @@ pub fn r_snippet(r: &AnalysisResult) -> String {
             qb = r_string(&t.columns),
         ));
     }
+    out.push_str(&labelled_exports(r, r_labelled_tables));
     out
 }
 
@@ -971,7 +1018,7 @@ pub fn python_snippet(r: &AnalysisResult) -> String {
             rhs.join(" + ")
         ));
     }
-    for t in r.tables.iter().filter_map(|t| t.as_ref().ok()) {
+    for t in binary_tables(r) {
         out.push_str(&format!(
             "# 2x2 table of {a} by {b} from cross-products (seed 003 Table 1)\n\
              z1, z2, n = d[\"{a}\"].to_numpy(), d[\"{b}\"].to_numpy(), len(d)\n\
@@ -981,6 +1028,7 @@ pub fn python_snippet(r: &AnalysisResult) -> String {
             b = t.columns
         ));
     }
+    out.push_str(&labelled_exports(r, python_labelled_tables));
     out
 }
 
@@ -1005,6 +1053,7 @@ mod tests {
                 text: TABLE2.into(),
             }),
             manifest: None,
+            package: None,
             y: Some(y.into()),
             x: x.iter().map(|s| (*s).to_owned()).collect(),
         }
@@ -1069,6 +1118,7 @@ mod tests {
                 text: original.clone(),
             }),
             manifest: None,
+            package: None,
             y: Some("y".into()),
             x: vec!["x".into()],
         };
@@ -1126,6 +1176,7 @@ mod tests {
                 },
                 original: None,
                 manifest: None,
+                package: None,
                 y: Some("y".into()),
                 x: ["x", "x2", "g", "xg"].map(String::from).to_vec(),
             };
@@ -1290,6 +1341,7 @@ mod tests {
             },
             original: None,
             manifest: None,
+            package: None,
             y: Some("MIF".into()),
             x: ["Group", "Age", "BBS", "ADL"].map(str::to_owned).to_vec(),
         };
@@ -1389,6 +1441,7 @@ mod tests {
                     },
                     original: None,
                     manifest: None,
+                    package: None,
                     y: Some("y".into()),
                     x: x.clone(),
                 },

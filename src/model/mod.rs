@@ -15,6 +15,7 @@
 //! * [`analysis`] — regression, contingency tables, logistic regression, diagnostics, exports;
 //! * [`exact_exports`] — the exact tests in the R and Python exports, by R's and statsmodels'
 //!   own functions;
+//! * [`labels`] — the contingency tables and exports with a release's data package's labels;
 //! * [`audit`] — the audit checks of `orthomask_stats::audit` on a release and its manifest;
 //! * [`audit_builds`] — which app builds produced a release's records, against `builds.json`;
 //! * [`classroom`] — the LEAPS walk-through: every party's view, the attack, collusion, Table 6;
@@ -39,6 +40,7 @@ pub mod analysis;
 pub mod audit;
 pub mod audit_builds;
 pub mod exact_exports;
+pub mod labels;
 
 pub mod classroom;
 pub mod dp;

@@ -1,4 +1,4 @@
-//! The analyst view (`#/analyze?data=URL&y=COL&x=COL,COL[&original=URL][&manifest=URL]`): load a
+//! The analyst view (`#/analyze?data=URL&y=COL&x=COL,COL[&original=URL][&manifest=URL][&package=URL]`): load a
 //! release by picker, drag and drop or URL; pick variables; regression, contingency tables,
 //! logistic regression, audit summary, plots; exports. All computing runs in the worker.
 
@@ -44,6 +44,7 @@ pub fn analyze() -> Html {
                 ("data", Slot::Data),
                 ("original", Slot::Original),
                 ("manifest", Slot::Manifest),
+                ("package", Slot::Package),
             ] {
                 if let Some(url) = query::get(params, key) {
                     let dispatch = dispatch.clone();
@@ -67,15 +68,17 @@ pub fn analyze() -> Html {
             state.data.clone(),
             state.original.clone(),
             state.manifest.clone(),
+            state.package.clone(),
             state.y.clone(),
             state.x.clone(),
         );
-        use_effect_with(key, move |(data, original, manifest, y, x)| {
+        use_effect_with(key, move |(data, original, manifest, package, y, x)| {
             if let Some(data) = data {
                 job.run(Job::Analyze(AnalysisRequest {
                     data: (**data).clone(),
                     original: original.as_deref().cloned(),
                     manifest: manifest.as_deref().cloned(),
+                    package: package.as_deref().cloned(),
                     y: y.clone(),
                     x: x.clone(),
                 }));
@@ -105,8 +108,10 @@ pub fn analyze() -> Html {
                     loaded={state.data.as_ref().map(|d| AttrValue::from(d.name.clone()))} />
                 <FilePicker id="original" label="Original data, if you have it (CSV, optional)" on_load={loader(Slot::Original)} on_error={on_error.clone()}
                     loaded={state.original.as_ref().map(|d| AttrValue::from(d.name.clone()))} />
-                <FilePicker id="manifest" label="Release manifest (JSON, optional)" accept=".json,application/json" on_load={loader(Slot::Manifest)} on_error={on_error}
+                <FilePicker id="manifest" label="Release manifest (JSON, optional)" accept=".json,application/json" on_load={loader(Slot::Manifest)} on_error={on_error.clone()}
                     loaded={state.manifest.as_ref().map(|d| AttrValue::from(d.name.clone()))} />
+                <FilePicker id="package" label="Data package, for the questions' labels (datapackage.json, optional)" accept=".json,application/json" on_load={loader(Slot::Package)} on_error={on_error}
+                    loaded={state.package.as_ref().map(|d| AttrValue::from(d.name.clone()))} />
             </div>
             if let Some(e) = &state.error { <p class="error" role="alert">{ e }</p> }
             <JobProgress status={job.status().clone()} label="Analysing" />
@@ -177,7 +182,7 @@ fn results(r: &AnalysisResult, state: &UseReducerHandle<AnalysisState>) -> Html 
             { figure2(r) }
             { diagnostics(r) }
             { exact_tests_section(r) }
-            { tables_section(&r.tables) }
+            { tables_section(r) }
             { logistic_section(r) }
             { audit_section(r) }
             <section class="exports no-print">
@@ -432,10 +437,19 @@ pub fn counts_table(t: &TableSummary) -> Html {
     }
 }
 
-fn tables_section(tables: &[Result<TableSummary, String>]) -> Html {
+fn tables_section(r: &AnalysisResult) -> Html {
+    let tables = &r.tables;
     html! {
         <section class="tables">
-            <h2>{ "Contingency tables of binary columns" }</h2>
+            if let Some(p) = &r.package {
+                <h2>{ "Contingency tables of the questions, with their labels" }</h2>
+                <p class="small" data-testid="labelled-tables">{ format!(
+                    "Labels from {}. Each level's count comes from cross-products of the released columns, which equal the raw ones; the released columns themselves are masked numbers, not codes.",
+                    p.name
+                ) }</p>
+            } else {
+                <h2>{ "Contingency tables of binary columns" }</h2>
+            }
             if tables.is_empty() {
                 <p>{ "No pair of binary columns was found (a released 0/1 column keeps Σx = Σx² = its count)." }</p>
             }

@@ -139,3 +139,29 @@ fn bad_keys_and_parameters() {
     ]));
     assert!(error.contains("tolerance"), "{error}");
 }
+
+/// `pipeline --survey` labels the data package only when the input's columns are the
+/// definition's, in order: otherwise one line naming both, and nothing written.
+#[test]
+fn a_survey_whose_columns_the_input_lacks_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("coded.csv");
+    let mut rows = String::from("smoker,age\n");
+    for i in 0..40 {
+        rows.push_str(&format!("{},{}\n", i % 2, 20 + i));
+    }
+    std::fs::write(&input, rows).unwrap();
+    let survey = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../www/surveys/leaps-demo.json");
+    let out = dir.path().join("out");
+    let error = failure(&pipeline(
+        &input,
+        &out,
+        &["--teaching-key", "1", "--survey", survey.to_str().unwrap()],
+    ));
+    assert!(
+        error.contains("--survey") && error.contains("response"),
+        "{error}"
+    );
+    assert!(error.contains("smoker, age"), "{error}");
+    assert!(!out.join("datapackage.json").exists());
+}

@@ -138,7 +138,26 @@ fn pipeline_modified_preserves_statistics_on_several_shapes() {
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .collect();
             written.sort();
-            assert_eq!(written, ["manifest.json", "release.csv"]);
+            assert_eq!(
+                written,
+                ["datapackage.json", "manifest.json", "release.csv"]
+            );
+            // The package names every released column, in order (issue 29 §2; what else it
+            // says is checked by scripts/check_datapackage.py with frictionless, pandas and R).
+            let package = orthomask_survey::datapackage::DataPackage::parse(
+                &std::fs::read_to_string(out.join("datapackage.json")).unwrap(),
+                "datapackage.json",
+            )
+            .unwrap();
+            let fields: Vec<&str> = package.resources[0]
+                .schema
+                .as_ref()
+                .unwrap()
+                .fields
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect();
+            assert_eq!(fields, manifest.columns);
         }
     }
 }

@@ -272,6 +272,11 @@ pub struct SurveyStatus {
     pub release_csv_url: Option<String>,
     /// The manifest's address, once published.
     pub manifest_url: Option<String>,
+    /// The data package's address (`datapackage.json`: the release's Table Schema, codebook and
+    /// labelled factors, `crate::datapackage`), once published; absent from collectors older
+    /// than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datapackage_url: Option<String>,
     /// Admin view only: each service's own status of the survey.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub services: Option<Vec<ServiceStatus>>,

@@ -44,6 +44,8 @@
 //! * [`manifest`] — the one manifest builder: plan + release → `manifest.json`;
 //! * [`formula`] — a model formula over a release in R's notation, resolved to its columns and
 //!   the model terms its manifest records (or refused with why a release cannot give it);
+//! * [`datapackage`] — the release as a Frictionless Data Package: its Table Schema, the
+//!   codebook of what the raw codes meant, and the labelled factors a release tabulates exactly;
 //! * [`obfuscation`] — the manifest's strong-obfuscation statement for the masks run;
 //! * [`api`] — the collector's survey-team API as types (`docs/openapi.yaml`'s components), which
 //!   the services write and the web app reads;
@@ -100,6 +102,8 @@ pub mod simulate;
 pub mod manifest;
 
 pub mod formula;
+
+pub mod datapackage;
 
 pub mod obfuscation;
 

@@ -61,6 +61,15 @@ pub fn analyst_link(release: &str, y: &str, x: &[String]) -> String {
     format!("#/analyze?data={}&y={}&x={x}", encode(release), encode(y))
 }
 
+/// [`analyst_link`] with the release's data package, whose labels name the tables' levels.
+pub fn labelled_analyst_link(release: &str, package: &str, y: &str, x: &[String]) -> String {
+    format!(
+        "{}&package={}",
+        analyst_link(release, y, x),
+        encode(package)
+    )
+}
+
 /// The audit view of `release` and its `manifest`.
 pub fn audit_link(release: &str, manifest: &str) -> String {
     format!(
@@ -134,6 +143,10 @@ mod tests {
         assert_eq!(
             analyst_link("http://127.0.0.1:9/api/surveys/s/release.csv", &y, &x),
             "#/analyze?data=http%3A%2F%2F127.0.0.1%3A9%2Fapi%2Fsurveys%2Fs%2Frelease.csv&y=age&x=smoker,region%3Ds,mood,mood_answered"
+        );
+        assert_eq!(
+            labelled_analyst_link("http://c/r.csv", "http://c/d.json", "y", &[]),
+            "#/analyze?data=http%3A%2F%2Fc%2Fr.csv&y=y&x=&package=http%3A%2F%2Fc%2Fd.json"
         );
         // All binary: the first column is the response.
         let (y, x) = default_model(&cols[..1], &binary).unwrap();

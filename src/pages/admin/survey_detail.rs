@@ -12,7 +12,7 @@ use yew::prelude::*;
 use crate::components::input::target_value;
 use crate::components::save_button::SaveButton;
 use crate::model::admin::links::{
-    analyst_link, audit_link, default_model, invitations_csv, receipt_lists,
+    analyst_link, audit_link, default_model, invitations_csv, labelled_analyst_link, receipt_lists,
 };
 use crate::pages::simulated_participants::SimulatedParticipants;
 use crate::services::admin as api;
@@ -320,7 +320,11 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
         (Some(at), Some(csv), Some(manifest)) => {
             let analyst = match &*model {
                 Some(Ok((y, x))) => {
-                    html! { <li><a href={analyst_link(csv, y, x)} data-testid="analyst-link">{ format!("Analyse the release ({y} on {})", x.join(", ")) }</a></li> }
+                    let href = match &s.datapackage_url {
+                        Some(package) => labelled_analyst_link(csv, package, y, x),
+                        None => analyst_link(csv, y, x),
+                    };
+                    html! { <li><a href={href} data-testid="analyst-link">{ format!("Analyse the release ({y} on {})", x.join(", ")) }</a></li> }
                 }
                 Some(Err(e)) => {
                     html! { <li class="error">{ format!("No analyst link: {e}") }</li> }
@@ -351,6 +355,9 @@ pub fn survey_detail(props: &SurveyDetailProps) -> Html {
                     <ul>
                         <li><a href={csv.clone()} data-testid="release-link">{ "release.csv" }</a></li>
                         <li><a href={manifest.clone()} data-testid="manifest-link">{ "manifest.json" }</a></li>
+                        if let Some(package) = &s.datapackage_url {
+                            <li><a href={package.clone()} data-testid="datapackage-link">{ "datapackage.json" }</a>{ " — the codebook and labels (Frictionless Data Package)" }</li>
+                        }
                         { analyst }
                         <li><a href={audit_link(csv, manifest)} data-testid="audit-link">{ "Audit the release" }</a></li>
                     </ul>

@@ -1,5 +1,5 @@
 //! `orthomask pipeline`: run a whole protocol on raw data with every party simulated, and write
-//! the release and its manifest (and, on request, what left the devices and what the provider
+//! the release, its manifest and its data package (and, on request, what left the devices and what the provider
 //! sent the collector).
 //!
 //! Every survey decision is the application layer's: σ, `p₂` and DP are
@@ -94,7 +94,7 @@ pub struct PipelineArgs {
     /// Raw data: CSV with a header row. A constant column named QA is used as the QA column.
     #[arg(long)]
     input: PathBuf,
-    /// Directory for release.csv and manifest.json (and, with --write-exchanges, upload.csv and
+    /// Directory for release.csv, manifest.json and datapackage.json (and, with --write-exchanges, upload.csv and
     /// msp_to_collector.csv).
     #[arg(long)]
     out_dir: PathBuf,
@@ -207,6 +207,10 @@ pub struct PipelineArgs {
     /// Print the manifest as JSON on standard output.
     #[arg(long)]
     json: bool,
+    /// The survey definition whose coded answers the input holds (`orthomask survey code`'s
+    /// output): datapackage.json then carries its questions' titles, value labels and ranges.
+    #[arg(long)]
+    survey: Option<PathBuf>,
 }
 
 impl PipelineArgs {
@@ -372,23 +376,8 @@ fn declared_ranges(
 ) -> Result<Vec<DeclaredRange>> {
     let mut declared: Vec<Option<(f64, f64)>> = vec![None; raw.answer_names.len()];
     for spec in &args.range {
-        let (name, bounds) = spec
-            .split_once('=')
-            .with_context(|| format!("--range {spec:?}: expected COL=LO:HI"))?;
-        let (lo, hi) = bounds
-            .split_once(':')
-            .with_context(|| format!("--range {spec:?}: expected COL=LO:HI"))?;
-        let j = raw
-            .answer_names
-            .iter()
-            .position(|n| n == name.trim())
-            .with_context(|| format!("--range: no answer column named {name:?}"))?;
-        let parse = |t: &str| {
-            t.trim()
-                .parse::<f64>()
-                .with_context(|| format!("--range {spec:?}: {t:?} is not a number"))
-        };
-        declared[j] = Some((parse(lo)?, parse(hi)?));
+        let (j, lo, hi) = parse_range(spec, raw)?;
+        declared[j] = Some((lo, hi));
     }
     let undeclared: Vec<&str> = declared
         .iter()
@@ -427,6 +416,65 @@ fn declared_ranges(
             None => DeclaredRange::observed(name, raw.answer(j).min, raw.answer(j).max),
         })
         .collect())
+}
+
+/// `--survey`: the definition, whose columns must be the input's answer columns, in order.
+fn survey_of(
+    args: &PipelineArgs,
+    raw: &RawData,
+) -> Result<Option<orthomask_survey::definition::SurveyDefinition>> {
+    let Some(path) = &args.survey else {
+        return Ok(None);
+    };
+    let definition = super::survey::load(path)?;
+    let columns: Vec<String> = definition.columns().into_iter().map(|c| c.name).collect();
+    if columns != raw.answer_names {
+        bail!(
+            "--survey {}: its columns are {} but {} has {} (code the answers with `orthomask survey code`)",
+            path.display(),
+            columns.join(", "),
+            args.input.display(),
+            raw.answer_names.join(", ")
+        );
+    }
+    Ok(Some(definition))
+}
+
+/// One `--range COL=LO:HI`: the answer column's index and the bounds.
+fn parse_range(spec: &str, raw: &RawData) -> Result<(usize, f64, f64)> {
+    let (name, bounds) = spec
+        .split_once('=')
+        .with_context(|| format!("--range {spec:?}: expected COL=LO:HI"))?;
+    let (lo, hi) = bounds
+        .split_once(':')
+        .with_context(|| format!("--range {spec:?}: expected COL=LO:HI"))?;
+    let j = raw
+        .answer_names
+        .iter()
+        .position(|n| n == name.trim())
+        .with_context(|| format!("--range: no answer column named {name:?}"))?;
+    let parse = |t: &str| {
+        t.trim()
+            .parse::<f64>()
+            .with_context(|| format!("--range {spec:?}: {t:?} is not a number"))
+    };
+    Ok((j, parse(lo)?, parse(hi)?))
+}
+
+/// The `--range`s as declared, and only those: the data package states a raw range only where
+/// the survey declared one (a range read off the data would publish the raw extremes).
+fn declared_only(args: &PipelineArgs, raw: &RawData) -> Result<Vec<DeclaredRange>> {
+    args.range
+        .iter()
+        .map(|spec| {
+            let (j, lo, hi) = parse_range(spec, raw)?;
+            Ok(DeclaredRange {
+                name: raw.answer_names[j].clone(),
+                lo,
+                hi,
+            })
+        })
+        .collect()
 }
 
 /// Device-side DP asked for by `--dp-epsilon`/`--dp-delta`, over the declared ranges.
@@ -506,6 +554,7 @@ pub fn run(args: PipelineArgs) -> Result<()> {
 
 fn run_pipeline(args: &PipelineArgs) -> Result<()> {
     let raw = split_input(SurveyFile::scan(&args.input)?, args)?;
+    let definition = survey_of(args, &raw)?;
     let (keys, teaching) = party_keys(args)?;
     let (x_max, x_max_source) = declared_x_max(args, &raw)?;
     let kept: Vec<usize> = args
@@ -566,6 +615,16 @@ fn run_pipeline(args: &PipelineArgs) -> Result<()> {
     );
     let mut manifest_file = Staged::create(&args.out_dir.join("manifest.json"))?;
     manifest_file.write(&manifest.to_json())?;
+    // The same data package the collector serves, with what the CSV (and `--survey`) tells:
+    // without a definition, names, roles, the declared ranges and the columns observed 0/1
+    // (`survey::datapackage`).
+    let package = orthomask_survey::datapackage::build(&orthomask_survey::datapackage::Sources {
+        manifest: &manifest,
+        definition: definition.as_ref(),
+        declared_ranges: &declared_only(args, &raw)?,
+    });
+    let mut package_file = Staged::create(&args.out_dir.join("datapackage.json"))?;
+    package_file.write(&package.to_json())?;
     // Everything is written under temporary names: the last chance to stop with nothing in
     // place. Then the exchanges, the release and its manifest are put in place together.
     interrupt::check()?;
@@ -574,6 +633,7 @@ fn run_pipeline(args: &PipelineArgs) -> Result<()> {
     }
     release.commit()?;
     manifest_file.commit()?;
+    package_file.commit()?;
     for w in &outcome.warnings {
         warn(w);
     }
@@ -651,9 +711,9 @@ fn summarise(args: &PipelineArgs, m: &Manifest) {
         );
     }
     let files = if args.write_exchanges {
-        "upload.csv, msp_to_collector.csv, release.csv, manifest.json"
+        "upload.csv, msp_to_collector.csv, release.csv, manifest.json, datapackage.json"
     } else {
-        "release.csv, manifest.json"
+        "release.csv, manifest.json, datapackage.json"
     };
     println!("wrote {}/{{{files}}}", args.out_dir.display());
 }

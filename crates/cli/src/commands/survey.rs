@@ -158,7 +158,7 @@ fn export_xlsform(args: &ExportArgs) -> Result<()> {
     Ok(())
 }
 
-fn load(path: &Path) -> Result<SurveyDefinition> {
+pub(crate) fn load(path: &Path) -> Result<SurveyDefinition> {
     Ok(SurveyDefinition::parse(
         &read_text(path)?,
         &path.display().to_string(),

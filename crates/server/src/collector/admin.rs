@@ -279,6 +279,9 @@ pub(super) async fn survey_view(col: &Collector, survey: &str) -> Result<SurveyS
         manifest_url: released
             .as_ref()
             .map(|_| format!("{base}/api/surveys/{survey}/manifest.json")),
+        datapackage_url: released
+            .as_ref()
+            .map(|_| format!("{base}/api/surveys/{survey}/datapackage.json")),
         released_at: released,
         erased_at: erased,
         services: None,

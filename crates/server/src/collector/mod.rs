@@ -49,7 +49,7 @@ use admin::{
 use demonstrations::list_demonstrations;
 use handover::{cohort_result, share_part};
 use participants::definition;
-use release::{manifest_json, release_csv};
+use release::{datapackage_json, manifest_json, release_csv};
 
 /// Configuration of a data collector.
 #[derive(Clone, Debug)]
@@ -368,6 +368,10 @@ impl Collector {
             )
             .route("/api/surveys/{survey}/release.csv", get(release_csv))
             .route("/api/surveys/{survey}/manifest.json", get(manifest_json))
+            .route(
+                "/api/surveys/{survey}/datapackage.json",
+                get(datapackage_json),
+            )
             .route("/api/health", get(health))
             .with_state(self.clone());
         let admin = Router::new()

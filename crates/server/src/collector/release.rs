@@ -1,4 +1,6 @@
-//! The release: `A₁` over every received cohort, `release.csv` and `manifest.json` at stable URLs.
+//! The release: `A₁` over every received cohort, `release.csv` and `manifest.json` at stable URLs,
+//! and `datapackage.json` beside them (`orthomask_survey::datapackage::build` from the stored
+//! manifest and the survey's definition, made when asked: it is a function of the two).
 //!
 //! The manifest is `orthomask_survey::manifest::build` from the survey's stored plan, so it
 //! records the plan's Appendix C bound (of a full cohort, where the bound binds) and agrees with
@@ -425,6 +427,39 @@ async fn stored_release(col: &Collector, survey: String, csv: bool) -> Result<St
             }
         }
     }
+}
+
+/// `GET /api/surveys/{id}/datapackage.json`: the release as a Frictionless Data Package, its
+/// resources `release.csv` and `manifest.json` at the URLs beside it.
+pub(super) async fn datapackage_json(
+    State(col): State<Collector>,
+    ApiPath(survey): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let manifest_text = stored_release(&col, survey.clone(), false).await?;
+    let s = survey.clone();
+    let template = col
+        .0
+        .store
+        .run(move |c| load_survey(c, &s).map(|row| row.template))
+        .await?;
+    let manifest = orthomask_formats::manifest::Manifest::parse(&manifest_text, "manifest.json")
+        .map_err(|e| ApiError::internal("the stored manifest", e))?;
+    let package = orthomask_survey::datapackage::build(&orthomask_survey::datapackage::Sources {
+        manifest: &manifest,
+        definition: Some(&template),
+        declared_ranges: &[],
+    });
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        package.to_json(),
+    )
+        .into_response())
 }
 
 pub(super) async fn release_csv(
