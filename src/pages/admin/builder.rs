@@ -89,7 +89,8 @@ fn check(id: &str, label: &str, checked: bool, on: Callback<Event>) -> Html {
     }
 }
 
-fn select(
+/// A labelled `<select>` of `(value, text, selected)` options, telling `on` the chosen value.
+pub(super) fn select(
     id: &str,
     label: &str,
     options: Vec<(String, String, bool)>,

@@ -24,7 +24,7 @@ pub struct TermsEditorProps {
     pub on_change: Callback<Vec<Term>>,
 }
 
-/// A `<select>` of `options` (value, text) with `selected` chosen.
+/// The builder's `<select>`, with an empty first choice ("—": nothing chosen yet).
 fn choice(
     id: &str,
     label: &str,
@@ -32,18 +32,14 @@ fn choice(
     selected: &str,
     on: Callback<String>,
 ) -> Html {
-    let onchange = Callback::from(move |e: Event| on.emit(target_value(&e)));
-    html! {
-        <label for={id.to_owned()} class="field">
-            <span>{ label }</span>
-            <select id={id.to_owned()} onchange={onchange}>
-                <option value="" selected={selected.is_empty()}>{ "—" }</option>
-                { for options.iter().map(|(value, text)| html! {
-                    <option value={value.clone()} selected={value == selected}>{ text }</option>
-                }) }
-            </select>
-        </label>
-    }
+    let options = std::iter::once((String::new(), "—".to_owned()))
+        .chain(options.iter().cloned())
+        .map(|(value, text)| {
+            let chosen = value == selected;
+            (value, text, chosen)
+        })
+        .collect();
+    super::builder::select(id, label, options, on)
 }
 
 fn text(id: &str, label: &str, value: &str, placeholder: String, on: Callback<String>) -> Html {
