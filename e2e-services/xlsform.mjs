@@ -8,7 +8,8 @@
 // (metadata, consent, groups, notes, bounds, Likert, yes/no, categorical and multiple selects,
 // skip logic, English and Spanish), and one with a geopoint. On #/admin the team picks the
 // geopoint form under "Import XLSForm" and gets the import's one line naming the row; picks the
-// real form, and the builder, the JSON editor and the plan fill in (the timestamps it left out
+// real form (the page sends the workbook to the collector, POST /api/admin/xlsform, which reads
+// it), and the builder, the JSON editor and the plan fill in (the timestamps it left out
 // listed); creates the survey with one click; invites a participant, who opens the link and
 // meets the form's consent and first question. The survey the collector signed holds exactly
 // the questions, translations and terms `orthomask survey import` reads from the same file.

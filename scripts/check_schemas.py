@@ -12,6 +12,7 @@ import pathlib
 import sys
 
 import jsonschema
+from referencing import Registry, Resource
 import yaml
 
 root = pathlib.Path(__file__).resolve().parent.parent
@@ -87,13 +88,17 @@ def shown(value, path):
     elif isinstance(value, list):
         for sub in value:
             yield from shown(sub, f"{path}[]")
+# Components that hold a draft refer to docs/survey.schema.json, beside openapi.yaml.
+survey_schema = Registry().with_resources(
+    (uri, Resource.from_contents(schema)) for uri in ("./survey.schema.json", "survey.schema.json"))
 api_checked = 0
 for name, shown_cases in examples.items():
     if name not in components["schemas"]:
         print(f"docs/api-examples.json: {name} is no component of docs/openapi.yaml")
         failures += 1
         continue
-    validator = jsonschema.Draft202012Validator({"$ref": f"#/components/schemas/{name}", "components": components})
+    validator = jsonschema.Draft202012Validator(
+        {"$ref": f"#/components/schemas/{name}", "components": components}, registry=survey_schema)
     seen = set()
     for i, case in enumerate(shown_cases):
         for e in validator.iter_errors(case):

@@ -2,7 +2,9 @@
 //! `Authorization: Bearer <token>`. The token lives in this tab's `sessionStorage` only (never
 //! `localStorage`): closing the tab forgets it, and [`forget_token`] signs out.
 
-use orthomask_survey::api::{self, InvitationRequest, Invitations, SurveyList, SurveyStatus};
+use orthomask_survey::api::{
+    self, InvitationRequest, Invitations, SurveyList, SurveyStatus, XlsformDraft, XlsformUpload,
+};
 use orthomask_survey::trust::Deployment;
 
 use super::http::{FetchError, fetch_text};
@@ -95,6 +97,16 @@ pub async fn create(token: &str, draft: &serde_json::Value) -> Result<String, St
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
         .unwrap_or(text))
+}
+
+/// `POST /api/admin/xlsform`: the draft the collector reads from an XLSForm workbook.
+///
+/// # Errors
+/// One line: the collector's refusal naming the file, sheet and row.
+pub async fn import_xlsform(token: &str, upload: &XlsformUpload) -> Result<XlsformDraft, String> {
+    let body = serde_json::to_string(upload).map_err(|e| e.to_string())?;
+    let text = request("POST", "/api/admin/xlsform", Some(token), Some(&body)).await?;
+    api::parse(&text, "XLSForm draft")
 }
 
 /// `POST /api/admin/surveys/{id}/invitations {"count": n}`.

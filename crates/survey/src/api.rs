@@ -149,6 +149,29 @@ impl InvitationRequest {
     pub const MAX: usize = 10_000;
 }
 
+/// `POST /api/admin/xlsform`: a team's XLSForm workbook (issue 29 §1), to be read as a draft.
+/// The collector reads it (`orthomask_xlsform`) so that the page every participant downloads
+/// does not carry an xlsx reader: the team's page only sends the file's bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XlsformUpload {
+    /// The file's name, for the one-line refusals (`form.xlsx: survey sheet, row 7: …`).
+    pub name: String,
+    /// The workbook's bytes, base64 (RFC 4648, with padding).
+    pub workbook_base64: String,
+}
+
+/// `POST /api/admin/xlsform`'s answer: the draft the workbook becomes, not yet created.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XlsformDraft {
+    /// The draft, as `POST /api/admin/surveys` takes it.
+    pub draft: crate::draft::SurveyDraft,
+    /// What the import left out on purpose (`start`/`end` metadata, …), one line each with its
+    /// row.
+    pub left_out: Vec<String>,
+}
+
 /// `POST /api/admin/surveys/{id}/invitations`'s answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -550,6 +573,8 @@ mod tests {
             round_trips::<Requeued>("Requeued"),
             round_trips::<SurveyCreated>("SurveyCreated"),
             round_trips::<SurveyStatus>("SurveyStatus"),
+            round_trips::<XlsformDraft>("XlsformDraft"),
+            round_trips::<XlsformUpload>("XlsformUpload"),
         ];
         assert!(counted.iter().all(|&n| n >= 1));
         // No example stands for a component nothing reads.
@@ -563,7 +588,9 @@ mod tests {
                 "Requeued",
                 "SurveyCreated",
                 "SurveyList",
-                "SurveyStatus"
+                "SurveyStatus",
+                "XlsformDraft",
+                "XlsformUpload"
             ]
         );
     }

@@ -7,7 +7,8 @@
 //! languages are written in the JSON editor (`translations`), which the builder keeps. An open
 //! survey without device-side differential privacy gets a note recommending it, with the option
 //! one click away (issue 20 §9, `model::admin::preview::recommends_dp`). "Import XLSForm" reads
-//! a team's ODK/KoboToolbox questionnaire in the browser and puts its draft in the JSON editor,
+//! a team's ODK/KoboToolbox questionnaire in the browser, has the collector read it
+//! (`POST /api/admin/xlsform`) and puts its draft in the JSON editor,
 //! which the builder follows; a row the import refuses is shown as its one line (issue 29 §1,
 //! `model::admin::xlsform`).
 
@@ -360,9 +361,9 @@ fn plan_view(plan: &PlanPreview) -> Html {
 type XlsformStatus = Option<Result<(String, Vec<String>), String>>;
 
 /// "Import XLSForm": a file input whose workbook fills the editor (and so the builder).
-fn xlsform_import(d: &Dispatch, status: &UseStateHandle<XlsformStatus>) -> Html {
+fn xlsform_import(d: &Dispatch, status: &UseStateHandle<XlsformStatus>, token: &str) -> Html {
     let on_change = {
-        let (d, status) = (d.clone(), status.clone());
+        let (d, status, token) = (d.clone(), status.clone(), token.to_owned());
         Callback::from(move |e: Event| {
             let input = e
                 .target()
@@ -370,11 +371,15 @@ fn xlsform_import(d: &Dispatch, status: &UseStateHandle<XlsformStatus>) -> Html 
             let Some(file) = input.and_then(|i| i.files()).and_then(|f| f.get(0)) else {
                 return;
             };
-            let (d, status) = (d.clone(), status.clone());
+            let (d, status, token) = (d.clone(), status.clone(), token.clone());
             wasm_bindgen_futures::spawn_local(async move {
-                let result = files::read_bytes(file).await.and_then(|(name, bytes)| {
-                    crate::model::admin::xlsform::import(&bytes, &name).map(|i| (name, i))
-                });
+                let result = async {
+                    let (name, bytes) = files::read_bytes(file).await?;
+                    let upload = crate::model::admin::xlsform::upload(&bytes, &name);
+                    let answer = api::import_xlsform(&token, &upload).await?;
+                    crate::model::admin::xlsform::imported(&answer).map(|i| (name, i))
+                }
+                .await;
                 match result {
                     Ok((name, imported)) => {
                         d.dispatch(BuilderAction::Text(imported.text));
@@ -529,7 +534,7 @@ pub fn builder(props: &BuilderProps) -> Html {
             <h2>{ "Create a survey" }</h2>
             <div class="side-by-side">
                 <div class="builder-fields">
-                    { xlsform_import(&d, &xlsform) }
+                    { xlsform_import(&d, &xlsform, &props.token) }
                     { survey_fields }
                     <h3>{ "Questions" }</h3>
                     { for form.questions.iter().enumerate().map(|(i, q)| question_editor(&d, form, i, q, count)) }

@@ -12,7 +12,7 @@ use axum::response::Response;
 use orthomask_survey::api::{
     CohortPhase, CohortStatus, Invitation, InvitationCounts, InvitationRequest, Invitations,
     QaCheck, RefusedHandover, Requeued, ServiceRequeued, ServiceStatus, SpoiltCounts,
-    SurveyCreated, SurveyList, SurveyStatus, SurveySummary,
+    SurveyCreated, SurveyList, SurveyStatus, SurveySummary, XlsformDraft, XlsformUpload,
 };
 use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
 use orthomask_survey::merkle::sha256_hex;
@@ -677,4 +677,42 @@ pub(super) async fn close_survey(
     }
     col.maybe_release(&survey).await?;
     Ok(json(StatusCode::OK, &survey_view(&col, &survey).await?))
+}
+
+/// `POST /api/admin/xlsform`: the draft a team's XLSForm workbook becomes (issue 29 §1), not yet
+/// created — the team's page puts it in its editor. Read here rather than in the page so that
+/// the app every participant downloads carries no xlsx reader; the mapping and every refusal
+/// are `orthomask_xlsform`'s, the same as `orthomask survey import`.
+///
+/// # Errors
+/// 400 with one line: the bytes are not base64, or the import's refusal naming the file, sheet
+/// and row.
+pub(super) async fn import_xlsform(
+    _admin: Admin,
+    ApiJson(upload): ApiJson<XlsformUpload>,
+) -> Result<Response, ApiError> {
+    use base64::Engine as _;
+    let XlsformUpload {
+        name,
+        workbook_base64,
+    } = upload;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(workbook_base64.trim())
+        .map_err(|e| {
+            ApiError::bad_request(format!("{name}: workbook_base64 is not base64: {e}"))
+        })?;
+    // Unzipping and reading a workbook is CPU work: off the request threads.
+    let imported = tokio::task::spawn_blocking(move || {
+        orthomask_xlsform::import(&bytes, &name).map_err(|e| format!("{name}: {e}"))
+    })
+    .await
+    .map_err(|e| ApiError::internal("reading an XLSForm", e))?
+    .map_err(ApiError::bad_request)?;
+    Ok(json(
+        StatusCode::OK,
+        &XlsformDraft {
+            draft: imported.draft,
+            left_out: imported.ignored.iter().map(ToString::to_string).collect(),
+        },
+    ))
 }

@@ -376,6 +376,7 @@ impl Collector {
             .with_state(self.clone());
         let admin = Router::new()
             .route("/api/admin/surveys", post(create_survey).get(list_surveys))
+            .route("/api/admin/xlsform", post(admin::import_xlsform))
             .route("/api/admin/surveys/{survey}", get(admin_status))
             .route("/api/admin/surveys/{survey}/invitations", post(invitations))
             .route("/api/admin/surveys/{survey}/close", post(close_survey))
