@@ -570,6 +570,9 @@ pub(super) async fn close_one_cohort(
     _admin: Admin,
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
 ) -> Result<Response, ApiError> {
+    // No opening of this cohort runs between reading whether it is open and closing it
+    // (`participants::open_cohort` holds the same lock).
+    let opening = col.0.opening.lock().await;
     let s = survey.clone();
     let (share, opened, status) = col
         .0
@@ -608,6 +611,7 @@ pub(super) async fn close_one_cohort(
             Ok(())
         })
         .await?;
+    drop(opening);
     col.maybe_release(&survey).await?;
     Ok(json(StatusCode::OK, &survey_view(&col, &survey).await?))
 }
@@ -639,6 +643,9 @@ pub(super) async fn close_survey(
     _admin: Admin,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
+    // No cohort is opened at the services between reading which are open and closing them, and
+    // none after (`participants::open_cohort` holds the same lock and skips a closed cohort).
+    let opening = col.0.opening.lock().await;
     let s = survey.clone();
     let (share, open) = col
         .0
@@ -675,6 +682,7 @@ pub(super) async fn close_survey(
             .run(move |c| close_locally(c, &s, cohort))
             .await?;
     }
+    drop(opening);
     col.maybe_release(&survey).await?;
     Ok(json(StatusCode::OK, &survey_view(&col, &survey).await?))
 }

@@ -192,7 +192,8 @@ struct Inner {
     /// Signs definitions and upload credentials (`orthomask_survey::trust`).
     signing: CollectorSigningKey,
     client: PeerClient,
-    /// Held while a cohort is opened at the services (`participants::open_cohort`).
+    /// Held while a cohort is opened at the services (`participants::open_cohort`) and while
+    /// cohorts are closed there (`admin`), so an opening never follows a close.
     opening: tokio::sync::Mutex<()>,
     /// Each cohort's signed definition, made once (`participants::Collector::offer`): it is
     /// the same for every participant of the cohort (Ed25519 signatures are deterministic), and

@@ -224,27 +224,34 @@ impl Collector {
     /// Open cohort `k` at the provider (or the right-masking services) before anyone can upload
     /// to it, and record that it is open. Idempotent at the services, so a lost answer is
     /// harmless; one request at a time (`Inner::opening`), so when a burst finds a cohort
-    /// unopened the services are asked once, not once per request (issue 24).
+    /// unopened the services are asked once, not once per request (issue 24). Closing a cohort
+    /// holds the same lock (`admin::close_survey`, `close_one_cohort`), so an opening never
+    /// reaches the services after the cohort's close: a cohort closed meanwhile is not opened.
     ///
     /// # Errors
-    /// The services' refusal or absence (502/503); store errors.
+    /// 410 when the cohort was closed meanwhile; the services' refusal or absence (502/503);
+    /// store errors.
     async fn open_cohort(&self, survey: &str, k: u32, share: usize) -> Result<(), ApiError> {
         let _one_at_a_time = self.0.opening.lock().await;
         let (s, store) = (survey.to_owned(), &self.0.store);
-        let opened = store
-            .run(move |c| -> Result<bool, ApiError> {
+        let (opened, status) = store
+            .run(move |c| -> Result<(bool, CollectorCohort), ApiError> {
                 c.query_row(
-                    "SELECT opened FROM cohorts WHERE survey = ?1 AND cohort = ?2",
+                    "SELECT opened, status FROM cohorts WHERE survey = ?1 AND cohort = ?2",
                     (&s, k),
-                    |r| r.get(0),
+                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )
-                .optional()
-                .map(|o| o.unwrap_or(false))
                 .map_err(sql)
             })
             .await?;
         if opened {
             return Ok(());
+        }
+        if !status.takes_participants() {
+            return Err(ApiError::new(
+                StatusCode::GONE,
+                "the group being filled has just closed; open the link again",
+            ));
         }
         self.cohort_call(survey, k, share, CohortStep::Open).await?;
         let s = survey.to_owned();
