@@ -704,6 +704,11 @@ pub(super) async fn import_xlsform(
         name,
         workbook_base64,
     } = upload;
+    // The refusals start with the file's name; a request without one still names something.
+    let name = match name.trim() {
+        "" => "the workbook".to_owned(),
+        given => given.to_owned(),
+    };
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(workbook_base64.trim())
         .map_err(|e| {
