@@ -14,10 +14,8 @@
 //! `fit.aic`/`fit.bic` do not (they are 2 and `log n` lower). The view follows R, so the Python
 //! script computes `−2ℓ + 2k` and `−2ℓ + k log n` with R's `k`.
 
-use super::analysis::{
-    AnalysisResult, DeclaredTest, DeclaredTestRow, ExactTests, LinearSummary, py_name, r_name,
-    r_string,
-};
+use super::analysis::{AnalysisResult, DeclaredTest, DeclaredTestRow, ExactTests, LinearSummary};
+use super::script_names::{py_name, r_name, r_string};
 
 /// A Python string literal (JSON's escapes are Python's).
 fn py_string(text: &str) -> String {

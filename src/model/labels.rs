@@ -14,8 +14,8 @@ use orthomask_stats::contingency::{ContingencyTable, CountRounding, Factor};
 use orthomask_survey::datapackage::{self, DataPackage};
 use serde::{Deserialize, Serialize};
 
-use super::analysis::{MAX_TABLES, TableSummary};
 use super::audit::NamedText;
+use super::contingency_summary::{MAX_TABLES, TableSummary};
 
 /// The package loaded with a release: where it came from and its labelled factors.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -13,6 +13,9 @@
 //! * [`fate`] — what became of the participant's cohort after the receipt (left out when
 //!   spoilt, so the answers go again);
 //! * [`analysis`] — regression, contingency tables, logistic regression, diagnostics, exports;
+//! * [`contingency_summary`] — a contingency table as the view shows it (counts, χ², Fisher);
+//! * [`exports`] — the CSV, JSON, R and Python exports of an analysis;
+//! * [`script_names`] — how the exported scripts write column names and strings;
 //! * [`exact_exports`] — the exact tests in the R and Python exports, by R's and statsmodels'
 //!   own functions;
 //! * [`labels`] — the contingency tables and exports with a release's data package's labels;
@@ -39,8 +42,11 @@ pub mod fate;
 pub mod analysis;
 pub mod audit;
 pub mod audit_builds;
+pub mod contingency_summary;
 pub mod exact_exports;
+pub mod exports;
 pub mod labels;
+pub mod script_names;
 
 pub mod classroom;
 pub mod dp;

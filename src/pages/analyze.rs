@@ -14,10 +14,10 @@ use crate::components::save_button::SaveButton;
 use crate::components::tables::CoefficientTable;
 use crate::context::{JobStatus, use_job, use_query};
 use crate::model::analysis::{
-    AnalysisRequest, AnalysisResult, DeclaredTest, ExactTests, TableSummary, coefficients_csv,
-    python_snippet, r_snippet, result_json,
+    AnalysisRequest, AnalysisResult, DeclaredTest, ExactTests, TableSummary,
 };
 use crate::model::audit::NamedText;
+use crate::model::exports::{coefficients_csv, python_snippet, r_snippet, result_json};
 use crate::model::format::{exact, p_value, sig};
 use crate::model::jobs::{Job, Output};
 use crate::plots::Plot;

@@ -3,7 +3,8 @@
 //! exports compute the same tables from the package.
 
 use super::*;
-use crate::model::analysis::{AnalysisRequest, analyze, python_snippet, r_snippet};
+use crate::model::analysis::{AnalysisRequest, analyze};
+use crate::model::exports::{python_snippet, r_snippet};
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::mask::{FixedSubspaceHaar, Mask};
 

@@ -17,6 +17,7 @@ use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
+use super::form_controls::select;
 use super::preview::FormPreview;
 use super::terms_editor::TermsEditor;
 use crate::components::input::{target_checked, target_value};
@@ -86,26 +87,6 @@ fn check(id: &str, label: &str, checked: bool, on: Callback<Event>) -> Html {
         <label for={id.to_owned()} class="check">
             <input id={id.to_owned()} type="checkbox" checked={checked} onchange={on} />
             { label }
-        </label>
-    }
-}
-
-/// A labelled `<select>` of `(value, text, selected)` options, telling `on` the chosen value.
-pub(super) fn select(
-    id: &str,
-    label: &str,
-    options: Vec<(String, String, bool)>,
-    on: Callback<String>,
-) -> Html {
-    let onchange = Callback::from(move |e: Event| on.emit(target_value(&e)));
-    html! {
-        <label for={id.to_owned()} class="field">
-            <span>{ label }</span>
-            <select id={id.to_owned()} onchange={onchange}>
-                { for options.into_iter().map(|(value, text, selected)| html! {
-                    <option value={value} selected={selected}>{ text }</option>
-                }) }
-            </select>
         </label>
     }
 }

@@ -7,11 +7,13 @@
 //! * [`sign_in`] — the token form;
 //! * [`survey_list`] — the surveys;
 //! * [`builder`] — the question builder, the JSON editor, the plan preview and "Create";
+//! * [`form_controls`] — the `<select>` the builder and the terms control share;
 //! * [`terms_editor`] — the builder's model terms: the declared ones, and a row that adds one;
 //! * [`preview`] — the participant's form as it will look, read-only;
 //! * [`survey_detail`] — one survey: invitations, live status, close, release links.
 
 pub mod builder;
+pub mod form_controls;
 pub mod preview;
 pub mod sign_in;
 pub mod survey_detail;

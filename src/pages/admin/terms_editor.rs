@@ -39,7 +39,7 @@ fn choice(
             (value, text, chosen)
         })
         .collect();
-    super::builder::select(id, label, options, on)
+    super::form_controls::select(id, label, options, on)
 }
 
 fn text(id: &str, label: &str, value: &str, placeholder: String, on: Callback<String>) -> Html {
