@@ -226,3 +226,73 @@ async fn a_place_whose_cohort_cannot_be_opened_is_given_back() {
     assert_eq!(view["cohorts"][1]["assigned"], 1, "{view}");
     tapped.all.stop().await;
 }
+
+/// The survey team closes the survey while the collector is opening the next cohort at the
+/// provider (opened ahead of need, the moment the previous cohort filled): the provider's tap
+/// holds the opening until the close has been sent. The close waits for the opening and then
+/// closes that cohort at the provider too — never an opening that lands after the close, which
+/// would leave the cohort open at the provider and the release waiting for a hand-over that
+/// cannot come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_while_the_next_cohort_opens_closes_it_after_its_opening() {
+    const COHORT: usize = 6;
+    let dir = tempfile::tempdir().unwrap();
+    let tapped = start_tapped(dir.path(), 0).await;
+    let http = client();
+    let created = create_survey(&http, &tapped.all, &draft("closing", COHORT, false, true)).await;
+    let links = links(&http, &tapped.all, &created, COHORT).await;
+    let gate = tapped.msp.hold_until("/cohorts/1/open");
+    for link in &links {
+        let (url, token) = link.split_once("?invite=").unwrap();
+        let r = http
+            .post(url)
+            .header("content-type", "application/json")
+            .body(format!("{{\"invite\": \"{token}\"}}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+    }
+    // The last place filled cohort 0: the opening of cohort 1 reached the provider's tap.
+    tapped.msp.wait_seen("POST", "/cohorts/1/open").await;
+    let close = {
+        let (http, url, token) = (
+            http.clone(),
+            format!(
+                "{}/api/admin/surveys/closing/close",
+                tapped.all.collector.url()
+            ),
+            tapped.all.admin_token.clone(),
+        );
+        tokio::spawn(async move {
+            http.post(url)
+                .bearer_auth(token)
+                .header("content-type", "application/json")
+                .body("{}")
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        })
+    };
+    // Give the close every chance to overtake the held opening (a collector without the lock
+    // closes its cohorts and answers meanwhile); no assertion depends on how long this is: with
+    // the lock the close simply waits.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    gate.send(true).unwrap();
+    assert_eq!(close.await.unwrap(), 200);
+    let seen: Vec<String> = tapped
+        .msp
+        .seen()
+        .into_iter()
+        .filter(|s| s.method == "POST" && s.path.contains("/cohorts/1/"))
+        .map(|s| s.path)
+        .collect();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(
+        seen[0].ends_with("/cohorts/1/open") && seen[1].ends_with("/cohorts/1/close"),
+        "cohort 1 was opened at the provider and then closed: {seen:?}"
+    );
+    tapped.all.stop().await;
+}

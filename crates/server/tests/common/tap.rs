@@ -40,6 +40,8 @@ struct TapState {
     target: Mutex<String>,
     seen: Mutex<Vec<Seen>>,
     rule: Mutex<Option<Rule>>,
+    /// Requests whose path contains the fragment wait until the gate opens (`hold_until`).
+    gate: Mutex<Option<(String, tokio::sync::watch::Receiver<bool>)>>,
 }
 
 /// A recording proxy in front of one service.
@@ -80,6 +82,15 @@ impl Tap {
         .await
     }
 
+    /// From now on, requests whose path contains `fragment` are held (recorded, not yet
+    /// forwarded) until the returned sender sends `true`: a test orders two parties' requests
+    /// without timing them.
+    pub fn hold_until(&self, fragment: &str) -> tokio::sync::watch::Sender<bool> {
+        let (open, gate) = tokio::sync::watch::channel(false);
+        *self.state.gate.lock().unwrap() = Some((fragment.to_owned(), gate));
+        open
+    }
+
     /// Answer requests by `rule` (method, path → maybe an answer) from now on; `None` forwards
     /// everything again.
     pub fn set_rule(&self, rule: Option<Rule>) {
@@ -117,6 +128,12 @@ async fn forward(
         path: path.clone(),
         body: body.to_vec(),
     });
+    let gate = state.gate.lock().unwrap().clone();
+    if let Some((fragment, mut open)) = gate
+        && path.contains(&fragment)
+    {
+        let _ = open.wait_for(|open| *open).await;
+    }
     let rule = state.rule.lock().unwrap().clone();
     if let Some((status, answer)) = rule.and_then(|r| r(method.as_str(), &path)) {
         return (
