@@ -123,13 +123,7 @@ pub fn r_labelled_tables(package: &LoadedPackage, tables: &[&TableSummary]) -> S
          }}\n",
         quoted(&package.name)
     );
-    for t in tables {
-        out.push_str(&format!(
-            "print(labelled_table({}, {}))\n",
-            quoted(&t.rows),
-            quoted(&t.columns)
-        ));
-    }
+    out.push_str(&print_tables(tables));
     out
 }
 
@@ -163,14 +157,23 @@ pub fn python_labelled_tables(package: &LoadedPackage, tables: &[&TableSummary])
          \x20   return pd.DataFrame(np.round(zr.T @ zc).astype(int), index=rows, columns=columns)\n\n",
         quoted(&package.name)
     );
-    for t in tables {
-        out.push_str(&format!(
-            "print(labelled_table({}, {}))\n",
-            quoted(&t.rows),
-            quoted(&t.columns)
-        ));
-    }
+    out.push_str(&print_tables(tables));
     out
+}
+
+/// `print(labelled_table("row", "column"))` for each table: the same line in R and in Python,
+/// both scripts defining `labelled_table`.
+fn print_tables(tables: &[&TableSummary]) -> String {
+    tables
+        .iter()
+        .map(|t| {
+            format!(
+                "print(labelled_table({}, {}))\n",
+                quoted(&t.rows),
+                quoted(&t.columns)
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
