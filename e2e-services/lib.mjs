@@ -48,12 +48,14 @@ export async function requireBuilt() {
 
 /**
  * `orthomask serve all` in `data` on free loopback ports with its default right-masking services
- * (three) and the built app; `extra` adds arguments. Answers services.json's URLs, the admin token, the output
- * so far and `stop()` (SIGTERM, which must end with exit code 0).
+ * (three) and the built app; `extra` adds arguments; `bin` and `web` are another binary and app
+ * directory than this run's (the page-load benchmark's earlier build); `port` the collector's
+ * (the others follow it; 0: any free ports). Answers services.json's
+ * URLs, the admin token, the output so far and `stop()` (SIGTERM, which must end with exit code 0).
  */
-export async function startServices(data, extra = []) {
-  const child = spawn(cli, ['serve', 'all', '--data-dir', data, '--port', '0',
-    '--web-dir', dist, '--rate-burst', '100000', '--rate-per-second', '10000', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServices(data, extra = [], { bin = cli, web = dist, port = 0 } = {}) {
+  const child = spawn(bin, ['serve', 'all', '--data-dir', data, '--port', String(port),
+    '--web-dir', web, '--rate-burst', '100000', '--rate-per-second', '10000', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });
   child.stderr.on('data', (d) => { output += d; });
@@ -122,6 +124,26 @@ export function sameCoefficients(cliFit, shown, what) {
   const names = (list) => list.map((c) => c.name).join(',');
   if (names(shown) !== names(cliFit.coefficients)) throw new Error(`${what}: the analyst view shows ${names(shown)}, the CLI ${names(cliFit.coefficients)}`);
   return cliFit.coefficients.reduce((worst, c, k) => Math.max(worst, agree(c.estimate, shown[k].estimate, `${what}: ${c.name}`)), 0);
+}
+
+/** Answer every question of the open form: a number mid-range, else the first choice. */
+export async function answerEverything(page) {
+  const review = page.getByRole('region', { name: 'What leaves your device' });
+  for (let screen = 0; screen < 50; screen += 1) {
+    if (await review.isVisible()) return;
+    const number = page.locator('input[type=number]');
+    if (await number.count()) {
+      const min = Number(await number.getAttribute('min'));
+      const max = Number(await number.getAttribute('max'));
+      const step = await number.getAttribute('step');
+      const value = min + (max - min) * 0.37;
+      await number.fill(String(step === '1' ? Math.round(value) : value));
+    } else {
+      await page.getByRole('radio').first().check();
+    }
+    await page.getByRole('button', { name: /^(Next|Review)$/ }).click();
+  }
+  await review.waitFor();
 }
 
 /** Run an end-to-end script's `main`, exiting non-zero with its stack on failure. */

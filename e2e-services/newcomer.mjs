@@ -17,32 +17,12 @@ import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   repo, cli, parseArgs, waitFor, withServices, api, fitsWidth, analystCoefficients,
-  sameCoefficients, run,
+  sameCoefficients, run, answerEverything,
 } from './lib.mjs';
 
 const args = parseArgs(process.argv.slice(2));
 const out = resolve(args.out ?? join(repo, 'target', 'e2e-newcomer'));
 const log = (m) => console.log(`[e2e newcomer] ${m}`);
-
-/** Answer every question of the open form: a number mid-range, else the first choice. */
-async function answerEverything(page) {
-  const review = page.getByRole('region', { name: 'What leaves your device' });
-  for (let screen = 0; screen < 50; screen += 1) {
-    if (await review.isVisible()) return;
-    const number = page.locator('input[type=number]');
-    if (await number.count()) {
-      const min = Number(await number.getAttribute('min'));
-      const max = Number(await number.getAttribute('max'));
-      const step = await number.getAttribute('step');
-      const value = min + (max - min) * 0.37;
-      await number.fill(String(step === '1' ? Math.round(value) : value));
-    } else {
-      await page.getByRole('radio').first().check();
-    }
-    await page.getByRole('button', { name: /^(Next|Review)$/ }).click();
-  }
-  await review.waitFor();
-}
 
 async function main() {
   await withServices('newcomer', out, async (services, browser) => {

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Build the web app into dist/ (or $WEB_DIST): the one WebAssembly release build of a run.
 #
-#   1. cargo builds the `orthomask-web` binary for wasm32 with the `web` profile (Cargo.toml:
-#      fat LTO, one codegen unit — the smallest module for participants);
-#   2. wasm-bindgen (exactly the version in Cargo.lock, scripts/setup.sh) writes the JS glue;
+#   1. cargo builds the web app's two binaries for wasm32 with the `web` profile (Cargo.toml: fat
+#      LTO, one codegen unit — the smallest modules for participants): `orthomask-participant`,
+#      the survey form alone, and `orthomask-web`, every view (src/app.rs says why two);
+#   2. wasm-bindgen (exactly the version in Cargo.lock, scripts/setup.sh) writes each one's JS glue;
 #   3. wasm-opt -Oz (npm binaryen@132: Debian's 108 cannot read Rust 1.95's output);
 #   4. the app's static files are copied from www/;
-#   5. the `{{sri FILE}}` marks of www/index.html and www/worker.js become FILE's Subresource
-#      Integrity digest (SHA-384), so the browser runs only the exact files this build wrote, in
-#      the page and in the Web Worker (issue 27 §2).
+#   5. scripts/stage_web.py gives the modules and the style sheet content-hashed names (served
+#      `immutable`) and fills the marks of www/worker.js, www/index.html and www/sw.js: those
+#      names, each file's Subresource Integrity digest (SHA-384), so the browser runs only the
+#      exact files this build wrote, in the page and in the Web Worker (issue 27 §2), and the
+#      digests of the files a participant never loads (sw.js's LAZY_FILES, issue 25);
+#   6. scripts/precompress.mjs writes each text and WebAssembly file's Brotli and gzip encodings
+#      beside it, which the collector serves to browsers that accept them (issue 25).
 #
 # Why not trunk, which did the same: installing it compiled ~400 crates (12-20 minutes on two
-# cores), more than a third of a fresh machine's set-up (issue 28), for five steps we can state.
+# cores), more than a third of a fresh machine's set-up (issue 28), for steps we can state.
 # The result is staged in target/ and moved into place at the end: a failed build leaves the
 # previous dist/ whole.
 set -euo pipefail
@@ -20,36 +25,28 @@ export PATH="$PWD/target/web-tools/node_modules/.bin:$PATH"
 out=${WEB_DIST:-dist}
 log() { printf '\033[1;34m[build-web]\033[0m %s\n' "$*"; }
 
-log "cargo build --profile web --target wasm32-unknown-unknown --bin orthomask-web"
-cargo build --locked --profile web --target wasm32-unknown-unknown --bin orthomask-web
-# Where cargo put it: CARGO_TARGET_DIR when set (scripts/reproduce.sh builds a clone so).
-wasm=${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/web/orthomask-web.wasm
+modules="orthomask-participant orthomask-web"
+log "cargo build --profile web --target wasm32-unknown-unknown ($modules)"
+cargo build --locked --profile web --target wasm32-unknown-unknown -p orthomask-web \
+    --bin orthomask-participant --bin orthomask-web
+# Where cargo put them: CARGO_TARGET_DIR when set (scripts/reproduce.sh builds a clone so).
+built=${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/web
 
 stage=target/web-stage
 rm -rf "$stage"
 mkdir -p "$stage"
-wasm-bindgen --target web --no-typescript --out-dir "$stage" --out-name orthomask-web "$wasm"
-log "wasm-opt -Oz"
-wasm-opt --output="$stage/orthomask-web_bg.wasm" -Oz "$stage/orthomask-web_bg.wasm"
-cp www/style.css www/worker.js www/sw.js www/manifest.webmanifest www/icon.svg "$stage/"
+for module in $modules; do
+    wasm-bindgen --target web --no-typescript --out-dir "$stage" --out-name "$module" "$built/$module.wasm"
+    log "wasm-opt -Oz $module"
+    wasm-opt --output="$stage/${module}_bg.wasm" -Oz "$stage/${module}_bg.wasm"
+done
+cp www/index.html www/style.css www/worker.js www/sw.js www/manifest.webmanifest www/icon.svg "$stage/"
 cp -r www/surveys "$stage/"
-python3 - "$stage" <<'PY'
-import base64, hashlib, pathlib, re, sys
-
-stage = pathlib.Path(sys.argv[1])
-
-def sri(match):
-    data = (stage / match.group(1)).read_bytes()
-    return "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode()
-
-# The page and the Web Worker both fetch the glue and the module with their digests
-# (issue 27 §2): each {{sri FILE}} mark becomes FILE's SHA-384.
-for name, source in (("index.html", "www/index.html"), ("worker.js", "www/worker.js")):
-    text = re.sub(r"\{\{sri ([^}]+)\}\}", sri, pathlib.Path(source).read_text(encoding="utf-8"))
-    if "{{" in text:
-        sys.exit(f"{source}: a mark this build does not know is left")
-    (stage / name).write_text(text, encoding="utf-8")
-PY
+python3 scripts/stage_web.py "$stage"
+node scripts/precompress.mjs "$stage"
 rm -rf "$out"
 mv "$stage" "$out"
-log "$out/: $(stat -c %s "$out/orthomask-web_bg.wasm") bytes of WebAssembly"
+for module in $modules; do
+    wasm=$(ls "$out/$module"-*_bg.wasm)
+    log "$wasm: $(stat -c %s "$wasm") bytes of WebAssembly, $(stat -c %s "$wasm.br") with Brotli"
+done

@@ -67,4 +67,6 @@ log "model terms computed on the device: the release's fit of y ~ age + age² + 
 node e2e-services/terms.mjs --out "$out/terms"
 log "a team's XLSForm imported on the survey team's page becomes a live survey without retyping"
 node e2e-services/xlsform.mjs --out "$out/xlsform"
-log "end to end passed (basic and share mode, the survey team's page, the demonstration loop, the field form, model terms, XLSForm import); files in $out/{basic,shares,admin,newcomer,field,terms,xlsform}"
+log "the participant's page: small, compressed, cached; no whole-app module; a new version under a waiting upload"
+node e2e-services/page-load.mjs --out "$out/page-load"
+log "end to end passed (basic and share mode, the survey team's page, the demonstration loop, the field form, model terms, XLSForm import, page load); files in $out/{basic,shares,admin,newcomer,field,terms,xlsform}"

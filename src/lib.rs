@@ -5,9 +5,10 @@
 //! `orthomask-formats`, `orthomask-stats`, `orthomask-dp`). This crate adds only views, state
 //! and I/O; it re-implements no mathematics.
 //!
-//! The same module runs twice: in the page it mounts the app, in a Web Worker (`www/worker.js`)
-//! it runs long computations ([`model::jobs`]) and reports progress, so the page stays
-//! responsive.
+//! Two binaries link this library into two modules ([`app`] says why): the participant's form
+//! alone (`orthomask-participant`), and the whole app (`orthomask-web`), which runs twice: in the
+//! page it mounts the app, in a Web Worker (`www/worker.js`) it runs long computations
+//! ([`model::jobs`]) and reports progress, so the page stays responsive.
 //!
 //! Read in this order:
 //! * [`model`] — pure, I/O-free logic behind each view (native tests cover it): the participant
@@ -38,8 +39,8 @@ pub mod pages;
 pub mod app;
 pub mod worker;
 
-/// Entry point of the WebAssembly module: mount the app when running in a page, serve jobs
-/// when running in a Web Worker.
+/// Entry point of the whole app's WebAssembly module (`src/main.rs`): mount the app when running
+/// in a page, serve jobs when running in a Web Worker.
 pub fn start() {
     if web_sys::window().is_some() {
         // Installable and usable offline once opened (issue 13 §1; `www/sw.js`).
@@ -47,5 +48,14 @@ pub fn start() {
         yew::Renderer::<app::App>::new().render();
     } else {
         worker::serve();
+    }
+}
+
+/// Entry point of the participant's WebAssembly module (`src/participant.rs`): the survey form
+/// alone, without a Web Worker (`app` says why there are two modules).
+pub fn start_participant() {
+    if web_sys::window().is_some() {
+        services::browser::register_service_worker();
+        yew::Renderer::<app::ParticipantApp>::new().render();
     }
 }

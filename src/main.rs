@@ -1,5 +1,6 @@
-//! The binary `scripts/build-web.sh` builds: one WebAssembly module that runs the app in a page and the
-//! computations in a Web Worker (see `orthomask_web::start`).
+//! The whole app's WebAssembly module, which `scripts/build-web.sh` builds beside the
+//! participant's (`src/participant.rs`): every view in a page, and the computations in a Web
+//! Worker (see `orthomask_web::start`).
 
 fn main() {
     orthomask_web::start();

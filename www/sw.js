@@ -1,27 +1,37 @@
-// The service worker (issue 13 §1, issue 20 §6): it keeps the built app, so the app itself opens
-// without a connection — and nothing else that could matter.
+// The service worker (issue 13 §1, issue 20 §6, issue 25): it keeps the built app, so the app
+// opens from the device without downloading it again, and without a connection — and it keeps
+// nothing else that could matter.
 //
-// What it keeps, in the Cache API: the app's own files (APP_FILES, cached on install and
-// refreshed from the network), and nothing else. Nothing of the API (/api/…: the collector
-// answers all of it `Cache-Control: no-store`) — so never a survey offer (its definition carries
-// the cohort's device key `masking.right_mask_key`, from which the right mask B_k is built, and
-// its upload credential) — never a POST, never anything of another origin. So a survey opens only
-// online; a form opened online keeps working offline while its page stays open, and its masked
-// upload waits in IndexedDB (the page's outbox, which holds that upload's masked values,
-// credential and token until it is sent or discarded) — never here.
+// What it keeps, in the Cache API: this version's own files (APP_FILES), and nothing else. Nothing
+// of the API (/api/…: the collector answers all of it `Cache-Control: no-store`) — so never a
+// survey offer (its definition carries the cohort's device key `masking.right_mask_key`, from
+// which the right mask B_k is built, and its upload credential) — never a POST, never anything of
+// another origin. So a survey opens only online; a form opened online keeps working offline while
+// its page stays open, and its masked upload waits in IndexedDB (the page's outbox, which holds
+// that upload's masked values, credential and token until it is sent or discarded) — never here.
 //
-// An earlier version kept survey offers: on activation every other cache is deleted, and any
-// entry of this cache that this version would not keep is removed.
+// Versions (issue 25). scripts/build-web.sh writes this file for each build: the app's
+// content-hashed names, the cache named after the build, and LAZY_FILES. So a build that changes
+// any file is a new sw.js, which the browser finds when it revalidates sw.js and installs in the
+// background; until then every file comes from this version's cache without asking the network
+// (cache-first: in this cache a name always has this version's bytes). Installing fills the new
+// version's cache with the files a participant needs (LAZY_FILES — the whole app's module and
+// worker, which only the other views run — are kept when first fetched); activating deletes the
+// older versions' caches and takes over the open pages. A waiting upload is not in any cache: it
+// stays in the outbox, which every version reads and sends (e2e-services/page-load.mjs updates the
+// app under a waiting upload).
 //
 // e2e/tests/offline.test.mjs checks APP_FILES against the built dist/ directory, and reads every
 // cache while and after a submission waits.
-const CACHE = 'orthomask-v2';
+const CACHE = 'orthomask-{{build}}';
 const APP_FILES = [
   './',
   'index.html',
-  'orthomask-web.js',
-  'orthomask-web_bg.wasm',
-  'style.css',
+  '{{name orthomask-participant.js}}',
+  '{{name orthomask-participant_bg.wasm}}',
+  '{{name orthomask-web.js}}',
+  '{{name orthomask-web_bg.wasm}}',
+  '{{name style.css}}',
   'worker.js',
   'manifest.webmanifest',
   'icon.svg',
@@ -30,6 +40,14 @@ const APP_FILES = [
   'surveys/shares-demo.json',
   'surveys/habits-branching.json',
 ];
+// The files a participant's page never loads, with their SHA-256: fetched when another view needs
+// them, and named here so that a page computes its build without them
+// (orthomask_survey::app_build::lazy_files).
+const LAZY_FILES = {
+  '{{name orthomask-web.js}}': '{{sha256 orthomask-web.js}}',
+  '{{name orthomask-web_bg.wasm}}': '{{sha256 orthomask-web_bg.wasm}}',
+  'worker.js': '{{sha256 worker.js}}',
+};
 /** The absolute URLs of the app's files, without query or fragment. */
 const appUrls = new Set(APP_FILES.map((f) => new URL(f, self.registration.scope).href));
 
@@ -46,12 +64,15 @@ function keepable(request) {
 }
 
 self.addEventListener('install', (event) => {
-  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(APP_FILES)).then(() => self.skipWaiting()));
+  // From the browser's HTTP cache where it can: the page has just fetched the content-hashed
+  // files (immutable), and the others are revalidated (a 304 when unchanged).
+  const precache = APP_FILES.filter((f) => !(f in LAZY_FILES));
+  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(precache)).then(() => self.skipWaiting()));
 });
 
 self.addEventListener('activate', (event) => {
-  // Older versions' caches go (an earlier version kept survey offers); of this one, whatever
-  // this version would not keep goes too. Then this version controls the open pages at once.
+  // Older versions' caches go (one of them kept survey offers); of this one, whatever this
+  // version would not keep goes too. Then this version controls the open pages at once.
   event.waitUntil((async () => {
     for (const name of await caches.keys()) {
       if (name !== CACHE) await caches.delete(name);
@@ -73,14 +94,19 @@ self.addEventListener('fetch', (event) => {
   if (!keepable(request) && !navigation) return;
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
-    try {
+    if (keepable(request)) {
+      const copy = await cache.match(request, { ignoreVary: true });
+      if (copy) return copy;
       const response = await fetch(request);
-      if (keepable(request) && response.ok) await cache.put(request, response.clone());
+      if (response.ok) await cache.put(request, response.clone());
       return response;
+    }
+    // Another address of this origin opened as a page: the network's answer, and offline the
+    // app's index page (any hash route).
+    try {
+      return await fetch(request);
     } catch (offline) {
-      // A page navigation (any hash route) is the app's index page.
-      const copy = (keepable(request) ? await cache.match(request) : undefined)
-        ?? (navigation ? await cache.match('./') : undefined);
+      const copy = await cache.match('./', { ignoreVary: true });
       if (copy) return copy;
       throw offline;
     }

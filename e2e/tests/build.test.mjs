@@ -1,15 +1,19 @@
 // The release build (scripts/build-web.sh): index.html names every script, module and style it
-// loads with the Subresource Integrity digest of the file the build wrote, and the page's fetch of
-// the module checks it: one changed byte and the browser does not run it — a participant's link
-// then shows no form and sends nothing. The Web Worker fetches the glue and the module with their
+// loads with the Subresource Integrity digest of the file the build wrote — both modules, the
+// participant's and the whole app's (issue 25), their glue through the import map — and the page's
+// fetches check it: one changed byte in a module or its glue and the browser does not run it — a
+// participant's link then shows no form and sends nothing. Content-hashed names are the files' own
+// SHA-256, and sw.js declares the digests of the files a participant never loads. The Web Worker fetches the glue and the module with their
 // digests too (www/worker.js), and the page refuses to open a survey from a build the deployment
 // does not publish (issue 27 §2).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setup, dist, mode, offers, uploads } from '../lib.mjs';
+
+const sha384 = async (path) => `sha384-${createHash('sha384').update(await readFile(join(dist, path))).digest('base64')}`;
 
 /** Every tag of dist/index.html with an href or src of this origin, and its integrity. */
 async function loadedFiles() {
@@ -22,39 +26,82 @@ async function loadedFiles() {
   })).filter((f) => f.path);
 }
 
+/** The two modules index.html chooses between: [glue, module, module's integrity] each. */
+async function bootstrapModules() {
+  const html = await readFile(join(dist, 'index.html'), 'utf8');
+  return [...html.matchAll(/\['\.\/([^']+)', '\.\/([^']+)', '([^']+)'\]/g)].map(([, glue, wasm, integrity]) => ({ glue, wasm, integrity }));
+}
+
+/** The content-hashed name of a module's file in dist/ (`orthomask-participant-HASH_bg.wasm`). */
+async function builtName(pattern) {
+  const found = (await readdir(dist)).filter((f) => pattern.test(f));
+  assert.equal(found.length, 1, `${pattern}: ${found}`);
+  return found[0];
+}
+
 test('index.html carries the SHA-384 of every script, module and style it loads', async () => {
   const files = await loadedFiles();
-  const checked = files.filter((f) => ['stylesheet', 'modulepreload', 'preload'].includes(f.rel));
-  assert.deepEqual(checked.map((f) => f.path).sort(), ['orthomask-web.js', 'orthomask-web_bg.wasm', 'style.css']);
-  for (const f of checked) {
-    // The digest computed here from the file on disk, independently of the build's Python.
-    const digest = createHash('sha384').update(await readFile(join(dist, f.path))).digest('base64');
-    assert.equal(f.integrity, `sha384-${digest}`, f.path);
-  }
+  const styles = files.filter((f) => f.rel === 'stylesheet');
+  assert.equal(styles.length, 1);
+  // The digests computed here from the files on disk, independently of the build's Python.
+  assert.equal(styles[0].integrity, await sha384(styles[0].path));
   // Only the icon and the web-app manifest are loaded without one (neither runs code).
   assert.deepEqual(files.filter((f) => !f.integrity).map((f) => f.path).sort(), ['icon.svg', 'manifest.webmanifest']);
+  // Both modules: the participant's and the whole app's, their WebAssembly fetched with its digest…
+  const modules = await bootstrapModules();
+  assert.deepEqual(modules.map((m) => m.wasm).sort(), [
+    await builtName(/^orthomask-participant-[0-9a-f]{16}_bg\.wasm$/), await builtName(/^orthomask-web-[0-9a-f]{16}_bg\.wasm$/),
+  ].sort());
+  for (const m of modules) assert.equal(m.integrity, await sha384(m.wasm), m.wasm);
+  // …and their glue imported under the import map's integrity.
+  const html = await readFile(join(dist, 'index.html'), 'utf8');
+  const map = JSON.parse(html.match(/<script type="importmap">([\s\S]*?)<\/script>/)[1]);
+  assert.deepEqual(Object.keys(map.integrity).sort(), modules.map((m) => `./${m.glue}`).sort());
+  for (const m of modules) assert.equal(map.integrity[`./${m.glue}`], await sha384(m.glue), m.glue);
 });
 
 test('the Web Worker fetches the glue and the module with the SHA-384 of the built files', async () => {
   const worker = await readFile(join(dist, 'worker.js'), 'utf8');
+  const names = Object.fromEntries([...worker.matchAll(/const (GLUE|MODULE) = '\.\/([^']+)';/g)].map(([, what, file]) => [what, file]));
+  assert.equal(names.GLUE, await builtName(/^orthomask-web-[0-9a-f]{16}\.js$/));
+  assert.equal(names.MODULE, await builtName(/^orthomask-web-[0-9a-f]{16}_bg\.wasm$/));
   const marks = [...worker.matchAll(/fetch\((\w+), \{ integrity: '([^']+)' \}\)/g)].map(([, what, integrity]) => ({ what, integrity }));
-  const sri = async (path) => `sha384-${createHash('sha384').update(await readFile(join(dist, path))).digest('base64')}`;
   assert.deepEqual(marks, [
-    { what: 'GLUE', integrity: await sri('orthomask-web.js') },
-    { what: 'MODULE', integrity: await sri('orthomask-web_bg.wasm') },
+    { what: 'GLUE', integrity: await sha384(names.GLUE) },
+    { what: 'MODULE', integrity: await sha384(names.MODULE) },
   ]);
   assert.ok(!worker.includes('{{'), 'no mark is left');
 });
 
+test('content-hashed names are the first 16 hexadecimal digits of the SHA-256 of the bytes', async () => {
+  const hashed = (await readdir(dist)).filter((f) => /-[0-9a-f]{16}(_bg)?\.(js|wasm|css)$/.test(f));
+  assert.equal(hashed.length, 5, `${hashed}`);
+  for (const f of hashed) {
+    const digest = createHash('sha256').update(await readFile(join(dist, f))).digest('hex');
+    assert.equal(f.match(/-([0-9a-f]{16})(_bg)?\./)[1], digest.slice(0, 16), f);
+  }
+  // sw.js declares the SHA-256 of every file a participant's page does not load.
+  const sw = await readFile(join(dist, 'sw.js'), 'utf8');
+  const lazy = [...sw.match(/const LAZY_FILES = \{([^}]*)\};/)[1].matchAll(/'([^']+)': '([0-9a-f]{64})'/g)];
+  assert.equal(lazy.length, 3);
+  for (const [, file, digest] of lazy) {
+    assert.equal(digest, createHash('sha256').update(await readFile(join(dist, file))).digest('hex'), file);
+  }
+});
+
+/** Serve `file` with one byte changed at `at` (a fraction of its length). */
+async function altered(s, file, at) {
+  const bytes = Buffer.from(await readFile(join(dist, file)));
+  bytes[Math.min(bytes.length - 1, Math.floor(bytes.length * at))] ^= 1;
+  await s.page.route(`**/${file}`, (route) => route.fulfill({
+    status: 200, contentType: file.endsWith('.wasm') ? 'application/wasm' : 'text/javascript', body: bytes,
+  }));
+}
+
 test('a module that is not the built one is not run: one changed byte and the page stays empty', async () => {
   const s = await setup();
   try {
-    const wasm = await readFile(join(dist, 'orthomask-web_bg.wasm'));
-    const altered = Buffer.from(wasm);
-    altered[altered.length - 1] ^= 1;
-    await s.page.route('**/orthomask-web_bg.wasm', (route) => route.fulfill({
-      status: 200, contentType: 'application/wasm', body: altered,
-    }));
+    await altered(s, await builtName(/^orthomask-web-[0-9a-f]{16}_bg\.wasm$/), 1);
     await s.page.goto(`${s.server.base}/#/`);
     const outcome = await Promise.race([
       s.page.getByRole('heading', { level: 1, name: 'Orthomask' }).waitFor().then(() => 'the app started'),
@@ -67,29 +114,35 @@ test('a module that is not the built one is not run: one changed byte and the pa
   }
 });
 
-test('a participant link served with one changed byte in the module shows no form and sends no values', async () => {
-  const s = await setup();
-  try {
-    const wasm = await readFile(join(dist, 'orthomask-web_bg.wasm'));
-    const altered = Buffer.from(wasm);
-    altered[altered.length >> 1] ^= 1;
-    await s.page.route('**/orthomask-web_bg.wasm', (route) => route.fulfill({
-      status: 200, contentType: 'application/wasm', body: altered,
-    }));
-    const refused = s.page.waitForEvent('pageerror');
-    await s.page.goto(`${s.server.base}/#/participate?survey=leaps-demo`);
-    assert.match(String(await refused), /integrity|digest|fetch/i);
-    // The page is what index.html holds without the app: no form, no field, no button.
-    assert.equal(await s.page.locator('form, input, select, textarea, button').count(), 0);
-    // Nothing asked for a place or sent values: no request carries a body, none goes to the API.
-    const sent = s.record.requests.filter((r) => r.body !== '' || new URL(r.url).pathname.startsWith('/api/'));
-    assert.deepEqual(sent, [], 'no request with values');
-    assert.deepEqual(await offers(s), []);
-    assert.deepEqual(await uploads(s), []);
-  } finally {
-    await s.close();
-  }
-});
+for (const [what, pattern] of [
+  ['module', /^orthomask-participant-[0-9a-f]{16}_bg\.wasm$/],
+  ['glue', /^orthomask-participant-[0-9a-f]{16}\.js$/],
+]) {
+  test(`a participant link served with one changed byte in the ${what} shows no form and sends no values`, async () => {
+    const s = await setup();
+    try {
+      await altered(s, await builtName(pattern), 0.5);
+      const refused = s.page.waitForEvent('pageerror');
+      await s.page.goto(`${s.server.base}/#/participate?survey=leaps-demo`);
+      assert.match(String(await refused), /integrity|digest|fetch|import/i);
+      // Refused for its digest, by the browser (one more round trip to the page, so that the
+      // console line logged with the error has been recorded).
+      await s.page.waitForFunction(() => true);
+      assert.ok(s.record.console.some((m) => /integrity/i.test(m)), `console: ${s.record.console.join(' | ')}`);
+      // The page is what index.html holds without the app: no form, no field, no button.
+      assert.equal(await s.page.locator('form, input, select, textarea, button').count(), 0);
+      // Nothing asked for a place or sent values: no request carries a body, and none goes to the
+      // API but the bootstrap's early read of the public deployment (src/services/early.rs).
+      const sent = s.record.requests.filter((r) => r.body !== ''
+        || (new URL(r.url).pathname.startsWith('/api/') && !(r.method === 'GET' && new URL(r.url).pathname === '/api/deployment')));
+      assert.deepEqual(sent, [], 'no request with values');
+      assert.deepEqual(await offers(s), []);
+      assert.deepEqual(await uploads(s), []);
+    } finally {
+      await s.close();
+    }
+  });
+}
 
 test('a page whose build the deployment does not publish opens no survey: no place taken, nothing sent', async () => {
   const s = await setup();

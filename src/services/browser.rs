@@ -59,3 +59,11 @@ pub fn register_service_worker() {
     }
     let _ = navigator.service_worker().register("sw.js");
 }
+
+/// Load the page again at its current address (`index.html` then picks the module the route
+/// needs: `crate::app`).
+pub fn reload() {
+    if let Some(window) = web_sys::window() {
+        let _ = window.location().reload();
+    }
+}

@@ -4,6 +4,7 @@
 //!
 //! * [`http`] — GET text, POST JSON for a place, POST an upload with retry, backoff and receipt
 //!   verification;
+//! * [`early`] — the requests `index.html` starts before the module arrives (issue 25);
 //! * [`app_build`] — the page's own files, read for its build digest (issue 27);
 //! * [`participation`] — the survey a participant link names, fetched from this origin and checked;
 //!   masking and sending, for the form and for simulated participants;
@@ -22,6 +23,7 @@ pub mod app_build;
 pub mod browser;
 pub mod clock;
 pub mod download;
+pub mod early;
 pub mod fate;
 pub mod files;
 pub mod http;

@@ -4,6 +4,7 @@
 //! [`model::participation::accept`](crate::model::participation::accept) — or a bundled
 //! demonstration from the app's own files. Never from an address taken from the link.
 
+use orthomask_survey::app_build::FileDigest;
 use orthomask_survey::client::{Client, Destination, Prepared};
 use orthomask_survey::coding::Answer;
 use orthomask_survey::definition::SurveyDefinition;
@@ -89,19 +90,17 @@ async fn deployment() -> Result<String, Unopened> {
         .map_err(unopened)
 }
 
-/// The page's build digest, checked against the builds `deployment` accepts
-/// ([`crate::model::own_build`]).
+/// The page's build digest from its `files` (`super::app_build::own_files`), checked against the builds
+/// `deployment` accepts ([`crate::model::own_build`]).
 ///
 /// # Errors
 /// [`Unopened::Refused`] with the one line of [`own_build::OwnBuildError`].
-async fn own_build(deployment: &str) -> Result<String, Unopened> {
+fn own_build(
+    deployment: &str,
+    (loaded, cached): (Result<Vec<FileDigest>, String>, Vec<FileDigest>),
+) -> Result<String, Unopened> {
     let refused = |e: own_build::OwnBuildError| Unopened::Refused(e.to_string());
     let accepted = own_build::accepted_builds(deployment).map_err(refused)?;
-    let loaded = super::app_build::loaded_files().await;
-    let cached = match &loaded {
-        Ok(files) => super::app_build::cached_files(files).await,
-        Err(_) => Vec::new(),
-    };
     own_build::own_build(&accepted, loaded, &cached).map_err(refused)
 }
 
@@ -131,13 +130,22 @@ async fn take_place_and_accept(
 pub async fn open(source: &Source, accepted: Option<&str>) -> Result<Opened, Unopened> {
     match source {
         Source::Collector { survey, invite } => {
-            let deployment = match accepted {
-                Some(text) => text.to_owned(),
-                None => deployment().await?,
-            };
+            // The deployment and the page's own files are read at once (on a slow network each
+            // is a round trip, and neither needs the other).
+            let (deployment, files) = futures::future::join(
+                async {
+                    match accepted {
+                        Some(text) => Ok(text.to_owned()),
+                        None => deployment().await,
+                    }
+                },
+                super::app_build::own_files(),
+            )
+            .await;
+            let deployment = deployment?;
             // The page's own build first (issue 27 §2): a build the deployment does not accept
             // takes no place and masks nothing.
-            let build = own_build(&deployment).await?;
+            let build = own_build(&deployment, files)?;
             let (survey, access) =
                 take_place_and_accept(&deployment, survey, invite.as_deref()).await?;
             let access = match access {

@@ -15,7 +15,6 @@ use crate::store::ClosedSignal;
 use crate::web::{WebApp, origin};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::Uri;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -148,9 +147,9 @@ fn assemble(
         );
     }
     app = match parts.web {
-        Some(web) => app.fallback(move |uri: Uri| {
+        Some(web) => app.fallback(move |request: axum::extract::Request| {
             let web = web.clone();
-            async move { web.serve(&uri).await }
+            async move { web.serve(request).await }
         }),
         None => app.fallback(http::not_found),
     };

@@ -5,18 +5,36 @@
 //! upload to, no frames, no plugins, no third-party anything.
 
 use crate::error::ApiError;
-use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
-use orthomask_survey::app_build::{AppBuildError, FileDigest, SERVICE_WORKER, app_files};
+use orthomask_survey::app_build::{
+    AppBuildError, FileDigest, SERVICE_WORKER, app_files, is_content_hashed, lazy_files,
+};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+use tower::ServiceExt as _;
+use tower_http::services::ServeDir;
 
-/// What the web app may connect to besides its own origin.
+/// The built web app in a directory, served with its Content-Security-Policy and cache headers.
 #[derive(Clone, Debug)]
 pub struct WebApp {
     dir: PathBuf,
+    /// What the web app may connect to besides its own origin.
     connect: Vec<String>,
+    files: ServeDir,
+    policy: Arc<Mutex<Option<CachedPolicy>>>,
+}
+
+/// The policy computed for one version of `index.html`.
+#[derive(Debug)]
+struct CachedPolicy {
+    stamp: (Option<SystemTime>, u64),
+    header: HeaderValue,
 }
 
 /// The inline `<script>` and `<style>` bodies of an HTML page.
@@ -131,6 +149,19 @@ pub enum LocalBuildError {
         /// Why.
         source: AppBuildError,
     },
+    /// The service worker declares a digest for a lazily loaded file that is not the file's.
+    #[error(
+        "{path}: the service worker declares its SHA-256 as {declared}, but the file's is \
+         {actual}; build the app again (bash scripts/build-web.sh)"
+    )]
+    LazyDigest {
+        /// The file.
+        path: String,
+        /// What `sw.js`'s `LAZY_FILES` says.
+        declared: String,
+        /// What the file's bytes give.
+        actual: String,
+    },
 }
 
 /// The files of the web app built in `dir`, as its service worker names them, with their
@@ -148,27 +179,79 @@ pub fn local_build(dir: &Path) -> Result<Vec<FileDigest>, LocalBuildError> {
         })
     };
     let sw = read(SERVICE_WORKER)?;
-    let names = app_files(&String::from_utf8_lossy(&sw)).map_err(|source| {
-        LocalBuildError::ServiceWorker {
-            path: dir.join(SERVICE_WORKER).display().to_string(),
-            source,
-        }
-    })?;
-    names
+    let sw_text = String::from_utf8_lossy(&sw);
+    let bad_worker = |source| LocalBuildError::ServiceWorker {
+        path: dir.join(SERVICE_WORKER).display().to_string(),
+        source,
+    };
+    let names = app_files(&sw_text).map_err(bad_worker)?;
+    let lazy = lazy_files(&sw_text).map_err(bad_worker)?;
+    let files = names
         .iter()
         .map(|name| Ok(FileDigest::of(name, &read(name)?)))
-        .collect()
+        .collect::<Result<Vec<_>, LocalBuildError>>()?;
+    // A page that does not load a lazily loaded file takes its digest from these declarations:
+    // they must be the files' own, or such a page would compute another build than this one.
+    for declared in &lazy {
+        if let Some(file) = files.iter().find(|f| f.path == declared.path)
+            && file.sha256 != declared.sha256
+        {
+            return Err(LocalBuildError::LazyDigest {
+                path: dir.join(&file.path).display().to_string(),
+                declared: declared.sha256.clone(),
+                actual: file.sha256.clone(),
+            });
+        }
+    }
+    Ok(files)
 }
 
 impl WebApp {
     /// Serve `dir`; the page may connect to `connect` (origins) besides its own.
     pub fn new(dir: PathBuf, connect: Vec<String>) -> Self {
-        Self { dir, connect }
+        // Precompressed variants (`x.br`, `x.gz`, written by scripts/build-web.sh) are served to
+        // clients that accept them; ServeDir adds `ETag` and `Last-Modified` (and answers
+        // `If-None-Match`/`If-Modified-Since` with 304), Range and `Vary: accept-encoding`, and
+        // streams the file instead of reading it whole.
+        let files = ServeDir::new(&dir)
+            .precompressed_br()
+            .precompressed_gzip()
+            .append_index_html_on_directories(false)
+            .redirect_to_trailing_slash(false);
+        Self {
+            dir,
+            connect,
+            files,
+            policy: Arc::new(Mutex::new(None)),
+        }
     }
 
-    /// Answer a request for a static file.
-    pub async fn serve(&self, uri: &Uri) -> Response {
-        let path = uri.path();
+    /// The Content-Security-Policy for the current `index.html`: computed again only when the
+    /// file changes (its modification time or length), not per request.
+    async fn policy(&self) -> Option<HeaderValue> {
+        let index = self.dir.join("index.html");
+        let meta = tokio::fs::metadata(&index).await.ok()?;
+        let stamp = (meta.modified().ok(), meta.len());
+        if let Some(known) = self.policy.lock().ok()?.as_ref()
+            && known.stamp == stamp
+        {
+            return Some(known.header.clone());
+        }
+        let html = tokio::fs::read_to_string(&index).await.ok()?;
+        let header = HeaderValue::from_str(&content_security_policy(&html, &self.connect)).ok()?;
+        if let Ok(mut cached) = self.policy.lock() {
+            *cached = Some(CachedPolicy {
+                stamp,
+                header: header.clone(),
+            });
+        }
+        Some(header)
+    }
+
+    /// Answer a request for a static file: only names of letters, digits, `.`, `-` and `_`
+    /// (no hidden files, no `..`), a JSON 404 otherwise, and the headers of [`cache_control`].
+    pub async fn serve(&self, request: Request) -> Response {
+        let path = request.uri().path();
         if path.starts_with("/api/") || path == "/api" {
             return crate::http::not_found().await.into_response();
         }
@@ -177,7 +260,8 @@ impl WebApp {
             "index.html"
         } else {
             relative
-        };
+        }
+        .to_owned();
         let safe = relative.split('/').all(|segment| {
             !segment.is_empty()
                 && !segment.starts_with('.')
@@ -188,40 +272,82 @@ impl WebApp {
         if !safe {
             return ApiError::not_found("no such file").into_response();
         }
-        let file = self.dir.join(relative);
-        let bytes = match tokio::fs::read(&file).await {
-            Ok(b) => b,
-            Err(_) if relative == "index.html" => {
-                return ApiError::not_found(format!(
-                    "the web app is not built: no {} (run bash scripts/build-web.sh)",
-                    file.display()
-                ))
-                .into_response();
-            }
+        // The same request (method, conditional and range headers) for the checked path alone:
+        // no query string reaches the file server.
+        let (mut parts, _) = request.into_parts();
+        parts.uri = match format!("/{relative}").parse() {
+            Ok(uri) => uri,
             Err(_) => return ApiError::not_found("no such file").into_response(),
         };
-        let index = self.dir.join("index.html");
-        let html = if relative == "index.html" {
-            String::from_utf8_lossy(&bytes).into_owned()
-        } else {
-            tokio::fs::read_to_string(&index).await.unwrap_or_default()
-        };
-        let csp = content_security_policy(&html, &self.connect);
-        let mut response = (StatusCode::OK, bytes).into_response();
+        let Ok(response) = self
+            .files
+            .clone()
+            .oneshot(Request::from_parts(parts, Body::empty()))
+            .await;
+        let status = response.status();
+        if status == StatusCode::NOT_FOUND {
+            return if relative == "index.html" {
+                ApiError::not_found(format!(
+                    "the web app is not built: no {} (run bash scripts/build-web.sh)",
+                    self.dir.join("index.html").display()
+                ))
+                .into_response()
+            } else {
+                ApiError::not_found("no such file").into_response()
+            };
+        }
+        // Every other refusal of the file server (a method other than GET or HEAD, a range the
+        // file does not have, a file that cannot be read) is one JSON line, as the API's are.
+        if status.is_client_error() || status.is_server_error() {
+            let why = match status {
+                StatusCode::METHOD_NOT_ALLOWED => {
+                    return crate::http::method_not_allowed().await.into_response();
+                }
+                StatusCode::RANGE_NOT_SATISFIABLE => "the range is not in the file",
+                StatusCode::PRECONDITION_FAILED => "the file is not the version the request names",
+                _ => "the file cannot be read",
+            };
+            let mut refusal = ApiError::new(status, format!("/{relative}: {why}")).into_response();
+            // A 416 names the file's length, as RFC 9110 asks.
+            if let Some(range) = response.headers().get(header::CONTENT_RANGE) {
+                refusal
+                    .headers_mut()
+                    .insert(header::CONTENT_RANGE, range.clone());
+            }
+            return refusal;
+        }
+        let mut response = response.map(Body::new);
         let headers = response.headers_mut();
+        if status.is_success() {
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(content_type(Path::new(&relative))),
+            );
+        }
         headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(content_type(&file)),
+            header::CACHE_CONTROL,
+            HeaderValue::from_static(cache_control(&relative)),
         );
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        if let Ok(value) = HeaderValue::from_str(&csp) {
-            headers.insert(header::CONTENT_SECURITY_POLICY, value);
+        if let Some(csp) = self.policy().await {
+            headers.insert(header::CONTENT_SECURITY_POLICY, csp);
         }
         headers.insert(
             "cross-origin-opener-policy",
             HeaderValue::from_static("same-origin"),
         );
         response
+    }
+}
+
+/// How long a browser may keep a file without asking again: a content-hashed name
+/// ([`is_content_hashed`]) names one content forever, so it is `immutable` for a year; every other
+/// file (`index.html`, `sw.js`, `worker.js`, the demonstration surveys, …) is `no-cache`: kept, but
+/// revalidated on each use, which its `ETag` makes a 304 of a few hundred bytes when unchanged.
+pub fn cache_control(relative: &str) -> &'static str {
+    if is_content_hashed(relative) {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
     }
 }
 

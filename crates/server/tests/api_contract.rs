@@ -312,7 +312,11 @@ async fn the_web_app_is_served_with_a_strict_content_security_policy() {
     )
     .unwrap();
     std::fs::write(dist.join("orthomask-web.js"), "export default 1;").unwrap();
-    std::fs::write(dist.join("orthomask-web_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    std::fs::write(
+        dist.join("orthomask-web-0123456789abcdef_bg.wasm"),
+        b"\0asm\x01\0\0\0",
+    )
+    .unwrap();
     let all = start(&dir.path().join("data"), 2, Some(&dist)).await;
     let http = client();
     let collector = all.collector.url();
@@ -350,7 +354,9 @@ async fn the_web_app_is_served_with_a_strict_content_security_policy() {
         );
     }
     assert_eq!(r.headers()["x-content-type-options"], "nosniff");
-    let wasm = get("/orthomask-web_bg.wasm").await.unwrap();
+    let wasm = get("/orthomask-web-0123456789abcdef_bg.wasm")
+        .await
+        .unwrap();
     assert_eq!(wasm.headers()["content-type"], "application/wasm");
     for path in ["/../Cargo.toml", "/.hidden", "/missing.js", "/%2e%2e/x"] {
         let r = get(path).await.unwrap();
@@ -365,6 +371,123 @@ async fn the_web_app_is_served_with_a_strict_content_security_policy() {
     )
     .await;
     refused("an unknown path", &answer, 404, "");
+    all.stop().await;
+}
+
+/// Issue 25: the app's files are served as a CDN would — the Brotli or gzip file the build wrote
+/// beside each one to a browser that accepts it (`Vary: accept-encoding`), an `ETag` that a
+/// revalidation answers with 304 and no body, Range, `immutable` for content-hashed names and
+/// `no-cache` for the rest, the Content-Security-Policy on every file, and a JSON 404 for a file
+/// the app does not have. The encodings here are made with independent bytes (a marker per
+/// encoding), so the test sees which file was chosen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_app_is_served_compressed_revalidated_and_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let dist = dir.path().join("dist");
+    std::fs::create_dir(&dist).unwrap();
+    let html = "<!DOCTYPE html><html><head><script type=\"module\">import('./a.js');</script></head></html>";
+    std::fs::write(dist.join("index.html"), html).unwrap();
+    let module = "orthomask-participant-0123456789abcdef_bg.wasm";
+    std::fs::write(dist.join(module), b"\0asm\x01\0\0\0plain").unwrap();
+    std::fs::write(dist.join(format!("{module}.br")), b"brotli-bytes").unwrap();
+    std::fs::write(dist.join(format!("{module}.gz")), b"gzip-bytes").unwrap();
+    std::fs::write(dist.join("sw.js"), "const APP_FILES = ['./'];").unwrap();
+    let all = start(&dir.path().join("data"), 2, Some(&dist)).await;
+    let http = client();
+    let collector = all.collector.url();
+    let get = |path: &str, headers: &[(&str, &str)]| {
+        let mut request = http.get(format!("{collector}{path}"));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send()
+    };
+
+    // The encoding the browser accepts, Brotli first; the file itself to one that accepts none.
+    for (accepts, encoding, body) in [
+        ("gzip, deflate, br, zstd", Some("br"), &b"brotli-bytes"[..]),
+        ("gzip", Some("gzip"), &b"gzip-bytes"[..]),
+        ("identity", None, &b"\0asm\x01\0\0\0plain"[..]),
+    ] {
+        let r = get(&format!("/{module}"), &[("accept-encoding", accepts)])
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200, "{accepts}");
+        assert_eq!(
+            r.headers()
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap()),
+            encoding,
+            "{accepts}"
+        );
+        assert_eq!(r.headers()["content-type"], "application/wasm");
+        assert_eq!(r.headers()["vary"], "accept-encoding");
+        assert_eq!(
+            r.headers()["cache-control"],
+            "public, max-age=31536000, immutable"
+        );
+        assert!(r.headers().contains_key("content-security-policy"));
+        assert_eq!(&r.bytes().await.unwrap()[..], body, "{accepts}");
+    }
+
+    // index.html: no-cache, and revalidated by its ETag with a 304 and no body.
+    let first = get("/", &[]).await.unwrap();
+    assert_eq!(first.headers()["cache-control"], "no-cache");
+    let etag = first.headers()["etag"].to_str().unwrap().to_owned();
+    assert_eq!(first.text().await.unwrap(), html);
+    let again = get("/", &[("if-none-match", &etag)]).await.unwrap();
+    assert_eq!(again.status().as_u16(), 304);
+    assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
+    assert!(again.bytes().await.unwrap().is_empty());
+    let stale = get("/", &[("if-none-match", "\"another-version\"")])
+        .await
+        .unwrap();
+    assert_eq!(stale.status().as_u16(), 200);
+    assert_eq!(
+        get("/sw.js", &[]).await.unwrap().headers()["cache-control"],
+        "no-cache"
+    );
+
+    // Range, on the file itself.
+    let range = get(
+        &format!("/{module}"),
+        &[("range", "bytes=1-3"), ("accept-encoding", "identity")],
+    )
+    .await
+    .unwrap();
+    assert_eq!(range.status().as_u16(), 206);
+    assert_eq!(&range.bytes().await.unwrap()[..], b"asm");
+
+    // A new index.html gets its own policy (the policy is kept per version of the file).
+    let policy = |r: &reqwest::Response| {
+        r.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    let before = policy(&get("/", &[]).await.unwrap());
+    std::fs::write(
+        dist.join("index.html"),
+        "<!DOCTYPE html><html><head><script type=\"module\">import('./b.js');</script></head></html>",
+    )
+    .unwrap();
+    let after = policy(&get("/", &[]).await.unwrap());
+    assert_ne!(before, after, "the policy follows index.html");
+
+    // Not a file of the app: a JSON 404, never a directory listing or another file.
+    for path in ["/missing.wasm", "/surveys", "/surveys/", "/index.html/x"] {
+        let r = get(path, &[]).await.unwrap();
+        assert_eq!(r.status().as_u16(), 404, "{path}");
+        let body: serde_json::Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+        assert!(body["error"].is_string(), "{path}: {body}");
+    }
+    // Only GET and HEAD read files.
+    let post = http
+        .post(format!("{collector}/index.html"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(post.status().as_u16(), 405);
     all.stop().await;
 }
 

@@ -29,6 +29,11 @@ pub enum AppBuildError {
     /// An entry that is not a quoted relative path inside the app.
     #[error("sw.js's APP_FILES has an entry that is not a file of the app: {0:?}")]
     BadEntry(String),
+    /// A `LAZY_FILES` entry that is not `'file of APP_FILES': 'SHA-256 in hexadecimal'`.
+    #[error(
+        "sw.js's LAZY_FILES has an entry that is not a file of APP_FILES with its SHA-256: {0:?}"
+    )]
+    BadLazyEntry(String),
 }
 
 /// The files of the app whose service worker is `sw_js`, in its order: `sw.js` first, then each
@@ -70,6 +75,90 @@ pub fn app_files(sw_js: &str) -> Result<Vec<String>, AppBuildError> {
         }
     }
     Ok(files)
+}
+
+/// The files of the app that a page loads only when it needs them (issue 25: the whole app's
+/// module, which a participant's page never runs), with their SHA-256 as the service worker
+/// declares them in `const LAZY_FILES = { 'path': 'sha256', … };` (none when it has no such
+/// list). scripts/build-web.sh writes the list; the service worker does not fetch these files on
+/// install, and a page that has not loaded them takes their digests from here.
+///
+/// Why this keeps the build digest whole: the declarations are bytes of `sw.js`, which is itself
+/// one of the build's files, so a build digest computed with them is the published one only if
+/// `sw.js` — and so every declared digest — is the published one. A page that runs a lazily
+/// loaded module has fetched it with the Subresource Integrity digest `index.html` names (also
+/// one of the build's files); the collector checks that each declaration is the file's own
+/// digest (`orthomask_server::web::local_build`).
+///
+/// # Errors
+/// [`AppBuildError`] when `APP_FILES` is missing or bad, or an entry is not a quoted path of
+/// `APP_FILES` with a quoted 64-digit lowercase hexadecimal SHA-256.
+pub fn lazy_files(sw_js: &str) -> Result<Vec<FileDigest>, AppBuildError> {
+    const START: &str = "const LAZY_FILES = {";
+    let app = app_files(sw_js)?;
+    let Some(start) = sw_js.find(START).map(|i| i + START.len()) else {
+        return Ok(Vec::new());
+    };
+    let end = sw_js[start..]
+        .find("};")
+        .ok_or_else(|| AppBuildError::BadLazyEntry(sw_js[start..].chars().take(40).collect()))?
+        + start;
+    let unquote = |text: &str| {
+        let text = text.trim();
+        text.strip_prefix('\'')
+            .and_then(|t| t.strip_suffix('\''))
+            .map(str::to_owned)
+    };
+    let mut lazy: Vec<FileDigest> = Vec::new();
+    for entry in sw_js[start..end]
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+    {
+        let bad = || AppBuildError::BadLazyEntry(entry.to_owned());
+        let (name, digest) = entry.split_once(':').ok_or_else(bad)?;
+        let (name, digest) = (
+            unquote(name).ok_or_else(bad)?,
+            unquote(digest).ok_or_else(bad)?,
+        );
+        let path = name.strip_prefix("./").unwrap_or(&name).to_owned();
+        let hexadecimal = digest.len() == 64
+            && digest
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !hexadecimal || !app.contains(&path) || lazy.iter().any(|f| f.path == path) {
+            return Err(bad());
+        }
+        lazy.push(FileDigest {
+            path,
+            sha256: digest,
+        });
+    }
+    Ok(lazy)
+}
+
+/// How many hexadecimal digits of a file's SHA-256 its content-hashed name carries
+/// (`orthomask-web-0123456789abcdef_bg.wasm`; scripts/build-web.sh names them).
+pub const CONTENT_HASH_DIGITS: usize = 16;
+
+/// Whether `path` is a content-hashed name: its file name is `STEM-HASH.EXT` or
+/// `STEM-HASH_bg.EXT` with HASH [`CONTENT_HASH_DIGITS`] lowercase hexadecimal digits. Such a name
+/// names one content forever, so the collector serves it as `immutable` and the service worker
+/// answers it from its cache without asking the network.
+pub fn is_content_hashed(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let Some(dot) = name.find('.') else {
+        return false;
+    };
+    let stem = name[..dot].strip_suffix("_bg").unwrap_or(&name[..dot]);
+    let Some((head, hash)) = stem.rsplit_once('-') else {
+        return false;
+    };
+    !head.is_empty()
+        && hash.len() == CONTENT_HASH_DIGITS
+        && hash
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// One file of a build: its path in the app and the SHA-256 of its bytes.
@@ -228,6 +317,63 @@ mod tests {
     /// Reference values from coreutils, independent of this code:
     /// `printf 'hello\n' > a.txt; printf 'world\n' > b/c.txt;
     /// sha256sum a.txt b/c.txt | LC_ALL=C sort -k2 | sha256sum`.
+    #[test]
+    fn lazily_loaded_files_are_declared_with_their_digests() {
+        let sw = "const APP_FILES = ['./', 'a-0123456789abcdef.js', 'b.wasm'];\n\
+                  const LAZY_FILES = {\n  'a-0123456789abcdef.js': '"
+            .to_owned()
+            + &"ab".repeat(32)
+            + "',\n};";
+        assert_eq!(
+            lazy_files(&sw).unwrap(),
+            [FileDigest {
+                path: "a-0123456789abcdef.js".into(),
+                sha256: "ab".repeat(32)
+            }]
+        );
+        // No list: nothing is lazy (a build from before issue 25).
+        assert_eq!(lazy_files("const APP_FILES = ['b.wasm'];"), Ok(vec![]));
+        // A file outside APP_FILES, a short digest, uppercase, a missing quote, a duplicate.
+        for entry in [
+            format!("'c.js': '{}'", "ab".repeat(32)),
+            "'b.wasm': 'abcd'".to_owned(),
+            format!("'b.wasm': '{}'", "AB".repeat(32)),
+            format!("b.wasm: '{}'", "ab".repeat(32)),
+            format!("'b.wasm': '{0}', 'b.wasm': '{0}'", "ab".repeat(32)),
+        ] {
+            let sw = format!("const APP_FILES = ['b.wasm'];\nconst LAZY_FILES = {{ {entry} }};");
+            assert!(
+                matches!(lazy_files(&sw), Err(AppBuildError::BadLazyEntry(_))),
+                "{entry}"
+            );
+        }
+    }
+
+    #[test]
+    fn content_hashed_names_are_recognised() {
+        for hashed in [
+            "orthomask-web-0123456789abcdef_bg.wasm",
+            "orthomask-participant-fedcba9876543210.js",
+            "style-00000000000000ff.css",
+            "dir/x-0123456789abcdef.js",
+        ] {
+            assert!(is_content_hashed(hashed), "{hashed}");
+        }
+        for plain in [
+            "index.html",
+            "sw.js",
+            "worker.js",
+            "orthomask-web_bg.wasm",
+            "surveys/leaps-demo.json",
+            "x-0123456789ABCDEF.js",
+            "x-0123456789abcde.js",
+            "-0123456789abcdef.js",
+            "x-0123456789abcdef0.js",
+        ] {
+            assert!(!is_content_hashed(plain), "{plain}");
+        }
+    }
+
     #[test]
     fn the_digest_is_sha256sum_of_the_sorted_lines() {
         let a = FileDigest::of("a.txt", b"hello\n");

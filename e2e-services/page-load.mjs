@@ -1,0 +1,242 @@
+// The participant's page loads small and cached (issue 25, "done means"), checked by its
+// structure through the real collector — never by a time (scripts/bench-page-load.sh measures).
+//
+//   node e2e-services/page-load.mjs --out DIR
+//
+// 1. A first visit to a participant link in a fresh browser: the page, its service worker and
+//    any worker never request the whole app's module or worker (sw.js's LAZY_FILES) and no Web
+//    Worker starts; the participant's module and glue arrive Brotli- or gzip-encoded under
+//    content-hashed names served `immutable`; index.html and sw.js are `no-cache` with an ETag.
+// 2. Revalidation, asked directly: index.html and sw.js answer `If-None-Match` with their ETag
+//    with 304 and no body; the module's Brotli encoding decodes to the built file's bytes; Range
+//    works. The next visit in the browser takes the module from the service worker's cache.
+// 3. Another view from the participant's page: the page reloads into the whole app's module,
+//    which starts its worker.
+// 4. A new version never strands a waiting upload: a participant sends offline (the masked
+//    upload waits in IndexedDB), the services are restarted serving a new build (another sw.js)
+//    that still accepts the old one (`--accept-build`), the participant comes back online and
+//    opens the page: the new service worker takes over (only its cache is left) and the waiting
+//    upload is sent and received by the provider.
+import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { brotliDecompressSync } from 'node:zlib';
+import {
+  repo, dist, parseArgs, waitFor, api, startServices, requireBuilt, launchChromium, answerEverything, run,
+} from './lib.mjs';
+
+const args = parseArgs(process.argv.slice(2));
+const out = resolve(args.out ?? join(repo, 'target', 'e2e-page-load'));
+const log = (m) => console.log(`[e2e page-load] ${m}`);
+const SURVEY = 'leaps-demo';
+const check = (ok, what) => { if (!ok) throw new Error(what); };
+
+/** A port with the next four free too (the collector, the provider, three right-masking services). */
+async function freePorts(count = 5) {
+  const free = (port) => new Promise((res) => {
+    const s = createServer().once('error', () => res(false)).listen(port, '127.0.0.1', () => s.close(() => res(true)));
+  });
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const base = 20000 + Math.floor(Math.random() * 30000);
+    let all = true;
+    for (let i = 0; i < count && all; i += 1) all = await free(base + i);
+    if (all) return base;
+  }
+  throw new Error('no five consecutive free ports');
+}
+
+/** The built app's names, read from dist/ itself. */
+async function builtNames() {
+  const files = await readdir(dist);
+  const one = (re, what) => {
+    const found = files.filter((f) => re.test(f));
+    check(found.length === 1, `dist/ should hold one ${what}, it holds ${JSON.stringify(found)}`);
+    return found[0];
+  };
+  const sw = await readFile(join(dist, 'sw.js'), 'utf8');
+  const lazyBlock = sw.match(/const LAZY_FILES = \{([^}]*)\};/);
+  check(lazyBlock, 'sw.js declares no LAZY_FILES');
+  const lazy = [...lazyBlock[1].matchAll(/'([^']+)':/g)].map((m) => m[1]);
+  return {
+    participantWasm: one(/^orthomask-participant-[0-9a-f]{16}_bg\.wasm$/, 'participant module'),
+    participantGlue: one(/^orthomask-participant-[0-9a-f]{16}\.js$/, 'participant glue'),
+    wholeWasm: one(/^orthomask-web-[0-9a-f]{16}_bg\.wasm$/, 'whole-app module'),
+    wholeGlue: one(/^orthomask-web-[0-9a-f]{16}\.js$/, 'whole-app glue'),
+    lazy,
+  };
+}
+
+/** Every response the context sees (page, service worker, workers), with its headers. */
+function recordResponses(context) {
+  const seen = [];
+  context.on('response', async (r) => {
+    const entry = { url: r.url(), status: r.status(), fromServiceWorker: r.fromServiceWorker(), headers: {} };
+    seen.push(entry);
+    try { entry.headers = await r.allHeaders(); } catch { /* the page went away */ }
+  });
+  const requests = [];
+  context.on('request', (r) => requests.push(r.url()));
+  return { seen, requests };
+}
+
+const fileOf = (url) => new URL(url).pathname.replace(/^\//, '') || 'index.html';
+
+async function main() {
+  await requireBuilt();
+  const names = await builtNames();
+  check(names.lazy.includes(names.wholeWasm) && names.lazy.includes(names.wholeGlue) && names.lazy.includes('worker.js'),
+    `sw.js's LAZY_FILES should name the whole app's module, glue and worker.js: ${names.lazy}`);
+  const port = await freePorts();
+  const data = await mkdtemp(join(tmpdir(), 'orthomask-e2e-page-load-'));
+  const next = await mkdtemp(join(tmpdir(), 'orthomask-e2e-page-load-next-'));
+  let services = await startServices(data, [], { port });
+  const browser = await launchChromium();
+  try {
+    const base = services.collector;
+    const link = `${base}/#/participate?survey=${SURVEY}`;
+
+    // ── 1. a first visit ───────────────────────────────────────────────────────────────────
+    const context = await browser.newContext({ viewport: { width: 375, height: 740 } });
+    const first = recordResponses(context);
+    const page = await context.newPage();
+    await page.goto(link);
+    await page.getByLabel('I have read this and agree to take part.').waitFor({ timeout: 120000 });
+    await page.evaluate(() => navigator.serviceWorker.ready);
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+    // The service worker's install has finished: every precached file is in its cache.
+    await waitFor(async () => (await page.evaluate(async () => (await caches.keys()).length)) > 0 || null, 'the service worker to cache the app');
+    const requested = first.requests.map(fileOf);
+    for (const lazy of names.lazy) check(!requested.includes(lazy), `the participant's first visit requested ${lazy}: ${requested.join(', ')}`);
+    check(page.workers().length === 0, `the participant's page started ${page.workers().length} Web Worker(s)`);
+    log(`first visit: ${requested.length} requests, none for ${names.lazy.join(', ')}; no Web Worker`);
+    const network = first.seen.filter((r) => !r.fromServiceWorker && r.status === 200);
+    const response = (file) => network.find((r) => fileOf(r.url) === file);
+    for (const file of [names.participantWasm, names.participantGlue]) {
+      const r = response(file);
+      check(r, `no network response for ${file}`);
+      check(['br', 'gzip'].includes(r.headers['content-encoding']), `${file} came with content-encoding ${r.headers['content-encoding']}`);
+      check(/\bimmutable\b/.test(r.headers['cache-control'] ?? ''), `${file} is served with cache-control ${r.headers['cache-control']}`);
+      log(`${file}: content-encoding ${r.headers['content-encoding']}, cache-control ${r.headers['cache-control']}`);
+    }
+    for (const r of network.filter((x) => /-[0-9a-f]{16}(_bg)?\.[a-z]+$/.test(fileOf(x.url)))) {
+      check(/\bimmutable\b/.test(r.headers['cache-control'] ?? ''), `${fileOf(r.url)}: cache-control ${r.headers['cache-control']}`);
+    }
+    for (const file of ['index.html', 'sw.js']) {
+      const r = network.find((x) => fileOf(x.url) === file);
+      check(r, `no network response for ${file}`);
+      check(r.headers['cache-control'] === 'no-cache' && r.headers.etag, `${file}: cache-control ${r.headers['cache-control']}, etag ${r.headers.etag}`);
+    }
+
+    // ── 2. revalidation ─────────────────────────────────────────────────────────────────────
+    for (const file of ['', 'sw.js']) {
+      const full = await fetch(`${base}/${file}`);
+      const etag = full.headers.get('etag');
+      await full.arrayBuffer();
+      const again = await fetch(`${base}/${file}`, { headers: { 'if-none-match': etag } });
+      const body = await again.arrayBuffer();
+      check(again.status === 304 && body.byteLength === 0, `/${file} with If-None-Match ${etag}: ${again.status}, ${body.byteLength} bytes`);
+    }
+    const built = await readFile(join(dist, names.participantWasm));
+    const raw = await new Promise((res, rej) => {
+      // Node's fetch decodes what it accepts; the raw Brotli bytes are read over plain HTTP.
+      import('node:http').then(({ get }) => get(`${base}/${names.participantWasm}`, { headers: { 'accept-encoding': 'br' } }, (r) => {
+        const chunks = [];
+        r.on('data', (c) => chunks.push(c));
+        r.on('end', () => res({ headers: r.headers, body: Buffer.concat(chunks) }));
+      }).on('error', rej));
+    });
+    check(raw.headers['content-encoding'] === 'br' && /accept-encoding/i.test(raw.headers.vary ?? ''), `the module with Accept-Encoding br: ${JSON.stringify(raw.headers)}`);
+    check(brotliDecompressSync(raw.body).equals(built), 'the Brotli encoding of the module does not decode to the built module');
+    check(raw.body.length < built.length / 2, `Brotli gives ${raw.body.length} bytes of ${built.length}`);
+    const range = await fetch(`${base}/${names.participantWasm}`, { headers: { range: 'bytes=0-3', 'accept-encoding': 'identity' } });
+    const magic = Buffer.from(await range.arrayBuffer());
+    check(range.status === 206 && magic.equals(Buffer.from([0, 0x61, 0x73, 0x6d])), `Range bytes=0-3: ${range.status} ${magic.toString('hex')}`);
+    log(`revalidation: 304 for / and sw.js; the module's Brotli (${raw.body.length} of ${built.length} bytes) decodes to the built file; Range 206`);
+
+    // The next visit: the module from the service worker's cache.
+    const again = await context.newPage();
+    const second = recordResponses(context);
+    await again.goto(link);
+    await again.getByLabel('I have read this and agree to take part.').waitFor({ timeout: 120000 });
+    const fromNetwork = second.seen.filter((r) => !r.fromServiceWorker && !r.url.includes('/api/')).map((r) => `${fileOf(r.url)} ${r.status}`);
+    const participantFromCache = second.seen.filter((r) => fileOf(r.url) === names.participantWasm).every((r) => r.fromServiceWorker);
+    check(participantFromCache, `the next visit fetched the module from the network: ${fromNetwork.join(', ')}`);
+    await again.close();
+    log(`next visit: the module from the service worker; app files from the network: ${fromNetwork.join(', ') || 'none'}`);
+
+    // ── 3. another view loads the whole app ──────────────────────────────────────────────────
+    await page.getByRole('navigation').getByRole('link', { name: 'Analyse a release' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Analyse a masked release' }).waitFor({ timeout: 120000 });
+    const all = first.requests.map(fileOf);
+    check(all.includes(names.wholeWasm) && all.includes(names.wholeGlue), 'the analyst view did not load the whole app module');
+    await waitFor(async () => page.workers().length > 0 || null, 'the whole app to start its worker');
+    log('another view: the page reloaded into the whole app, which started its worker');
+    await context.close();
+
+    // ── 4. a new version under a waiting upload ─────────────────────────────────────────────
+    const oldBuild = (await api('GET', `${base}/api/deployment`)).json.build;
+    const field = await browser.newContext({ viewport: { width: 375, height: 740 } });
+    const form = await field.newPage();
+    await form.goto(link);
+    await form.evaluate(() => navigator.serviceWorker.ready);
+    await form.waitForFunction(() => navigator.serviceWorker.controller !== null);
+    await form.getByLabel('I have read this and agree to take part.').check({ timeout: 120000 });
+    await form.getByRole('button', { name: 'Start the survey' }).click();
+    await field.setOffline(true);
+    await answerEverything(form);
+    await form.getByRole('button', { name: 'Send', exact: true }).click();
+    await form.getByTestId('form-waiting').waitFor({ timeout: 60000 });
+    const oldCaches = await form.evaluate(async () => caches.keys());
+    log(`offline: the masked upload waits (service worker cache ${oldCaches.join(', ')})`);
+
+    // The new build: another sw.js (its cache's name), so another build digest.
+    await cp(dist, next, { recursive: true });
+    const sw = await readFile(join(next, 'sw.js'), 'utf8');
+    check(sw.includes("const CACHE = 'orthomask-"), 'sw.js names no cache');
+    await import('node:fs/promises').then(({ writeFile }) => writeFile(join(next, 'sw.js'), sw.replace("const CACHE = 'orthomask-", "const CACHE = 'orthomask-next-")));
+    await rm(join(next, 'sw.js.br'), { force: true });
+    await rm(join(next, 'sw.js.gz'), { force: true });
+    await services.stop();
+    // The same data directory and ports (the page's origin, so its service worker and outbox);
+    // services.json goes so that the start is awaited afresh.
+    await rm(join(data, 'services.json'));
+    services = await startServices(data, ['--accept-build', oldBuild], { port, web: next });
+    const deployment = (await api('GET', `${base}/api/deployment`)).json;
+    check(deployment.build !== oldBuild && deployment.builds.includes(oldBuild), `the new deployment: ${JSON.stringify(deployment)}`);
+    await field.setOffline(false);
+    // The participant opens the page again (the browser then checks sw.js for a new version).
+    await form.reload();
+    await waitFor(async () => {
+      const keys = await form.evaluate(async () => caches.keys()).catch(() => []);
+      return keys.length === 1 && keys[0].startsWith('orthomask-next-') ? keys : null;
+    }, 'the new version of the service worker to take over');
+    const panel = form.getByTestId('waiting-uploads');
+    const hash = (await panel.getByTestId('receipt-hash').first().textContent({ timeout: 120000 })).trim();
+    await form.reload();
+    await form.getByLabel('I have read this and agree to take part.').waitFor({ timeout: 120000 });
+    check(await form.getByTestId('waiting-item').count() === 0, 'the upload still waits after it was sent');
+    // Stored once: the survey is closed, and the provider's published receipt lists hold it once.
+    const closed = await api('POST', `${base}/api/admin/surveys/${SURVEY}/close`, {}, services.admin);
+    check(closed.status < 300, `closing the survey: ${closed.status} ${closed.text}`);
+    const times = await waitFor(async () => {
+      let count = 0;
+      for (let cohort = 0; cohort < 4; cohort += 1) {
+        const list = await api('GET', `${services.msp}/api/surveys/${SURVEY}/cohorts/${cohort}/receipts`);
+        if (list.status === 409) return null;
+        count += (list.json?.upload_hashes ?? []).filter((h) => h === hash).length;
+      }
+      return count > 0 ? count : null;
+    }, "the provider's receipt lists");
+    check(times === 1, `the provider's receipt lists hold the upload ${times} times`);
+    log(`new version: the new service worker took over, and the upload that waited was sent (receipt ${hash.slice(0, 16)}…, in the provider's receipt list once)`);
+    await field.close();
+  } finally {
+    await browser.close();
+    await services.stop();
+    await rm(data, { recursive: true, force: true });
+    await rm(next, { recursive: true, force: true });
+  }
+}
+
+run('page-load', main);

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Name, digest and template the staged web app (scripts/build-web.sh, step 5; issue 25).
+
+    python3 scripts/stage_web.py STAGE
+
+1. The modules' glue and WebAssembly and the style sheet get content-hashed names:
+   `orthomask-web.js` becomes `orthomask-web-HASH.js`, `orthomask-web_bg.wasm` becomes
+   `orthomask-web-HASH_bg.wasm`, with HASH the first 16 hexadecimal digits of the file's SHA-256
+   (`orthomask_survey::app_build::is_content_hashed` is the rule the collector and the service
+   worker read such names by: served `immutable`, answered from the cache).
+2. The marks of www/worker.js, then www/index.html, then www/sw.js become values of the staged
+   files, each given by the name it had before step 1:
+   `{{name F}}` its content-hashed name, `{{sri F}}` its Subresource Integrity digest (SHA-384,
+   issue 27 §2), `{{sha256 F}}` its SHA-256 in hexadecimal (sw.js's LAZY_FILES), `{{build}}` 16
+   hexadecimal digits that change with any file of the build but sw.js (the service worker's
+   cache name). worker.js comes before sw.js because sw.js declares worker.js's digest.
+"""
+import base64
+import hashlib
+import pathlib
+import re
+import sys
+
+HASHED = [
+    ("orthomask-participant.js", "orthomask-participant-{}.js"),
+    ("orthomask-participant_bg.wasm", "orthomask-participant-{}_bg.wasm"),
+    ("orthomask-web.js", "orthomask-web-{}.js"),
+    ("orthomask-web_bg.wasm", "orthomask-web-{}_bg.wasm"),
+    ("style.css", "style-{}.css"),
+]
+DIGITS = 16  # orthomask_survey::app_build::CONTENT_HASH_DIGITS
+TEMPLATES = ["worker.js", "index.html", "sw.js"]
+
+stage = pathlib.Path(sys.argv[1])
+names = {}
+for plain, pattern in HASHED:
+    data = (stage / plain).read_bytes()
+    hashed = pattern.format(hashlib.sha256(data).hexdigest()[:DIGITS])
+    (stage / plain).rename(stage / hashed)
+    names[plain] = hashed
+
+
+def current(name):
+    """The staged file a mark names by its name before step 1."""
+    return stage / names.get(name, name)
+
+
+def build_id():
+    lines = sorted(
+        f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(stage)}\n"
+        for p in stage.rglob("*")
+        if p.is_file() and p.name != "sw.js"
+    )
+    return hashlib.sha256("".join(lines).encode()).hexdigest()[:DIGITS]
+
+
+def mark(match):
+    kind, name = match.group(1), (match.group(2) or "").strip()
+    if kind == "build":
+        return build_id()
+    if kind == "name":
+        if name not in names:
+            sys.exit(f"{{{{name {name}}}}}: {name} is not a content-hashed file of the build")
+        return names[name]
+    data = current(name).read_bytes()
+    if kind == "sri":
+        return "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode()
+    return hashlib.sha256(data).hexdigest()
+
+
+for template in TEMPLATES:
+    path = stage / template
+    text = re.sub(r"\{\{(name|sri|sha256|build)(?: ([^}]+))?\}\}", mark, path.read_text(encoding="utf-8"))
+    if "{{" in text:
+        sys.exit(f"www/{template}: a mark this build does not know is left")
+    path.write_text(text, encoding="utf-8")

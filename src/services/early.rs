@@ -1,0 +1,29 @@
+//! Requests `index.html` starts before the module is even downloaded (issue 25): on a slow
+//! network every round trip the page waits for counts, and a participant's page always needs the
+//! deployment and its service worker's file list first. The bootstrap puts each one's `fetch`
+//! promise in `window.orthomaskApp.early`, under the path it asked for; the first GET of that path
+//! here takes it over instead of asking again. A hint only: what is fetched, and when it is
+//! needed, stays in the Rust code (a path the bootstrap did not start is simply fetched).
+
+use js_sys::{Promise, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// The answer to the GET of `path` the bootstrap started, once: `None` when it started none (or
+/// it was taken already), `Some(Err(()))` when it failed (no connection).
+pub async fn take(path: &str) -> Option<Result<web_sys::Response, ()>> {
+    let early = Reflect::get(&js_sys::global(), &JsValue::from_str("orthomaskApp"))
+        .ok()
+        .and_then(|app| Reflect::get(&app, &JsValue::from_str("early")).ok())
+        .filter(|early| early.is_object())?;
+    let key = JsValue::from_str(path);
+    let promise: Promise = Reflect::get(&early, &key).ok()?.dyn_into().ok()?;
+    let _ = Reflect::delete_property(early.unchecked_ref::<js_sys::Object>(), &key);
+    Some(
+        JsFuture::from(promise)
+            .await
+            .ok()
+            .and_then(|r| r.dyn_into::<web_sys::Response>().ok())
+            .ok_or(()),
+    )
+}
