@@ -20,11 +20,40 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 /// Columns [`SCHEMA`] gained after data directories were made (`Store::open` adds them).
-pub const ADDED_COLUMNS: &[crate::store::AddedColumn] = &[crate::store::AddedColumn {
-    table: "uploads",
-    column: "build",
-    declaration: "TEXT NOT NULL DEFAULT ''",
-}];
+///
+/// `right_masked` (issue 24) defaults to 1 because every vector stored before it existed
+/// carries its right mask: the provider's `x·B_k`, and the shares the right-masking services
+/// then masked on arrival. An older directory therefore hands those over as they are, and masks
+/// at the hand-over only the shares stored since ([`StoredForm::Share`]).
+pub const ADDED_COLUMNS: &[crate::store::AddedColumn] = &[
+    crate::store::AddedColumn {
+        table: "uploads",
+        column: "build",
+        declaration: "TEXT NOT NULL DEFAULT ''",
+    },
+    crate::store::AddedColumn {
+        table: "uploads",
+        column: "right_masked",
+        declaration: "INTEGER NOT NULL DEFAULT 1",
+    },
+];
+
+/// The form in which an upload's values are stored (the `right_masked` column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoredForm {
+    /// Carrying its cohort's right mask: the provider's `x·B_k` as the device masked it (and a
+    /// share an older right-masking service masked on arrival).
+    RightMasked,
+    /// A right-masking service's share `xⁱ` as uploaded: masked with `Bᵢ`, with the rest of its
+    /// cohort in one blocked product, when the cohort is handed over (issue 24).
+    Share,
+}
+
+impl StoredForm {
+    fn right_masked(self) -> bool {
+        self == Self::RightMasked
+    }
+}
 
 /// Tables of an accepting service.
 pub const SCHEMA: &str = "
@@ -53,6 +82,7 @@ CREATE TABLE IF NOT EXISTS uploads (
     masked BLOB,
     nonce TEXT NOT NULL,
     build TEXT NOT NULL DEFAULT '',
+    right_masked INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY (survey, token),
     FOREIGN KEY (survey, cohort) REFERENCES cohorts(survey, cohort)
 );
@@ -284,7 +314,8 @@ pub struct Accepted {
     pub closed_cohort: bool,
 }
 
-/// Store an upload (already validated against the registration) exactly once.
+/// Store an upload (already validated against the registration) exactly once; its values are
+/// `stored_values`, in `form`.
 ///
 /// # Errors
 /// 404 unknown cohort, 409 cohort closed or full or token reused with other values.
@@ -294,6 +325,7 @@ pub fn accept(
     upload: &Upload,
     hash: &str,
     stored_values: &[u8],
+    form: StoredForm,
 ) -> Result<Accepted, ApiError> {
     let existing: Option<(u32, String, String)> = conn
         .query_row(
@@ -371,8 +403,8 @@ pub fn accept(
     let received_at = crate::time::now_rfc3339();
     conn.execute(
         "INSERT INTO uploads (survey, token, cohort, seq, upload_hash, received_at, masked, nonce,
-                              build)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                              build, right_masked)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         (
             &upload.survey,
             &upload.token,
@@ -383,6 +415,7 @@ pub fn accept(
             stored_values,
             &nonce,
             &upload.build,
+            form.right_masked(),
         ),
     )
     .map_err(sql)?;
@@ -527,21 +560,24 @@ pub struct CohortRows {
     pub hashes: Vec<String>,
     /// Their upload credentials' nonces.
     pub nonces: Vec<String>,
+    /// The form each vector is stored in.
+    pub forms: Vec<StoredForm>,
 }
 
-/// The stored vectors of a cohort in arrival order, with their tokens and hashes.
+/// The stored vectors of a cohort in arrival order, with their tokens, hashes and forms.
 ///
 /// # Errors
 /// Store errors; [`StoreError::Corrupt`] when a vector was already erased.
 pub fn cohort_rows(conn: &Connection, survey: &str, cohort: u32) -> Result<CohortRows, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT masked, token, upload_hash, nonce FROM uploads WHERE survey = ?1 AND cohort = ?2
-         ORDER BY seq",
+        "SELECT masked, token, upload_hash, nonce, right_masked FROM uploads
+         WHERE survey = ?1 AND cohort = ?2 ORDER BY seq",
     )?;
     let mut rows = Vec::new();
     let mut tokens = Vec::new();
     let mut hashes = Vec::new();
     let mut nonces = Vec::new();
+    let mut forms = Vec::new();
     let mut query = stmt.query((survey, cohort))?;
     while let Some(r) = query.next()? {
         let blob: Option<Vec<u8>> = r.get(0)?;
@@ -554,12 +590,18 @@ pub fn cohort_rows(conn: &Connection, survey: &str, cohort: u32) -> Result<Cohor
         tokens.push(r.get(1)?);
         hashes.push(r.get(2)?);
         nonces.push(r.get(3)?);
+        forms.push(if r.get::<_, bool>(4)? {
+            StoredForm::RightMasked
+        } else {
+            StoredForm::Share
+        });
     }
     Ok(CohortRows {
         rows,
         tokens,
         hashes,
         nonces,
+        forms,
     })
 }
 

@@ -400,8 +400,9 @@ pub fn admit_upload(
         .map_err(|e| ApiError::unprocessable(e.to_string()))
 }
 
-/// Store an already validated upload whose stored form is `blob`, and answer with its receipt
-/// (`201` the first time, `200` for a retry with the same token and values).
+/// Store an already validated upload whose stored values are `blob`, in `form`, and answer with
+/// its receipt (`201` the first time, `200` for a retry with the same token and values) once it
+/// is durable.
 ///
 /// # Errors
 /// 409 for a used token with other values; cohort and store errors.
@@ -410,11 +411,12 @@ pub async fn store_upload<S: IntakeService>(
     registration: Arc<Registered>,
     upload: Upload,
     blob: Vec<u8>,
+    form: intake::StoredForm,
 ) -> Result<Response, ApiError> {
     let hash = upload.hash();
     let accepted = service
         .store()
-        .run(move |c| intake::accept(c, &registration, &upload, &hash, &blob))
+        .run(move |c| intake::accept(c, &registration, &upload, &hash, &blob, form))
         .await?;
     if accepted.closed_cohort {
         service.wake_worker();

@@ -507,7 +507,7 @@ async fn upload(
         )));
     }
     let blob = f64s_to_blob(&upload.values);
-    intake_http::store_upload(&msp, reg, upload, blob).await
+    intake_http::store_upload(&msp, reg, upload, blob, intake::StoredForm::RightMasked).await
 }
 
 async fn status(

@@ -1,16 +1,28 @@
 //! A right-masking service of share mode (seed 000 §3.5).
 //!
 //! Each participant's device splits its padded record `x` into `K₁` additive shares and sends
-//! share `i` here, to service `i`, which alone holds `Bᵢ`. The service masks each share on
-//! arrival and stores only `xⁱ Bᵢ` (`RightProvider::mask_shares`). When the cohort closes it hands
-//! the block `Xⁱ Bᵢ` to the left-masking provider, gets `A Xⁱ Bᵢ` back, removes `Bᵢ`
-//! (`RightProvider::unmask`) and hands `A Xⁱ` to the collector, which sums the `K₁` parts. No
-//! device ever holds a right mask, and no single service ever sees more than one share of a
-//! record.
+//! share `i` here, to service `i`, which alone holds `Bᵢ`. The service stores each share as it
+//! arrives (durably, group-committed, like the provider's uploads) and acknowledges it. When the
+//! cohort closes it masks the cohort's shares in one blocked product (`RightProvider::mask_shares`
+//! on the whole block), hands `Xⁱ Bᵢ` to the left-masking provider and erases the shares, gets
+//! `A Xⁱ Bᵢ` back, removes `Bᵢ` from its leading columns (`share_handover`) and hands its part to
+//! the collector, which sums the `K₁` parts. No device ever holds a right mask, and no single
+//! service ever sees more than one share of a record.
+//!
+//! # Why the shares are masked at the hand-over, not on arrival (issue 24)
+//! A keyed `Bᵢ` is a stream of `p − 1` Householder reflectors regenerated from the key whenever
+//! it is applied. Masking one share on arrival therefore drew `p²/2` normals and applied them to
+//! one row: about 4 ms at `p = 1 000` on one core (three quarters of it generating the
+//! reflectors), which held two cores to a few hundred shares a second. Applied to a cohort's
+//! block, the reflectors are generated once and applied in panels of
+//! [`PANEL`](orthomask_core::mask::PANEL) as `I − Y T Yᵀ` by matrix products: 16–24 ms for 126
+//! shares, 0.1–0.2 ms a share, and an upload costs what a provider's upload costs. What this
+//! service keeps at rest until the hand-over is the share `xⁱ` instead of `xⁱ Bᵢ`; the threat
+//! model (`docs/threat-model.md`, stores) says what that changes.
 
 use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, json};
-use crate::intake;
+use crate::intake::{self, StoredForm};
 use crate::intake_http::{self, IntakeCore, IntakeService};
 use crate::outbox::{self, OutboxItem};
 use crate::states::{IntakeCohort, OutboxKind};
@@ -32,11 +44,8 @@ use orthomask_core::protocol::share_handover::{
 use orthomask_survey::merkle::sha256_hex;
 use orthomask_survey::upload::Upload;
 use rusqlite::OptionalExtension;
-use std::collections::HashMap;
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use tokio::sync::OnceCell;
+use std::sync::Arc;
 use tokio::sync::watch;
 
 /// Configuration of right-masking service `index`.
@@ -90,38 +99,6 @@ pub const KEY_FILE: &str = "right-keys.json";
 struct Inner {
     cfg: RightConfig,
     core: IntakeCore,
-    providers: Mutex<ProviderCache>,
-}
-
-/// Cohorts whose right masks are kept built. A mask of a `p`-column record is `p` reflectors of
-/// up to `p` entries (4 MB at `p = 1 000`), so only the cohorts in use stay: the least recently
-/// used is dropped first, and a dropped one is rebuilt from its key when needed again.
-const CACHED_MASKS: usize = 64;
-
-/// The built right masks by (survey, cohort), least recently used first. Each is built once,
-/// off the request threads (`tokio::sync::OnceCell`): a burst of a cohort's first shares waits
-/// for one build instead of building it once per share, one at a time (issue 24).
-#[derive(Default)]
-struct ProviderCache {
-    cells: HashMap<(String, u32), Arc<OnceCell<Arc<RightProvider>>>>,
-    order: VecDeque<(String, u32)>,
-}
-
-impl ProviderCache {
-    /// The cell of (survey, cohort), made the most recently used.
-    fn cell(&mut self, survey: &str, cohort: u32) -> Arc<OnceCell<Arc<RightProvider>>> {
-        let id = (survey.to_owned(), cohort);
-        if let Some(at) = self.order.iter().position(|k| *k == id) {
-            self.order.remove(at);
-        }
-        self.order.push_back(id.clone());
-        while self.order.len() > CACHED_MASKS {
-            if let Some(oldest) = self.order.pop_front() {
-                self.cells.remove(&oldest);
-            }
-        }
-        self.cells.entry(id).or_default().clone()
-    }
 }
 
 /// A right-masking service's shared state.
@@ -154,7 +131,6 @@ impl Right {
         let right = Self(Arc::new(Inner {
             cfg,
             core: opened.core,
-            providers: Mutex::new(ProviderCache::default()),
         }));
         let tasks = vec![
             opened.outbox_task,
@@ -189,7 +165,6 @@ impl Right {
         (public, peer)
     }
 
-    /// `Bᵢ` of one cohort: its own key's subkey for the cohort, stream `AttributeMask { i }`.
     /// This service's partial unmasking key `Bᵀ[:, :p₁]` for `cohort` (`RightProvider::unmasking_key`),
     /// computed off the request threads.
     async fn own_unmasking_key(
@@ -206,35 +181,77 @@ impl Right {
             .map_err(|e| ApiError::internal("the unmasking key", e))
     }
 
-    /// `Bᵢ` of `cohort` ([`ProviderCache`]): built once from the survey key's subkey for the
-    /// cohort, on a blocking thread, and kept while the cohort is in use.
+    /// `Bᵢ` of `cohort`: the survey key's subkey for the cohort, stream `AttributeMask { i }`.
+    /// Built on a blocking thread and not kept: building draws only the `p` signs of its
+    /// reflectors (0.2 ms at `p = 1 000`); the reflectors themselves are generated from the key
+    /// by each product that applies them, and it is needed only at the hand-over and the unmasking.
     async fn provider(
         &self,
         survey: &str,
         cohort: u32,
         p: usize,
-    ) -> Result<Arc<RightProvider>, ApiError> {
-        let cell = self
-            .0
-            .providers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .cell(survey, cohort);
-        cell.get_or_try_init(|| async {
-            let key = self.0.core.keys.get(survey).ok_or_else(|| {
+    ) -> Result<RightProvider, ApiError> {
+        let key =
+            self.0.core.keys.get(survey).ok_or_else(|| {
                 ApiError::not_found(format!("there is no survey {survey:?} here"))
             })?;
-            let cohort_key = key.derive(StreamId::RightMaskKey { cohort });
-            let index = self.0.cfg.index;
-            let built =
-                crate::compute::core_task(move || RightProvider::new(&cohort_key, index, p))
-                    .await
-                    .map_err(|e| ApiError::internal("building the right mask", e))?
-                    .map_err(|e| ApiError::internal("building the right mask", e))?;
-            Ok(Arc::new(built))
+        let cohort_key = key.derive(StreamId::RightMaskKey { cohort });
+        let index = self.0.cfg.index;
+        crate::compute::core_task(move || RightProvider::new(&cohort_key, index, p))
+            .await
+            .map_err(|e| ApiError::internal("building the right mask", e))?
+            .map_err(|e| ApiError::internal("building the right mask", e))
+    }
+
+    /// The cohort's block `Xⁱ Bᵢ`, rows in arrival order: the rows stored as shares
+    /// ([`StoredForm::Share`]) masked with `Bᵢ` in one product — `RightProvider::mask_shares` on
+    /// the block takes the core's blocked path (panels of reflectors as `I − Y T Yᵀ`, never a
+    /// dense `p × p` matrix) — and the rows an older version masked on arrival as they are.
+    ///
+    /// # Errors
+    /// [`StoreError::Corrupt`] for a stored row that is not `p` values long, or when the mask
+    /// cannot be built or applied.
+    async fn masked_block(
+        &self,
+        survey: &str,
+        cohort: u32,
+        p: usize,
+        rows: Vec<Vec<f64>>,
+        forms: &[StoredForm],
+    ) -> Result<DMatrix<f64>, StoreError> {
+        if let Some(bad) = rows.iter().position(|r| r.len() != p) {
+            return Err(StoreError::Corrupt(format!(
+                "survey {survey} cohort {cohort}: stored row {bad} holds {} values, not {p}",
+                rows[bad].len()
+            )));
+        }
+        let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+        let mut block = DMatrix::from_row_slice(rows.len(), p, &flat);
+        let shares: Vec<usize> = (0..forms.len())
+            .filter(|&i| forms[i] == StoredForm::Share)
+            .collect();
+        if shares.is_empty() {
+            return Ok(block);
+        }
+        let failed = |e: &dyn std::fmt::Display| {
+            StoreError::Corrupt(format!(
+                "survey {survey} cohort {cohort}: masking the shares: {e}"
+            ))
+        };
+        let provider = self
+            .provider(survey, cohort, p)
+            .await
+            .map_err(|e| failed(&e.message()))?;
+        crate::compute::core_task(move || {
+            let masked = provider.mask_shares(&block.select_rows(shares.iter()))?;
+            for (k, &i) in shares.iter().enumerate() {
+                block.set_row(i, &masked.row(k));
+            }
+            Ok::<_, orthomask_core::protocol::ProtocolError>(block)
         })
         .await
-        .cloned()
+        .map_err(|e| failed(&e))?
+        .map_err(|e| failed(&e))
     }
 
     fn share_registration(&self, survey: &str) -> Result<Arc<Registered>, ApiError> {
@@ -253,7 +270,9 @@ impl Right {
         Ok(reg)
     }
 
-    /// Queue the closed cohort's block `Xⁱ Bᵢ` for the left-masking provider.
+    /// Queue the closed cohort's block `Xⁱ Bᵢ` ([`Self::masked_block`]) for the left-masking
+    /// provider and erase the stored shares in the same transaction: from then on the block
+    /// waiting in the outbox is this service's only copy (erased in turn at the release).
     async fn hand_over(&self, survey: &str, cohort: u32) -> Result<(), StoreError> {
         let reg = self
             .0
@@ -262,20 +281,26 @@ impl Right {
             .get(survey)
             .map_err(|e| StoreError::Corrupt(e.message().to_owned()))?;
         let s = survey.to_owned();
-        let intake::CohortRows { rows, tokens, .. } = self
+        let intake::CohortRows {
+            rows,
+            tokens,
+            forms,
+            ..
+        } = self
             .0
             .core
             .store
             .run(move |c| intake::cohort_rows(c, &s, cohort))
             .await?;
-        let p = reg.p();
-        let flat: Vec<f64> = rows.into_iter().flatten().collect();
+        let masked = self
+            .masked_block(survey, cohort, reg.p(), rows, &forms)
+            .await?;
         let block = ShareBlock {
             survey: survey.to_owned(),
             cohort,
             index: self.0.cfg.index,
             rows: tokens.iter().map(|t| sha256_hex(t.as_bytes())).collect(),
-            block: WireMatrix::from_matrix(&DMatrix::from_row_slice(tokens.len(), p, &flat)),
+            block: WireMatrix::from_matrix(&masked),
         };
         let body = serde_json::to_vec(&block).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let url = format!(
@@ -305,6 +330,7 @@ impl Right {
                     if let Some((to, url, body)) = &hand_on {
                         outbox::enqueue(c, OutboxKind::HandOn, &s, cohort, *to, url, body)?;
                     }
+                    intake::erase_vectors(c, &s, cohort)?;
                 }
                 Ok(())
             })
@@ -385,7 +411,9 @@ impl IntakeService for Right {
 /// After a hand-over: the shares are with the provider; keep only the hashes.
 fn delivered(c: &rusqlite::Connection, item: &OutboxItem) -> rusqlite::Result<()> {
     match item.kind {
-        // The shares are with the provider: keep only the hashes.
+        // The shares are with the provider: keep only the hashes. (Erased already when the
+        // block was queued, unless an older version queued it; the outbox then checkpoints the
+        // write-ahead log, so the erased values leave the files too.)
         OutboxKind::ShareBlock => intake::erase_vectors(c, &item.survey, item.cohort),
         // The part is with the collector: the key and seed handed on for it are no longer
         // needed, and they are key material.
@@ -416,17 +444,10 @@ async fn upload(
     // Who may upload is decided before anything else about the upload; then whether the share
     // is one an honest device could have made (its QA entry, its padding, its size).
     intake_http::admit_upload(&reg, &survey, &upload)?;
-    let p = reg.p();
-    let provider = right.provider(&survey, upload.cohort, p).await?;
-    let share = upload.values.clone();
-    let masked = crate::compute::core_task(move || {
-        provider.mask_shares(&DMatrix::from_row_slice(1, p, &share))
-    })
-    .await
-    .map_err(|e| ApiError::internal("masking the share", e))?
-    .map_err(|e| ApiError::internal("masking the share", e))?;
-    let blob = f64s_to_blob(masked.as_slice());
-    intake_http::store_upload(&right, reg, upload, blob).await
+    // Stored as uploaded, and masked with the rest of its cohort at the hand-over
+    // (`Right::masked_block`; module documentation).
+    let blob = f64s_to_blob(&upload.values);
+    intake_http::store_upload(&right, reg, upload, blob, StoredForm::Share).await
 }
 
 async fn status(
@@ -709,28 +730,4 @@ async fn hand_on(
         StatusCode::OK,
         &serde_json::json!({"cohort": cohort, "from": from, "received": true}),
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The least recently used cohort is dropped first, one at a time: the cohorts in use stay
-    /// built (before issue 24 the whole cache was cleared past 64, so a burst over 65 cohorts
-    /// rebuilt masks it had just built).
-    #[test]
-    fn the_least_recently_used_mask_is_dropped_first() {
-        let mut cache = ProviderCache::default();
-        let first = cache.cell("s", 0);
-        for k in 1..CACHED_MASKS as u32 {
-            cache.cell("s", k);
-        }
-        // Cohort 0 used again: cohort 1 is now the oldest.
-        assert!(Arc::ptr_eq(&first, &cache.cell("s", 0)));
-        cache.cell("s", CACHED_MASKS as u32);
-        assert_eq!(cache.cells.len(), CACHED_MASKS);
-        assert!(cache.cells.contains_key(&("s".to_owned(), 0)));
-        assert!(!cache.cells.contains_key(&("s".to_owned(), 1)));
-        assert!(cache.cells.contains_key(&("s".to_owned(), 2)));
-    }
 }

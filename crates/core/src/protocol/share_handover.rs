@@ -11,7 +11,7 @@
 //! shares — so any party that sees one share's padding and `A X₂` learns `A`.
 //!
 //! # The variant (`K` services, `q = p₁` leading columns: answers and the QA column)
-//! 1. Service `i` masks its shares on arrival and hands `Xⁱ Bᵢ` to the provider, as before. It
+//! 1. Service `i` masks its cohort's shares and hands `Xⁱ Bᵢ` to the provider, as before. It
 //!    hands service `u(i)` — the **next** service on the ring, `u(i) = i + 1 mod K`, when
 //!    `K ≥ 3`; itself when `K = 2` (below) — only the **partial unmasking key**
 //!    `Wᵢ = Bᵢᵀ[:, :q]` ([`UnmaskingKey`]), never `Bᵢ`, and (for `K ≥ 3`) a fresh seed `sᵢ`.

@@ -211,6 +211,45 @@ pub async fn start_tapped(dir: &Path, rights: usize) -> Tapped {
     for _ in 0..rights {
         right_taps.push(Tap::start().await);
     }
+    start_behind(dir, collector_tap, msp_tap, right_taps).await
+}
+
+/// The taps of a stopped tapped deployment ([`Tapped::stop`]), kept so that its services start
+/// again behind the same addresses — the ones the signed templates name.
+pub struct Taps {
+    collector: Tap,
+    msp: Tap,
+    rights: Vec<Tap>,
+    dir: PathBuf,
+}
+
+impl Tapped {
+    /// Stop every service; the taps stay.
+    pub async fn stop(self) -> Taps {
+        self.all.stop().await;
+        Taps {
+            collector: self.collector,
+            msp: self.msp,
+            rights: self.rights,
+            dir: self.dir,
+        }
+    }
+}
+
+impl Taps {
+    /// Start the services again on their data directories, behind the same taps.
+    pub async fn start(self) -> Tapped {
+        start_behind(&self.dir, self.collector, self.msp, self.rights).await
+    }
+}
+
+/// Start the services in `dir` behind the given taps.
+async fn start_behind(
+    dir: &Path,
+    collector_tap: Tap,
+    msp_tap: Tap,
+    right_taps: Vec<Tap>,
+) -> Tapped {
     let right_urls: Vec<String> = right_taps.iter().map(|t| t.url.clone()).collect();
     let limits = super::loose_limits();
     let msp = start_msp(
