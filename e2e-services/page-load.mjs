@@ -224,7 +224,9 @@ async function main() {
       return keys.length === 1 && keys[0].startsWith('orthomask-next-') ? keys : null;
     }, 'the new version of the service worker to take over');
     const panel = form.getByTestId('waiting-uploads');
-    const hash = (await panel.getByTestId('receipt-hash').first().textContent({ timeout: 120000 })).trim();
+    const hash = (await panel.getByTestId('receipt-hash').first().textContent({ timeout: 120000 }).catch(async (e) => {
+      throw new Error(`${e.message}\nthe page shows: ${(await form.locator('main').textContent().catch(() => '?')).slice(0, 800)}`);
+    })).trim();
     await form.reload();
     await form.getByLabel('I have read this and agree to take part.').waitFor({ timeout: 120000 });
     check(await form.getByTestId('waiting-item').count() === 0, 'the upload still waits after it was sent');

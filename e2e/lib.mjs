@@ -97,8 +97,11 @@ export async function setup({ viewport = { width: 1280, height: 900 }, locale = 
       viewport,
       locale,
       acceptDownloads: true,
+      // No back/forward cache: a test that leaves a page means it to unload (a page kept there
+      // stays alive, and the participant's page, which starts no Web Worker, may be kept).
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+        '--disable-features=BackForwardCache'],
     });
     context.setDefaultTimeout(HANG_GUARD_MS);
     await context.addInitScript(installWorkerProbe);

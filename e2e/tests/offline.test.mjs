@@ -235,8 +235,9 @@ test('a waiting upload edited in storage to send elsewhere is refused, never sen
     // checks and is not sent. The answering tab leaves the app first, still offline: while it
     // lives it rightly resends its own in-memory upload (to the genuine address) when the
     // connection returns, and closing a browser under emulated offline fires `online` in its
-    // pages before they unload (seen: the resend reached the mock). This test is about what
-    // is read back from storage.
+    // pages before they unload (seen: the resend reached the mock). The browsers of these tests
+    // keep no page in the back/forward cache (e2e/lib.mjs), so leaving unloads it. This test is
+    // about what is read back from storage.
     await s.page.goto('about:blank');
     await s.restart();
     await s.page.goto(`${s.server.base}/#/participate`);

@@ -1,9 +1,11 @@
 //! Requests `index.html` starts before the module is even downloaded (issue 25): on a slow
-//! network every round trip the page waits for counts, and a participant's page always needs the
-//! deployment and its service worker's file list first. The bootstrap puts each one's `fetch`
-//! promise in `window.orthomaskApp.early`, under the path it asked for; the first GET of that path
-//! here takes it over instead of asking again. A hint only: what is fetched, and when it is
-//! needed, stays in the Rust code (a path the bootstrap did not start is simply fetched).
+//! network every round trip the page waits for counts, and a participant's page always reads its
+//! service worker's file list (`sw.js`) first, to check its own build. The bootstrap puts each
+//! one's `fetch` promise in `window.orthomaskApp.early`, under the path it asked for; the first
+//! GET of that path here takes it over instead of asking again. A hint only: what is fetched, and
+//! when it is needed, stays in the Rust code (a path the bootstrap did not start is simply
+//! fetched). The bootstrap starts nothing of the API: the app reads the link first, and asks the
+//! services nothing for a link it refuses or a demonstration.
 
 use js_sys::{Promise, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
