@@ -227,17 +227,21 @@ impl WebApp {
     }
 
     /// The Content-Security-Policy for the current `index.html`: computed again only when the
-    /// file changes (its modification time or length), not per request.
+    /// file changes (its modification time or length), not per request. Without a readable
+    /// `index.html` it is the policy of a page with no inline code: as strict as it gets.
     async fn policy(&self) -> Option<HeaderValue> {
         let index = self.dir.join("index.html");
-        let meta = tokio::fs::metadata(&index).await.ok()?;
-        let stamp = (meta.modified().ok(), meta.len());
-        if let Some(known) = self.policy.lock().ok()?.as_ref()
+        let stamp = match tokio::fs::metadata(&index).await {
+            Ok(meta) => (meta.modified().ok(), meta.len()),
+            Err(_) => (None, 0),
+        };
+        if let Ok(cached) = self.policy.lock()
+            && let Some(known) = cached.as_ref()
             && known.stamp == stamp
         {
             return Some(known.header.clone());
         }
-        let html = tokio::fs::read_to_string(&index).await.ok()?;
+        let html = tokio::fs::read_to_string(&index).await.unwrap_or_default();
         let header = HeaderValue::from_str(&content_security_policy(&html, &self.connect)).ok()?;
         if let Ok(mut cached) = self.policy.lock() {
             *cached = Some(CachedPolicy {

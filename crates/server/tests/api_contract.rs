@@ -473,6 +473,17 @@ async fn the_web_app_is_served_compressed_revalidated_and_cached() {
     .unwrap();
     let after = policy(&get("/", &[]).await.unwrap());
     assert_ne!(before, after, "the policy follows index.html");
+    // Without an index.html the app is "not built", and a file still comes with the strictest
+    // policy (no inline code allowed).
+    std::fs::remove_file(dist.join("index.html")).unwrap();
+    let unbuilt = get("/", &[]).await.unwrap();
+    assert_eq!(unbuilt.status().as_u16(), 404);
+    assert!(unbuilt.text().await.unwrap().contains("not built"));
+    let strict = policy(&get(&format!("/{module}"), &[]).await.unwrap());
+    assert!(
+        strict.starts_with("default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; "),
+        "{strict}"
+    );
 
     // Not a file of the app: a JSON 404, never a directory listing or another file.
     for path in ["/missing.wasm", "/surveys", "/surveys/", "/index.html/x"] {
