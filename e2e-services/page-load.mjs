@@ -18,7 +18,8 @@
 //    that still accepts the old one (`--accept-build`), the participant comes back online and
 //    opens the page: the new service worker takes over (only its cache is left) and the waiting
 //    upload is sent and received by the provider.
-import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -26,6 +27,7 @@ import { brotliDecompressSync } from 'node:zlib';
 import {
   repo, dist, parseArgs, waitFor, api, startServices, requireBuilt, launchChromium, answerEverything, run,
 } from './lib.mjs';
+import { serviceWorkerLists } from '../e2e/built-app.mjs';
 
 const args = parseArgs(process.argv.slice(2));
 const out = resolve(args.out ?? join(repo, 'target', 'e2e-page-load'));
@@ -55,10 +57,7 @@ async function builtNames() {
     check(found.length === 1, `dist/ should hold one ${what}, it holds ${JSON.stringify(found)}`);
     return found[0];
   };
-  const sw = await readFile(join(dist, 'sw.js'), 'utf8');
-  const lazyBlock = sw.match(/const LAZY_FILES = \{([^}]*)\};/);
-  check(lazyBlock, 'sw.js declares no LAZY_FILES');
-  const lazy = [...lazyBlock[1].matchAll(/'([^']+)':/g)].map((m) => m[1]);
+  const lazy = (await serviceWorkerLists(dist)).lazy.map((l) => l.file);
   return {
     participantWasm: one(/^orthomask-participant-[0-9a-f]{16}_bg\.wasm$/, 'participant module'),
     participantGlue: one(/^orthomask-participant-[0-9a-f]{16}\.js$/, 'participant glue'),
@@ -141,11 +140,11 @@ async function main() {
     const built = await readFile(join(dist, names.participantWasm));
     const raw = await new Promise((res, rej) => {
       // Node's fetch decodes what it accepts; the raw Brotli bytes are read over plain HTTP.
-      import('node:http').then(({ get }) => get(`${base}/${names.participantWasm}`, { headers: { 'accept-encoding': 'br' } }, (r) => {
+      get(`${base}/${names.participantWasm}`, { headers: { 'accept-encoding': 'br' } }, (r) => {
         const chunks = [];
         r.on('data', (c) => chunks.push(c));
         r.on('end', () => res({ headers: r.headers, body: Buffer.concat(chunks) }));
-      }).on('error', rej));
+      }).on('error', rej);
     });
     check(raw.headers['content-encoding'] === 'br' && /accept-encoding/i.test(raw.headers.vary ?? ''), `the module with Accept-Encoding br: ${JSON.stringify(raw.headers)}`);
     check(brotliDecompressSync(raw.body).equals(built), 'the Brotli encoding of the module does not decode to the built module');
@@ -206,7 +205,7 @@ async function main() {
     await cp(dist, next, { recursive: true });
     const sw = await readFile(join(next, 'sw.js'), 'utf8');
     check(sw.includes("const CACHE = 'orthomask-"), 'sw.js names no cache');
-    await import('node:fs/promises').then(({ writeFile }) => writeFile(join(next, 'sw.js'), sw.replace("const CACHE = 'orthomask-", "const CACHE = 'orthomask-next-")));
+    await writeFile(join(next, 'sw.js'), sw.replace("const CACHE = 'orthomask-", "const CACHE = 'orthomask-next-"));
     await rm(join(next, 'sw.js.br'), { force: true });
     await rm(join(next, 'sw.js.gz'), { force: true });
     await services.stop();

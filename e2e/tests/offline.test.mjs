@@ -21,6 +21,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { serviceWorkerLists as builtLists } from '../built-app.mjs';
 import { setup, screenshot, assertDeviceClean, readDeviceStorage, dist, mode, uploads, offers, HANG_GUARD_MS } from '../lib.mjs';
 
 const SURVEY = 'habits-branching';
@@ -63,16 +64,10 @@ async function answerAndWait(page) {
   await page.getByTestId('form-waiting').waitFor();
 }
 
-/**
- * The built service worker's cache name, list of the app's files and of those a participant's
- * page does not load (CACHE, APP_FILES, LAZY_FILES).
- */
+/** The built service worker's lists, with the names of the files a participant's page never loads. */
 async function serviceWorkerLists() {
-  const sw = await readFile(join(dist, 'sw.js'), 'utf8');
-  const cache = sw.match(/const CACHE = '([^']+)';/)[1];
-  const files = JSON.parse(sw.match(/const APP_FILES = (\[[^\]]*\]);/)[1].replace(/'/g, '"').replace(/,\s*\]/, ']'));
-  const lazy = [...sw.match(/const LAZY_FILES = \{([^}]*)\};/)[1].matchAll(/'([^']+)':/g)].map((m) => m[1]);
-  return { cache, files, lazy };
+  const { cache, files, lazy } = await builtLists(dist);
+  return { cache, files, lazy: lazy.map((l) => l.file) };
 }
 
 /**

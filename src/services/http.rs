@@ -92,18 +92,6 @@ async fn send(
     body: Option<&str>,
     token: Option<&str>,
 ) -> Result<Response, FetchError> {
-    // A GET `index.html` already started is taken over (`super::early`).
-    if method == "GET" && body.is_none() && token.is_none() {
-        match super::early::take(url).await {
-            Some(Ok(response)) => return Ok(Response::from(response)),
-            Some(Err(())) => {
-                return Err(FetchError::Unreachable(format!(
-                    "{url}: could not connect (network error or the server refused the request)"
-                )));
-            }
-            None => {}
-        }
-    }
     // No "offline" shortcut: the service worker answers the app's own files without a network.
     let init = web_sys::RequestInit::new();
     init.set_method(method);

@@ -45,14 +45,11 @@ async fn the_collector_reads_an_xlsform_as_the_draft_it_was_written_from() {
     });
     let (status, _) = send(&http, reqwest::Method::POST, &url, Some(&body), None).await;
     assert_eq!(status, 401, "read without the admin token");
-    let (status, answer) = send(
-        &http,
-        reqwest::Method::POST,
-        &url,
-        Some(&body),
-        Some(&all.admin_token),
-    )
-    .await;
+    let as_admin = |body: serde_json::Value| {
+        let (http, url, token) = (&http, &url, &all.admin_token);
+        async move { send(http, reqwest::Method::POST, url, Some(&body), Some(token)).await }
+    };
+    let (status, answer) = as_admin(body).await;
     assert_eq!(status, 200, "{answer}");
     let read: XlsformDraft = serde_json::from_value(answer).unwrap();
     assert_eq!(read.draft, draft());
@@ -72,15 +69,8 @@ async fn the_collector_reads_an_xlsform_as_the_draft_it_was_written_from() {
             "household.xlsx: not an XLSForm workbook",
         ),
     ] {
-        let body = json!({"name": "household.xlsx", "workbook_base64": workbook_base64});
-        let (status, answer) = send(
-            &http,
-            reqwest::Method::POST,
-            &url,
-            Some(&body),
-            Some(&all.admin_token),
-        )
-        .await;
+        let (status, answer) =
+            as_admin(json!({"name": "household.xlsx", "workbook_base64": workbook_base64})).await;
         assert_eq!(status, 400, "{answer}");
         let message = answer["error"].as_str().unwrap();
         assert!(message.starts_with(expected), "{message}");
