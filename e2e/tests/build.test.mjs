@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setup, dist, mode, offers, uploads } from '../lib.mjs';
+import { serviceWorkerLists } from '../built-app.mjs';
 
 const sha384 = async (path) => `sha384-${createHash('sha384').update(await readFile(join(dist, path))).digest('base64')}`;
 
@@ -81,11 +82,10 @@ test('content-hashed names are the first 16 hexadecimal digits of the SHA-256 of
     assert.equal(f.match(/-([0-9a-f]{16})(_bg)?\./)[1], digest.slice(0, 16), f);
   }
   // sw.js declares the SHA-256 of every file a participant's page does not load.
-  const sw = await readFile(join(dist, 'sw.js'), 'utf8');
-  const lazy = [...sw.match(/const LAZY_FILES = \{([^}]*)\};/)[1].matchAll(/'([^']+)': '([0-9a-f]{64})'/g)];
+  const { lazy } = await serviceWorkerLists(dist);
   assert.equal(lazy.length, 3);
-  for (const [, file, digest] of lazy) {
-    assert.equal(digest, createHash('sha256').update(await readFile(join(dist, file))).digest('hex'), file);
+  for (const { file, sha256 } of lazy) {
+    assert.equal(sha256, createHash('sha256').update(await readFile(join(dist, file))).digest('hex'), file);
   }
 });
 
@@ -141,6 +141,31 @@ for (const [what, pattern] of [
     }
   });
 }
+
+test('a service worker whose declared digest is not the published one opens no survey: no place taken, nothing sent', async () => {
+  // A dishonest collector serves sw.js declaring another SHA-256 for the whole app's module (to
+  // pass off another module as the published build's). The page takes the declaration into its
+  // build digest, which is then not the published build, so it refuses before anything is asked.
+  const s = await setup();
+  try {
+    const text = await readFile(join(dist, 'sw.js'), 'utf8');
+    const { lazy } = await serviceWorkerLists(dist);
+    const module = lazy.find((l) => l.file.endsWith('_bg.wasm'));
+    const forged = `${module.sha256.slice(0, 63)}${module.sha256.endsWith('0') ? '1' : '0'}`;
+    await s.page.route('**/sw.js', (route) => route.fulfill({
+      status: 200, contentType: 'text/javascript', body: text.replace(module.sha256, forged),
+    }));
+    await s.page.goto(`${s.server.base}/#/participate?survey=leaps-demo`);
+    const alert = s.page.getByRole('alert').filter({ hasText: 'does not accept' });
+    await alert.waitFor();
+    assert.match(await alert.textContent(), /nothing was sent/);
+    assert.equal(await s.page.getByRole('button', { name: 'Start the survey' }).count(), 0);
+    assert.deepEqual(await offers(s), [], 'no place taken');
+    assert.deepEqual(await uploads(s), []);
+  } finally {
+    await s.close();
+  }
+});
 
 test('a page whose build the deployment does not publish opens no survey: no place taken, nothing sent', async () => {
   const s = await setup();

@@ -380,6 +380,38 @@ mod tests {
         );
     }
 
+    /// A collector whose service worker declares another digest for a lazily loaded file than
+    /// the file's (a page would take the declaration and compute another build) publishes no
+    /// build from it: the file and both digests are named.
+    #[test]
+    fn a_declared_digest_that_is_not_the_files_own_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let module = b"the whole app's module";
+        std::fs::write(dir.path().join("whole.wasm"), module).unwrap();
+        let own = orthomask_survey::merkle::sha256_hex(module);
+        let sw = |declared: &str| {
+            format!(
+                "const APP_FILES = ['whole.wasm'];\nconst LAZY_FILES = {{ 'whole.wasm': '{declared}' }};"
+            )
+        };
+        std::fs::write(dir.path().join("sw.js"), sw(&own)).unwrap();
+        let files = local_build(dir.path()).unwrap();
+        assert_eq!(files.len(), 2, "sw.js and the module");
+        let other = "0".repeat(64);
+        std::fs::write(dir.path().join("sw.js"), sw(&other)).unwrap();
+        match local_build(dir.path()) {
+            Err(LocalBuildError::LazyDigest {
+                path,
+                declared,
+                actual,
+            }) => {
+                assert!(path.ends_with("whole.wasm"), "{path}");
+                assert_eq!((declared, actual), (other, own));
+            }
+            other => panic!("expected LazyDigest, got {other:?}"),
+        }
+    }
+
     #[test]
     fn origins_drop_the_path() {
         assert_eq!(
