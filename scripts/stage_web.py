@@ -13,10 +13,14 @@
    `{{name F}}` its content-hashed name, `{{sri F}}` its Subresource Integrity digest (SHA-384,
    issue 27 §2), `{{sha256 F}}` its SHA-256 in hexadecimal (sw.js's LAZY_FILES), `{{build}}` 16
    hexadecimal digits that change with any file of the build but sw.js (the service worker's
-   cache name). worker.js comes before sw.js because sw.js declares worker.js's digest.
+   cache name), `{{early}}` the files a participant's page reads for its build that the browser
+   does not hold yet when the page starts (index.html's bootstrap fetches them while the module
+   downloads: src/services/early.rs), as a JSON array. worker.js comes before sw.js because
+   sw.js declares worker.js's digest.
 """
 import base64
 import hashlib
+import json
 import pathlib
 import re
 import sys
@@ -54,10 +58,26 @@ def build_id():
     return hashlib.sha256("".join(lines).encode()).hexdigest()[:DIGITS]
 
 
+def early_files():
+    # Every file of the build a page reads to compute its build digest (sw.js's APP_FILES, which
+    # e2e/tests/offline.test.mjs checks against dist/), but: the content-hashed files (the page
+    # has just loaded its module, glue and style sheet, and the browser keeps them), sw.js (the
+    # bootstrap starts it first, for every such page) and worker.js (sw.js's LAZY_FILES: declared,
+    # never read by a participant's page). APP_FILES's `./` is read as index.html
+    # (orthomask_survey::app_build::app_files).
+    skip = set(names.values()) | {"sw.js", "worker.js"}
+    files = sorted(
+        str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file() and p.name not in skip
+    )
+    return json.dumps(files)
+
+
 def mark(match):
     kind, name = match.group(1), (match.group(2) or "").strip()
     if kind == "build":
         return build_id()
+    if kind == "early":
+        return early_files()
     if kind == "name":
         if name not in names:
             sys.exit(f"{{{{name {name}}}}}: {name} is not a content-hashed file of the build")
@@ -70,7 +90,7 @@ def mark(match):
 
 for template in TEMPLATES:
     path = stage / template
-    text = re.sub(r"\{\{(name|sri|sha256|build)(?: ([^}]+))?\}\}", mark, path.read_text(encoding="utf-8"))
+    text = re.sub(r"\{\{(name|sri|sha256|build|early)(?: ([^}]+))?\}\}", mark, path.read_text(encoding="utf-8"))
     if "{{" in text:
         sys.exit(f"www/{template}: a mark this build does not know is left")
     path.write_text(text, encoding="utf-8")

@@ -1,11 +1,16 @@
 //! Requests `index.html` starts before the module is even downloaded (issue 25): on a slow
-//! network every round trip the page waits for counts, and a participant's page always reads its
-//! service worker's file list (`sw.js`) first, to check its own build. The bootstrap puts each
-//! one's `fetch` promise in `window.orthomaskApp.early`, under the path it asked for; the first
-//! GET of that path here takes it over instead of asking again. A hint only: what is fetched, and
-//! when it is needed, stays in the Rust code (a path the bootstrap did not start is simply
-//! fetched). The bootstrap starts nothing of the API: the app reads the link first, and asks the
-//! services nothing for a link it refuses or a demonstration.
+//! network every round trip the page waits for counts. A link to a collector's survey makes the
+//! page read, before it takes a place, the deployment ([`DEPLOYMENT_PATH`]) and its own files, to
+//! check its build (`super::app_build`): `sw.js` and the files the browser does not hold yet
+//! (`scripts/stage_web.py`'s `{{early}}`). The bootstrap puts each one's `fetch` promise in
+//! `window.orthomaskApp.early`, under the path it asked for; the first GET of that path here
+//! (`super::http`'s plain GETs, `super::app_build`'s reads) takes it over instead of asking
+//! again. A hint only: what is fetched, and when it is needed, stays in the Rust code (a path the
+//! bootstrap did not start is simply fetched). The bootstrap starts nothing for any other link:
+//! one the app refuses, or a demonstration, asks the services nothing
+//! (`e2e/tests/participate.test.mjs`).
+//!
+//! [`DEPLOYMENT_PATH`]: crate::model::participation::DEPLOYMENT_PATH
 
 use js_sys::{Promise, Reflect};
 use wasm_bindgen::{JsCast, JsValue};

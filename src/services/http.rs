@@ -92,6 +92,20 @@ async fn send(
     body: Option<&str>,
     token: Option<&str>,
 ) -> Result<Response, FetchError> {
+    let unreachable = || {
+        FetchError::Unreachable(format!(
+            "{url}: could not connect (network error or the server refused the request)"
+        ))
+    };
+    // A plain GET `index.html`'s bootstrap started while the module downloaded (the deployment,
+    // for a survey link) is taken over instead of asked again.
+    if method == "GET" && body.is_none() && token.is_none() {
+        match super::early::take(url).await {
+            Some(Ok(response)) => return Ok(Response::from(response)),
+            Some(Err(())) => return Err(unreachable()),
+            None => {}
+        }
+    }
     // No "offline" shortcut: the service worker answers the app's own files without a network.
     let init = web_sys::RequestInit::new();
     init.set_method(method);
@@ -113,11 +127,10 @@ async fn send(
                 )
             })?;
     }
-    Request::from(request).send().await.map_err(|_| {
-        FetchError::Unreachable(format!(
-            "{url}: could not connect (network error or the server refused the request)"
-        ))
-    })
+    Request::from(request)
+        .send()
+        .await
+        .map_err(|_| unreachable())
 }
 
 /// `method` `url` (with a JSON `body` and a bearer `token` when given), as text.
