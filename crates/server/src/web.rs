@@ -339,9 +339,18 @@ impl WebApp {
             "cross-origin-opener-policy",
             HeaderValue::from_static("same-origin"),
         );
+        if relative == "index.html" && status.is_success() {
+            headers.insert(header::LINK, HeaderValue::from_static(PRECONNECT));
+        }
         response
     }
 }
+
+/// What the app's page is sent with (`Link`): open one more connection to this origin as soon as
+/// the page's headers arrive. The page's first script asks for the WebAssembly module, on a slow
+/// network the longest wait (issue 25); the browser is still setting the page up when it does,
+/// and without a connection ready the request waits a round trip more for one to open.
+pub const PRECONNECT: &str = "</>; rel=preconnect";
 
 /// How long a browser may keep a file without asking again: a content-hashed name
 /// ([`is_content_hashed`]) names one content forever, so it is `immutable` for a year; every other

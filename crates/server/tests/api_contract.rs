@@ -430,9 +430,13 @@ async fn the_web_app_is_served_compressed_revalidated_and_cached() {
         assert_eq!(&r.bytes().await.unwrap()[..], body, "{accepts}");
     }
 
-    // index.html: no-cache, and revalidated by its ETag with a 304 and no body.
+    // index.html: no-cache, and revalidated by its ETag with a 304 and no body. It alone asks
+    // the browser to open a connection for the module at once (issue 25).
     let first = get("/", &[]).await.unwrap();
     assert_eq!(first.headers()["cache-control"], "no-cache");
+    assert_eq!(first.headers()["link"], "</>; rel=preconnect");
+    let other = get(&format!("/{module}"), &[]).await.unwrap();
+    assert!(!other.headers().contains_key("link"));
     let etag = first.headers()["etag"].to_str().unwrap().to_owned();
     assert_eq!(first.text().await.unwrap(), html);
     let again = get("/", &[("if-none-match", &etag)]).await.unwrap();
