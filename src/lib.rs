@@ -53,9 +53,14 @@ pub fn start() {
 
 /// Entry point of the participant's WebAssembly module (`src/participant.rs`): the survey form
 /// alone, without a Web Worker (`app` says why there are two modules).
+///
+/// The service worker is registered by the form once it shows what its link opened (the survey,
+/// or why not), not here: on a first visit its install fetches the app's files, and started with the opening it
+/// would take the connections (a browser opens six to a host) and the bandwidth that the
+/// deployment and the place need on a slow network. It installs while the participant reads the
+/// consent screen, and offline use needs nothing sooner: a form works offline only once opened.
 pub fn start_participant() {
     if web_sys::window().is_some() {
-        services::browser::register_service_worker();
         yew::Renderer::<app::ParticipantApp>::new().render();
     }
 }

@@ -7,6 +7,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use orthomask_survey::app_build::FileDigest;
 use orthomask_survey::upload::Upload;
 use orthomask_web::components::file_picker::{FilePicker, FilePickerProps};
 use orthomask_web::components::number_control::{NumberControl, NumberControlProps};
@@ -20,6 +21,7 @@ use orthomask_web::model::classroom::MatrixView;
 use orthomask_web::model::dp::DpParams;
 use orthomask_web::model::jobs::{Job, Output};
 use orthomask_web::plots::Plot;
+use orthomask_web::services::app_build::browser_sha256;
 use orthomask_web::services::clock::sleep;
 use orthomask_web::services::http::{RetryPolicy, SendError, get_text, send_upload};
 use orthomask_web::services::jobs::{JobRunner, Progress};
@@ -71,6 +73,30 @@ fn tokens_come_from_the_browser_and_differ() {
     assert_ne!(
         random::key().unwrap().to_hex(),
         random::key().unwrap().to_hex()
+    );
+}
+
+/// The browser's SHA-256 (Web Crypto), which the page's build digest takes where it has one
+/// (issue 25), is the one `FileDigest::of` computes in WebAssembly: the standard's vectors for
+/// "abc" and the empty message (FIPS 180-2, appendix B.1; the empty digest as NIST's examples
+/// give it), and a megabyte of varied bytes, the size of the participant's module.
+#[wasm_bindgen_test]
+async fn the_browsers_sha256_is_the_build_digests() {
+    let buffer = |bytes: &[u8]| js_sys::Uint8Array::from(bytes).buffer();
+    assert_eq!(
+        browser_sha256(&buffer(b"abc")).await.as_deref(),
+        Some("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    );
+    assert_eq!(
+        browser_sha256(&buffer(b"")).await.as_deref(),
+        Some("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    );
+    let module: Vec<u8> = (0..1_048_583_u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    assert_eq!(
+        browser_sha256(&buffer(&module)).await,
+        Some(FileDigest::of("module.wasm", &module).sha256)
     );
 }
 

@@ -2,7 +2,9 @@
 // opens from the device without downloading it again, and without a connection — and it keeps
 // nothing else that could matter.
 //
-// What it keeps, in the Cache API: this version's own files (APP_FILES), and nothing else. Nothing
+// What it keeps, in the Cache API: this version's own files (APP_FILES) and this script itself
+// (SELF: a page it controls reads from it the version it runs, src/services/app_build.rs, and
+// never asks the network for it first), and nothing else. Nothing
 // of the API (/api/…: the collector answers all of it `Cache-Control: no-store`) — so never a
 // survey offer (its definition carries the cohort's device key `masking.right_mask_key`, from
 // which the right mask B_k is built, and its upload credential) — never a POST, never anything of
@@ -48,6 +50,9 @@ const LAZY_FILES = {
   '{{name orthomask-web_bg.wasm}}': '{{sha256 orthomask-web_bg.wasm}}',
   'worker.js': '{{sha256 worker.js}}',
 };
+/** This script, kept beside the files (never answered from the cache: the static route and the
+ * handler below pass it to the network, where the browser looks for a new version). */
+const SELF = 'sw.js';
 /** The absolute URLs of the app's files, without query or fragment. */
 const appUrls = new Set(APP_FILES.map((f) => new URL(f, self.registration.scope).href));
 
@@ -63,11 +68,40 @@ function keepable(request) {
   return appUrls.has(url.href);
 }
 
+/**
+ * The same answers as the fetch handler below, given by the browser itself (the static routing
+ * API), so that opening the app again need not start this worker first — on a slow phone, a
+ * noticeable part of a repeat visit (issue 25): the API and this file from the network (the
+ * handler passes them through), the files installing keeps from this version's cache (the
+ * handler answers them from it). Everything else (LAZY_FILES, kept when first fetched; other
+ * addresses of this origin opened as pages) still comes to the handler. A browser without the
+ * API, or that refuses a rule, simply runs the handler for everything.
+ */
+function addStaticRoutes(event, precache) {
+  if (typeof event.addRoutes !== 'function' || typeof URLPattern === 'undefined') return Promise.resolve();
+  const exactly = (file) => {
+    const url = new URL(file, self.registration.scope);
+    return new URLPattern({ origin: url.origin, pathname: url.pathname, search: '' });
+  };
+  const origin = self.location.origin;
+  return event.addRoutes([
+    { condition: { urlPattern: new URLPattern({ origin, pathname: '/api/*' }) }, source: 'network' },
+    { condition: { urlPattern: exactly(SELF) }, source: 'network' },
+    ...precache.map((file) => ({
+      condition: { urlPattern: exactly(file), requestMethod: 'GET' },
+      source: { cacheName: CACHE },
+    })),
+  ]).catch(() => {});
+}
+
 self.addEventListener('install', (event) => {
   // From the browser's HTTP cache where it can: the page has just fetched the content-hashed
   // files (immutable), and the others are revalidated (a 304 when unchanged).
   const precache = APP_FILES.filter((f) => !(f in LAZY_FILES));
-  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(precache)).then(() => self.skipWaiting()));
+  event.waitUntil(Promise.all([
+    addStaticRoutes(event, precache),
+    caches.open(CACHE).then((cache) => cache.addAll([...precache, SELF])),
+  ]).then(() => self.skipWaiting()));
 });
 
 self.addEventListener('activate', (event) => {
@@ -78,8 +112,9 @@ self.addEventListener('activate', (event) => {
       if (name !== CACHE) await caches.delete(name);
     }
     const cache = await caches.open(CACHE);
+    const script = new URL(SELF, self.registration.scope).href;
     for (const request of await cache.keys()) {
-      if (!keepable(request)) await cache.delete(request);
+      if (!keepable(request) && request.url !== script) await cache.delete(request);
     }
     await self.clients.claim();
   })());

@@ -71,9 +71,10 @@ async function serviceWorkerLists() {
 }
 
 /**
- * The Cache API holds exactly the app's files, in the worker's one cache (issue 20 §6): no
- * survey offer, nothing of the API, nothing an earlier version kept. (assertDeviceClean checks
- * the caches for what no deployment may keep; this is what this one keeps.)
+ * The Cache API holds exactly the app's files and the worker's own script (which a page it
+ * controls reads its build from, issue 25), in the worker's one cache (issue 20 §6): no survey
+ * offer, nothing of the API, nothing an earlier version kept. (assertDeviceClean checks the
+ * caches for what no deployment may keep; this is what this one keeps.)
  */
 async function onlyAppFilesCached(s) {
   const { caches } = await readDeviceStorage(s.page);
@@ -81,7 +82,7 @@ async function onlyAppFilesCached(s) {
   assert.deepEqual(Object.keys(caches), [cache], 'caches');
   const urls = caches[cache].map((e) => e.url).sort();
   // A participant's page: the whole app's module and worker are never fetched, so never kept.
-  const kept = files.filter((f) => !lazy.includes(f));
+  const kept = [...files.filter((f) => !lazy.includes(f)), 'sw.js'];
   assert.deepEqual(urls, kept.map((f) => new URL(f, `${s.server.base}/`).href).sort(), 'cached');
 }
 

@@ -9,7 +9,10 @@
 //!
 //! 1. the digest of the loaded files is the page's build;
 //! 2. a cached copy that differs from the loaded file means the service worker would give the page
-//!    another app than it runs (a half-finished update, or a cache someone filled): refused;
+//!    another app than it runs (a half-finished update, or a cache someone filled): refused. The
+//!    copies are read on a page no service worker controls: a controlled page loaded its files
+//!    from that cache, so its copies are what it runs (a cache someone filled then shows as a
+//!    build that is not published, 3.);
 //! 3. when the deployment publishes accepted builds, the page's build must be one of them
 //!    (`check_claimed`, the rule the services apply too): refused otherwise, before a place is
 //!    taken and before anything is masked.

@@ -42,7 +42,7 @@ use crate::model::participation::{self as participation, Access, Source, Unopene
 use crate::pages::simulated_participants::SimulatedParticipants;
 use crate::pages::survey_chooser::SurveyChooser;
 use crate::pages::waiting_uploads::WaitingUploads;
-use crate::services::browser::{OnlineListener, preferred_languages};
+use crate::services::browser::{OnlineListener, preferred_languages, register_service_worker};
 use crate::services::http::SendError;
 use crate::services::{fate, outbox, participation as open_survey};
 use crate::state::{Announcement, ParticipantAction, ParticipantState, Phase};
@@ -99,6 +99,17 @@ pub fn participate() -> Html {
                         dispatch.dispatch(ParticipantAction::Loaded(loaded));
                     }
                 }),
+            }
+        });
+    }
+    // The service worker is registered once the page shows what its link opened (the survey, or
+    // why not; the list of surveys), after that render (`crate::start_participant` says why).
+    // Registering again is a no-op.
+    {
+        let shown = state.phase != Phase::Loading || matches!(source, Ok(None));
+        use_effect_with(shown, |shown| {
+            if *shown {
+                register_service_worker();
             }
         });
     }
