@@ -7,10 +7,14 @@
 //    any worker never request the whole app's module or worker (sw.js's LAZY_FILES) and no Web
 //    Worker starts; the participant's module and glue arrive Brotli- or gzip-encoded under
 //    content-hashed names served `immutable`; index.html and sw.js are `no-cache` with an ETag.
+//    What index.html's bootstrap starts while the module downloads (the deployment, sw.js, the
+//    app's small files: src/services/early.rs) is taken over by the app, each request once; the
+//    service worker is registered only after the place is taken.
 // 2. Revalidation, asked directly: index.html and sw.js answer `If-None-Match` with their ETag
 //    with 304 and no body; the module's Brotli encoding decodes to the built file's bytes; Range
-//    works. The next visit in the browser takes the module from the service worker's cache and
-//    gets a 304 for sw.js (the network's status, read through DevTools' protocol).
+//    works. The next visit in the browser takes every file from the service worker's cache (sw.js
+//    too, as the worker keeps it), and every request is answered by the worker's static routes,
+//    none by its fetch handler: the network is asked only for the deployment and the place.
 // 3. Another view from the participant's page: the page reloads into the whole app's module,
 //    which starts its worker.
 // 4. A new version never strands a waiting upload: a participant sends offline (the masked
@@ -76,8 +80,12 @@ function recordResponses(context) {
     try { entry.headers = await r.allHeaders(); } catch { /* the page went away */ }
   });
   const requests = [];
-  context.on('request', (r) => requests.push(r.url()));
-  return { seen, requests };
+  const sent = [];
+  context.on('request', (r) => {
+    requests.push(r.url());
+    sent.push({ file: fileOf(r.url()), method: r.method(), worker: r.serviceWorker() !== null });
+  });
+  return { seen, requests, sent };
 }
 
 const fileOf = (url) => new URL(url).pathname.replace(/^\//, '') || 'index.html';
@@ -106,6 +114,23 @@ async function main() {
     await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
     // The service worker's install has finished: every precached file is in its cache.
     await waitFor(async () => (await page.evaluate(async () => (await caches.keys()).length)) > 0 || null, 'the service worker to cache the app');
+    // What the bootstrap started while the module downloaded (src/services/early.rs) was taken
+    // over, each request once: nothing is left in its map, and the page asked for the deployment,
+    // sw.js and each bundled survey once.
+    const left = await page.evaluate(() => Object.keys(window.orthomaskApp.early));
+    check(left.length === 0, `the bootstrap's early requests not taken over: ${left.join(', ')}`);
+    const byPage = first.sent.filter((r) => !r.worker);
+    const demos = (await readdir(join(dist, 'surveys'))).filter((f) => f.endsWith('.json')).map((f) => `surveys/${f}`);
+    for (const file of ['api/deployment', 'sw.js', ...demos]) {
+      const times = byPage.filter((r) => r.file === file && r.method === 'GET').length;
+      check(times === 1, `the first visit's page asked for ${file} ${times} times`);
+    }
+    // The service worker is registered once the survey has opened: nothing of it (its script,
+    // its install's requests) is asked for before the place is.
+    const place = first.sent.findIndex((r) => r.method === 'POST' && r.file === `api/surveys/${SURVEY}/definition`);
+    const worker = first.sent.findIndex((r) => r.worker);
+    check(place >= 0 && worker > place, `the service worker's first request (#${worker}) came before the place was asked for (#${place})`);
+    log(`first visit: the requests the bootstrap started early were each taken over, once (the deployment, sw.js, ${demos.length} bundled surveys); the service worker registered after the place`);
     const requested = first.requests.map(fileOf);
     for (const lazy of names.lazy) check(!requested.includes(lazy), `the participant's first visit requested ${lazy}: ${requested.join(', ')}`);
     check(page.workers().length === 0, `the participant's page started ${page.workers().length} Web Worker(s)`);
@@ -154,9 +179,9 @@ async function main() {
     check(range.status === 206 && magic.equals(Buffer.from([0, 0x61, 0x73, 0x6d])), `Range bytes=0-3: ${range.status} ${magic.toString('hex')}`);
     log(`revalidation: 304 for / and sw.js; the module's Brotli (${raw.body.length} of ${built.length} bytes) decodes to the built file; Range 206`);
 
-    // The next visit: the module from the service worker's cache, and what the page asks the
-    // network for (sw.js, to check its build) revalidated: the network's own status, as DevTools
-    // shows it, is 304.
+    // The next visit: every file from the service worker's cache (sw.js too: the page reads the
+    // copy the worker keeps of itself), and the network asked only for the API (the deployment
+    // and the place), as DevTools shows the requests.
     const again = await context.newPage();
     const cdp = await context.newCDPSession(again);
     await cdp.send('Network.enable');
@@ -167,9 +192,13 @@ async function main() {
     const sent = [];
     const statusOf = new Map();
     const byWorker = new Map();
+    const routed = new Map();
     cdp.on('Network.requestWillBeSent', (e) => sent.push({ id: e.requestId, file: fileOf(e.request.url) }));
     cdp.on('Network.responseReceivedExtraInfo', (e) => statusOf.set(e.requestId, e.statusCode));
-    cdp.on('Network.responseReceived', (e) => byWorker.set(e.requestId, e.response.fromServiceWorker));
+    cdp.on('Network.responseReceived', (e) => {
+      byWorker.set(e.requestId, e.response.fromServiceWorker);
+      routed.set(e.requestId, e.response.serviceWorkerRouterInfo);
+    });
     const wire = () => sent.map((w) => ({ ...w, status: statusOf.get(w.id), worker: byWorker.get(w.id) }));
     const shownOf = () => wire().map((w) => `${w.file} ${w.worker ? 'service worker' : (w.status ?? '-')}`).join(', ');
     const second = recordResponses(context);
@@ -177,16 +206,20 @@ async function main() {
     await again.getByLabel('I have read this and agree to take part.').waitFor({ timeout: 120000 });
     const participantFromCache = second.seen.filter((r) => fileOf(r.url) === names.participantWasm).every((r) => r.fromServiceWorker);
     check(participantFromCache, `the next visit fetched the module from the network: ${shownOf()}`);
-    // The page asked for sw.js before it showed the form; its wire status may still be on its way.
-    await waitFor(
-      async () => wire().some((w) => w.file === 'sw.js' && w.status !== undefined) || null,
-      `the network's status for the next visit's sw.js (${shownOf()})`,
-      30,
-    );
     const shown = shownOf();
-    check(wire().some((w) => w.file === 'sw.js' && w.status === 304), `the next visit did not revalidate sw.js with a 304: ${shown}`);
+    // Every request was answered by the browser's static routes (sw.js, addStaticRoutes), none by
+    // the worker's fetch handler: the app's files from this version's cache, the API from the
+    // network. So the worker need not start before the page can.
+    for (const w of sent) {
+      const source = routed.get(w.id)?.actualSourceType;
+      const expected = w.file.startsWith('api/') ? 'network' : 'cache';
+      check(source === expected, `the next visit's ${w.file} was answered by ${source ?? 'no static route'}, not the ${expected} route: ${shown}`);
+    }
+    const asked = [...new Set(sent.filter((w) => routed.get(w.id)?.actualSourceType === 'network').map((w) => w.file))].sort();
+    check(JSON.stringify(asked) === JSON.stringify(['api/deployment', `api/surveys/${SURVEY}/definition`]),
+      `the next visit asked the network for ${asked.join(', ')}, not only the deployment and the place: ${shown}`);
     await again.close();
-    log(`next visit: ${shown}`);
+    log(`next visit: ${shown}; each answered by its static route (the cache; the network only for the deployment and the place)`);
 
     // ── 3. another view loads the whole app ──────────────────────────────────────────────────
     await page.getByRole('navigation').getByRole('link', { name: 'Analyse a release' }).click();
