@@ -206,6 +206,9 @@ async function main() {
     await again.getByLabel('I have read this and agree to take part.').waitFor({ timeout: 120000 });
     const participantFromCache = second.seen.filter((r) => fileOf(r.url) === names.participantWasm).every((r) => r.fromServiceWorker);
     check(participantFromCache, `the next visit fetched the module from the network: ${shownOf()}`);
+    // DevTools' events reach this session on their own channel, so each request's answer is
+    // waited for rather than assumed to have come with the form (the previous check's CI failure).
+    await waitFor(async () => sent.every((w) => routed.has(w.id)) || null, `DevTools' answer to every request of the next visit (${shownOf()})`, 30);
     const shown = shownOf();
     // Every request was answered by the browser's static routes (sw.js, addStaticRoutes), none by
     // the worker's fetch handler: the app's files from this version's cache, the API from the
