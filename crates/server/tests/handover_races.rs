@@ -53,7 +53,7 @@ async fn identical_parts_racing_each_other_are_stored_once() {
         let collector = collector.to_owned();
         pairs.push(async move { twice_at_once(&client(), &collector, &path, &body).await });
     }
-    for [(s1, b1), (s2, b2)] in futures_join_all(pairs).await {
+    for [(s1, b1), (s2, b2)] in join_all_spawned(pairs).await {
         assert_eq!((s1, s2), (200, 200), "{b1} / {b2}");
         assert_eq!(b1, b2);
     }
@@ -97,19 +97,4 @@ async fn a_hand_over_racing_its_retry_settles_once() {
     let (csv, _) = wait_for_release(&http, collector, "result-race", 60).await;
     assert_same_regression(&raw, &csv);
     t.all.stop().await;
-}
-
-/// Await every future (the test crate has no `futures` dependency; `tokio::join!` takes a fixed
-/// number).
-async fn futures_join_all<F>(futures: Vec<F>) -> Vec<F::Output>
-where
-    F: std::future::Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let handles: Vec<_> = futures.into_iter().map(tokio::spawn).collect();
-    let mut out = Vec::new();
-    for h in handles {
-        out.push(h.await.unwrap());
-    }
-    out
 }

@@ -420,6 +420,21 @@ pub async fn admin(
     .await
 }
 
+/// Await every future, each in its own task so that all are in flight at once (the test crate
+/// has no `futures` dependency; `tokio::join!` takes a fixed number).
+pub async fn join_all_spawned<F>(futures: Vec<F>) -> Vec<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = futures.into_iter().map(tokio::spawn).collect();
+    let mut out = Vec::with_capacity(handles.len());
+    for h in handles {
+        out.push(h.await.expect("the task finishes"));
+    }
+    out
+}
+
 /// How long a wait for an event may last: a guard that turns a hang into a failure, never a
 /// timing check (no test asserts a duration).
 pub const HANG_GUARD: Duration = Duration::from_secs(90);
