@@ -22,7 +22,9 @@ use orthomask_core::protocol::tm2::{
 };
 use orthomask_core::random::uniform_matrix;
 use orthomask_core::scaling::RangeScaler;
-use orthomask_core::tolerance::{ERROR_MODEL_FACTOR, SCALED_RELEASE_ERROR, UNSCALED_GRAM_LOSS};
+use orthomask_core::tolerance::{
+    ERROR_MODEL_FACTOR, PRESERVED_STATISTICS, SCALED_RELEASE_ERROR, UNSCALED_GRAM_LOSS,
+};
 
 /// Half-ranges of the five answer columns: 10⁻⁶ … 10⁶, twelve orders of magnitude.
 const HALF_RANGES: [f64; 5] = [1e-6, 1e-3, 1.0, 1e3, 1e6];
@@ -277,4 +279,51 @@ fn measured_unmasking_error_matches_the_expected_error_e2() {
         .iter()
         .fold((f64::INFINITY, 0.0f64), |(a, b), &r| (a.min(r), b.max(r)));
     assert!(smallest < 15.0 && widest > 75.0, "R spans only {norms:?}");
+}
+
+/// A column the cohort answered with zeros (nobody smokes) comes back as exact zeros, in what the
+/// collector recovers and in the release — as in the raw data, not as the unmasking's rounding
+/// noise, which a least-squares fit would keep as a column of its own ((E9) of
+/// `Tm2Design::unscale_unmasked`). A column whose one non-zero answer is a millionth of its range
+/// is not mistaken for one: its sum (which every left mask keeps) is still that answer. The
+/// other columns are untouched: the release's `XᵀX` of them is the raw data's.
+#[test]
+fn a_column_answered_with_zeros_is_released_as_exact_zeros() {
+    // Smoker (yes/no), age, income, a second yes/no: zero is in the first, third and fourth range.
+    let ranges = [(0.0, 1.0), (18.0, 90.0), (0.0, 250.0), (0.0, 1.0)];
+    let n = 40;
+    let p2 = noise_columns_for(n, 0.5, 1e-6).unwrap();
+    let bound = appendix_c_bound(n, ranges.len(), p2, 1.0, 0.5).unwrap();
+    let design = Tm2Design::modified(ranges.len(), p2, bound.sigma_min * 1.001)
+        .unwrap()
+        .with_scaling(RangeScaler::new(&ranges).unwrap())
+        .unwrap();
+    let tiny = 1e-6;
+    let raw = DMatrix::from_fn(n, ranges.len(), |i, j| match j {
+        0 => 0.0,
+        1 => 18.0 + i as f64,
+        2 => 6.0 * i as f64,
+        _ if i == 7 => tiny,
+        _ => 0.0,
+    });
+    let r = run(&design, &raw);
+    for (what, block) in [("recovered", &r.recovered), ("released", &r.release)] {
+        let zeros = block.column(0);
+        assert!(
+            zeros.iter().all(|&v| v == 0.0),
+            "{what}: the all-zero column came back as {zeros}"
+        );
+    }
+    let sum = r.release.column(3).sum();
+    assert!(
+        (sum - tiny).abs() <= PRESERVED_STATISTICS * n as f64,
+        "the column with one answer of {tiny} sums to {sum} in the release"
+    );
+    let kept = |m: &DMatrix<f64>| m.columns(1, 2).into_owned();
+    let (released, truth) = (kept(&r.release), kept(&raw));
+    let (g, g_raw) = (released.transpose() * &released, truth.transpose() * &truth);
+    assert!(
+        (&g - &g_raw).amax() <= PRESERVED_STATISTICS * g_raw.amax(),
+        "the other columns' XᵀX: {g} against {g_raw}"
+    );
 }

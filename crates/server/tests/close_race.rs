@@ -202,9 +202,10 @@ async fn an_early_close_racing_the_shares_loses_no_acknowledged_share_and_releas
     let (code, closed) = admin_post(&http, &all, "/api/admin/surveys/close-race/close").await;
     assert_eq!(code, 200, "{closed}");
     let (csv, _) = wait_for_release(&http, all.collector.url(), "close-race", 90).await;
-    // The release's XᵀX and column sums are the whole participants' (the product's promise; the
-    // regression is not compared: which participants are whole is up to the interleaving, and
-    // theirs can be a degenerate design, e.g. nobody smokes).
+    // The release's XᵀX and column sums are the whole participants', and so is the regression —
+    // also when theirs is a degenerate design: when none of them smokes, the release's smoker
+    // column is exact zeros as theirs is ((E9) of `Tm2Design::unscale_unmasked`), and both fits
+    // drop it.
     let table = orthomask_formats::csv::parse_table(csv.as_bytes(), "release.csv")
         .expect("the release parses");
     let released = table.data().columns(0, ANSWERED).into_owned();
@@ -227,6 +228,8 @@ async fn an_early_close_racing_the_shares_loses_no_acknowledged_share_and_releas
             "column {j}: the release sums to {sum_released}, the whole participants to {sum_raw}"
         );
     }
+    let records: Vec<Vec<f64>> = whole.iter().map(|&p| prepared[p].0.clone()).collect();
+    assert_same_regression(&records, &csv);
 }
 
 /// The survey's answered columns (`draft`: smoker, age, income, score), before the QA column.

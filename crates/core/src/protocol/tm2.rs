@@ -28,6 +28,7 @@ use crate::mask::{
 };
 use crate::random::{BitSource, MatlabTwister, fill_standard_normal};
 use crate::scaling::RangeScaler;
+use crate::tolerance::ZERO_COLUMN_ROUNDINGS;
 use nalgebra::DMatrix;
 
 /// A mask behind a pointer, shareable across threads.
@@ -337,6 +338,7 @@ impl Tm2Design {
                 let unit = self.qa_unit();
                 leading.column_mut(j).iter_mut().for_each(|v| *v *= unit);
             }
+            self.zero_rounding_columns(&mut leading, scaler, error_scale);
         }
         let qa = match (self.qa_constant, self.qa_column()) {
             (Some(c), Some(j)) => Some(
@@ -346,6 +348,51 @@ impl Tm2Design {
             _ => None,
         };
         Ok((leading, qa))
+    }
+
+    /// Set to exact zeros every answer column the cohort answered with zeros, which the unmasking
+    /// returns as rounding noise.
+    ///
+    /// # Why (E9)
+    /// A column that is zero for every participant of a cohort (nobody smokes; a product term of
+    /// it) is a constant `−c_j/h_j` on the device's scale, and `A` keeps `1ₙ`, so the collector
+    /// recovers `(−c_j/h_j)·1ₙ + δ`, `δ` the unmasking's rounding, and unscaling gives `h_j·δ`
+    /// plus the rounding of the unscaling itself: noise of about 10⁻¹³ where the raw data hold
+    /// exact zeros. `XᵀX` and the means do not see the difference, but a least-squares fit does:
+    /// the raw fit drops an all-zero column as aliased, while a column of noise, scaled to unit
+    /// length by the pivoted QR, looks independent of every other and is kept, with a
+    /// meaningless coefficient (`orthomask_stats::linear`). So a column whose every entry is
+    /// within
+    ///
+    /// ```text
+    /// (E9)   τ_j = ZERO_COLUMN_ROUNDINGS · (p·u·error_scale·h_j + u·(|c_j| + h_j))
+    /// ```
+    ///
+    /// of zero is set to zero: `p·u·error_scale` is the worst case of (E2) in
+    /// [`crate::protocol::accuracy`] (`u` the unit roundoff, `error_scale` the largest row norm
+    /// unmasked), in the column's units through its half-range `h_j`, and `u·(|c_j| + h_j)` the
+    /// unscaling's own rounding ([`crate::tolerance::ZERO_COLUMN_ROUNDINGS`] says why 12 such
+    /// bounds). A column with any answer away from zero has, after the orthogonal `A`, an entry
+    /// of at least `‖x_j‖/√n`, far above `τ_j` for any answer a survey can declare in its range;
+    /// one below it carries no digit the release could keep anyway. `A₁` then keeps the zeros
+    /// exact (a reflector applied to a zero vector gives zeros), so the release's column is
+    /// zeros, as the raw data's.
+    fn zero_rounding_columns(
+        &self,
+        leading: &mut DMatrix<f64>,
+        scaler: &RangeScaler,
+        error_scale: f64,
+    ) {
+        let u = f64::EPSILON / 2.0;
+        let worst = self.p() as f64 * u * error_scale.abs();
+        for (j, range) in scaler.ranges().iter().enumerate().take(self.answers) {
+            let (h, c) = (range.half_width(), (range.lo() + range.hi()) / 2.0);
+            let tau = ZERO_COLUMN_ROUNDINGS * (worst * h + u * (c.abs() + h));
+            let mut column = leading.column_mut(j);
+            if column.iter().all(|v| v.abs() <= tau) {
+                column.fill(0.0);
+            }
+        }
     }
 
     /// Device-side DP settings, if any.
