@@ -113,12 +113,13 @@ pub fn ks_two_sample(a: &[f64], b: &[f64]) -> f64 {
     d
 }
 
-/// How many worst-case unmasking roundings a recovered entry may be from zero and still be
-/// rounding, when a whole answer column is that close to zero (`Tm2Design::unscale_unmasked`,
-/// (E9) there). The worst case of `protocol::accuracy` is about `p·u·R` per operator and three
-/// operators touch the record (`x̃B`, `A₂`, `Bᵀ`), so `3` covers it; a second factor of 4 covers
-/// the share path's sum of `K ≤ 4` parts and the decoding of its fixed point, which the
-/// `error_scale` of that path already sums over the services.
+/// How many unmasking roundings a recovered entry may be from zero and still be rounding, when a
+/// whole answer column is that close to zero (`Tm2Design::unscale_unmasked`, (E9) there: the
+/// rounding is the smaller of the worst case and the QA column's measured one). The worst case of
+/// `protocol::accuracy` is about `p·u·R` per operator and three operators touch the record
+/// (`x̃B`, `A₂`, `Bᵀ`), so `3` covers it; a second factor of 4 covers the share path's sum of
+/// `K ≤ 4` parts and the decoding of its fixed point, and the spread between the largest
+/// roundings of two constant columns of one cohort (the QA column's and the answer column's).
 pub const ZERO_COLUMN_ROUNDINGS: f64 = 12.0;
 
 /// The measured rms rounding error of released entries lies within this factor of the expected

@@ -183,3 +183,44 @@ fn share_mode_unmasking_error_matches_the_expected_error_e5() {
     let single = UnmaskingAccuracy::of(&design, 1.0).expected_entry_error;
     assert!(expected > 3.0 * single, "{expected:e} vs {single:e}");
 }
+
+/// Share mode, as the services run it: a column the cohort answered with zeros comes back as
+/// exact zeros in what the collector sums and in the release, although each share of it is noise
+/// and the parts cancel only up to rounding ((E9) of `Tm2Design::unscale_unmasked`); a column
+/// whose one non-zero answer is a millionth of its range keeps it (its sum, which every left mask
+/// keeps).
+#[test]
+fn share_mode_releases_a_column_answered_with_zeros_as_exact_zeros() {
+    let tiny = 1e-6;
+    let raw = DMatrix::from_fn(N, 3, |i, j| match j {
+        0 => 0.0,
+        1 => 18.0 + i as f64,
+        _ if i == 5 => tiny,
+        _ => 0.0,
+    });
+    let ranges = [(0.0, 1.0), (18.0, 90.0), (0.0, 1.0)];
+    let p2 = 120;
+    let sigma = appendix_c_bound(N, 3, p2, 1.0, 0.5).unwrap().sigma_min * 1.01;
+    let design = Tm2Design::modified(3, p2, sigma)
+        .unwrap()
+        .with_scaling(RangeScaler::new(&ranges).unwrap())
+        .unwrap();
+    let tau = share_sigma(&design, 90.0);
+    let safety = Safety {
+        x_max: 1.0,
+        ..safety()
+    };
+    let run = run_collusion(&raw, &design, &keys(1), tau, safety).unwrap();
+    for (what, block) in [("summed", &run.combined), ("released", &run.release)] {
+        let zeros = block.column(0);
+        assert!(
+            zeros.iter().all(|&v| v == 0.0),
+            "{what}: the all-zero column came back as {zeros}"
+        );
+    }
+    let sum = run.release.column(2).sum();
+    assert!(
+        (sum - tiny).abs() <= PRESERVED_STATISTICS * N as f64,
+        "the column with one answer of {tiny} sums to {sum} in the release"
+    );
+}

@@ -338,7 +338,6 @@ impl Tm2Design {
                 let unit = self.qa_unit();
                 leading.column_mut(j).iter_mut().for_each(|v| *v *= unit);
             }
-            self.zero_rounding_columns(&mut leading, scaler, error_scale);
         }
         let qa = match (self.qa_constant, self.qa_column()) {
             (Some(c), Some(j)) => Some(
@@ -347,6 +346,13 @@ impl Tm2Design {
             ),
             _ => None,
         };
+        if let Some(scaler) = &self.scaler {
+            // The QA column's own rounding, on the device's scale (its entry there is ±1).
+            let qa_rounding = qa
+                .as_ref()
+                .map_or(f64::INFINITY, |r| r.max_deviation / self.qa_unit());
+            self.zero_rounding_columns(&mut leading, scaler, error_scale, qa_rounding);
+        }
         Ok((leading, qa))
     }
 
@@ -365,14 +371,20 @@ impl Tm2Design {
     /// within
     ///
     /// ```text
-    /// (E9)   τ_j = ZERO_COLUMN_ROUNDINGS · (p·u·error_scale·h_j + u·(|c_j| + h_j))
+    /// (E9)   τ_j = ZERO_COLUMN_ROUNDINGS · (h_j·min(p·u·error_scale, δ_QA) + u·(|c_j| + h_j))
     /// ```
     ///
     /// of zero is set to zero: `p·u·error_scale` is the worst case of (E2) in
     /// [`crate::protocol::accuracy`] (`u` the unit roundoff, `error_scale` the largest row norm
     /// unmasked), in the column's units through its half-range `h_j`, and `u·(|c_j| + h_j)` the
     /// unscaling's own rounding ([`crate::tolerance::ZERO_COLUMN_ROUNDINGS`] says why 12 such
-    /// bounds). A column with any answer away from zero has, after the orthogonal `A`, an entry
+    /// bounds). `δ_QA` is the largest deviation of the cohort's own QA column on the device's
+    /// scale: that column is a constant of size 1 there, as an all-zero answer column is
+    /// (`|c_j/h_j| ≤ 1` since zero is in the declared range), so the two carry the same rounding,
+    /// measured. It keeps the bound honest where `error_scale` is not this computation's own (the
+    /// share path sums the scales the right-masking services report): a reported scale far too
+    /// large cannot make a column zero that the QA column shows is not rounding.
+    /// A column with any answer away from zero has, after the orthogonal `A`, an entry
     /// of at least `‖x_j‖/√n`, far above `τ_j` for any answer a survey can declare in its range;
     /// one below it carries no digit the release could keep anyway. `A₁` then keeps the zeros
     /// exact (a reflector applied to a zero vector gives zeros), so the release's column is
@@ -382,9 +394,10 @@ impl Tm2Design {
         leading: &mut DMatrix<f64>,
         scaler: &RangeScaler,
         error_scale: f64,
+        qa_rounding: f64,
     ) {
         let u = f64::EPSILON / 2.0;
-        let worst = self.p() as f64 * u * error_scale.abs();
+        let worst = (self.p() as f64 * u * error_scale.abs()).min(qa_rounding);
         for (j, range) in scaler.ranges().iter().enumerate().take(self.answers) {
             let (h, c) = (range.half_width(), (range.lo() + range.hi()) / 2.0);
             let tau = ZERO_COLUMN_ROUNDINGS * (worst * h + u * (c.abs() + h));
