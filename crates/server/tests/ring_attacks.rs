@@ -13,7 +13,8 @@ mod common;
 use common::tap::{TAPPED_PEER_TOKEN, hold, start_tapped};
 use common::*;
 use nalgebra::DMatrix;
-use orthomask_server::wire::{HandOn, LeftMasked, WireMatrix};
+use orthomask_core::protocol::share_handover::FixedMatrix;
+use orthomask_server::wire::{HandOn, LeftMasked, SharePart, WireFixed, WireMatrix};
 use reqwest::Method;
 
 async fn put(
@@ -129,4 +130,49 @@ async fn a_forged_hand_on_spoils_the_cohort() {
     assert_eq!(status, 200);
     assert_eq!(fate["answer_again"], true, "{fate}");
     t.all.stop().await;
+}
+
+/// A share part that reports a rounding scale no honest service can report for its rows is
+/// refused with one line, before it is judged or stored: the collector widens its QA tolerance by
+/// the reported scales, so an unbounded one would let a forged part pass QA. The bound is the
+/// intake bound's longest share times `√rows` (`UploadBounds::largest_part_scale`); the same part
+/// with a scale inside it gets past this check (and is then judged against the lists).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_part_reporting_an_impossible_rounding_scale_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let http = client();
+    let all = start(dir.path(), 2, None).await;
+    let created = create_survey(&http, &all, &draft("scaled", 12, true, false)).await;
+    let p1 = created["p1"].as_u64().unwrap() as usize;
+    let token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
+    let url = format!(
+        "{}/api/peer/surveys/scaled/cohorts/0/parts/0",
+        all.collector.url()
+    );
+    let values = DMatrix::from_fn(6, p1, |i, j| (i + j) as f64);
+    let part = |scale: f64| SharePart {
+        survey: "scaled".into(),
+        cohort: 0,
+        index: 0,
+        merkle_root: "made-up".into(),
+        uploads: 6,
+        scale,
+        block: WireFixed::from_fixed(&FixedMatrix::encode(&values).unwrap()),
+    };
+    let put_part = |scale: f64| {
+        let body = serde_json::to_value(part(scale)).unwrap();
+        let (http, url, token) = (http.clone(), url.clone(), token.trim().to_owned());
+        async move { send(&http, Method::PUT, &url, Some(&body), Some(&token)).await }
+    };
+    let answer = put_part(1e300).await;
+    refused("a part with scale 1e300", &answer, 400, "rounding scale");
+    let view = admin_view(&http, &all, "scaled").await;
+    assert_eq!(view["cohorts"][0]["status"], "open", "{view}");
+    let answer = put_part(1.0).await;
+    assert!(
+        !one_line_error(&answer.1).contains("rounding scale"),
+        "a scale of 1 for six rows was refused: {}",
+        answer.1
+    );
+    all.stop().await;
 }

@@ -213,6 +213,34 @@ impl UploadBounds {
         })
     }
 
+    /// The longest upload the check lets through: `high` in the basic protocol; in share mode
+    /// the length of a share whose every part is at its largest,
+    /// `√(answers_high² + (q/K)² + padding_high²)`. What bounds the rounding scale a service may
+    /// report for the rows it took (`largest_part_scale`).
+    pub fn longest_upload(&self) -> f64 {
+        match self {
+            Self::Masked { high, .. } => *high,
+            Self::Share {
+                qa,
+                answers_high,
+                padding,
+                ..
+            } => {
+                let q = qa.map_or(0.0, |(_, q)| q);
+                (answers_high * answers_high + q * q + padding.1 * padding.1).sqrt()
+            }
+        }
+    }
+
+    /// The largest rounding scale an honest right-masking service can report for a block of
+    /// `rows` uploads this check let through: the largest row norm of `A Xⁱ Bᵢ`, which is at most
+    /// `‖Xⁱ‖_F ≤ √rows · longest_upload` (`A` and `Bᵢ` are orthogonal), widened by
+    /// [`ROUNDING_SLACK`]. The collector widens its QA tolerance by the scales the services
+    /// report, so one it cannot bound would let a forged part pass QA.
+    pub fn largest_part_scale(&self, rows: usize) -> f64 {
+        (rows as f64).sqrt() * self.longest_upload() * (1.0 + ROUNDING_SLACK)
+    }
+
     /// Check one upload's values (already known to be finite).
     ///
     /// # Errors

@@ -28,6 +28,7 @@ use orthomask_formats::manifest::ReceiptRoot;
 use orthomask_survey::api::QaCheck;
 use orthomask_survey::floors::Floors;
 use orthomask_survey::inclusion::PublishedList;
+use orthomask_survey::intake_bounds::UploadBounds;
 use orthomask_survey::merkle::sha256_hex;
 use orthomask_survey::policy::MAX_REOPENINGS;
 use rusqlite::{Connection, OptionalExtension};
@@ -660,6 +661,19 @@ pub(super) async fn share_part(
             "the part has {} columns; the survey's data columns are {}",
             block.ncols(),
             row.registration.p1()
+        )));
+    }
+    // The QA tolerance grows with the rounding scale the part reports: one larger than any
+    // honest service can report for these rows would let a forged part pass QA.
+    let largest = UploadBounds::of(&row.template)
+        .map_err(|e| ApiError::internal("the survey's upload bounds", e))?
+        .largest_part_scale(block.nrows());
+    if part.scale > largest {
+        return Err(ApiError::bad_request(format!(
+            "the part's rounding scale {:.3e} is larger than any honest service can report for \
+             {} rows of this survey ({largest:.3e})",
+            part.scale,
+            block.nrows()
         )));
     }
     if is_retry(existing.as_deref(), &hash, cohort, status, || {
