@@ -47,6 +47,25 @@ fn design() -> Tm2Design {
     Tm2Design::modified(3, p2, sigma).unwrap()
 }
 
+/// The design for three answers scaled by their declared `ranges`: `p₂ = 120`, σ just above the
+/// Appendix C bound with `x_max = 1` (the scaled answers' bound).
+fn scaled_design(ranges: &[(f64, f64)]) -> Tm2Design {
+    let p2 = 120;
+    let sigma = appendix_c_bound(N, 3, p2, 1.0, 0.5).unwrap().sigma_min * 1.01;
+    Tm2Design::modified(3, p2, sigma)
+        .unwrap()
+        .with_scaling(RangeScaler::new(ranges).unwrap())
+        .unwrap()
+}
+
+/// [`safety`] for scaled records, whose answers are at most 1.
+fn scaled_safety() -> Safety {
+    Safety {
+        x_max: 1.0,
+        ..safety()
+    }
+}
+
 fn keys(left: u64) -> CollusionKeys {
     CollusionKeys {
         collector: Key::teaching(1),
@@ -147,18 +166,10 @@ fn share_mode_unmasking_error_matches_the_expected_error_e5() {
         .column_iter()
         .map(|c| (c.min() - 1.0, c.max() + 1.0))
         .collect();
-    let p2 = 120;
-    let sigma = appendix_c_bound(N, 3, p2, 1.0, 0.5).unwrap().sigma_min * 1.01;
-    let design = Tm2Design::modified(3, p2, sigma)
-        .unwrap()
-        .with_scaling(RangeScaler::new(&ranges).unwrap())
-        .unwrap();
+    let design = scaled_design(&ranges);
     let keys = keys(1);
     let tau = share_sigma(&design, raw.amax());
-    let safety = Safety {
-        x_max: 1.0,
-        ..safety()
-    };
+    let safety = scaled_safety();
     let run = run_collusion(&raw, &design, &keys, tau, safety).unwrap();
     let p1 = design.p1();
     // What the collector sums, on the devices' scale, and the same chain on the plain records.
@@ -199,17 +210,9 @@ fn share_mode_releases_a_column_answered_with_zeros_as_exact_zeros() {
         _ => 0.0,
     });
     let ranges = [(0.0, 1.0), (18.0, 90.0), (0.0, 1.0)];
-    let p2 = 120;
-    let sigma = appendix_c_bound(N, 3, p2, 1.0, 0.5).unwrap().sigma_min * 1.01;
-    let design = Tm2Design::modified(3, p2, sigma)
-        .unwrap()
-        .with_scaling(RangeScaler::new(&ranges).unwrap())
-        .unwrap();
+    let design = scaled_design(&ranges);
     let tau = share_sigma(&design, 90.0);
-    let safety = Safety {
-        x_max: 1.0,
-        ..safety()
-    };
+    let safety = scaled_safety();
     let run = run_collusion(&raw, &design, &keys(1), tau, safety).unwrap();
     for (what, block) in [("summed", &run.combined), ("released", &run.release)] {
         let zeros = block.column(0);
