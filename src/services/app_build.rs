@@ -76,24 +76,25 @@ fn controlled() -> bool {
 /// How many caches the origin has (`caches.keys()`; none without the Cache API): on a first
 /// visit none, and asking for each file's copy would be a dozen answers of nothing.
 async fn cache_count() -> u32 {
-    let Some(caches) = Reflect::get(&js_sys::global(), &JsValue::from_str("caches"))
-        .ok()
-        .filter(|c| !c.is_undefined())
-    else {
-        return 0;
-    };
-    let Some(keys) = Reflect::get(&caches, &JsValue::from_str("keys"))
-        .ok()
-        .and_then(|k| k.dyn_into::<Function>().ok())
-        .and_then(|k| k.call0(&caches).ok())
-    else {
-        return 0;
-    };
-    JsFuture::from(js_sys::Promise::from(keys))
+    cache_storage("keys", &[])
         .await
-        .ok()
         .and_then(|names| names.dyn_into::<js_sys::Array>().ok())
         .map_or(0, |names| names.length())
+}
+
+/// The answer of the Cache API's `caches[method](…args)`, when the page has the Cache API.
+async fn cache_storage(method: &str, args: &[JsValue]) -> Option<JsValue> {
+    let caches = Reflect::get(&js_sys::global(), &JsValue::from_str("caches"))
+        .ok()
+        .filter(|c| !c.is_undefined())?;
+    let call: Function = Reflect::get(&caches, &JsValue::from_str(method))
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let answer = call
+        .apply(&caches, &args.iter().collect::<js_sys::Array>())
+        .ok()?;
+    JsFuture::from(js_sys::Promise::from(answer)).await.ok()
 }
 
 async fn listed() -> Result<Listed, String> {
@@ -177,19 +178,7 @@ async fn array_buffer(response: &web_sys::Response) -> Option<ArrayBuffer> {
 
 /// `caches.match(path)`'s body, when the page has the Cache API and the cache holds it.
 async fn cached_buffer(path: &str) -> Option<ArrayBuffer> {
-    let caches = Reflect::get(&js_sys::global(), &JsValue::from_str("caches")).ok()?;
-    if caches.is_undefined() {
-        return None;
-    }
-    let matcher: Function = Reflect::get(&caches, &JsValue::from_str("match"))
-        .ok()?
-        .dyn_into()
-        .ok()?;
-    let found = JsFuture::from(js_sys::Promise::from(
-        matcher.call1(&caches, &JsValue::from_str(path)).ok()?,
-    ))
-    .await
-    .ok()?;
+    let found = cache_storage("match", &[JsValue::from_str(path)]).await?;
     array_buffer(&found.dyn_into().ok()?).await
 }
 

@@ -10,6 +10,8 @@
 //! the core used to publish), the left provider's `Aᵀ` recovers `X₁` to within [`VISIBLY_MASKED`]
 //! (only the rounding of the shares, whose scale τ is a hundred times the data's, remains).
 
+mod common;
+
 use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::mask::{FixedSubspaceHaar, Mask};
@@ -214,16 +216,11 @@ fn share_mode_releases_a_column_answered_with_zeros_as_exact_zeros() {
     let tau = share_sigma(&design, 90.0);
     let safety = scaled_safety();
     let run = run_collusion(&raw, &design, &keys(1), tau, safety).unwrap();
-    for (what, block) in [("summed", &run.combined), ("released", &run.release)] {
-        let zeros = block.column(0);
-        assert!(
-            zeros.iter().all(|&v| v == 0.0),
-            "{what}: the all-zero column came back as {zeros}"
-        );
-    }
-    let sum = run.release.column(2).sum();
-    assert!(
-        (sum - tiny).abs() <= PRESERVED_STATISTICS * N as f64,
-        "the column with one answer of {tiny} sums to {sum} in the release"
+    common::assert_zeros_stay_and_a_tiny_answer_is_kept(
+        &[("summed", &run.combined), ("released", &run.release)],
+        0,
+        &run.release,
+        2,
+        tiny,
     );
 }

@@ -7,32 +7,13 @@
 mod common;
 
 use common::*;
-use nalgebra::DMatrix;
-use orthomask_core::protocol::share_handover::FixedMatrix;
 use orthomask_server::run::AllRunning;
-use orthomask_server::wire::{SharePart, WireFixed};
+use orthomask_server::wire::SharePart;
 use orthomask_survey::merkle::sha256_hex;
 use reqwest::Method;
 use rusqlite::Connection;
 use serde_json::Value;
 use std::path::Path;
-
-/// Right-masking service `index`'s part for cohort 0: `rows × p₁` numbers (not a genuine part,
-/// so the combined cohort fails QA and is spoilt — which is a settlement, and shows that
-/// combining ran).
-fn part(survey: &str, index: u32, p1: usize) -> SharePart {
-    let mut g = Xorshift::new(u64::from(index) + 77);
-    let values = DMatrix::from_fn(6, p1, |_, _| g.uniform());
-    SharePart {
-        survey: survey.into(),
-        cohort: 0,
-        index,
-        merkle_root: format!("root-{index}"),
-        uploads: 6,
-        scale: 1.0,
-        block: WireFixed::from_fixed(&FixedMatrix::encode(&values).unwrap()),
-    }
-}
 
 /// Store `part` as the collector's share-part handler does, bypassing it: the state a crash
 /// between storing and combining leaves.
@@ -78,8 +59,8 @@ async fn combining_interrupted_by_a_crash_resumes_at_start_up() {
     let p1 = created["p1"].as_u64().unwrap() as usize;
     all.stop().await;
     let db = dir.path().join("collector/collector.sqlite3");
-    store_directly(&db, &part("crashed", 0, p1));
-    store_directly(&db, &part("crashed", 1, p1));
+    store_directly(&db, &made_up_part("crashed", 0, p1));
+    store_directly(&db, &made_up_part("crashed", 1, p1));
 
     let all = start(dir.path(), 2, None).await;
     let status = resolved(&http, &all, "crashed").await;
@@ -101,8 +82,8 @@ async fn combining_interrupted_by_a_store_error_resumes_on_the_retry() {
     let p1 = created["p1"].as_u64().unwrap() as usize;
     let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
     let db = dir.path().join("collector/collector.sqlite3");
-    store_directly(&db, &part("retried", 0, p1));
-    store_directly(&db, &part("retried", 1, p1));
+    store_directly(&db, &made_up_part("retried", 0, p1));
+    store_directly(&db, &made_up_part("retried", 1, p1));
     assert_eq!(cohort_0_status(&http, &all, "retried").await, "open");
     // The right-masking service's outbox sends the same part again.
     let (status, body) = send(
@@ -112,7 +93,7 @@ async fn combining_interrupted_by_a_store_error_resumes_on_the_retry() {
             "{}/api/peer/surveys/retried/cohorts/0/parts/1",
             all.collector.url()
         ),
-        Some(&serde_json::to_value(part("retried", 1, p1)).unwrap()),
+        Some(&serde_json::to_value(made_up_part("retried", 1, p1)).unwrap()),
         Some(peer_token.trim()),
     )
     .await;

@@ -13,8 +13,7 @@ mod common;
 use common::tap::{TAPPED_PEER_TOKEN, hold, start_tapped};
 use common::*;
 use nalgebra::DMatrix;
-use orthomask_core::protocol::share_handover::FixedMatrix;
-use orthomask_server::wire::{HandOn, LeftMasked, SharePart, WireFixed, WireMatrix};
+use orthomask_server::wire::{HandOn, LeftMasked, SharePart, WireMatrix};
 use reqwest::Method;
 
 async fn put(
@@ -149,15 +148,9 @@ async fn a_part_reporting_an_impossible_rounding_scale_is_refused() {
         "{}/api/peer/surveys/scaled/cohorts/0/parts/0",
         all.collector.url()
     );
-    let values = DMatrix::from_fn(6, p1, |i, j| (i + j) as f64);
     let part = |scale: f64| SharePart {
-        survey: "scaled".into(),
-        cohort: 0,
-        index: 0,
-        merkle_root: "made-up".into(),
-        uploads: 6,
         scale,
-        block: WireFixed::from_fixed(&FixedMatrix::encode(&values).unwrap()),
+        ..made_up_part("scaled", 0, p1)
     };
     let put_part = |scale: f64| {
         let body = serde_json::to_value(part(scale)).unwrap();

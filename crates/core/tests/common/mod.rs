@@ -26,3 +26,29 @@ pub fn allowed_failures(trials: u64, b: f64) -> f64 {
     let n = trials as f64;
     n * b + Z_ONE_SIDED_0_001 * (n * b * (1.0 - b)).sqrt()
 }
+
+/// The zero-column tests' checks ((E9) of `Tm2Design::unscale_unmasked`): column `zeros`, which
+/// the cohort answered with zeros, is exact zeros in every named block (what the collector
+/// recovered or summed, the release), and column `tiny`, whose one non-zero answer is `answer`,
+/// still sums to it in `release` (every left mask keeps the sums), so it was not taken for one.
+pub fn assert_zeros_stay_and_a_tiny_answer_is_kept(
+    blocks: &[(&str, &nalgebra::DMatrix<f64>)],
+    zeros: usize,
+    release: &nalgebra::DMatrix<f64>,
+    tiny: usize,
+    answer: f64,
+) {
+    for (what, block) in blocks {
+        let column = block.column(zeros);
+        assert!(
+            column.iter().all(|&v| v == 0.0),
+            "{what}: the all-zero column came back as {column}"
+        );
+    }
+    let sum = release.column(tiny).sum();
+    assert!(
+        (sum - answer).abs()
+            <= orthomask_core::tolerance::PRESERVED_STATISTICS * release.nrows() as f64,
+        "the column with one answer of {answer} sums to {sum} in the release"
+    );
+}

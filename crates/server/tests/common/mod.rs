@@ -7,9 +7,10 @@ pub mod tap;
 
 use nalgebra::DMatrix;
 use orthomask_core::key::Key;
+use orthomask_core::protocol::share_handover::FixedMatrix;
 use orthomask_server::Limits;
 use orthomask_server::run::{AllConfig, AllRunning, start_all};
-use orthomask_server::wire::Registration;
+use orthomask_server::wire::{Registration, SharePart, WireFixed};
 use orthomask_stats::dataset::Dataset;
 use orthomask_stats::design::Intercept;
 use orthomask_stats::linear::LinearRegression;
@@ -433,6 +434,23 @@ where
         out.push(h.await.expect("the task finishes"));
     }
     out
+}
+
+/// Right-masking service `index`'s part for cohort 0 of `survey`, made up: six rows of `p1`
+/// numbers, a root no list publishes, scale 1 — not a genuine part, so a cohort combined from
+/// such parts fails QA, and one judged against the lists is not believed.
+pub fn made_up_part(survey: &str, index: u32, p1: usize) -> SharePart {
+    let mut g = Xorshift::new(u64::from(index) + 77);
+    let values = DMatrix::from_fn(6, p1, |_, _| g.uniform());
+    SharePart {
+        survey: survey.into(),
+        cohort: 0,
+        index,
+        merkle_root: format!("root-{index}"),
+        uploads: 6,
+        scale: 1.0,
+        block: WireFixed::from_fixed(&FixedMatrix::encode(&values).expect("fixed point")),
+    }
 }
 
 /// How long a wait for an event may last: a guard that turns a hang into a failure, never a
