@@ -170,6 +170,43 @@ test('a service worker whose declared digest is not the published one opens no s
   }
 });
 
+test("a controlled page whose worker's kept sw.js declares another digest opens no survey: no place taken, nothing sent", async () => {
+  // Once a service worker controls the page, the page reads sw.js from the worker's cache (the
+  // version it runs, src/services/app_build.rs) and no longer compares cached copies with what it
+  // loaded. A cache someone filled — here the kept sw.js, declaring another SHA-256 for the whole
+  // app's module — must still make a build that is not published, refused before a place.
+  const s = await setup();
+  try {
+    const link = `${s.server.base}/#/participate?survey=leaps-demo`;
+    await s.page.goto(link);
+    await s.page.getByLabel('I have read this and agree to take part.').waitFor();
+    await s.page.evaluate(() => navigator.serviceWorker.ready);
+    await s.page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+    const { lazy } = await serviceWorkerLists(dist);
+    const module = lazy.find((l) => l.file.endsWith('_bg.wasm'));
+    const forged = `${module.sha256.slice(0, 63)}${module.sha256.endsWith('0') ? '1' : '0'}`;
+    const kept = await s.page.evaluate(async ([declared, other]) => {
+      const [name] = await caches.keys();
+      const cache = await caches.open(name);
+      const text = await (await cache.match('sw.js')).text();
+      await cache.put('sw.js', new Response(text.replace(declared, other), { headers: { 'content-type': 'text/javascript' } }));
+      return text.includes(declared);
+    }, [module.sha256, forged]);
+    assert.ok(kept, 'the worker keeps its sw.js, with the declared digest');
+    const places = (await offers(s)).length;
+    await s.page.goto('about:blank');
+    await s.page.goto(link);
+    const alert = s.page.getByRole('alert').filter({ hasText: 'does not accept' });
+    await alert.waitFor();
+    assert.match(await alert.textContent(), /nothing was sent/);
+    assert.equal(await s.page.getByRole('button', { name: 'Start the survey' }).count(), 0);
+    assert.equal((await offers(s)).length, places, 'no place taken');
+    assert.deepEqual(await uploads(s), []);
+  } finally {
+    await s.close();
+  }
+});
+
 test('a page whose build the deployment does not publish opens no survey: no place taken, nothing sent', async () => {
   const s = await setup();
   try {
