@@ -256,6 +256,10 @@ async function main() {
     services = await startServices(data, ['--accept-build', oldBuild], { port, web: next });
     const deployment = (await api('GET', `${base}/api/deployment`)).json;
     check(deployment.build !== oldBuild && deployment.builds.includes(oldBuild), `the new deployment: ${JSON.stringify(deployment)}`);
+    // Back online, the page that answered would resend its in-memory upload at once (its
+    // `online` listener), racing the update this step is about; so uploads fail until the new
+    // version has taken over, and the upload keeps waiting in the outbox meanwhile.
+    await field.route('**/uploads', (route) => route.abort());
     await field.setOffline(false);
     // The participant opens the page again (the browser then checks sw.js for a new version).
     await form.reload();
@@ -263,6 +267,9 @@ async function main() {
       const keys = await form.evaluate(async () => caches.keys()).catch(() => []);
       return keys.length === 1 && keys[0].startsWith('orthomask-next-') ? keys : null;
     }, 'the new version of the service worker to take over');
+    // Under the new version, the page sends what waits in the outbox when it opens.
+    await field.unroute('**/uploads');
+    await form.reload();
     const panel = form.getByTestId('waiting-uploads');
     const hash = (await panel.getByTestId('receipt-hash').first().textContent({ timeout: 120000 }).catch(async (e) => {
       throw new Error(`${e.message}\nthe page shows: ${(await form.locator('main').textContent().catch(() => '?')).slice(0, 800)}`);
