@@ -94,12 +94,21 @@ async function visit(profile, link, url) {
     // with the checkbox enabled: not this script's round trips to the browser.
     const consentMs = await waitFor(() => page.evaluate(() => window.orthomaskBench?.consentUsableAt), 'the page to note the frame');
     const scriptMs = performance.now() - start;
+    // The page's own view of its requests (Resource Timing, same clock as consentMs): when each
+    // answer was in the browser, as against when the page's thread got to it (page-load.json).
+    const resources = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => ({
+      path: new URL(e.name).pathname, startMs: Math.round(e.startTime), responseEndMs: Math.round(e.responseEnd),
+      worker: e.workerStart > 0, bytes: e.transferSize,
+    })));
+    // The app's own steps (User Timing marks, services::clock::mark), on the same clock.
+    const steps = await page.evaluate(() => performance.getEntriesByType('mark')
+      .map((m) => ({ step: m.name, atMs: Math.round(m.startTime) })));
     const beforeConsent = requests.length;
     // Everything the visit sets going (the service worker's install too) is counted.
     await page.evaluate(() => navigator.serviceWorker?.ready);
     await quiet(link);
     requests.sort((a, b) => a.startMs - b.startMs);
-    return { consentMs, scriptMs, ...link.counts(), requests: requests.length, beforeConsent, timeline: requests };
+    return { consentMs, scriptMs, ...link.counts(), requests: requests.length, beforeConsent, timeline: requests, resources, steps };
   } finally {
     await context.close();
   }
@@ -114,9 +123,9 @@ async function measure(name, bin, web) {
   try {
     const url = `${link.url}/#/participate?survey=${SURVEY}`;
     const first = await visit(profile, link, url);
-    log(`${name}: first visit ${JSON.stringify({ ...first, timeline: undefined })}`);
+    log(`${name}: first visit ${JSON.stringify({ ...first, timeline: undefined, resources: undefined, steps: undefined })}`);
     const repeat = await visit(profile, link, url);
-    log(`${name}: repeat visit ${JSON.stringify({ ...repeat, timeline: undefined })}`);
+    log(`${name}: repeat visit ${JSON.stringify({ ...repeat, timeline: undefined, resources: undefined, steps: undefined })}`);
     return { name, first, repeat };
   } finally {
     await link.close();
@@ -156,6 +165,13 @@ async function main() {
   for (const r of results) {
     console.log(`| ${r.name} | first | ${s(r.first.consentMs)} | < ${s(budgets.first_visit.consent_ms)} | ${kB(r.first.down)} | ${kB(r.first.up)} | < ${kB(budgets.first_visit.bytes)} | ${r.first.requests} | ${r.first.connections} |`);
     console.log(`| ${r.name} | repeat | ${s(r.repeat.consentMs)} | < ${s(budgets.repeat_visit.consent_ms)} | ${kB(r.repeat.down)} | ${kB(r.repeat.up)} | < ${kB(budgets.repeat_visit.bytes)} | ${r.repeat.requests} | ${r.repeat.connections} |`);
+  }
+  // Where a visit's time goes: the app's own steps (services::clock::mark) on the page's clock.
+  for (const r of results) {
+    for (const visit of ['first', 'repeat']) {
+      const steps = r[visit].steps.map((m) => `${m.step.replace(/^orthomask:/, '')} ${s(m.atMs)}`).join(' → ');
+      console.log(`${r.name}, ${visit} visit: ${steps || 'no steps marked'} → consent screen ${s(r[visit].consentMs)}`);
+    }
   }
   if (results.length === 2) {
     const [b, a] = results;

@@ -7,14 +7,15 @@
 //    any worker never request the whole app's module or worker (sw.js's LAZY_FILES) and no Web
 //    Worker starts; the participant's module and glue arrive Brotli- or gzip-encoded under
 //    content-hashed names served `immutable`; index.html and sw.js are `no-cache` with an ETag.
-//    What index.html's bootstrap starts while the module downloads (the deployment, sw.js, the
-//    app's small files: src/services/early.rs) is taken over by the app, each request once; the
+//    What index.html's bootstrap starts while the module downloads (the deployment, sw.js,
+//    index.html: src/services/early.rs) is taken over by the app, each request once; the
 //    service worker is registered only after the place is taken.
 // 2. Revalidation, asked directly: index.html and sw.js answer `If-None-Match` with their ETag
 //    with 304 and no body; the module's Brotli encoding decodes to the built file's bytes; Range
 //    works. The next visit in the browser takes every file from the service worker's cache (sw.js
-//    too, as the worker keeps it), and every request is answered by the worker's static routes,
-//    none by its fetch handler: the network is asked only for the deployment and the place.
+//    too, as the worker keeps it, read by the bootstrap and taken over), and every request is
+//    answered by the worker's static routes, none by its fetch handler: the network is asked only
+//    for the deployment and the place.
 // 3. Another view from the participant's page: the page reloads into the whole app's module,
 //    which starts its worker.
 // 4. A new version never strands a waiting upload: a participant sends offline (the masked
@@ -116,21 +117,32 @@ async function main() {
     await waitFor(async () => (await page.evaluate(async () => (await caches.keys()).length)) > 0 || null, 'the service worker to cache the app');
     // What the bootstrap started while the module downloaded (src/services/early.rs) was taken
     // over, each request once: nothing is left in its map, and the page asked for the deployment,
-    // sw.js and each bundled survey once.
+    // sw.js and index.html (its build: the files whose digests sw.js does not declare) once, and
+    // never for a bundled survey (declared: a participant's page does not read them).
     const left = await page.evaluate(() => Object.keys(window.orthomaskApp.early));
     check(left.length === 0, `the bootstrap's early requests not taken over: ${left.join(', ')}`);
     const byPage = first.sent.filter((r) => !r.worker);
     const demos = (await readdir(join(dist, 'surveys'))).filter((f) => f.endsWith('.json')).map((f) => `surveys/${f}`);
-    for (const file of ['api/deployment', 'sw.js', ...demos]) {
-      const times = byPage.filter((r) => r.file === file && r.method === 'GET').length;
-      check(times === 1, `the first visit's page asked for ${file} ${times} times`);
-    }
+    const asked = (file) => byPage.filter((r) => r.file === file && r.method === 'GET').length;
+    for (const file of ['api/deployment', 'sw.js']) check(asked(file) === 1, `the first visit's page asked for ${file} ${asked(file)} times`);
+    // index.html: the navigation (asked as /) and the read for the build.
+    check(asked('index.html') === 2, `the first visit's page asked for index.html ${asked('index.html')} times, not twice (the page, and its read for the build)`);
+    for (const file of demos) check(asked(file) === 0, `the first visit's page asked for ${file}, whose digest sw.js declares`);
+    // The module started opening the survey (deployment, own build, place) before it drew the
+    // form (services::participation::start_opening), and the form took that opening over: one
+    // place, asked once.
+    const marks = await page.evaluate(() => performance.getEntriesByType('mark').map((m) => m.name));
+    const opening = marks.indexOf('orthomask:opening');
+    const drawn = marks.indexOf('orthomask:form drawn');
+    check(opening >= 0 && drawn > opening, `the opening did not start before the form was drawn: ${marks.join(', ')}`);
+    const places = (visit) => visit.sent.filter((r) => r.method === 'POST' && r.file === `api/surveys/${SURVEY}/definition`).length;
+    check(places(first) === 1, `the first visit asked for a place ${places(first)} times`);
     // The service worker is registered once the survey has opened: nothing of it (its script,
     // its install's requests) is asked for before the place is.
     const place = first.sent.findIndex((r) => r.method === 'POST' && r.file === `api/surveys/${SURVEY}/definition`);
     const worker = first.sent.findIndex((r) => r.worker);
     check(place >= 0 && worker > place, `the service worker's first request (#${worker}) came before the place was asked for (#${place})`);
-    log(`first visit: the requests the bootstrap started early were each taken over, once (the deployment, sw.js, ${demos.length} bundled surveys); the service worker registered after the place`);
+    log(`first visit: the requests the bootstrap started early were each taken over, once (the deployment, sw.js, index.html), no bundled survey read; the service worker registered after the place`);
     const requested = first.requests.map(fileOf);
     for (const lazy of names.lazy) check(!requested.includes(lazy), `the participant's first visit requested ${lazy}: ${requested.join(', ')}`);
     check(page.workers().length === 0, `the participant's page started ${page.workers().length} Web Worker(s)`);
@@ -211,9 +223,18 @@ async function main() {
       const expected = w.file.startsWith('api/') ? 'network' : 'cache';
       check(source === expected, `the next visit's ${w.file} was answered by ${source ?? 'no static route'}, not the ${expected} route: ${shown}`);
     }
-    const asked = [...new Set(sent.filter((w) => sourceOf(w) === 'network').map((w) => w.file))].sort();
-    check(JSON.stringify(asked) === JSON.stringify(['api/deployment', `api/surveys/${SURVEY}/definition`]),
-      `the next visit asked the network for ${asked.join(', ')}, not only the deployment and the place: ${shown}`);
+    const fromNetwork = [...new Set(sent.filter((w) => sourceOf(w) === 'network').map((w) => w.file))].sort();
+    check(JSON.stringify(fromNetwork) === JSON.stringify(['api/deployment', `api/surveys/${SURVEY}/definition`]),
+      `the next visit asked the network for ${fromNetwork.join(', ')}, not only the deployment and the place: ${shown}`);
+    // A page the worker controls reads its sw.js from the worker's cache: the bootstrap started
+    // that read (and the list of caches) while the module started, and the app took both over.
+    const leftAgain = await again.evaluate(() => Object.keys(window.orthomaskApp.early));
+    check(leftAgain.length === 0, `the controlled page's early reads not taken over: ${leftAgain.join(', ')}`);
+    check(!sent.some((w) => w.file === 'sw.js'), `the controlled page asked for sw.js instead of reading the worker's copy: ${shown}`);
+    const marksAgain = await again.evaluate(() => performance.getEntriesByType('mark').map((m) => m.name));
+    check(marksAgain.indexOf('orthomask:opening') >= 0 && marksAgain.indexOf('orthomask:form drawn') > marksAgain.indexOf('orthomask:opening'),
+      `the next visit's opening did not start before the form was drawn: ${marksAgain.join(', ')}`);
+    check(places(second) === 1, `the next visit asked for a place ${places(second)} times`);
     await again.close();
     log(`next visit, each request with the static route that answered it: ${shown}`);
 

@@ -11,7 +11,7 @@
 2. The marks of www/worker.js, then www/index.html, then www/sw.js become values of the staged
    files, each given by the name it had before step 1:
    `{{name F}}` its content-hashed name, `{{sri F}}` its Subresource Integrity digest (SHA-384,
-   issue 27 §2), `{{sha256 F}}` its SHA-256 in hexadecimal (sw.js's LAZY_FILES), `{{build}}` 16
+   issue 27 §2), `{{sha256 F}}` its SHA-256 in hexadecimal (sw.js's LAZY_FILES and DECLARED_FILES), `{{build}}` 16
    hexadecimal digits that change with any file of the build but sw.js (the service worker's
    cache name), `{{early}}` the files a participant's page reads for its build that the browser
    does not hold yet when the page starts (index.html's bootstrap fetches them while the module
@@ -59,15 +59,16 @@ def build_id():
 
 
 def early_files():
-    # Every file of the build a page reads to compute its build digest (sw.js's APP_FILES, which
-    # e2e/tests/offline.test.mjs checks against dist/), but: the content-hashed files (the page
-    # has just loaded its module, glue and style sheet, and the browser keeps them), sw.js (the
-    # bootstrap starts it first, for every such page) and worker.js (sw.js's LAZY_FILES: declared,
-    # never read by a participant's page). APP_FILES's `./` is read as index.html
-    # (orthomask_survey::app_build::app_files).
-    skip = set(names.values()) | {"sw.js", "worker.js"}
+    # The files of the build a page reads to compute its build digest: every file but sw.js (the
+    # bootstrap starts it first, for every such page) and those whose SHA-256 sw.js declares
+    # (LAZY_FILES, DECLARED_FILES: a `{{sha256 F}}` mark in sw.js; a page takes their digests from
+    # there, orthomask_survey::app_build::declared_files). That leaves index.html.
+    template = (stage / "sw.js").read_text(encoding="utf-8")
+    declared = {current(name).name if name in names else name
+                for name in re.findall(r"\{\{sha256 ([^}]+)\}\}", template)}
     files = sorted(
-        str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file() and p.name not in skip
+        str(p.relative_to(stage)) for p in stage.rglob("*")
+        if p.is_file() and p.name != "sw.js" and str(p.relative_to(stage)) not in declared
     )
     return json.dumps(files)
 

@@ -61,6 +61,9 @@ pub fn start() {
 /// consent screen, and offline use needs nothing sooner: a form works offline only once opened.
 pub fn start_participant() {
     if web_sys::window().is_some() {
+        services::clock::mark("orthomask:module started");
+        // A collector's survey link starts opening now, beside the first render.
+        services::participation::start_opening();
         yew::Renderer::<app::ParticipantApp>::new().render();
     }
 }

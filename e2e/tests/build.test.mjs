@@ -81,10 +81,14 @@ test('content-hashed names are the first 16 hexadecimal digits of the SHA-256 of
     const digest = createHash('sha256').update(await readFile(join(dist, f))).digest('hex');
     assert.equal(f.match(/-([0-9a-f]{16})(_bg)?\./)[1], digest.slice(0, 16), f);
   }
-  // sw.js declares the SHA-256 of every file a participant's page does not load.
-  const { lazy } = await serviceWorkerLists(dist);
+  // sw.js declares the SHA-256 of every file of the app but index.html (which a page reads: it
+  // names the others' Subresource Integrity digests) and itself, each once: the three a
+  // participant's page never loads in LAZY_FILES, every other in DECLARED_FILES.
+  const { files, lazy, declared } = await serviceWorkerLists(dist);
   assert.equal(lazy.length, 3);
-  for (const { file, sha256 } of lazy) {
+  const app = files.map((f) => (f === './' ? 'index.html' : f)).filter((f) => f !== 'index.html');
+  assert.deepEqual([...lazy, ...declared].map((d) => d.file).sort(), [...new Set(app)].sort());
+  for (const { file, sha256 } of [...lazy, ...declared]) {
     assert.equal(sha256, createHash('sha256').update(await readFile(join(dist, file))).digest('hex'), file);
   }
 });
@@ -145,24 +149,52 @@ for (const [what, pattern] of [
   });
 }
 
-test('a service worker whose declared digest is not the published one opens no survey: no place taken, nothing sent', async () => {
-  // A dishonest collector serves sw.js declaring another SHA-256 for the whole app's module (to
-  // pass off another module as the published build's). The page takes the declaration into its
-  // build digest, which is then not the published build, so it refuses before anything is asked.
+for (const [what, list, pattern] of [
+  ["the whole app's module", 'lazy', /_bg\.wasm$/],
+  ["the participant's module", 'declared', /^orthomask-participant-.*_bg\.wasm$/],
+]) {
+  test(`a service worker declaring another digest for ${what} opens no survey: no place taken, nothing sent`, async () => {
+    // A dishonest collector serves sw.js declaring another SHA-256 for a module (to pass off
+    // another module as the published build's). The page takes the declaration into its build
+    // digest, which is then not the published build, so it refuses before anything is asked.
+    const s = await setup();
+    try {
+      const text = await readFile(join(dist, 'sw.js'), 'utf8');
+      const module = (await serviceWorkerLists(dist))[list].find((l) => pattern.test(l.file));
+      const forged = `${module.sha256.slice(0, 63)}${module.sha256.endsWith('0') ? '1' : '0'}`;
+      await s.page.route('**/sw.js', (route) => route.fulfill({
+        status: 200, contentType: 'text/javascript', body: text.replace(module.sha256, forged),
+      }));
+      await s.page.goto(`${s.server.base}/#/participate?survey=leaps-demo`);
+      const alert = s.page.getByRole('alert').filter({ hasText: 'does not accept' });
+      await alert.waitFor();
+      assert.match(await alert.textContent(), /nothing was sent/);
+      assert.equal(await s.page.getByRole('button', { name: 'Start the survey' }).count(), 0);
+      assert.deepEqual(await offers(s), [], 'no place taken');
+      assert.deepEqual(await uploads(s), []);
+    } finally {
+      await s.close();
+    }
+  });
+}
+
+test('an index.html that is not the published one opens no survey: no place taken, nothing sent', async () => {
+  // index.html is the one file besides sw.js that a page reads for its build: it names the
+  // Subresource Integrity digest of every file the page runs, so sw.js does not declare its
+  // digest. Served with one more character in a comment (scripts and integrity untouched, so the
+  // app starts), the page's build is not the published one, and it refuses before a place.
   const s = await setup();
   try {
-    const text = await readFile(join(dist, 'sw.js'), 'utf8');
-    const { lazy } = await serviceWorkerLists(dist);
-    const module = lazy.find((l) => l.file.endsWith('_bg.wasm'));
-    const forged = `${module.sha256.slice(0, 63)}${module.sha256.endsWith('0') ? '1' : '0'}`;
-    await s.page.route('**/sw.js', (route) => route.fulfill({
-      status: 200, contentType: 'text/javascript', body: text.replace(module.sha256, forged),
+    const html = await readFile(join(dist, 'index.html'), 'utf8');
+    const changed = html.replace('<body>', '<body><!-- x -->');
+    assert.notEqual(changed, html);
+    await s.page.route((url) => ['/', '/index.html'].includes(url.pathname), (route) => route.fulfill({
+      status: 200, contentType: 'text/html', body: changed,
     }));
     await s.page.goto(`${s.server.base}/#/participate?survey=leaps-demo`);
     const alert = s.page.getByRole('alert').filter({ hasText: 'does not accept' });
     await alert.waitFor();
     assert.match(await alert.textContent(), /nothing was sent/);
-    assert.equal(await s.page.getByRole('button', { name: 'Start the survey' }).count(), 0);
     assert.deepEqual(await offers(s), [], 'no place taken');
     assert.deepEqual(await uploads(s), []);
   } finally {

@@ -2,8 +2,8 @@
 //! may send at all.
 //!
 //! The page fetches the app's files as it loaded them (`services::app_build`: the service worker
-//! `sw.js`, then every file its `APP_FILES` names, except those a participant's page never loads,
-//! whose digests `sw.js` declares: `orthomask_survey::app_build::lazy_files`) and reads the copies
+//! `sw.js` and `index.html`; every other file its `APP_FILES` names has its digest declared in
+//! `sw.js`: `orthomask_survey::app_build::declared_files`) and reads the copies
 //! the service worker keeps in its cache; this module decides, with the one digest rule
 //! (`orthomask_survey::app_build`):
 //!

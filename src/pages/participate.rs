@@ -73,6 +73,10 @@ pub fn participate() -> Html {
         let (dispatch, deployment, served_build) =
             (state.dispatcher(), deployment.clone(), served_build.clone());
         use_effect_with((source.clone(), *reopen), move |(source, _)| {
+            // The form is drawn (effects run after the render): on a collector's survey link the
+            // opening was started before it (`open_first`; e2e-services/page-load.mjs checks the
+            // order of these marks).
+            crate::services::clock::mark("orthomask:form drawn");
             // Nothing of the survey shown before stays on the page while this one loads.
             dispatch.dispatch(ParticipantAction::Open);
             *deployment.borrow_mut() = None;
@@ -86,7 +90,8 @@ pub fn participate() -> Html {
                 ))),
                 Ok(None) => {}
                 Ok(Some(source)) => wasm_bindgen_futures::spawn_local(async move {
-                    let opened = open_survey::open(&source, None).await;
+                    // The module may have started this opening already (`open_first`).
+                    let opened = open_survey::open_first(&source).await;
                     if *opening.borrow() == this {
                         let loaded = opened.map(|o| {
                             *served_build.borrow_mut() = o

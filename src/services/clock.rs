@@ -16,6 +16,21 @@ pub fn now_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
+/// Note `name` on the page's timeline (`performance.mark`, User Timing): the steps of opening a
+/// participant's link, which the page-load benchmark (`e2e-services/page-load-bench.mjs`) prints
+/// to show where a visit's time goes. Nothing reads them back; no clock, no-op natively.
+pub fn mark(name: &str) {
+    // Unchecked: `performance` is a `Performance` wherever it exists, and the type check would
+    // cost more than the mark.
+    let performance = js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+        .ok()
+        .filter(|p| !p.is_undefined())
+        .map(JsCast::unchecked_into::<web_sys::Performance>);
+    if let Some(performance) = performance {
+        let _ = performance.mark(name);
+    }
+}
+
 /// Wait `ms` milliseconds without blocking (`setTimeout`, cleared if the wait is dropped); a
 /// negative wait is none.
 pub async fn sleep(ms: i32) {

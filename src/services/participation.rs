@@ -4,13 +4,16 @@
 //! [`model::participation::accept`](crate::model::participation::accept) — or a bundled
 //! demonstration from the app's own files. Never from an address taken from the link.
 
+use std::cell::RefCell;
+
+use futures::channel::oneshot;
 use orthomask_survey::app_build::FileDigest;
 use orthomask_survey::client::{Client, Destination, Prepared};
 use orthomask_survey::coding::Answer;
 use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::upload::Receipt;
 
-use super::clock::sleep;
+use super::clock::{mark, sleep};
 use super::http::{
     FetchError, RetryPolicy, SendError, fetch_text, get_text, post_json, send_upload,
 };
@@ -115,9 +118,13 @@ async fn take_place_and_accept(
     survey: &str,
     invite: Option<&str>,
 ) -> Result<(SurveyDefinition, Access), Unopened> {
+    mark("orthomask:place asked");
     let offer = take_place(survey, invite).await.map_err(unopened)?;
-    participation::accept(deployment, &offer, survey, &definition_path(survey))
-        .map_err(Unopened::from)
+    mark("orthomask:place answered");
+    let accepted = participation::accept(deployment, &offer, survey, &definition_path(survey))
+        .map_err(Unopened::from);
+    mark("orthomask:offer checked");
+    accepted
 }
 
 /// Fetch and check the survey `source` names. For a collector's survey: its deployment — the
@@ -130,22 +137,30 @@ async fn take_place_and_accept(
 pub async fn open(source: &Source, accepted: Option<&str>) -> Result<Opened, Unopened> {
     match source {
         Source::Collector { survey, invite } => {
+            mark("orthomask:opening");
             // The deployment and the page's own files are read at once (on a slow network each
             // is a round trip, and neither needs the other).
             let (deployment, files) = futures::future::join(
                 async {
-                    match accepted {
+                    let text = match accepted {
                         Some(text) => Ok(text.to_owned()),
                         None => deployment().await,
-                    }
+                    };
+                    mark("orthomask:deployment read");
+                    text
                 },
-                super::app_build::own_files(),
+                async {
+                    let files = super::app_build::own_files().await;
+                    mark("orthomask:own files read");
+                    files
+                },
             )
             .await;
             let deployment = deployment?;
             // The page's own build first (issue 27 §2): a build the deployment does not accept
             // takes no place and masks nothing.
             let build = own_build(&deployment, files)?;
+            mark("orthomask:build checked");
             let (survey, access) =
                 take_place_and_accept(&deployment, survey, invite.as_deref()).await?;
             let access = match access {
@@ -170,6 +185,61 @@ pub async fn open(source: &Source, accepted: Option<&str>) -> Result<Opened, Uno
             })
         }
     }
+}
+
+/// An opening [`start_opening`] started: the link it opens, and where its outcome will be.
+type StartedOpening = (Source, oneshot::Receiver<Result<Opened, Unopened>>);
+
+thread_local! {
+    /// The opening [`start_opening`] started, until the form takes it.
+    static STARTED: RefCell<Option<StartedOpening>> = const { RefCell::new(None) };
+}
+
+/// The collector's survey the page's link names (`#/participate?survey=ID…`), read as the form
+/// reads its route ([`participation::source_from_query`] on the route's query); `None` for any
+/// other link (a refused one, a demonstration, another route).
+fn linked_collector_survey() -> Option<Source> {
+    let hash = web_sys::window()?.location().hash().ok()?;
+    let query = hash.strip_prefix("#/participate?")?;
+    match participation::source_from_query(&super::query::parse(query)) {
+        Ok(Some(source @ Source::Collector { .. })) => Some(source),
+        _ => None,
+    }
+}
+
+/// Start opening the collector's survey the page's link names ([`open`]: its deployment, the
+/// page's own build, a place), as the participant's module starts, before it draws its first
+/// screen (issue 25). On a slow phone, drawing that screen takes about as long as the place's
+/// round trip, and the opening needs nothing from it, so the two now overlap instead of
+/// following each other. The form takes this opening over for its first opening of the same
+/// link ([`open_first`]); what is opened, what is checked and what is refused are unchanged. Any
+/// other link starts nothing.
+pub fn start_opening() {
+    let Some(source) = linked_collector_survey() else {
+        return;
+    };
+    let (answer, answered) = oneshot::channel();
+    let opening = source.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = answer.send(open(&opening, None).await);
+    });
+    STARTED.with(|started| *started.borrow_mut() = Some((source, answered)));
+}
+
+/// The form's first opening of `source`: the one [`start_opening`] started, when it started one
+/// for this very link (taken over once), else [`open`] now.
+///
+/// # Errors
+/// [`Unopened`], as [`open`].
+pub async fn open_first(source: &Source) -> Result<Opened, Unopened> {
+    let started = STARTED.with(|started| started.borrow_mut().take());
+    if let Some((started_source, answered)) = started
+        && started_source == *source
+        && let Ok(opened) = answered.await
+    {
+        return opened;
+    }
+    open(source, None).await
 }
 
 /// Mask `answers` on this device for `survey`: a fresh idempotency token and a fresh device key

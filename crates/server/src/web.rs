@@ -11,7 +11,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use orthomask_survey::app_build::{
-    AppBuildError, FileDigest, SERVICE_WORKER, app_files, is_content_hashed, lazy_files,
+    AppBuildError, FileDigest, SERVICE_WORKER, app_files, declared_files, is_content_hashed,
 };
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -149,15 +149,15 @@ pub enum LocalBuildError {
         /// Why.
         source: AppBuildError,
     },
-    /// The service worker declares a digest for a lazily loaded file that is not the file's.
+    /// The service worker declares a digest for a file that is not the file's.
     #[error(
         "{path}: the service worker declares its SHA-256 as {declared}, but the file's is \
          {actual}; build the app again (bash scripts/build-web.sh)"
     )]
-    LazyDigest {
+    DeclaredDigest {
         /// The file.
         path: String,
-        /// What `sw.js`'s `LAZY_FILES` says.
+        /// What `sw.js`'s `LAZY_FILES` or `DECLARED_FILES` says.
         declared: String,
         /// What the file's bytes give.
         actual: String,
@@ -185,18 +185,18 @@ pub fn local_build(dir: &Path) -> Result<Vec<FileDigest>, LocalBuildError> {
         source,
     };
     let names = app_files(&sw_text).map_err(bad_worker)?;
-    let lazy = lazy_files(&sw_text).map_err(bad_worker)?;
+    let declared = declared_files(&sw_text).map_err(bad_worker)?;
     let files = names
         .iter()
         .map(|name| Ok(FileDigest::of(name, &read(name)?)))
         .collect::<Result<Vec<_>, LocalBuildError>>()?;
-    // A page that does not load a lazily loaded file takes its digest from these declarations:
-    // they must be the files' own, or such a page would compute another build than this one.
-    for declared in &lazy {
+    // A page takes a declared file's digest from these declarations instead of reading it: they
+    // must be the files' own, or such a page would compute another build than this one.
+    for declared in &declared {
         if let Some(file) = files.iter().find(|f| f.path == declared.path)
             && file.sha256 != declared.sha256
         {
-            return Err(LocalBuildError::LazyDigest {
+            return Err(LocalBuildError::DeclaredDigest {
                 path: dir.join(&file.path).display().to_string(),
                 declared: declared.sha256.clone(),
                 actual: file.sha256.clone(),
@@ -389,35 +389,37 @@ mod tests {
         );
     }
 
-    /// A collector whose service worker declares another digest for a lazily loaded file than
-    /// the file's (a page would take the declaration and compute another build) publishes no
-    /// build from it: the file and both digests are named.
+    /// A collector whose service worker declares another digest for a file than the file's (a
+    /// page would take the declaration and compute another build) publishes no build from it:
+    /// the file and both digests are named, for either list.
     #[test]
     fn a_declared_digest_that_is_not_the_files_own_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let module = b"the whole app's module";
-        std::fs::write(dir.path().join("whole.wasm"), module).unwrap();
-        let own = orthomask_survey::merkle::sha256_hex(module);
-        let sw = |declared: &str| {
-            format!(
-                "const APP_FILES = ['whole.wasm'];\nconst LAZY_FILES = {{ 'whole.wasm': '{declared}' }};"
-            )
-        };
-        std::fs::write(dir.path().join("sw.js"), sw(&own)).unwrap();
-        let files = local_build(dir.path()).unwrap();
-        assert_eq!(files.len(), 2, "sw.js and the module");
-        let other = "0".repeat(64);
-        std::fs::write(dir.path().join("sw.js"), sw(&other)).unwrap();
-        match local_build(dir.path()) {
-            Err(LocalBuildError::LazyDigest {
-                path,
-                declared,
-                actual,
-            }) => {
-                assert!(path.ends_with("whole.wasm"), "{path}");
-                assert_eq!((declared, actual), (other, own));
+        for list in ["LAZY_FILES", "DECLARED_FILES"] {
+            let dir = tempfile::tempdir().unwrap();
+            let module = b"the whole app's module";
+            std::fs::write(dir.path().join("whole.wasm"), module).unwrap();
+            let own = orthomask_survey::merkle::sha256_hex(module);
+            let sw = |declared: &str| {
+                format!(
+                    "const APP_FILES = ['whole.wasm'];\nconst {list} = {{ 'whole.wasm': '{declared}' }};"
+                )
+            };
+            std::fs::write(dir.path().join("sw.js"), sw(&own)).unwrap();
+            let files = local_build(dir.path()).unwrap();
+            assert_eq!(files.len(), 2, "sw.js and the module");
+            let other = "0".repeat(64);
+            std::fs::write(dir.path().join("sw.js"), sw(&other)).unwrap();
+            match local_build(dir.path()) {
+                Err(LocalBuildError::DeclaredDigest {
+                    path,
+                    declared,
+                    actual,
+                }) => {
+                    assert!(path.ends_with("whole.wasm"), "{path}");
+                    assert_eq!((declared, actual), (other, own));
+                }
+                other => panic!("{list}: expected DeclaredDigest, got {other:?}"),
             }
-            other => panic!("expected LazyDigest, got {other:?}"),
         }
     }
 

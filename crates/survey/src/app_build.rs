@@ -29,11 +29,18 @@ pub enum AppBuildError {
     /// An entry that is not a quoted relative path inside the app.
     #[error("sw.js's APP_FILES has an entry that is not a file of the app: {0:?}")]
     BadEntry(String),
-    /// A `LAZY_FILES` entry that is not `'file of APP_FILES': 'SHA-256 in hexadecimal'`.
+    /// A `LAZY_FILES` or `DECLARED_FILES` entry that is not `'file of APP_FILES': 'SHA-256 in
+    /// hexadecimal'` (or declares `index.html`, or a file twice).
     #[error(
-        "sw.js's LAZY_FILES has an entry that is not a file of APP_FILES with its SHA-256: {0:?}"
+        "sw.js's {list} has an entry that is not a file of APP_FILES (other than index.html, \
+         once) with its SHA-256: {entry:?}"
     )]
-    BadLazyEntry(String),
+    BadDeclaredEntry {
+        /// `LAZY_FILES` or `DECLARED_FILES`.
+        list: &'static str,
+        /// The entry, as written.
+        entry: String,
+    },
 }
 
 /// The files of the app whose service worker is `sw_js`, in its order: `sw.js` first, then each
@@ -77,31 +84,59 @@ pub fn app_files(sw_js: &str) -> Result<Vec<String>, AppBuildError> {
     Ok(files)
 }
 
-/// The files of the app that a page loads only when it needs them (issue 25: the whole app's
-/// module, which a participant's page never runs), with their SHA-256 as the service worker
-/// declares them in `const LAZY_FILES = { 'path': 'sha256', … };` (none when it has no such
-/// list). scripts/build-web.sh writes the list; the service worker does not fetch these files on
-/// install, and a page that has not loaded them takes their digests from here.
+/// The files of the app whose SHA-256 the service worker declares, so that a page computes its
+/// build digest without reading them (issue 25: on a slow phone each read is a wait before a
+/// place is taken), from its two lists of `'path': 'sha256'` entries (none when it has neither):
 ///
-/// Why this keeps the build digest whole: the declarations are bytes of `sw.js`, which is itself
-/// one of the build's files, so a build digest computed with them is the published one only if
-/// `sw.js` — and so every declared digest — is the published one. A page that runs a lazily
-/// loaded module has fetched it with the Subresource Integrity digest `index.html` names (also
-/// one of the build's files); the collector checks that each declaration is the file's own
-/// digest (`orthomask_server::web::local_build`).
+/// * `LAZY_FILES`, the files a participant's page never loads (the whole app's module, glue and
+///   worker): the service worker does not fetch them on install;
+/// * `DECLARED_FILES`, every other file but `index.html`: those `index.html` loads with their
+///   Subresource Integrity digest (the participant's module and glue, the style sheet), and those
+///   no participant's page needs (the manifest, the icon, the bundled demonstrations).
+///
+/// scripts/stage_web.py writes both. A page then reads only `sw.js` and `index.html`.
+///
+/// Why the build digest stays whole: the declarations are bytes of `sw.js`, which is itself one
+/// of the build's files, so a build digest computed with them is the published one only if
+/// `sw.js` — and so every declared digest — is the published one; and the collector checks that
+/// each declaration is the file's own digest (`orthomask_server::web::local_build`). A file the
+/// page runs was fetched with the Subresource Integrity digest `index.html` names, and
+/// `index.html` is never declared (an entry for it is refused): the page reads and hashes it, so
+/// those digests are the published ones too, and the browser runs nothing else. What a page
+/// then does not check itself is a changed manifest, icon or demonstration file: none of them
+/// runs or reaches an upload, and `orthomask audit --app` compares every served file.
 ///
 /// # Errors
 /// [`AppBuildError`] when `APP_FILES` is missing or bad, or an entry is not a quoted path of
-/// `APP_FILES` with a quoted 64-digit lowercase hexadecimal SHA-256.
-pub fn lazy_files(sw_js: &str) -> Result<Vec<FileDigest>, AppBuildError> {
-    const START: &str = "const LAZY_FILES = {";
+/// `APP_FILES` other than `index.html` with a quoted 64-digit lowercase hexadecimal SHA-256, or
+/// a file is declared twice.
+pub fn declared_files(sw_js: &str) -> Result<Vec<FileDigest>, AppBuildError> {
     let app = app_files(sw_js)?;
-    let Some(start) = sw_js.find(START).map(|i| i + START.len()) else {
-        return Ok(Vec::new());
+    let mut declared: Vec<FileDigest> = Vec::new();
+    for list in ["LAZY_FILES", "DECLARED_FILES"] {
+        declared_list(sw_js, list, &app, &mut declared)?;
+    }
+    Ok(declared)
+}
+
+/// The entries of `const {list} = { … };` in `sw_js`, appended to `declared`.
+fn declared_list(
+    sw_js: &str,
+    list: &'static str,
+    app: &[String],
+    declared: &mut Vec<FileDigest>,
+) -> Result<(), AppBuildError> {
+    let opening = format!("const {list} = {{");
+    let Some(start) = sw_js.find(&opening).map(|i| i + opening.len()) else {
+        return Ok(());
+    };
+    let bad = |entry: &str| AppBuildError::BadDeclaredEntry {
+        list,
+        entry: entry.to_owned(),
     };
     let end = sw_js[start..]
         .find("};")
-        .ok_or_else(|| AppBuildError::BadLazyEntry(sw_js[start..].chars().take(40).collect()))?
+        .ok_or_else(|| bad(&sw_js[start..].chars().take(40).collect::<String>()))?
         + start;
     let unquote = |text: &str| {
         let text = text.trim();
@@ -109,32 +144,37 @@ pub fn lazy_files(sw_js: &str) -> Result<Vec<FileDigest>, AppBuildError> {
             .and_then(|t| t.strip_suffix('\''))
             .map(str::to_owned)
     };
-    let mut lazy: Vec<FileDigest> = Vec::new();
     for entry in sw_js[start..end]
         .split(',')
         .map(str::trim)
         .filter(|e| !e.is_empty())
     {
-        let bad = || AppBuildError::BadLazyEntry(entry.to_owned());
-        let (name, digest) = entry.split_once(':').ok_or_else(bad)?;
+        let (name, digest) = entry.split_once(':').ok_or_else(|| bad(entry))?;
         let (name, digest) = (
-            unquote(name).ok_or_else(bad)?,
-            unquote(digest).ok_or_else(bad)?,
+            unquote(name).ok_or_else(|| bad(entry))?,
+            unquote(digest).ok_or_else(|| bad(entry))?,
         );
-        let path = name.strip_prefix("./").unwrap_or(&name).to_owned();
+        let path = match name.strip_prefix("./").unwrap_or(&name) {
+            "" => "index.html".to_owned(),
+            path => path.to_owned(),
+        };
         let hexadecimal = digest.len() == 64
             && digest
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        if !hexadecimal || !app.contains(&path) || lazy.iter().any(|f| f.path == path) {
-            return Err(bad());
+        if !hexadecimal
+            || path == "index.html"
+            || !app.contains(&path)
+            || declared.iter().any(|f| f.path == path)
+        {
+            return Err(bad(entry));
         }
-        lazy.push(FileDigest {
+        declared.push(FileDigest {
             path,
             sha256: digest,
         });
     }
-    Ok(lazy)
+    Ok(())
 }
 
 /// How many hexadecimal digits of a file's SHA-256 its content-hashed name carries
@@ -318,35 +358,62 @@ mod tests {
     /// `printf 'hello\n' > a.txt; printf 'world\n' > b/c.txt;
     /// sha256sum a.txt b/c.txt | LC_ALL=C sort -k2 | sha256sum`.
     #[test]
-    fn lazily_loaded_files_are_declared_with_their_digests() {
-        let sw = "const APP_FILES = ['./', 'a-0123456789abcdef.js', 'b.wasm'];\n\
+    fn files_are_declared_with_their_digests() {
+        let sw = "const APP_FILES = ['./', 'a-0123456789abcdef.js', 'b.wasm', 'c.svg'];\n\
                   const LAZY_FILES = {\n  'a-0123456789abcdef.js': '"
             .to_owned()
             + &"ab".repeat(32)
-            + "',\n};";
+            + "',\n};\nconst DECLARED_FILES = { './c.svg': '"
+            + &"cd".repeat(32)
+            + "' };";
         assert_eq!(
-            lazy_files(&sw).unwrap(),
-            [FileDigest {
-                path: "a-0123456789abcdef.js".into(),
-                sha256: "ab".repeat(32)
-            }]
+            declared_files(&sw).unwrap(),
+            [
+                FileDigest {
+                    path: "a-0123456789abcdef.js".into(),
+                    sha256: "ab".repeat(32)
+                },
+                FileDigest {
+                    path: "c.svg".into(),
+                    sha256: "cd".repeat(32)
+                }
+            ]
         );
-        // No list: nothing is lazy (a build from before issue 25).
-        assert_eq!(lazy_files("const APP_FILES = ['b.wasm'];"), Ok(vec![]));
-        // A file outside APP_FILES, a short digest, uppercase, a missing quote, a duplicate.
+        // No list: nothing is declared (a build from before issue 25).
+        assert_eq!(declared_files("const APP_FILES = ['b.wasm'];"), Ok(vec![]));
+        // A file outside APP_FILES, a short digest, uppercase, a missing quote, a duplicate,
+        // index.html under either of its names (the page always reads it).
         for entry in [
             format!("'c.js': '{}'", "ab".repeat(32)),
             "'b.wasm': 'abcd'".to_owned(),
             format!("'b.wasm': '{}'", "AB".repeat(32)),
             format!("b.wasm: '{}'", "ab".repeat(32)),
             format!("'b.wasm': '{0}', 'b.wasm': '{0}'", "ab".repeat(32)),
+            format!("'index.html': '{}'", "ab".repeat(32)),
+            format!("'./': '{}'", "ab".repeat(32)),
         ] {
-            let sw = format!("const APP_FILES = ['b.wasm'];\nconst LAZY_FILES = {{ {entry} }};");
-            assert!(
-                matches!(lazy_files(&sw), Err(AppBuildError::BadLazyEntry(_))),
-                "{entry}"
-            );
+            for list in ["LAZY_FILES", "DECLARED_FILES"] {
+                let sw =
+                    format!("const APP_FILES = ['./', 'b.wasm'];\nconst {list} = {{ {entry} }};");
+                assert!(
+                    matches!(declared_files(&sw), Err(AppBuildError::BadDeclaredEntry { list: l, .. }) if l == list),
+                    "{list}: {entry}"
+                );
+            }
         }
+        // One file in both lists.
+        let both = format!(
+            "const APP_FILES = ['b.wasm'];\nconst LAZY_FILES = {{ 'b.wasm': '{0}' }};\n\
+             const DECLARED_FILES = {{ 'b.wasm': '{0}' }};",
+            "ab".repeat(32)
+        );
+        assert!(matches!(
+            declared_files(&both),
+            Err(AppBuildError::BadDeclaredEntry {
+                list: "DECLARED_FILES",
+                ..
+            })
+        ));
     }
 
     #[test]
