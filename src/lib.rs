@@ -62,8 +62,16 @@ pub fn start() {
 pub fn start_participant() {
     if web_sys::window().is_some() {
         services::clock::mark("orthomask:module started");
-        // A collector's survey link starts opening now, beside the first render.
-        services::participation::start_opening();
-        yew::Renderer::<app::ParticipantApp>::new().render();
+        // A collector's survey link starts opening now, and the first render waits until the
+        // opening has asked for its place (`start_opening` says why, and for how long at most).
+        match services::participation::start_opening() {
+            Some(place_asked) => wasm_bindgen_futures::spawn_local(async move {
+                place_asked.await;
+                yew::Renderer::<app::ParticipantApp>::new().render();
+            }),
+            None => {
+                yew::Renderer::<app::ParticipantApp>::new().render();
+            }
+        }
     }
 }

@@ -537,6 +537,23 @@ test('a definition signed by this deployment but below the policy\'s floors (p2 
   }
 });
 
+test('a collector that never answers the deployment: the page is still drawn, saying it is loading the survey', async () => {
+  // The participant's module holds its first render until the opening it started has asked for
+  // its place (services::participation::start_opening), but only for a bounded time: a network
+  // that does not answer must not leave a blank page.
+  const s = await setup();
+  try {
+    let asked = 0;
+    await s.page.route('**/api/deployment', () => { asked += 1; }); // never fulfilled
+    await s.page.goto(`${s.server.base}/#/participate?survey=leaps-demo`);
+    await s.page.getByText('Loading the survey…').waitFor();
+    assert.ok(asked >= 1, 'the deployment was asked for');
+    assert.deepEqual(await offers(s), [], 'no place taken without the deployment');
+  } finally {
+    await s.close();
+  }
+});
+
 test('a link naming an address instead of a survey id is refused without fetching anything', async () => {
   const s = await setup();
   try {

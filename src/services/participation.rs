@@ -119,6 +119,11 @@ async fn take_place_and_accept(
     invite: Option<&str>,
 ) -> Result<(SurveyDefinition, Access), Unopened> {
     mark("orthomask:place asked");
+    // The place's request goes out in `take_place`'s first step, before this task next waits: a
+    // first render held for it (`start_opening`) runs after that.
+    if let Some(asked) = PLACE_ASKED.with(|asked| asked.borrow_mut().take()) {
+        let _ = asked.send(());
+    }
     let offer = take_place(survey, invite).await.map_err(unopened)?;
     mark("orthomask:place answered");
     let accepted = participation::accept(deployment, &offer, survey, &definition_path(survey))
@@ -193,7 +198,15 @@ type StartedOpening = (Source, oneshot::Receiver<Result<Opened, Unopened>>);
 thread_local! {
     /// The opening [`start_opening`] started, until the form takes it.
     static STARTED: RefCell<Option<StartedOpening>> = const { RefCell::new(None) };
+    /// Told when that opening has asked for its place (dropped when it ends without asking).
+    static PLACE_ASKED: RefCell<Option<oneshot::Sender<()>>> = const { RefCell::new(None) };
 }
+
+/// How long the participant's module holds its first render for the opening it started to ask
+/// for its place ([`start_opening`]), at most. On a repeat visit the opening asks within a few
+/// tens of milliseconds; the bound is for a network that has not answered the deployment yet,
+/// where the page is then drawn while the opening waits, as without the hold.
+pub const LONGEST_FIRST_RENDER_HOLD_MS: u32 = 200;
 
 /// The collector's survey the page's link names (`#/participate?survey=ID…`), read as the form
 /// reads its route ([`participation::source_from_query`] on the route's query); `None` for any
@@ -209,21 +222,33 @@ fn linked_collector_survey() -> Option<Source> {
 
 /// Start opening the collector's survey the page's link names ([`open`]: its deployment, the
 /// page's own build, a place), as the participant's module starts, before it draws its first
-/// screen (issue 25). On a slow phone, drawing that screen takes about as long as the place's
-/// round trip, and the opening needs nothing from it, so the two now overlap instead of
-/// following each other. The form takes this opening over for its first opening of the same
-/// link ([`open_first`]); what is opened, what is checked and what is refused are unchanged. Any
-/// other link starts nothing.
-pub fn start_opening() {
-    let Some(source) = linked_collector_survey() else {
-        return;
-    };
+/// screen (issue 25). The answer resolves once the opening has asked for its place, or has ended
+/// without asking (a refusal, no connection); `None` for any other link, which starts nothing.
+///
+/// Why the module waits for it (at most [`LONGEST_FIRST_RENDER_HOLD_MS`]) before drawing: on a
+/// slow phone, drawing the first screen takes about as long as the place's round trip, and the
+/// opening needs nothing from it. Drawn first, the screen holds the page's thread while the
+/// opening's last steps (the deployment's text, the build's digest) wait behind it, and the place
+/// is asked only afterwards; asked first, the round trip and the drawing overlap. The form takes
+/// this opening over for its first opening of the same link ([`open_first`]); what is opened,
+/// checked and refused is unchanged.
+pub fn start_opening() -> Option<impl Future<Output = ()>> {
+    let source = linked_collector_survey()?;
     let (answer, answered) = oneshot::channel();
+    let (asked, place_asked) = oneshot::channel();
+    PLACE_ASKED.with(|slot| *slot.borrow_mut() = Some(asked));
     let opening = source.clone();
     wasm_bindgen_futures::spawn_local(async move {
-        let _ = answer.send(open(&opening, None).await);
+        let opened = open(&opening, None).await;
+        // Ended without asking for a place: the render need wait no longer.
+        PLACE_ASKED.with(|slot| slot.borrow_mut().take());
+        let _ = answer.send(opened);
     });
     STARTED.with(|started| *started.borrow_mut() = Some((source, answered)));
+    Some(async move {
+        let hold = sleep(i32::try_from(LONGEST_FIRST_RENDER_HOLD_MS).unwrap_or(i32::MAX));
+        futures::future::select(Box::pin(place_asked), Box::pin(hold)).await;
+    })
 }
 
 /// The form's first opening of `source`: the one [`start_opening`] started, when it started one
