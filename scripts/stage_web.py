@@ -11,12 +11,12 @@
 2. The marks of www/worker.js, then www/index.html, then www/sw.js become values of the staged
    files, each given by the name it had before step 1:
    `{{name F}}` its content-hashed name, `{{sri F}}` its Subresource Integrity digest (SHA-384,
-   issue 27 §2), `{{sha256 F}}` its SHA-256 in hexadecimal (sw.js's LAZY_FILES and DECLARED_FILES), `{{build}}` 16
+   issue 27 §2), `{{sha256 F}}` its SHA-256 in hexadecimal (sw.js's LAZY_FILES), `{{build}}` 16
    hexadecimal digits that change with any file of the build but sw.js (the service worker's
-   cache name), `{{early}}` the files a participant's page reads for its build that the browser
-   does not hold yet when the page starts (index.html's bootstrap fetches them while the module
-   downloads: src/services/early.rs), as a JSON array. worker.js comes before sw.js because
-   sw.js declares worker.js's digest.
+   cache name), `{{early}}` the files a participant's page reads for its build (index.html's
+   bootstrap fetches them while the module downloads: src/services/early.rs), as a JSON array,
+   and `{{declared}}` every file but sw.js, index.html and LAZY_FILES with its SHA-256 (sw.js's
+   DECLARED_FILES). worker.js comes before sw.js because sw.js declares worker.js's digest.
 """
 import base64
 import hashlib
@@ -58,19 +58,42 @@ def build_id():
     return hashlib.sha256("".join(lines).encode()).hexdigest()[:DIGITS]
 
 
+def staged_files():
+    """Every file of the staged app, by its path in the app (`surveys/x.json`)."""
+    return sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file())
+
+
+def lazy_files():
+    """The files sw.js's LAZY_FILES names (by a `{{sha256 F}}` mark in the template)."""
+    template = (stage / "sw.js").read_text(encoding="utf-8")
+    start = template.index("const LAZY_FILES = {")
+    listed = template[start:template.index("};", start)]
+    return {current(name).name if name in names else name
+            for name in re.findall(r"\{\{sha256 ([^}]+)\}\}", listed)}
+
+
+def declared_files():
+    # Every file of the build but sw.js, index.html (the two a page reads for its build:
+    # index.html names the Subresource Integrity digest of every file the page runs) and
+    # LAZY_FILES, with its SHA-256 (orthomask_survey::app_build::declared_files).
+    skip = {"sw.js", "index.html"} | lazy_files()
+    return [f for f in staged_files() if f not in skip]
+
+
+def declared_list():
+    entries = "".join(
+        f"\n  '{f}': '{hashlib.sha256((stage / f).read_bytes()).hexdigest()}',"
+        for f in declared_files()
+    )
+    return "{" + entries + "\n}"
+
+
 def early_files():
     # The files of the build a page reads to compute its build digest: every file but sw.js (the
     # bootstrap starts it first, for every such page) and those whose SHA-256 sw.js declares
-    # (LAZY_FILES, DECLARED_FILES: a `{{sha256 F}}` mark in sw.js; a page takes their digests from
-    # there, orthomask_survey::app_build::declared_files). That leaves index.html.
-    template = (stage / "sw.js").read_text(encoding="utf-8")
-    declared = {current(name).name if name in names else name
-                for name in re.findall(r"\{\{sha256 ([^}]+)\}\}", template)}
-    files = sorted(
-        str(p.relative_to(stage)) for p in stage.rglob("*")
-        if p.is_file() and p.name != "sw.js" and str(p.relative_to(stage)) not in declared
-    )
-    return json.dumps(files)
+    # (LAZY_FILES, DECLARED_FILES). That leaves index.html.
+    skip = {"sw.js"} | lazy_files() | set(declared_files())
+    return json.dumps([f for f in staged_files() if f not in skip])
 
 
 def mark(match):
@@ -79,6 +102,8 @@ def mark(match):
         return build_id()
     if kind == "early":
         return early_files()
+    if kind == "declared":
+        return declared_list()
     if kind == "name":
         if name not in names:
             sys.exit(f"{{{{name {name}}}}}: {name} is not a content-hashed file of the build")
@@ -91,7 +116,7 @@ def mark(match):
 
 for template in TEMPLATES:
     path = stage / template
-    text = re.sub(r"\{\{(name|sri|sha256|build|early)(?: ([^}]+))?\}\}", mark, path.read_text(encoding="utf-8"))
+    text = re.sub(r"\{\{(name|sri|sha256|build|early|declared)(?: ([^}]+))?\}\}", mark, path.read_text(encoding="utf-8"))
     if "{{" in text:
         sys.exit(f"www/{template}: a mark this build does not know is left")
     path.write_text(text, encoding="utf-8")

@@ -64,14 +64,35 @@ pub fn start_participant() {
         services::clock::mark("orthomask:module started");
         // A collector's survey link starts opening now, and the first render waits until the
         // opening has asked for its place (`start_opening` says why, and for how long at most).
-        match services::participation::start_opening() {
-            Some(place_asked) => wasm_bindgen_futures::spawn_local(async move {
-                place_asked.await;
-                yew::Renderer::<app::ParticipantApp>::new().render();
-            }),
+        match linked_collector_survey() {
+            Some(source) => {
+                let place_asked = services::participation::start_opening(source);
+                wasm_bindgen_futures::spawn_local(async move {
+                    place_asked.await;
+                    yew::Renderer::<app::ParticipantApp>::new().render();
+                });
+            }
             None => {
                 yew::Renderer::<app::ParticipantApp>::new().render();
             }
         }
+    }
+}
+
+/// The collector's survey the page's link names (`#/participate?survey=ID…`), read as the form
+/// reads its route: the hash router's history ([`route::Route`], and
+/// [`model::participation::source_from_query`] on its query). `None` for any other link (a
+/// refused one, a demonstration, another route), which starts nothing before the form.
+fn linked_collector_survey() -> Option<model::participation::Source> {
+    use yew_router::Routable;
+    use yew_router::history::{HashHistory, History};
+    let location = HashHistory::new().location();
+    if route::Route::recognize(location.path()) != Some(route::Route::Participate) {
+        return None;
+    }
+    let pairs = services::query::parse(location.query_str());
+    match model::participation::source_from_query(&pairs) {
+        Ok(Some(source @ model::participation::Source::Collector { .. })) => Some(source),
+        _ => None,
     }
 }

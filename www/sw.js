@@ -53,18 +53,9 @@ const LAZY_FILES = {
 // The SHA-256 of every other file but index.html, so that a page computes its build reading only
 // index.html and this script (orthomask_survey::app_build::declared_files says why that keeps
 // the build digest whole): the files index.html loads with their Subresource Integrity digest,
-// and those a participant's page does not load.
-const DECLARED_FILES = {
-  '{{name orthomask-participant.js}}': '{{sha256 orthomask-participant.js}}',
-  '{{name orthomask-participant_bg.wasm}}': '{{sha256 orthomask-participant_bg.wasm}}',
-  '{{name style.css}}': '{{sha256 style.css}}',
-  'manifest.webmanifest': '{{sha256 manifest.webmanifest}}',
-  'icon.svg': '{{sha256 icon.svg}}',
-  'surveys/leaps-demo.json': '{{sha256 surveys/leaps-demo.json}}',
-  'surveys/wellbeing-optional.json': '{{sha256 surveys/wellbeing-optional.json}}',
-  'surveys/shares-demo.json': '{{sha256 surveys/shares-demo.json}}',
-  'surveys/habits-branching.json': '{{sha256 surveys/habits-branching.json}}',
-};
+// and those a participant's page does not load. scripts/stage_web.py writes it: every file of the
+// build but this one, index.html and LAZY_FILES.
+const DECLARED_FILES = {{declared}};
 /** This script, kept beside the files (never answered from the cache: the static route and the
  * handler below pass it to the network, where the browser looks for a new version). */
 const SELF = 'sw.js';

@@ -102,6 +102,22 @@ async function altered(s, file, at) {
   }));
 }
 
+/**
+ * The page refused its own build before a place: the alert says the deployment does not accept
+ * it and that nothing was sent, no form opens, the mock holds `places` offers (those taken
+ * before) and no upload. Answers the alert's text.
+ */
+async function refusedBeforePlace(s, places = 0) {
+  const alert = s.page.getByRole('alert').filter({ hasText: 'does not accept' });
+  await alert.waitFor();
+  const text = await alert.textContent();
+  assert.match(text, /nothing was sent/);
+  assert.equal(await s.page.getByRole('button', { name: 'Start the survey' }).count(), 0);
+  assert.equal((await offers(s)).length, places, 'no place taken');
+  assert.deepEqual(await uploads(s), []);
+  return text;
+}
+
 test('a module that is not the built one is not run: one changed byte and the page stays empty', async () => {
   const s = await setup();
   try {
@@ -166,12 +182,7 @@ for (const [what, list, pattern] of [
         status: 200, contentType: 'text/javascript', body: text.replace(module.sha256, forged),
       }));
       await s.page.goto(`${s.server.base}/#/participate?survey=leaps-demo`);
-      const alert = s.page.getByRole('alert').filter({ hasText: 'does not accept' });
-      await alert.waitFor();
-      assert.match(await alert.textContent(), /nothing was sent/);
-      assert.equal(await s.page.getByRole('button', { name: 'Start the survey' }).count(), 0);
-      assert.deepEqual(await offers(s), [], 'no place taken');
-      assert.deepEqual(await uploads(s), []);
+      await refusedBeforePlace(s);
     } finally {
       await s.close();
     }
@@ -192,11 +203,7 @@ test('an index.html that is not the published one opens no survey: no place take
       status: 200, contentType: 'text/html', body: changed,
     }));
     await s.page.goto(`${s.server.base}/#/participate?survey=leaps-demo`);
-    const alert = s.page.getByRole('alert').filter({ hasText: 'does not accept' });
-    await alert.waitFor();
-    assert.match(await alert.textContent(), /nothing was sent/);
-    assert.deepEqual(await offers(s), [], 'no place taken');
-    assert.deepEqual(await uploads(s), []);
+    await refusedBeforePlace(s);
   } finally {
     await s.close();
   }
@@ -228,12 +235,7 @@ test("a controlled page whose worker's kept sw.js declares another digest opens 
     const places = (await offers(s)).length;
     await s.page.goto('about:blank');
     await s.page.goto(link);
-    const alert = s.page.getByRole('alert').filter({ hasText: 'does not accept' });
-    await alert.waitFor();
-    assert.match(await alert.textContent(), /nothing was sent/);
-    assert.equal(await s.page.getByRole('button', { name: 'Start the survey' }).count(), 0);
-    assert.equal((await offers(s)).length, places, 'no place taken');
-    assert.deepEqual(await uploads(s), []);
+    await refusedBeforePlace(s, places);
   } finally {
     await s.close();
   }
@@ -245,14 +247,8 @@ test('a page whose build the deployment does not publish opens no survey: no pla
     // The deployment accepts only another build (as if this one had been altered after publishing).
     await mode(s, { builds: ['0'.repeat(64)] });
     await s.page.goto(`${s.server.base}/#/participate?survey=leaps-demo`);
-    const alert = s.page.getByRole('alert').filter({ hasText: 'does not accept' });
-    await alert.waitFor();
-    const text = await alert.textContent();
+    const text = await refusedBeforePlace(s);
     assert.ok(text.includes(`app build "${s.server.build}"`), text);
-    assert.match(text, /nothing was sent/);
-    assert.equal(await s.page.getByRole('button', { name: 'Start the survey' }).count(), 0);
-    assert.deepEqual(await offers(s), [], 'no place taken');
-    assert.deepEqual(await uploads(s), []);
   } finally {
     await s.close();
   }

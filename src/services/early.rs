@@ -3,8 +3,9 @@
 //! page read, before it takes a place, the deployment ([`DEPLOYMENT_PATH`]) and its own files, to
 //! check its build (`super::app_build`): `sw.js` and the files whose digests `sw.js` does not
 //! declare (`scripts/stage_web.py`'s `{{early}}`: `index.html`); on a page a service worker
-//! controls, `sw.js` as the worker keeps it instead ([`CACHED_SERVICE_WORKER`]). The bootstrap puts each one's `fetch` promise in
-//! `window.orthomaskApp.early`, under the path it asked for; the first GET of that path here
+//! controls, `sw.js` as the worker keeps it instead ([`CACHED_SERVICE_WORKER`]). The bootstrap
+//! puts each one's `fetch` promise in `window.orthomaskApp.early`, under the path it asked for;
+//! the first GET of that path here
 //! (`super::http`'s plain GETs, `super::app_build`'s reads) takes it over instead of asking
 //! again. A hint only: what is fetched, and when it is needed, stays in the Rust code (a path the
 //! bootstrap did not start is simply fetched). The bootstrap starts nothing for any other link:

@@ -208,22 +208,10 @@ thread_local! {
 /// where the page is then drawn while the opening waits, as without the hold.
 pub const LONGEST_FIRST_RENDER_HOLD_MS: u32 = 200;
 
-/// The collector's survey the page's link names (`#/participate?survey=ID…`), read as the form
-/// reads its route ([`participation::source_from_query`] on the route's query); `None` for any
-/// other link (a refused one, a demonstration, another route).
-fn linked_collector_survey() -> Option<Source> {
-    let hash = web_sys::window()?.location().hash().ok()?;
-    let query = hash.strip_prefix("#/participate?")?;
-    match participation::source_from_query(&super::query::parse(query)) {
-        Ok(Some(source @ Source::Collector { .. })) => Some(source),
-        _ => None,
-    }
-}
-
-/// Start opening the collector's survey the page's link names ([`open`]: its deployment, the
-/// page's own build, a place), as the participant's module starts, before it draws its first
-/// screen (issue 25). The answer resolves once the opening has asked for its place, or has ended
-/// without asking (a refusal, no connection); `None` for any other link, which starts nothing.
+/// Start opening `source`, the collector's survey the page's link names ([`open`]: its
+/// deployment, the page's own build, a place), as the participant's module starts, before it
+/// draws its first screen (issue 25). The answer resolves once the opening has asked for its
+/// place, or has ended without asking (a refusal, no connection).
 ///
 /// Why the module waits for it (at most [`LONGEST_FIRST_RENDER_HOLD_MS`]) before drawing: on a
 /// slow phone, drawing the first screen takes about as long as the place's round trip, and the
@@ -232,8 +220,7 @@ fn linked_collector_survey() -> Option<Source> {
 /// is asked only afterwards; asked first, the round trip and the drawing overlap. The form takes
 /// this opening over for its first opening of the same link ([`open_first`]); what is opened,
 /// checked and refused is unchanged.
-pub fn start_opening() -> Option<impl Future<Output = ()>> {
-    let source = linked_collector_survey()?;
+pub fn start_opening(source: Source) -> impl Future<Output = ()> {
     let (answer, answered) = oneshot::channel();
     let (asked, place_asked) = oneshot::channel();
     PLACE_ASKED.with(|slot| *slot.borrow_mut() = Some(asked));
@@ -245,10 +232,10 @@ pub fn start_opening() -> Option<impl Future<Output = ()>> {
         let _ = answer.send(opened);
     });
     STARTED.with(|started| *started.borrow_mut() = Some((source, answered)));
-    Some(async move {
+    async move {
         let hold = sleep(i32::try_from(LONGEST_FIRST_RENDER_HOLD_MS).unwrap_or(i32::MAX));
         futures::future::select(Box::pin(place_asked), Box::pin(hold)).await;
-    })
+    }
 }
 
 /// The form's first opening of `source`: the one [`start_opening`] started, when it started one
