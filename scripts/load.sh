@@ -49,6 +49,16 @@ for endpoint in $endpoints; do
 done
 log() { printf '\033[1;32m[load]\033[0m %s\n' "$*"; }
 
+# The services hold a connection per participant of a burst, and the load client as many: where
+# this shell may (as root), the hard open-file limit is raised to 65 536, as an operator's
+# LimitNOFILE would, for both; the services raise their soft limit to it themselves.
+want_files=65536
+hard_files=$(ulimit -Hn)
+if [ "$hard_files" != unlimited ] && [ "$hard_files" -lt "$want_files" ]; then
+    ulimit -Hn "$want_files" 2>/dev/null || true
+fi
+ulimit -Sn "$(ulimit -Hn)" 2>/dev/null || true
+
 log "building the orthomask binary and the load client (release)"
 cargo build --release --locked --bin orthomask
 cargo bench --locked -p orthomask-server --bench load --no-run

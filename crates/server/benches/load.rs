@@ -219,10 +219,15 @@ async fn post_until_answered(
             }
             // Closed at once beyond both caps, or reset: try again.
             Err(e) => {
+                // The innermost cause (the system's word: refused, reset, broken pipe…).
+                let mut cause: &dyn std::error::Error = &e;
+                while let Some(inner) = cause.source() {
+                    cause = inner;
+                }
                 turned_away.push(if e.is_connect() {
-                    "no connection".to_owned()
+                    format!("no connection ({cause})")
                 } else {
-                    "connection closed or reset before an answer".to_owned()
+                    format!("connection closed or reset before an answer ({cause})")
                 });
                 None
             }
@@ -447,8 +452,10 @@ async fn main() {
     let Some((answers, m)) = design_for(p, rights) else {
         no_design(p, rights)
     };
+    // Every participant is a device of its own: no connection is kept for another participant's
+    // request (a kept one would spare the services the connection a real device opens).
     let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(participants)
+        .pool_max_idle_per_host(0)
         .timeout(Duration::from_secs(300))
         .build()
         .expect("client");

@@ -327,12 +327,16 @@ pub fn accept(
     stored_values: &[u8],
     form: StoredForm,
 ) -> Result<Accepted, ApiError> {
+    // Every statement here runs once per upload: prepared once per connection (cached).
     let existing: Option<(u32, String, String)> = conn
-        .query_row(
+        .prepare_cached(
             "SELECT cohort, upload_hash, received_at FROM uploads WHERE survey = ?1 AND token = ?2",
-            (&upload.survey, &upload.token),
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
+        .and_then(|mut s| {
+            s.query_row((&upload.survey, &upload.token), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+        })
         .optional()
         .map_err(sql)?;
     if let Some((cohort, stored_hash, received_at)) = existing {
@@ -361,11 +365,8 @@ pub fn accept(
         .map(|c| c.nonce.clone())
         .ok_or_else(|| ApiError::unauthorized(CredentialError::Missing.to_string()))?;
     let reused: Option<i64> = conn
-        .query_row(
-            "SELECT 1 FROM uploads WHERE survey = ?1 AND nonce = ?2",
-            (&upload.survey, &nonce),
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT 1 FROM uploads WHERE survey = ?1 AND nonce = ?2")
+        .and_then(|mut s| s.query_row((&upload.survey, &nonce), |r| r.get(0)))
         .optional()
         .map_err(sql)?;
     if reused.is_some() {
@@ -375,11 +376,12 @@ pub fn accept(
         ));
     }
     let (status, count): (IntakeCohort, usize) = conn
-        .query_row(
-            "SELECT status, uploads FROM cohorts WHERE survey = ?1 AND cohort = ?2",
-            (&upload.survey, upload.cohort),
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .prepare_cached("SELECT status, uploads FROM cohorts WHERE survey = ?1 AND cohort = ?2")
+        .and_then(|mut s| {
+            s.query_row((&upload.survey, upload.cohort), |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+        })
         .optional()
         .map_err(sql)?
         .ok_or_else(|| {
@@ -401,11 +403,13 @@ pub fn accept(
         )));
     }
     let received_at = crate::time::now_rfc3339();
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO uploads (survey, token, cohort, seq, upload_hash, received_at, masked, nonce,
                               build, right_masked)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        (
+    )
+    .and_then(|mut s| {
+        s.execute((
             &upload.survey,
             &upload.token,
             upload.cohort,
@@ -416,23 +420,25 @@ pub fn accept(
             &nonce,
             &upload.build,
             form.right_masked(),
-        ),
-    )
+        ))
+    })
     .map_err(sql)?;
     let closed_cohort = count + 1 >= reg.cohort_size;
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE cohorts SET uploads = uploads + 1,
                 status = CASE WHEN ?3 THEN ?5 ELSE status END,
                 closed_at = CASE WHEN ?3 THEN ?4 ELSE closed_at END
          WHERE survey = ?1 AND cohort = ?2",
-        (
+    )
+    .and_then(|mut s| {
+        s.execute((
             &upload.survey,
             upload.cohort,
             closed_cohort,
             &received_at,
             IntakeCohort::Closed,
-        ),
-    )
+        ))
+    })
     .map_err(sql)?;
     Ok(Accepted {
         receipt: Receipt {

@@ -20,6 +20,7 @@ pub mod error;
 pub mod log;
 pub mod time;
 
+pub mod checkpointer;
 pub mod compute;
 pub mod store;
 

@@ -13,8 +13,8 @@
 //! connection accepted while every place is taken is answered by a second, cheap server: it
 //! reads the request (its body is read and dropped, so the client reads the answer rather than
 //! a reset) and answers `503` with `Retry-After` and `Connection: close` — every client of the
-//! services retries on exactly that. At most as many such answers are in flight as there are
-//! places; beyond that a connection is closed at once. And the places held by idle keep-alive
+//! services retries on exactly that. At most [`busy_answers`] such answers are in flight;
+//! beyond that a connection is closed at once. And the places held by idle keep-alive
 //! connections are given back: when a connection finds no place, every connection that has
 //! already answered a request is asked to close once it is idle (hyper's graceful shutdown
 //! finishes a request in flight first).
@@ -65,43 +65,65 @@ impl Default for ConnectionLimits {
 }
 
 /// The policy's largest connection cap of one listener, whatever the descriptor limit allows.
-/// Places for about a second of uploads at the rate two cores store them (2 000–4 000 a second,
-/// README's load table): a connection turned away is told to come back in
-/// [`BUSY_RETRY_AFTER_S`], by when that many places have drained, so more places would not
-/// answer a burst sooner — they would only hold more requests in memory at once. And memory
-/// grows with the cap: each served connection may hold a request body being read, a participant's
-/// upload of ~20 KB at p = 1000 (about 80 MB for all places), up to the public body limit
-/// (`Limits::max_body_bytes`) for a client that sends the largest.
-pub const MAX_CONNECTIONS: usize = 4096;
+/// A burst is best queued rather than turned away: a connection turned away is told to come
+/// back in [`BUSY_RETRY_AFTER_S`] (HTTP's `Retry-After` counts whole seconds), so every
+/// participant refused waits at least a second, while one held is answered as soon as the
+/// uploads before it are stored (2 000–4 000 a second on two cores, README's load table). So the
+/// cap lets a listener hold a launch-day burst of 10 000 participants at once (issue 24) with
+/// room to spare. Memory grows with it: a held connection whose request waits costs the
+/// service its connection state and read buffer (hyper's, 8 KiB to start; the body waits in the
+/// kernel's socket buffer until the handler reads it); measured, a burst of 10 000 uploads at
+/// p = 1 000 peaks at about 0.3 GB resident (README's load table).
+pub const MAX_CONNECTIONS: usize = 16_384;
 
 /// Descriptors kept out of the listeners' share of the open-file limit ([`connection_cap`]): the
 /// standard streams, the async runtime's own (epoll, wake-up and signal descriptors), the
 /// listening sockets, each service's store (the database, its write-ahead log and shared-memory
-/// file) and SQLite's temporary files, and the outgoing connections the services' outboxes keep
-/// to their peers — a few dozen in all for `serve all` with its right-masking services, kept
-/// with room to spare, since running out of descriptors fails a commit or a hand-over, not just
-/// one connection.
+/// file, the checkpointer's connection to them) and SQLite's temporary files, and the outgoing
+/// connections the services' outboxes keep to their peers — a few dozen in all for `serve all`
+/// with its right-masking services, kept with room to spare, since running out of descriptors
+/// fails a commit or a hand-over, not just one connection.
 pub const RESERVED_DESCRIPTORS: u64 = 256;
 
-/// Descriptors one place of a listener may account for: the served connection, one descriptor
-/// its request may open while it is answered (a web app file read, a peer connection its handler
-/// makes), and one answer over the cap — as many of those may be in flight as there are places.
-pub const DESCRIPTORS_PER_PLACE: u64 = 3;
+/// Descriptors one place of a listener may account for: the served connection, and one
+/// descriptor its request may open while it is answered (a web app file read, a peer connection
+/// its handler makes).
+pub const DESCRIPTORS_PER_PLACE: u64 = 2;
+
+/// Most answers over the cap a listener has in flight at once (each one descriptor, for at most
+/// [`BUSY_DEADLINE`]): [`busy_answers`] of its cap; beyond them a connection is closed at once.
+pub const BUSY_ANSWERS: usize = 1024;
+
+/// The answers over the cap a listener with `cap` places keeps in flight: as many as it has
+/// places, up to [`BUSY_ANSWERS`].
+#[must_use]
+pub fn busy_answers(cap: usize) -> usize {
+    cap.min(BUSY_ANSWERS)
+}
 
 /// The connection cap of each of `listeners` listeners in a process allowed `descriptors` open
-/// files: what is left of `descriptors` after [`RESERVED_DESCRIPTORS`], shared evenly among the
-/// listeners at [`DESCRIPTORS_PER_PLACE`] a place, and at most [`MAX_CONNECTIONS`] (at least 1).
+/// files: the largest for which every listener's places (at [`DESCRIPTORS_PER_PLACE`] each) and
+/// answers over the cap ([`busy_answers`]) fit in what is left of `descriptors` after
+/// [`RESERVED_DESCRIPTORS`], shared evenly; at most [`MAX_CONNECTIONS`], at least 1.
 ///
 /// # Formula
-/// `cap = clamp(⌊(descriptors − RESERVED_DESCRIPTORS) / (DESCRIPTORS_PER_PLACE · listeners)⌋,
-/// 1, MAX_CONNECTIONS)`; so `listeners · cap · DESCRIPTORS_PER_PLACE + RESERVED_DESCRIPTORS ≤
-/// descriptors` whenever the limit leaves each listener at least one place.
+/// With `d = ⌊(descriptors − RESERVED_DESCRIPTORS) / listeners⌋` a listener's descriptors and
+/// `B =` [`BUSY_ANSWERS`]: `cap = ⌊d / 3⌋` while `d < 3B` (a place and its busy answer,
+/// three descriptors), else `cap = ⌊(d − B) / 2⌋` (the two agree at `d = 3B`); then
+/// clamped to `1..=MAX_CONNECTIONS`. So `listeners · (2 · cap + min(cap, B)) +
+/// RESERVED_DESCRIPTORS ≤ descriptors` whenever the limit leaves each listener a place.
 #[must_use]
 pub fn connection_cap(descriptors: u64, listeners: usize) -> usize {
     let listeners = u64::try_from(listeners.max(1)).unwrap_or(u64::MAX);
-    let share = descriptors.saturating_sub(RESERVED_DESCRIPTORS)
-        / DESCRIPTORS_PER_PLACE.saturating_mul(listeners);
-    usize::try_from(share)
+    let busy = u64::try_from(BUSY_ANSWERS).unwrap_or(u64::MAX);
+    let own = descriptors.saturating_sub(RESERVED_DESCRIPTORS) / listeners;
+    let with_busy = DESCRIPTORS_PER_PLACE + 1;
+    let cap = if own < with_busy.saturating_mul(busy) {
+        own / with_busy
+    } else {
+        (own - busy) / DESCRIPTORS_PER_PLACE
+    };
+    usize::try_from(cap)
         .unwrap_or(usize::MAX)
         .clamp(1, MAX_CONNECTIONS)
 }
@@ -185,6 +207,15 @@ pub fn raise_descriptor_limit() -> std::io::Result<DescriptorLimit> {
     Ok(DescriptorLimit { before, soft, hard })
 }
 
+/// Connections the kernel queues for a listener before they are accepted (`listen(2)`'s
+/// backlog; Linux cuts it to `net.core.somaxconn`, 4 096 by default). `tokio`'s own bind asks
+/// for 1 024: a burst of thousands of connections arriving within milliseconds overflowed it,
+/// and each SYN dropped was retried by the client's kernel after 1, 3, 7 s — the slowest
+/// participants of a 10 000-upload burst waited 8 s with no word from the service. The accept
+/// loop takes every connection off the queue at once ([`serve`]), so the queue only needs to
+/// absorb the arrivals of the moments in which that loop is not scheduled.
+pub const LISTEN_BACKLOG: u32 = 65_535;
+
 /// The `Retry-After` (seconds) of the answer to a connection over the cap: places free up as
 /// fast as requests are answered, so a second is enough, and clients add their own jitter.
 pub const BUSY_RETRY_AFTER_S: u64 = 1;
@@ -209,7 +240,7 @@ pub async fn serve(
 ) {
     let cap = limits.max_connections.max(1);
     let places = Arc::new(Semaphore::new(cap));
-    let busy_places = Arc::new(Semaphore::new(cap));
+    let busy_places = Arc::new(Semaphore::new(busy_answers(cap)));
     // Bumped when a connection finds no place: served, idle connections then close.
     let (shed, _) = watch::channel(0_u64);
     let mut last_shed: Option<Instant> = None;
@@ -249,10 +280,10 @@ pub async fn serve(
     }
     drop(listener);
     // Every connection holds a place until it ends: holding them all means all have ended.
-    let cap = u32::try_from(cap).unwrap_or(u32::MAX);
+    let all = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     let _ = tokio::time::timeout(DRAIN, async {
-        let _ = places.acquire_many(cap).await;
-        let _ = busy_places.acquire_many(cap).await;
+        let _ = places.acquire_many(all(cap)).await;
+        let _ = busy_places.acquire_many(all(busy_answers(cap))).await;
     })
     .await;
 }
@@ -371,21 +402,26 @@ async fn wait_after_accept_error(e: &std::io::Error) {
 mod tests {
     use super::*;
 
-    /// Hand-computed: `(descriptors − 256) / (3 · listeners)`, rounded down, within 1–4096.
+    /// Hand-computed from the formula, `d = (descriptors − 256) / listeners` rounded down:
+    /// `d / 3` up to 1 024 places, then `(d − 1 024) / 2`, within 1–16 384.
     #[test]
     fn the_cap_is_the_descriptors_left_after_the_reserve_shared_among_the_listeners() {
-        // A soft limit of 1 024 left as it was: (1024 − 256) / 3 = 256; two listeners 128.
+        // A soft limit of 1 024 left as it was: d = 768, 768 / 3 = 256; two listeners 384 / 3.
         assert_eq!(connection_cap(1024, 1), 256);
         assert_eq!(connection_cap(1024, 2), 128);
+        // d = 3 072 is where the two branches meet: 1 024 either way.
+        assert_eq!(connection_cap(3072 + 256, 1), 1024);
+        assert_eq!(connection_cap(3072 + 256 + 2, 1), 1025);
         // A hard limit of 20 000: `serve all` without right-masking services (two listeners)
-        // 19 744 / 6 = 3 290.67; with three of them (five listeners) 19 744 / 15 = 1 316.27.
-        assert_eq!(connection_cap(20_000, 2), 3290);
-        assert_eq!(connection_cap(20_000, 5), 1316);
-        // Linux's usual hard limit of 2²⁰: 1 048 320 / 15 = 69 888, above the policy's maximum;
-        // 16 384: 16 128 / 3 = 5 376 for one listener, also above it.
+        // d = 9 872, (9 872 − 1 024) / 2 = 4 424; with three of them (five listeners) d = 3 948,
+        // (3 948 − 1 024) / 2 = 1 462.
+        assert_eq!(connection_cap(20_000, 2), 4424);
+        assert_eq!(connection_cap(20_000, 5), 1462);
+        // 65 536 (a common LimitNOFILE), two listeners: d = 32 640, 15 808 places each.
+        assert_eq!(connection_cap(65_536, 2), 15_808);
+        // Linux's usual hard limit of 2²⁰ is above the policy's maximum, even for five.
         assert_eq!(connection_cap(1 << 20, 5), MAX_CONNECTIONS);
-        assert_eq!(connection_cap(16_384, 1), MAX_CONNECTIONS);
-        assert_eq!(MAX_CONNECTIONS, 4096);
+        assert_eq!(MAX_CONNECTIONS, 16_384);
         assert_eq!(connection_cap(u64::MAX, 1), MAX_CONNECTIONS);
         // Just above the reserve: 262 − 256 = 6 descriptors, two places; below it, still one.
         assert_eq!(connection_cap(262, 1), 2);
@@ -397,13 +433,14 @@ mod tests {
     /// What the cap promises: the listeners' places and the reserve fit in the limit.
     #[test]
     fn the_listeners_places_and_the_reserve_fit_in_the_limit() {
-        for descriptors in [262, 1024, 4096, 20_000, 65_536] {
+        for descriptors in [262, 1024, 3328, 3330, 4096, 20_000, 65_536, 200_000] {
             for listeners in 1..=8 {
-                let cap = connection_cap(descriptors, listeners) as u64;
+                let cap = connection_cap(descriptors, listeners);
                 if cap > 1 {
+                    let per_listener =
+                        cap as u64 * DESCRIPTORS_PER_PLACE + busy_answers(cap) as u64;
                     assert!(
-                        listeners as u64 * cap * DESCRIPTORS_PER_PLACE + RESERVED_DESCRIPTORS
-                            <= descriptors,
+                        listeners as u64 * per_listener + RESERVED_DESCRIPTORS <= descriptors,
                         "{descriptors} descriptors, {listeners} listeners: cap {cap}"
                     );
                 }

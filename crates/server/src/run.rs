@@ -22,14 +22,39 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-/// Bind a TCP listener.
+/// Bind a TCP listener on the first of `address`'s resolutions that can be bound, with a queue
+/// of [`LISTEN_BACKLOG`](crate::listener::LISTEN_BACKLOG) connections not yet accepted.
 ///
 /// # Errors
 /// [`ServerError::Io`] naming the address.
 pub async fn bind(address: &str) -> Result<TcpListener, ServerError> {
-    TcpListener::bind(address)
-        .await
-        .map_err(|e| ServerError::io(format!("listening on {address}"), e))
+    let failed = |e| ServerError::io(format!("listening on {address}"), e);
+    let mut last = None;
+    for addr in tokio::net::lookup_host(address).await.map_err(failed)? {
+        match listen_on(addr) {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(failed(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::AddrNotAvailable,
+            "the address resolves to nothing",
+        )
+    })))
+}
+
+fn listen_on(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As `TcpListener::bind` does: a restarted service binds its port again at once.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(crate::listener::LISTEN_BACKLOG)
 }
 
 /// The `http://` URL of a bound listener.

@@ -7,6 +7,7 @@
 //! process and a power cut alike, and a burst of uploads costs one fsync per batch rather than
 //! one per upload. A closure that fails rolls back its own savepoint and nothing else.
 
+use crate::checkpointer::Checkpointer;
 use crate::error::StoreError;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -192,20 +193,42 @@ impl Store {
         // not left in free pages of the file.
         conn.pragma_update(None, "secure_delete", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        // A savepoint's journal (one per job, `run_batch`) is kept in memory, not a temporary
+        // file: it holds only the pages one job changed.
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
+        // Room for every statement the services prepare cached (rusqlite keeps 16 by default,
+        // fewer than the upload's and the batch's own statements with the outbox's).
+        conn.set_prepared_statement_cache_capacity(128);
         conn.execute_batch(schema)?;
         add_missing_columns(&conn, added)?;
+        let file_name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        // The log is written back by the checkpointer's thread, not inside the writer's commits
+        // (`crate::checkpointer`); where that thread cannot start, SQLite's automatic checkpoint
+        // stays on.
+        let checkpointer = match Checkpointer::start(path, &file_name) {
+            Ok(checkpointer) => {
+                conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+                Some(checkpointer)
+            }
+            Err(e) => {
+                tracing::warn!("{}: checkpointing stays in the writer: {e}", path.display());
+                None
+            }
+        };
         let (sender, receiver) = mpsc::channel::<Box<dyn Job>>();
         let closed = ClosedSignal::default();
         let signal = closed.clone();
-        let name = format!(
-            "store:{}",
-            path.file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-        );
+        let wal_path = PathBuf::from(format!("{}-wal", path.display()));
         std::thread::Builder::new()
-            .name(name)
+            .name(format!("store:{file_name}"))
             .spawn(move || {
-                writer(conn, receiver);
+                writer(&conn, &receiver, checkpointer.as_ref(), &wal_path);
+                // The checkpointer's connection closes first, so the writer's is the last and
+                // its close writes the log back and removes it.
+                drop(checkpointer);
+                drop(conn);
                 signal.set();
             })
             .map_err(|e| StoreError::Corrupt(format!("cannot start the writer thread: {e}")))?;
@@ -311,7 +334,16 @@ impl ClosedSignal {
     }
 }
 
-fn writer(conn: Connection, receiver: mpsc::Receiver<Box<dyn Job>>) {
+/// Size of the write-ahead log past which the writer checkpoints and starts it over itself
+/// (half of the 16 MiB `journal_size_limit`, so that one more batch still fits under it).
+const LOG_RESTART_BYTES: u64 = 8 << 20;
+
+fn writer(
+    conn: &Connection,
+    receiver: &mpsc::Receiver<Box<dyn Job>>,
+    checkpointer: Option<&Checkpointer>,
+    wal_path: &Path,
+) {
     while let Ok(first) = receiver.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -320,12 +352,33 @@ fn writer(conn: Connection, receiver: mpsc::Receiver<Box<dyn Job>>) {
                 Err(_) => break,
             }
         }
-        let mut outcome = run_batch(&conn, &mut batch);
-        if outcome.is_ok() && batch.iter().any(|job| job.checkpoint_after()) {
-            outcome = checkpoint(&conn);
-        }
+        let committed = run_batch(conn, &mut batch);
+        // The batch's changes are committed whatever becomes of the checkpoint: only the jobs
+        // that asked for it learn that it failed.
+        let checkpointed = if committed.is_ok() && batch.iter().any(|job| job.checkpoint_after()) {
+            checkpoint(conn)
+        } else {
+            if let (Ok(()), Some(checkpointer)) = (&committed, checkpointer) {
+                // The checkpointer's passive checkpoints never start the log over while commits
+                // keep coming, so under an unbroken stream the writer does, once the log has
+                // passed LOG_RESTART_BYTES: the log stays bounded (issue 30), and the checkpoint
+                // only has what the checkpointer has not yet copied left to copy. A failure here
+                // is left to the next commit: this batch is committed.
+                let log = wal_path.metadata().map_or(0, |m| m.len());
+                if log > LOG_RESTART_BYTES {
+                    let _ = checkpoint(conn);
+                } else {
+                    checkpointer.committed();
+                }
+            }
+            Ok(())
+        };
         for job in batch {
-            job.finish(outcome.clone());
+            let outcome = match (&committed, job.checkpoint_after()) {
+                (Ok(()), true) => checkpointed.clone(),
+                _ => committed.clone(),
+            };
+            job.finish(outcome);
         }
     }
 }
@@ -347,38 +400,60 @@ impl From<rusqlite::Error> for NotCommitted {
     }
 }
 
+/// Longest the writer waits for a `TRUNCATE` checkpoint to complete ([`checkpoint`]).
+const TRUNCATE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// `PRAGMA wal_checkpoint(TRUNCATE)`, failing unless every frame was written back.
+///
+/// SQLite answers "busy" at once, without its busy handler, while another connection is
+/// checkpointing — here the store's own checkpointer ([`crate::checkpointer`]), for at most one
+/// of its passive checkpoints — so a busy answer is asked again, for up to [`TRUNCATE_WAIT`].
 fn checkpoint(conn: &Connection) -> Result<(), NotCommitted> {
-    let (busy, _frames, _written): (i64, i64, i64) =
-        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })?;
-    if busy != 0 {
-        return Err(NotCommitted {
-            reason: "the write-ahead log could not be checkpointed (a reader is busy)".to_owned(),
-            disk_full: false,
-        });
+    let started = std::time::Instant::now();
+    loop {
+        let busy = match conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        }) {
+            Ok(busy) => busy != 0,
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::DatabaseBusy =>
+            {
+                true
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if !busy {
+            return Ok(());
+        }
+        if started.elapsed() >= TRUNCATE_WAIT {
+            return Err(NotCommitted {
+                reason: "the write-ahead log could not be checkpointed (a reader is busy)"
+                    .to_owned(),
+                disk_full: false,
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    Ok(())
 }
 
 fn run_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), NotCommitted> {
-    conn.execute_batch("BEGIN IMMEDIATE")?;
+    // Prepared once per connection, not parsed again for every job of every batch.
+    let statement = |sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.execute([]));
+    statement("BEGIN IMMEDIATE")?;
     for job in batch.iter_mut() {
         let mut step = || -> Result<(), rusqlite::Error> {
-            conn.execute_batch("SAVEPOINT job")?;
-            if job.run(conn) {
-                conn.execute_batch("RELEASE job")
-            } else {
-                conn.execute_batch("ROLLBACK TO job; RELEASE job")
+            statement("SAVEPOINT job")?;
+            if !job.run(conn) {
+                statement("ROLLBACK TO job")?;
             }
+            statement("RELEASE job").map(drop)
         };
         if let Err(e) = step() {
             let _ = conn.execute_batch("ROLLBACK");
             return Err(e.into());
         }
     }
-    conn.execute_batch("COMMIT").map_err(|e| {
+    statement("COMMIT").map(drop).map_err(|e| {
         let _ = conn.execute_batch("ROLLBACK");
         e.into()
     })
@@ -528,6 +603,46 @@ mod tests {
 
     /// A job that panics fails alone: it is rolled back, its caller gets an error, and the
     /// writer thread goes on serving the next jobs.
+    #[tokio::test]
+    async fn the_log_is_written_back_while_the_store_is_open() {
+        // The writer's own automatic checkpoint is off (`crate::checkpointer`): without the
+        // checkpointer's thread the database file would keep its first size until the store
+        // closes. 4 MiB of rows (about a thousand pages) must reach it while the store is open.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite3");
+        let (store, _closed) = Store::open(&path, SCHEMA, &[]).unwrap();
+        let before = std::fs::metadata(&path).unwrap().len();
+        for batch in 0..16 {
+            store
+                .run(move |c| -> Result<(), TestError> {
+                    for row in 0..64 {
+                        c.execute(
+                            "INSERT INTO t VALUES (?1, ?2)",
+                            (format!("{batch}-{row}"), vec![7u8; 4096]),
+                        )?;
+                    }
+                    Ok(())
+                })
+                .await
+                .unwrap();
+        }
+        const FOUR_MIB: u64 = 4 << 20;
+        // Polled, not timed: the bound only keeps a broken build from hanging the test run.
+        let mut written_back = false;
+        for _ in 0..600 {
+            if std::fs::metadata(&path).unwrap().len() >= before + FOUR_MIB {
+                written_back = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(
+            written_back,
+            "the database file stayed at {} bytes",
+            std::fs::metadata(&path).unwrap().len()
+        );
+    }
+
     #[tokio::test]
     async fn the_writer_survives_a_panicking_job() {
         let dir = tempfile::tempdir().unwrap();

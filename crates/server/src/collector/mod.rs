@@ -159,6 +159,8 @@ CREATE TABLE IF NOT EXISTS invitations (
     nonce TEXT,
     reopened INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX IF NOT EXISTS invitations_by_cohort ON invitations(survey, cohort);
+CREATE INDEX IF NOT EXISTS invitations_by_nonce ON invitations(survey, nonce);
 CREATE TABLE IF NOT EXISTS credentials (
     survey TEXT NOT NULL REFERENCES surveys(id),
     cohort INTEGER NOT NULL,
