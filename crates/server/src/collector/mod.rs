@@ -547,6 +547,30 @@ mod tests {
         crate::store::assert_upgrade_gives_fresh_columns(SCHEMA, ADDED_COLUMNS);
     }
 
+    /// A hand-over settles its cohort's invitations by nonce and by cohort (`handover.rs`):
+    /// found through an index, not by reading every invitation of the survey once per upload.
+    #[test]
+    fn invitations_are_found_by_nonce_and_by_cohort_through_an_index() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        for condition in ["survey = ?1 AND nonce = ?2", "survey = ?1 AND cohort = ?2"] {
+            let plan: Vec<String> = conn
+                .prepare(&format!(
+                    "EXPLAIN QUERY PLAN SELECT token_hash FROM invitations WHERE {condition}"
+                ))
+                .unwrap()
+                .query_map(("survey", "value"), |r| r.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(
+                plan.iter()
+                    .all(|step| step.starts_with("SEARCH invitations USING INDEX")),
+                "{condition}: {plan:?}"
+            );
+        }
+    }
+
     #[test]
     fn percent_encoding_keeps_unreserved_only() {
         assert_eq!(
