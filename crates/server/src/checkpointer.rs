@@ -19,8 +19,8 @@
 //!   the database before it lets the log be reused;
 //! * the log's size: a checkpoint that finds every frame copied lets the writer's next
 //!   transaction start the log over (cut back to `journal_size_limit`), as the automatic
-//!   checkpoint did; under an unbroken stream of commits the log grows by what arrives meanwhile
-//!   and is started over once the stream pauses;
+//!   checkpoint did; a passive checkpoint never does while commits keep coming, so past 8 MiB
+//!   the writer checkpoints and starts the log over itself (`store::write_back_after_commit`);
 //! * erasure: the explicit `TRUNCATE` checkpoint after erasing values (`Store::checkpoint`) still
 //!   runs on the writer, which waits out a checkpoint in progress here (busy timeout).
 //!

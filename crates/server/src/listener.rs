@@ -72,8 +72,8 @@ impl Default for ConnectionLimits {
 /// cap lets a listener hold a launch-day burst of 10 000 participants at once (issue 24) with
 /// room to spare. Memory grows with it: a held connection whose request waits costs the
 /// service its connection state and read buffer (hyper's, 8 KiB to start; the body waits in the
-/// kernel's socket buffer until the handler reads it); measured, a burst of 10 000 uploads at
-/// p = 1 000 peaks at about 0.3 GB resident (README's load table).
+/// kernel's socket buffer until the handler reads it); the load benchmark (`scripts/load.sh`)
+/// reports the peak resident memory of a burst.
 pub const MAX_CONNECTIONS: usize = 16_384;
 
 /// Descriptors kept out of the listeners' share of the open-file limit ([`connection_cap`]): the

@@ -5,7 +5,9 @@
 //! one transaction, commits, and only then answers them: an acknowledged change is on disk
 //! (WAL with `synchronous = FULL`: the commit is fsynced), so it survives `kill -9` of the
 //! process and a power cut alike, and a burst of uploads costs one fsync per batch rather than
-//! one per upload. A closure that fails rolls back its own savepoint and nothing else.
+//! one per upload. A closure that fails rolls back its own savepoint and nothing else. The log
+//! is written back into the database by a thread of its own (`crate::checkpointer`), off the
+//! path of the acknowledgements.
 
 use crate::checkpointer::Checkpointer;
 use crate::error::StoreError;
@@ -220,7 +222,10 @@ impl Store {
         let (sender, receiver) = mpsc::channel::<Box<dyn Job>>();
         let closed = ClosedSignal::default();
         let signal = closed.clone();
-        let wal_path = PathBuf::from(format!("{}-wal", path.display()));
+        // SQLite's name for the log: the database's path with `-wal` appended.
+        let mut wal_path = path.as_os_str().to_owned();
+        wal_path.push("-wal");
+        let wal_path = PathBuf::from(wal_path);
         std::thread::Builder::new()
             .name(format!("store:{file_name}"))
             .spawn(move || {
@@ -359,17 +364,7 @@ fn writer(
             checkpoint(conn)
         } else {
             if let (Ok(()), Some(checkpointer)) = (&committed, checkpointer) {
-                // The checkpointer's passive checkpoints never start the log over while commits
-                // keep coming, so under an unbroken stream the writer does, once the log has
-                // passed LOG_RESTART_BYTES: the log stays bounded (issue 30), and the checkpoint
-                // only has what the checkpointer has not yet copied left to copy. A failure here
-                // is left to the next commit: this batch is committed.
-                let log = wal_path.metadata().map_or(0, |m| m.len());
-                if log > LOG_RESTART_BYTES {
-                    let _ = checkpoint(conn);
-                } else {
-                    checkpointer.committed();
-                }
+                write_back_after_commit(conn, checkpointer, wal_path);
             }
             Ok(())
         };
@@ -397,6 +392,20 @@ impl From<rusqlite::Error> for NotCommitted {
             disk_full: crate::error::disk_full(&e),
             reason: e.to_string(),
         }
+    }
+}
+
+/// After a commit that asked for no checkpoint: wake the checkpointer — or, once the log has
+/// passed [`LOG_RESTART_BYTES`], checkpoint and start the log over in the writer. The
+/// checkpointer's passive checkpoints never start the log over while commits keep coming, so
+/// this keeps the log bounded under an unbroken stream (issue 30), and leaves only what the
+/// checkpointer has not yet copied to copy. A failure is left to the next commit: this batch is
+/// committed.
+fn write_back_after_commit(conn: &Connection, checkpointer: &Checkpointer, wal_path: &Path) {
+    if wal_path.metadata().map_or(0, |m| m.len()) > LOG_RESTART_BYTES {
+        let _ = checkpoint(conn);
+    } else {
+        checkpointer.committed();
     }
 }
 
