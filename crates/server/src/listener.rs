@@ -14,7 +14,9 @@
 //! reads the request (its body is read and dropped, so the client reads the answer rather than
 //! a reset) and answers `503` with `Retry-After` and `Connection: close` — every client of the
 //! services retries on exactly that. At most [`busy_answers`] such answers are in flight;
-//! beyond that a connection is closed at once. And the places held by idle keep-alive
+//! beyond that the listener takes the next connection once a place or a busy answer's frees
+//! (milliseconds: an answer sent), so every connection is answered and descriptors stay
+//! bounded. And the places held by idle keep-alive
 //! connections are given back: when a connection finds no place, every connection that has
 //! already answered a request is asked to close once it is idle (hyper's graceful shutdown
 //! finishes a request in flight first).
@@ -91,7 +93,8 @@ pub const RESERVED_DESCRIPTORS: u64 = 256;
 pub const DESCRIPTORS_PER_PLACE: u64 = 2;
 
 /// Most answers over the cap a listener has in flight at once (each one descriptor, for at most
-/// [`BUSY_DEADLINE`]): [`busy_answers`] of its cap; beyond them a connection is closed at once.
+/// [`BUSY_DEADLINE`]): [`busy_answers`] of its cap; beyond them the next connection waits in
+/// the kernel's queue until one is sent ([`serve`]).
 pub const BUSY_ANSWERS: usize = 1024;
 
 /// The answers over the cap a listener with `cap` places keeps in flight: as many as it has
@@ -255,26 +258,44 @@ pub async fn serve(
             },
             () = stopped(&mut stop) => break,
         };
+        let served = |stop: &watch::Receiver<bool>| Served {
+            app: app.clone(),
+            limits,
+            client,
+            shed: shed.subscribe(),
+            stop: stop.clone(),
+        };
         if let Ok(place) = places.clone().try_acquire_owned() {
-            let served = Served {
-                app: app.clone(),
-                limits,
-                client,
-                shed: shed.subscribe(),
-                stop: stop.clone(),
-            };
-            tokio::spawn(served.run(stream, place));
+            tokio::spawn(served(&stop).run(stream, place));
             continue;
         }
         if last_shed.is_none_or(|t| t.elapsed() >= SHED_INTERVAL) {
             shed.send_modify(|n| *n += 1);
             last_shed = Some(Instant::now());
         }
-        match busy_places.clone().try_acquire_owned() {
-            Ok(place) => {
+        if let Ok(place) = busy_places.clone().try_acquire_owned() {
+            tokio::spawn(answer_busy(stream, place, limits));
+            continue;
+        }
+        // Beyond both caps: this connection takes whichever frees first — a place (a request
+        // answered, an idle connection shed) or a busy answer's (sent within BUSY_DEADLINE,
+        // usually milliseconds) — and the listener accepts nothing meanwhile, so descriptors
+        // stay bounded. The connections behind it wait those moments in the kernel's queue
+        // (LISTEN_BACKLOG) and are answered in turn; none is closed unanswered.
+        let next = tokio::select! {
+            biased;
+            () = stopped(&mut stop) => break,
+            place = places.clone().acquire_owned() => place.map(Place::Served),
+            place = busy_places.clone().acquire_owned() => place.map(Place::Busy),
+        };
+        match next {
+            Ok(Place::Served(place)) => {
+                tokio::spawn(served(&stop).run(stream, place));
+            }
+            Ok(Place::Busy(place)) => {
                 tokio::spawn(answer_busy(stream, place, limits));
             }
-            // Beyond both caps: closed at once, so descriptors stay bounded.
+            // The semaphores are never closed; were one, the connection is closed unanswered.
             Err(_) => drop(stream),
         }
     }
@@ -286,6 +307,12 @@ pub async fn serve(
         let _ = busy_places.acquire_many(all(busy_answers(cap))).await;
     })
     .await;
+}
+
+/// What a connection found once one was free: a place to be served, or a busy answer's.
+enum Place {
+    Served(OwnedSemaphorePermit),
+    Busy(OwnedSemaphorePermit),
 }
 
 /// One connection with a place.

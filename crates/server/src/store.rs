@@ -610,8 +610,8 @@ mod tests {
         }
     }
 
-    /// A job that panics fails alone: it is rolled back, its caller gets an error, and the
-    /// writer thread goes on serving the next jobs.
+    /// The write-ahead log reaches the database file while the store is open (the checkpointer's
+    /// thread), not only when it closes.
     #[tokio::test]
     async fn the_log_is_written_back_while_the_store_is_open() {
         // The writer's own automatic checkpoint is off (`crate::checkpointer`): without the
@@ -652,6 +652,67 @@ mod tests {
         );
     }
 
+    /// A checkpoint that cannot complete fails only the job that asked for it: a change
+    /// committed in the same batch is told it was committed (it was), and once the reader that
+    /// blocked the checkpoint is gone, the next checkpoint completes.
+    #[tokio::test]
+    async fn a_failed_checkpoint_fails_only_the_job_that_asked_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite3");
+        let (store, _closed) = Store::open(&path, SCHEMA, &[]).unwrap();
+        let insert = |k: &'static str| {
+            move |c: &Connection| -> Result<(), TestError> {
+                c.execute("INSERT INTO t VALUES (?1, 1)", [k])?;
+                Ok(())
+            }
+        };
+        store.run(insert("before")).await.unwrap();
+        // A reader holds a snapshot: frames committed after it cannot be written back, so a
+        // TRUNCATE checkpoint cannot complete while it stays open.
+        let reader = Connection::open(&path).unwrap();
+        reader.execute_batch("BEGIN").unwrap();
+        let seen: i64 = reader
+            .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(seen, 1);
+        // The writer is held by a first job while the change and the checkpoint are queued, so
+        // the two are one batch.
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let mut blocker = std::pin::pin!(store.run(move |_c: &Connection| {
+            held.recv().ok();
+            Ok::<(), TestError>(())
+        }));
+        let mut change = std::pin::pin!(store.run(insert("after")));
+        let mut checkpoint = std::pin::pin!(store.checkpoint());
+        // Polled once each: that queues the job (the answer is still to come).
+        std::future::poll_fn(|cx| {
+            assert!(blocker.as_mut().poll(cx).is_pending());
+            assert!(change.as_mut().poll(cx).is_pending());
+            assert!(checkpoint.as_mut().poll(cx).is_pending());
+            std::task::Poll::Ready(())
+        })
+        .await;
+        release.send(()).unwrap();
+        blocker.await.unwrap();
+        change
+            .await
+            .expect("a change committed with a failed checkpoint is committed");
+        assert!(
+            checkpoint.await.is_err(),
+            "a checkpoint completed while a reader held an older snapshot"
+        );
+        reader.execute_batch("COMMIT").unwrap();
+        drop(reader);
+        store.checkpoint().await.unwrap();
+        let rows: i64 = Connection::open(&path)
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 2);
+    }
+
+    /// A job that panics fails alone: it is rolled back, its caller gets an error, and the
+    /// writer thread goes on serving the next jobs.
     #[tokio::test]
     async fn the_writer_survives_a_panicking_job() {
         let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! Issue 10 §7 and issue 24, performed as the attacks: a client that sends its headers a byte at
 //! a time (slowloris) is cut off; a connection beyond the cap is answered 503 with `Retry-After`
-//! at once instead of waiting unseen in the kernel's backlog; idle keep-alive connections give
+//! at once instead of waiting unseen in the kernel's backlog, and one beyond the busy answers
+//! too is answered, not closed; idle keep-alive connections give
 //! their places back; a request that takes too long is answered 503. No assertion is on a duration: each test waits for the
 //! event it expects (with a generous deadline) or compares the order of two events.
 
@@ -162,6 +163,59 @@ async fn a_connection_over_the_cap_is_answered_503_with_retry_after() {
     );
     drop(held);
     wait_until_served(&url, "a request served once the places are free").await;
+    msp.stop().await;
+}
+
+/// Beyond both caps — every place held, and every busy answer's too (a provider with two places
+/// has two) — a connection is not closed unanswered: it waits for the first of them to free and
+/// is then answered 503 with `Retry-After`. All four are held by clients that connect before the
+/// fifth, so the listener (which takes connections in the order they came) has given them the
+/// places and the busy answers' when it takes the fifth; it frees the busy answers' only when it
+/// cuts their clients off (the busy answer's header deadline).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_beyond_every_place_waits_and_is_answered_503() {
+    let dir = tempfile::tempdir().unwrap();
+    let msp = provider_with_two_places(dir.path()).await;
+    // The places: two connections that say nothing (never answered, so never shed; the
+    // provider waits two minutes for headers).
+    let _placed = [
+        TcpStream::connect(msp.addr()).await.unwrap(),
+        TcpStream::connect(msp.addr()).await.unwrap(),
+    ];
+    // The busy answers': two that begin a request and never finish its headers.
+    let mut silent = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(msp.addr()).await.unwrap();
+        stream
+            .write_all(b"GET /api/health HTTP/1.1\r\nHost: msp\r\nX-Slow: a")
+            .await
+            .unwrap();
+        silent.push(stream);
+    }
+    let mut fifth = TcpStream::connect(msp.addr()).await.unwrap();
+    fifth
+        .write_all(b"GET /api/health HTTP/1.1\r\nHost: msp\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = String::from_utf8_lossy(&until_closed(&mut fifth).await).into_owned();
+    assert!(
+        answer.starts_with("HTTP/1.1 503"),
+        "a connection beyond every place was closed without an answer: {answer:?}"
+    );
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains(&format!("retry-after: {BUSY_RETRY_AFTER_S}\r\n")),
+        "{answer}"
+    );
+    // The two that never finished were cut off, not answered.
+    for mut stream in silent {
+        let seen = until_closed(&mut stream).await;
+        assert!(
+            !String::from_utf8_lossy(&seen).contains("200 OK"),
+            "an unfinished request was served"
+        );
+    }
     msp.stop().await;
 }
 
