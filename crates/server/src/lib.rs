@@ -45,6 +45,7 @@ pub mod collector;
 
 pub mod web;
 
+pub mod address_share;
 pub mod listener;
 pub mod run;
 

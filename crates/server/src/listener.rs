@@ -21,11 +21,16 @@
 //! already answered a request is asked to close once it is idle (hyper's graceful shutdown
 //! finishes a request in flight first).
 //!
+//! One client address may hold at most half of the places ([`crate::address_share`]): the
+//! timeouts bound how long a connection holds a place, the share how many one client holds, so
+//! a slowloris opening connections faster than they time out still leaves the other half free.
+//!
 //! The cap follows the process's open-file limit (issue 24): `orthomask serve` raises the soft
 //! `RLIMIT_NOFILE` to the hard limit at start ([`raise_descriptor_limit`]) and gives each listener
 //! the cap [`connection_cap`] computes from it, so that a burst is served rather than refused
 //! while descriptors are left unused, and no listener can drive the process out of descriptors.
 
+use crate::address_share::{AddressClaim, AddressShares};
 use crate::error::ApiError;
 use axum::Router;
 use axum::extract::ConnectInfo;
@@ -244,6 +249,7 @@ pub async fn serve(
     let cap = limits.max_connections.max(1);
     let places = Arc::new(Semaphore::new(cap));
     let busy_places = Arc::new(Semaphore::new(busy_answers(cap)));
+    let shares = AddressShares::new(cap);
     // Bumped when a connection finds no place: served, idle connections then close.
     let (shed, _) = watch::channel(0_u64);
     let mut last_shed: Option<Instant> = None;
@@ -258,45 +264,68 @@ pub async fn serve(
             },
             () = stopped(&mut stop) => break,
         };
-        let served = |stop: &watch::Receiver<bool>| Served {
+        let served = |stop: &watch::Receiver<bool>, claim| Served {
             app: app.clone(),
             limits,
             client,
             shed: shed.subscribe(),
             stop: stop.clone(),
+            _claim: claim,
         };
-        if let Ok(place) = places.clone().try_acquire_owned() {
-            tokio::spawn(served(&stop).run(stream, place));
-            continue;
-        }
-        if last_shed.is_none_or(|t| t.elapsed() >= SHED_INTERVAL) {
-            shed.send_modify(|n| *n += 1);
-            last_shed = Some(Instant::now());
-        }
+        // A place is the address's to take only within its share (`address_share`); a
+        // connection over it is answered as one over the cap, while places stay free for others.
+        let claim = match shares.claim(client.ip()) {
+            Some(claim) => match places.clone().try_acquire_owned() {
+                Ok(place) => {
+                    tokio::spawn(served(&stop, claim).run(stream, place));
+                    continue;
+                }
+                Err(_) => {
+                    if last_shed.is_none_or(|t| t.elapsed() >= SHED_INTERVAL) {
+                        shed.send_modify(|n| *n += 1);
+                        last_shed = Some(Instant::now());
+                    }
+                    Some(claim)
+                }
+            },
+            None => None,
+        };
+        let why = if claim.is_some() {
+            format!(
+                "the service is serving as many connections as it may ({cap}); retry in {BUSY_RETRY_AFTER_S} s"
+            )
+        } else {
+            format!(
+                "this address holds as many of the service's connections as one address may ({}); retry in {BUSY_RETRY_AFTER_S} s",
+                shares.per_address()
+            )
+        };
         if let Ok(place) = busy_places.clone().try_acquire_owned() {
-            tokio::spawn(answer_busy(stream, place, limits));
+            tokio::spawn(answer_busy(stream, place, limits, why));
             continue;
         }
         // Beyond both caps: this connection takes whichever frees first — a place (a request
-        // answered, an idle connection shed) or a busy answer's (sent within BUSY_DEADLINE,
-        // usually milliseconds) — and the listener accepts nothing meanwhile, so descriptors
-        // stay bounded. The connections behind it wait those moments in the kernel's queue
-        // (LISTEN_BACKLOG) and are answered in turn; none is closed unanswered.
+        // answered, an idle connection shed; only within its address's share) or a busy
+        // answer's (sent within BUSY_DEADLINE, usually milliseconds) — and the listener accepts
+        // nothing meanwhile, so descriptors stay bounded. The connections behind it wait those
+        // moments in the kernel's queue (LISTEN_BACKLOG) and are answered in turn; none is
+        // closed unanswered.
         let next = tokio::select! {
             biased;
             () = stopped(&mut stop) => break,
-            place = places.clone().acquire_owned() => place.map(Place::Served),
+            place = places.clone().acquire_owned(), if claim.is_some() => place.map(Place::Served),
             place = busy_places.clone().acquire_owned() => place.map(Place::Busy),
         };
-        match next {
-            Ok(Place::Served(place)) => {
-                tokio::spawn(served(&stop).run(stream, place));
+        match (next, claim) {
+            (Ok(Place::Served(place)), Some(claim)) => {
+                tokio::spawn(served(&stop, claim).run(stream, place));
             }
-            Ok(Place::Busy(place)) => {
-                tokio::spawn(answer_busy(stream, place, limits));
+            (Ok(Place::Busy(place)), _) => {
+                tokio::spawn(answer_busy(stream, place, limits, why));
             }
-            // The semaphores are never closed; were one, the connection is closed unanswered.
-            Err(_) => drop(stream),
+            // The semaphores are never closed, and a place is waited for only with a claim;
+            // were either otherwise, the connection is closed unanswered.
+            _ => drop(stream),
         }
     }
     drop(listener);
@@ -322,6 +351,8 @@ struct Served {
     client: std::net::SocketAddr,
     shed: watch::Receiver<u64>,
     stop: watch::Receiver<bool>,
+    /// The place counted against the client's address, given back when the connection ends.
+    _claim: AddressClaim,
 }
 
 impl Served {
@@ -377,24 +408,23 @@ impl Served {
 
 /// A connection over the cap: its request is read (the body dropped as it comes) and answered
 /// `503` with `Retry-After` and `Connection: close`, within [`BUSY_DEADLINE`].
-async fn answer_busy(stream: TcpStream, place: OwnedSemaphorePermit, limits: ConnectionLimits) {
-    let service = hyper::service::service_fn(|request: hyper::Request<Incoming>| async move {
-        let mut body = request.into_body();
-        while let Some(frame) = body.frame().await {
-            if frame.is_err() {
-                break;
+async fn answer_busy(
+    stream: TcpStream,
+    place: OwnedSemaphorePermit,
+    limits: ConnectionLimits,
+    why: String,
+) {
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let why = why.clone();
+        async move {
+            let mut body = request.into_body();
+            while let Some(frame) = body.frame().await {
+                if frame.is_err() {
+                    break;
+                }
             }
+            Ok::<_, Infallible>(ApiError::busy(why, BUSY_RETRY_AFTER_S).into_response())
         }
-        Ok::<_, Infallible>(
-            ApiError::busy(
-                format!(
-                    "the service is serving as many connections as it may ({}); retry in {BUSY_RETRY_AFTER_S} s",
-                    limits.max_connections
-                ),
-                BUSY_RETRY_AFTER_S,
-            )
-            .into_response(),
-        )
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())

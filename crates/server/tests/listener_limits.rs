@@ -1,5 +1,6 @@
 //! Issue 10 §7 and issue 24, performed as the attacks: a client that sends its headers a byte at
-//! a time (slowloris) is cut off; a connection beyond the cap is answered 503 with `Retry-After`
+//! a time (slowloris) is cut off, and one client opening many such connections holds at most
+//! half of the places; a connection beyond the cap is answered 503 with `Retry-After`
 //! at once instead of waiting unseen in the kernel's backlog, and one beyond the busy answers
 //! too is answered, not closed; idle keep-alive connections give
 //! their places back; a request that takes too long is answered 503. No assertion is on a duration: each test waits for the
@@ -215,6 +216,66 @@ async fn a_connection_beyond_every_place_waits_and_is_answered_503() {
             !String::from_utf8_lossy(&seen).contains("200 OK"),
             "an unfinished request was served"
         );
+    }
+    msp.stop().await;
+}
+
+/// A connection from `local`, an address of this host other than 127.0.0.1 (which has no share:
+/// `address_share`), so that the listener counts it as an outside client's.
+async fn connect_from(local: &str, server: std::net::SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{local}:0").parse().unwrap()).unwrap();
+    socket.connect(server).await.unwrap()
+}
+
+/// A slowloris at scale: one client opens connections and never finishes a request, as fast as
+/// it likes. It gets half of the places (one address's share), and its next connection is
+/// answered 503 with `Retry-After` while places are free; another address is served meanwhile,
+/// from the half the first cannot take.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_holds_at_most_half_the_places() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = ConnectionLimits {
+        max_connections: 4,
+        header_read_timeout: Duration::from_secs(120),
+        ..ConnectionLimits::default()
+    };
+    let msp = start_msp(
+        provider_config(dir.path(), limits),
+        bind("127.0.0.1:0").await.unwrap(),
+    )
+    .await
+    .unwrap();
+    let attacker = "127.0.0.2";
+    // Two silent connections: the attacker's share of four places.
+    let _held = [
+        connect_from(attacker, msp.addr()).await,
+        connect_from(attacker, msp.addr()).await,
+    ];
+    let request = b"GET /api/health HTTP/1.1\r\nHost: msp\r\nConnection: close\r\n\r\n";
+    let mut third = connect_from(attacker, msp.addr()).await;
+    third.write_all(request).await.unwrap();
+    let answer = String::from_utf8_lossy(&until_closed(&mut third).await).into_owned();
+    assert!(
+        answer.starts_with("HTTP/1.1 503"),
+        "an address was given a third of four places: {answer:?}"
+    );
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains(&format!("retry-after: {BUSY_RETRY_AFTER_S}\r\n")),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("as many of the service's connections as one address may (2)"),
+        "{answer}"
+    );
+    // Another address is served, while the attacker still holds its two.
+    for other in ["127.0.0.3", "127.0.0.4"] {
+        let mut stream = connect_from(other, msp.addr()).await;
+        stream.write_all(request).await.unwrap();
+        let answer = String::from_utf8_lossy(&until_closed(&mut stream).await).into_owned();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{other}: {answer:?}");
     }
     msp.stop().await;
 }
