@@ -58,12 +58,7 @@ async fn a_client_that_never_finishes_its_headers_is_cut_off() {
         header_read_timeout: Duration::from_millis(500),
         ..ConnectionLimits::default()
     };
-    let msp = start_msp(
-        provider_config(dir.path(), limits),
-        bind("127.0.0.1:0").await.unwrap(),
-    )
-    .await
-    .unwrap();
+    let msp = provider_with(dir.path(), limits).await;
     let mut slow = TcpStream::connect(msp.addr()).await.unwrap();
     slow.write_all(b"GET /api/health HTTP/1.1\r\nHost: provider\r\nX-Slow: a")
         .await
@@ -86,6 +81,27 @@ async fn a_client_that_never_finishes_its_headers_is_cut_off() {
     msp.stop().await;
 }
 
+/// A whole request for the health endpoint, after which the server closes the connection.
+const HEALTH_REQUEST: &[u8] = b"GET /api/health HTTP/1.1\r\nHost: msp\r\nConnection: close\r\n\r\n";
+
+/// Send [`HEALTH_REQUEST`] on `stream` and read the answer to the end: it must be a 503 with
+/// `Retry-After` (`what` names the connection in the failure). The answer, for further checks.
+async fn busy_answer_to(mut stream: TcpStream, what: &str) -> String {
+    stream.write_all(HEALTH_REQUEST).await.unwrap();
+    let answer = String::from_utf8_lossy(&until_closed(&mut stream).await).into_owned();
+    assert!(
+        answer.starts_with("HTTP/1.1 503"),
+        "{what} was not answered 503: {answer:?}"
+    );
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains(&format!("retry-after: {BUSY_RETRY_AFTER_S}\r\n")),
+        "{what}: {answer}"
+    );
+    answer
+}
+
 /// A provider that serves two connections at once, and waits long for headers (so that a
 /// connection that says nothing keeps its place).
 async fn provider_with_two_places(dir: &std::path::Path) -> orthomask_server::Running {
@@ -94,6 +110,14 @@ async fn provider_with_two_places(dir: &std::path::Path) -> orthomask_server::Ru
         header_read_timeout: Duration::from_secs(120),
         ..ConnectionLimits::default()
     };
+    provider_with(dir, limits).await
+}
+
+/// A provider on loopback with `limits`.
+async fn provider_with(
+    dir: &std::path::Path,
+    limits: ConnectionLimits,
+) -> orthomask_server::Running {
     start_msp(
         provider_config(dir, limits),
         bind("127.0.0.1:0").await.unwrap(),
@@ -193,22 +217,8 @@ async fn a_connection_beyond_every_place_waits_and_is_answered_503() {
             .unwrap();
         silent.push(stream);
     }
-    let mut fifth = TcpStream::connect(msp.addr()).await.unwrap();
-    fifth
-        .write_all(b"GET /api/health HTTP/1.1\r\nHost: msp\r\n\r\n")
-        .await
-        .unwrap();
-    let answer = String::from_utf8_lossy(&until_closed(&mut fifth).await).into_owned();
-    assert!(
-        answer.starts_with("HTTP/1.1 503"),
-        "a connection beyond every place was closed without an answer: {answer:?}"
-    );
-    assert!(
-        answer
-            .to_ascii_lowercase()
-            .contains(&format!("retry-after: {BUSY_RETRY_AFTER_S}\r\n")),
-        "{answer}"
-    );
+    let fifth = TcpStream::connect(msp.addr()).await.unwrap();
+    busy_answer_to(fifth, "a connection beyond every place").await;
     // The two that never finished were cut off, not answered.
     for mut stream in silent {
         let seen = until_closed(&mut stream).await;
@@ -240,32 +250,15 @@ async fn one_address_holds_at_most_half_the_places() {
         header_read_timeout: Duration::from_secs(120),
         ..ConnectionLimits::default()
     };
-    let msp = start_msp(
-        provider_config(dir.path(), limits),
-        bind("127.0.0.1:0").await.unwrap(),
-    )
-    .await
-    .unwrap();
+    let msp = provider_with(dir.path(), limits).await;
     let attacker = "127.0.0.2";
     // Two silent connections: the attacker's share of four places.
     let _held = [
         connect_from(attacker, msp.addr()).await,
         connect_from(attacker, msp.addr()).await,
     ];
-    let request = b"GET /api/health HTTP/1.1\r\nHost: msp\r\nConnection: close\r\n\r\n";
-    let mut third = connect_from(attacker, msp.addr()).await;
-    third.write_all(request).await.unwrap();
-    let answer = String::from_utf8_lossy(&until_closed(&mut third).await).into_owned();
-    assert!(
-        answer.starts_with("HTTP/1.1 503"),
-        "an address was given a third of four places: {answer:?}"
-    );
-    assert!(
-        answer
-            .to_ascii_lowercase()
-            .contains(&format!("retry-after: {BUSY_RETRY_AFTER_S}\r\n")),
-        "{answer}"
-    );
+    let third = connect_from(attacker, msp.addr()).await;
+    let answer = busy_answer_to(third, "an address's third connection of four places").await;
     assert!(
         answer.contains("as many of the service's connections as one address may (2)"),
         "{answer}"
@@ -273,7 +266,7 @@ async fn one_address_holds_at_most_half_the_places() {
     // Another address is served, while the attacker still holds its two.
     for other in ["127.0.0.3", "127.0.0.4"] {
         let mut stream = connect_from(other, msp.addr()).await;
-        stream.write_all(request).await.unwrap();
+        stream.write_all(HEALTH_REQUEST).await.unwrap();
         let answer = String::from_utf8_lossy(&until_closed(&mut stream).await).into_owned();
         assert!(answer.starts_with("HTTP/1.1 200"), "{other}: {answer:?}");
     }
