@@ -7,7 +7,8 @@
 //! slowloris at scale). The rate limit does not see it — a connection that never finishes its
 //! headers is never a request. So an address may hold at most [`places_per_address`] of a
 //! listener's places; a connection over that share is answered like one over the cap (503 with
-//! `Retry-After`), while the rest of the places stay free for other addresses.
+//! `Retry-After`) while half of the busy answers are free, and closed at once beyond them
+//! (`listener::serve`), while the rest of the places stay free for other addresses.
 //!
 //! What counts as one address: an IPv4 address, or an IPv6 `/64` (the prefix a single host or
 //! home network is normally given, so rotating through the interface part does not buy more

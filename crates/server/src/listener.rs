@@ -16,7 +16,9 @@
 //! services retries on exactly that. At most [`busy_answers`] such answers are in flight;
 //! beyond that the listener takes the next connection once a place or a busy answer's frees
 //! (milliseconds: an answer sent), so every connection is answered and descriptors stay
-//! bounded. And the places held by idle keep-alive
+//! bounded — except one from an address over its share (below), which is closed at once beyond
+//! half the busy answers, so that no single client can keep the listener waiting. And the
+//! places held by idle keep-alive
 //! connections are given back: when a connection finds no place, every connection that has
 //! already answered a request is asked to close once it is idle (hyper's graceful shutdown
 //! finishes a request in flight first).
@@ -300,6 +302,15 @@ pub async fn serve(
                 shares.per_address()
             )
         };
+        // An address over its share may take only the first half of the busy answers, and is
+        // closed at once beyond them instead of waiting for one: otherwise a single client could
+        // hold every busy answer with slow requests and keep the listener waiting on its next
+        // connection, while everyone else's wait in the queue behind it.
+        let over_share = claim.is_none();
+        if over_share && busy_places.available_permits() <= busy_answers(cap) / 2 {
+            drop(stream);
+            continue;
+        }
         if let Ok(place) = busy_places.clone().try_acquire_owned() {
             tokio::spawn(answer_busy(stream, place, limits, why));
             continue;
@@ -308,8 +319,8 @@ pub async fn serve(
         // answered, an idle connection shed; only within its address's share) or a busy
         // answer's (sent within BUSY_DEADLINE, usually milliseconds) — and the listener accepts
         // nothing meanwhile, so descriptors stay bounded. The connections behind it wait those
-        // moments in the kernel's queue (LISTEN_BACKLOG) and are answered in turn; none is
-        // closed unanswered.
+        // moments in the kernel's queue (LISTEN_BACKLOG) and are answered in turn; none within
+        // its address's share is closed unanswered.
         let next = tokio::select! {
             biased;
             () = stopped(&mut stop) => break,

@@ -238,6 +238,27 @@ async fn connect_from(local: &str, server: std::net::SocketAddr) -> TcpStream {
     socket.connect(server).await.unwrap()
 }
 
+/// The address of the attacking client in the tests of an address's share.
+const ATTACKER: &str = "127.0.0.2";
+
+/// A provider with four places (and four busy answers) that waits two minutes for headers, and
+/// two silent connections from [`ATTACKER`]: its share of the places.
+async fn attacker_holding_its_share(
+    dir: &std::path::Path,
+) -> (orthomask_server::Running, [TcpStream; 2]) {
+    let limits = ConnectionLimits {
+        max_connections: 4,
+        header_read_timeout: Duration::from_secs(120),
+        ..ConnectionLimits::default()
+    };
+    let msp = provider_with(dir, limits).await;
+    let held = [
+        connect_from(ATTACKER, msp.addr()).await,
+        connect_from(ATTACKER, msp.addr()).await,
+    ];
+    (msp, held)
+}
+
 /// A slowloris at scale: one client opens connections and never finishes a request, as fast as
 /// it likes. It gets half of the places (one address's share), and its next connection is
 /// answered 503 with `Retry-After` while places are free; another address is served meanwhile,
@@ -245,19 +266,8 @@ async fn connect_from(local: &str, server: std::net::SocketAddr) -> TcpStream {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_address_holds_at_most_half_the_places() {
     let dir = tempfile::tempdir().unwrap();
-    let limits = ConnectionLimits {
-        max_connections: 4,
-        header_read_timeout: Duration::from_secs(120),
-        ..ConnectionLimits::default()
-    };
-    let msp = provider_with(dir.path(), limits).await;
-    let attacker = "127.0.0.2";
-    // Two silent connections: the attacker's share of four places.
-    let _held = [
-        connect_from(attacker, msp.addr()).await,
-        connect_from(attacker, msp.addr()).await,
-    ];
-    let third = connect_from(attacker, msp.addr()).await;
+    let (msp, _held) = attacker_holding_its_share(dir.path()).await;
+    let third = connect_from(ATTACKER, msp.addr()).await;
     let answer = busy_answer_to(third, "an address's third connection of four places").await;
     assert!(
         answer.contains("as many of the service's connections as one address may (2)"),
@@ -269,6 +279,47 @@ async fn one_address_holds_at_most_half_the_places() {
         stream.write_all(HEALTH_REQUEST).await.unwrap();
         let answer = String::from_utf8_lossy(&until_closed(&mut stream).await).into_owned();
         assert!(answer.starts_with("HTTP/1.1 200"), "{other}: {answer:?}");
+    }
+    msp.stop().await;
+}
+
+/// The same client goes on: it takes busy answers too, with requests it never finishes, and
+/// opens more connections. It gets half of the busy answers; beyond them its connections are
+/// closed at once, so the listener never waits on them, and another address is served while the
+/// flood's busy answers are still open (they end only at the busy answer's header deadline).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_from_one_address_does_not_stall_the_listener() {
+    let dir = tempfile::tempdir().unwrap();
+    let (msp, _held) = attacker_holding_its_share(dir.path()).await;
+    // Five more that begin a request and never finish it: two busy answers' worth (half of
+    // four), then three the listener has no busy answer for.
+    let mut flood = Vec::new();
+    for _ in 0..5 {
+        let mut stream = connect_from(ATTACKER, msp.addr()).await;
+        stream
+            .write_all(b"GET /api/health HTTP/1.1\r\nHost: msp\r\nX-Slow: a")
+            .await
+            .unwrap();
+        flood.push(stream);
+    }
+    let mut other = connect_from("127.0.0.3", msp.addr()).await;
+    other.write_all(HEALTH_REQUEST).await.unwrap();
+    let answer = String::from_utf8_lossy(&until_closed(&mut other).await).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");
+    // Served while the flood's two busy answers are still waiting for their headers: the
+    // listener did not wait for one of them to end.
+    for held in &flood[..2] {
+        let mut byte = [0u8; 1];
+        assert!(
+            matches!(held.try_read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "a busy answer of the flood had ended before another address was served"
+        );
+    }
+    for mut closed in flood.drain(2..) {
+        assert!(
+            until_closed(&mut closed).await.is_empty(),
+            "a connection over its address's share, beyond half the busy answers, was answered"
+        );
     }
     msp.stop().await;
 }
