@@ -217,7 +217,9 @@ async fn post_until_answered(
                 assert_eq!(status, success, "{} refused: {text}", request.url);
                 return text;
             }
-            // Closed at once beyond both caps, or reset: try again.
+            // Refused, or closed or reset before an answer (the listener closes none within its
+            // address's share, and the load client's address, the host's own, has none): try
+            // again.
             Err(e) => {
                 // The innermost cause (the system's word: refused, reset, broken pipe…).
                 let mut cause: &dyn std::error::Error = &e;

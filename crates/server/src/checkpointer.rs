@@ -65,7 +65,7 @@ impl Checkpointer {
     pub fn start(path: &Path, name: &str) -> Result<Self, CheckpointerError> {
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.busy_timeout(crate::store::BUSY_TIMEOUT)?;
         // One pending wake-up is enough: commits while a checkpoint runs fold into the next.
         let (wake, woken) = mpsc::sync_channel::<()>(1);
         let thread = std::thread::Builder::new()

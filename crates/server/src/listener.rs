@@ -252,6 +252,16 @@ pub async fn serve(
     let places = Arc::new(Semaphore::new(cap));
     let busy_places = Arc::new(Semaphore::new(busy_answers(cap)));
     let shares = AddressShares::new(cap);
+    // The busy answers' reasons, the same for every connection of this listener.
+    let over_cap: Arc<str> = format!(
+        "the service is serving as many connections as it may ({cap}); retry in {BUSY_RETRY_AFTER_S} s"
+    )
+    .into();
+    let over_share: Arc<str> = format!(
+        "this address holds as many of the service's connections as one address may ({}); retry in {BUSY_RETRY_AFTER_S} s",
+        shares.per_address()
+    )
+    .into();
     // Bumped when a connection finds no place: served, idle connections then close.
     let (shed, _) = watch::channel(0_u64);
     let mut last_shed: Option<Instant> = None;
@@ -274,69 +284,56 @@ pub async fn serve(
             stop: stop.clone(),
             _claim: claim,
         };
-        // A place is the address's to take only within its share (`address_share`); a
-        // connection over it is answered as one over the cap, while places stay free for others.
-        let claim = match shares.claim(client.ip()) {
-            Some(claim) => match places.clone().try_acquire_owned() {
-                Ok(place) => {
-                    tokio::spawn(served(&stop, claim).run(stream, place));
-                    continue;
+        // A place is the address's to take only within its share (`address_share`). Over it,
+        // a connection is answered as one over the cap from the first half of the busy answers,
+        // and closed at once beyond them instead of waiting for one: otherwise a single client
+        // could hold every busy answer with slow requests and keep the listener waiting on its
+        // next connection, while everyone else's waited in the queue behind it.
+        let Some(claim) = shares.claim(client.ip()) else {
+            let place = (busy_places.available_permits() > busy_answers(cap) / 2)
+                .then(|| busy_places.clone().try_acquire_owned().ok())
+                .flatten();
+            match place {
+                Some(place) => {
+                    tokio::spawn(answer_busy(stream, place, limits, over_share.clone()));
                 }
-                Err(_) => {
-                    if last_shed.is_none_or(|t| t.elapsed() >= SHED_INTERVAL) {
-                        shed.send_modify(|n| *n += 1);
-                        last_shed = Some(Instant::now());
-                    }
-                    Some(claim)
-                }
-            },
-            None => None,
+                None => drop(stream),
+            }
+            continue;
         };
-        let why = if claim.is_some() {
-            format!(
-                "the service is serving as many connections as it may ({cap}); retry in {BUSY_RETRY_AFTER_S} s"
-            )
-        } else {
-            format!(
-                "this address holds as many of the service's connections as one address may ({}); retry in {BUSY_RETRY_AFTER_S} s",
-                shares.per_address()
-            )
-        };
-        // An address over its share may take only the first half of the busy answers, and is
-        // closed at once beyond them instead of waiting for one: otherwise a single client could
-        // hold every busy answer with slow requests and keep the listener waiting on its next
-        // connection, while everyone else's wait in the queue behind it.
-        let over_share = claim.is_none();
-        if over_share && busy_places.available_permits() <= busy_answers(cap) / 2 {
-            drop(stream);
+        if let Ok(place) = places.clone().try_acquire_owned() {
+            tokio::spawn(served(&stop, claim).run(stream, place));
             continue;
         }
+        if last_shed.is_none_or(|t| t.elapsed() >= SHED_INTERVAL) {
+            shed.send_modify(|n| *n += 1);
+            last_shed = Some(Instant::now());
+        }
         if let Ok(place) = busy_places.clone().try_acquire_owned() {
-            tokio::spawn(answer_busy(stream, place, limits, why));
+            tokio::spawn(answer_busy(stream, place, limits, over_cap.clone()));
             continue;
         }
         // Beyond both caps: this connection takes whichever frees first — a place (a request
-        // answered, an idle connection shed; only within its address's share) or a busy
-        // answer's (sent within BUSY_DEADLINE, usually milliseconds) — and the listener accepts
-        // nothing meanwhile, so descriptors stay bounded. The connections behind it wait those
-        // moments in the kernel's queue (LISTEN_BACKLOG) and are answered in turn; none within
-        // its address's share is closed unanswered.
+        // answered, an idle connection shed) or a busy answer's (sent within BUSY_DEADLINE,
+        // usually milliseconds) — and the listener accepts nothing meanwhile, so descriptors
+        // stay bounded. The connections behind it wait those moments in the kernel's queue
+        // (LISTEN_BACKLOG) and are answered in turn; none within its address's share is closed
+        // unanswered.
         let next = tokio::select! {
             biased;
             () = stopped(&mut stop) => break,
-            place = places.clone().acquire_owned(), if claim.is_some() => place.map(Place::Served),
+            place = places.clone().acquire_owned() => place.map(Place::Served),
             place = busy_places.clone().acquire_owned() => place.map(Place::Busy),
         };
-        match (next, claim) {
-            (Ok(Place::Served(place)), Some(claim)) => {
+        match next {
+            Ok(Place::Served(place)) => {
                 tokio::spawn(served(&stop, claim).run(stream, place));
             }
-            (Ok(Place::Busy(place)), _) => {
-                tokio::spawn(answer_busy(stream, place, limits, why));
+            Ok(Place::Busy(place)) => {
+                tokio::spawn(answer_busy(stream, place, limits, over_cap.clone()));
             }
-            // The semaphores are never closed, and a place is waited for only with a claim;
-            // were either otherwise, the connection is closed unanswered.
-            _ => drop(stream),
+            // The semaphores are never closed; were one, the connection is closed unanswered.
+            Err(_) => drop(stream),
         }
     }
     drop(listener);
@@ -423,7 +420,7 @@ async fn answer_busy(
     stream: TcpStream,
     place: OwnedSemaphorePermit,
     limits: ConnectionLimits,
-    why: String,
+    why: Arc<str>,
 ) {
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let why = why.clone();
@@ -434,7 +431,7 @@ async fn answer_busy(
                     break;
                 }
             }
-            Ok::<_, Infallible>(ApiError::busy(why, BUSY_RETRY_AFTER_S).into_response())
+            Ok::<_, Infallible>(ApiError::busy(&*why, BUSY_RETRY_AFTER_S).into_response())
         }
     });
     let connection = hyper::server::conn::http1::Builder::new()

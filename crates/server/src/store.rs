@@ -194,7 +194,7 @@ impl Store {
         // Erased values (e.g. the provider's x·B after the hand-over) are overwritten with zeros,
         // not left in free pages of the file.
         conn.pragma_update(None, "secure_delete", "ON")?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         // A savepoint's journal (one per job, `run_batch`) is kept in memory, not a temporary
         // file: it holds only the pages one job changed.
         conn.pragma_update(None, "temp_store", "MEMORY")?;
@@ -339,6 +339,10 @@ impl ClosedSignal {
     }
 }
 
+/// How long a store's connections (the writer's, the checkpointer's) wait for a lock another
+/// holds before SQLite answers busy.
+pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Size of the write-ahead log past which the writer checkpoints and starts it over itself
 /// (half of the 16 MiB `journal_size_limit`, so that one more batch still fits under it).
 const LOG_RESTART_BYTES: u64 = 8 << 20;
@@ -409,8 +413,9 @@ fn write_back_after_commit(conn: &Connection, checkpointer: &Checkpointer, wal_p
     }
 }
 
-/// Longest the writer waits for a `TRUNCATE` checkpoint to complete ([`checkpoint`]).
-const TRUNCATE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Longest the writer waits for a `TRUNCATE` checkpoint to complete ([`checkpoint`]): as long
+/// as SQLite's busy handler waits for a lock ([`BUSY_TIMEOUT`]).
+const TRUNCATE_WAIT: std::time::Duration = BUSY_TIMEOUT;
 
 /// `PRAGMA wal_checkpoint(TRUNCATE)`, failing unless every frame was written back.
 ///
