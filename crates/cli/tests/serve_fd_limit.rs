@@ -1,14 +1,15 @@
 //! Issue 24: `orthomask serve` raises its soft open-file limit to the hard limit at start and
-//! gives each listener the connection cap that limit allows. The services are started with a
-//! soft limit lowered below the hard one (as `ulimit -Sn` or a service manager leaves it); the
-//! kernel's account of the running process (`/proc/<pid>/limits`) must show the soft limit
-//! raised, and the line the operator reads must state the limit and the cap
-//! (`orthomask_server::listener::connection_cap` of the raised limit and the listeners). Nothing
-//! is timed: the test waits for the line, with a generous deadline.
+//! gives its listeners the places that limit allows. The services are started with a soft limit
+//! lowered below the hard one (as `ulimit -Sn` or a service manager leaves it); the kernel's
+//! account of the running process (`/proc/<pid>/limits`) must show the soft limit raised, and
+//! the line the operator reads must state the limit and the places
+//! (`orthomask_server::listener::place_split` of the raised limit and the listeners: each its
+//! own and the pool they share). Nothing is timed: the test waits for the line, with a generous
+//! deadline.
 
 #![cfg(target_os = "linux")]
 
-use orthomask_server::listener::{connection_cap, descriptor_limit};
+use orthomask_server::listener::{descriptor_limit, place_split};
 use std::io::BufRead;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -106,11 +107,14 @@ fn serve_raises_its_soft_limit_and_caps_connections_by_it() {
         kernel_limits(all.id()),
         (hard.to_string(), hard.to_string())
     );
-    let cap = connection_cap(hard, 4);
+    let split = place_split(hard, 4);
     assert!(
         line.starts_with(&format!(
-            "open files: {hard} (raised from {lowered} to the hard limit); up to {cap} \
-             connections at once per service (4 listening"
+            "open files: {hard} (raised from {lowered} to the hard limit); up to {} \
+             connections at once per service: {} of its own and {} shared (4 listening",
+            split.most(),
+            split.own,
+            split.shared
         )),
         "{line}"
     );
@@ -133,10 +137,12 @@ fn serve_raises_its_soft_limit_and_caps_connections_by_it() {
         kernel_limits(msp.id()),
         (hard.to_string(), hard.to_string())
     );
-    let cap = connection_cap(hard, 1);
+    let alone = place_split(hard, 1);
+    assert_eq!(alone.shared, 0, "a service alone shares nothing");
     assert!(
         line.contains(&format!(
-            "; up to {cap} connections at once per service (1 listening"
+            "; up to {} connections at once per service (1 listening",
+            alone.own
         )),
         "{line}"
     );

@@ -49,12 +49,17 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tower_service::Service;
 
 /// The limits every listener enforces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConnectionLimits {
-    /// Connections served at once; one more is answered 503 with `Retry-After`
-    /// ([`BUSY_RETRY_AFTER_S`]). `orthomask serve` sets it from the open-file limit
-    /// ([`connection_cap`]); the default is for services started in-process.
+    /// Connections served at once with places of the listener's own; once they are all taken,
+    /// one more takes a place of [`Self::shared`], and beyond those it is answered 503 with
+    /// `Retry-After` ([`BUSY_RETRY_AFTER_S`]). `orthomask serve` sets both from the open-file
+    /// limit ([`place_split`]); the default is for services started in-process.
     pub max_connections: usize,
+    /// The places the listeners of one process share, beyond their own (none: a listener has
+    /// only its own). Every listener given a clone of the same [`SharedPlaces`] draws on one
+    /// pool.
+    pub shared: Option<SharedPlaces>,
     /// Longest time to receive a request's headers once the request has begun (hyper's
     /// `header_read_timeout`); the connection is closed after it.
     pub header_read_timeout: Duration,
@@ -67,6 +72,7 @@ impl Default for ConnectionLimits {
     fn default() -> Self {
         Self {
             max_connections: 1024,
+            shared: None,
             header_read_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(600),
         }
@@ -136,6 +142,103 @@ pub fn connection_cap(descriptors: u64, listeners: usize) -> usize {
     usize::try_from(cap)
         .unwrap_or(usize::MAX)
         .clamp(1, MAX_CONNECTIONS)
+}
+
+/// Places that the listeners of one process share (issue 24): a launch-day burst reaches one
+/// service at a time (the collector's definitions first, then the provider's or the
+/// right-masking services' uploads), so places kept idle at the others would turn its
+/// participants away for a second each. Each listener keeps places of its own
+/// ([`ConnectionLimits::max_connections`]), so a burst at one service never takes the last
+/// places of another (the hand-overs between them, the survey team's page).
+#[derive(Clone)]
+pub struct SharedPlaces {
+    places: Arc<Semaphore>,
+    size: usize,
+}
+
+impl SharedPlaces {
+    /// A pool of `size` places.
+    #[must_use]
+    pub fn new(size: usize) -> Self {
+        Self {
+            places: Arc::new(Semaphore::new(size)),
+            size,
+        }
+    }
+
+    /// How many places the pool has in all.
+    #[must_use]
+    pub fn size(&self) -> usize {
+        self.size
+    }
+}
+
+impl std::fmt::Debug for SharedPlaces {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "SharedPlaces({} of {} free)",
+            self.places.available_permits(),
+            self.size
+        )
+    }
+}
+
+/// The same pool, not an equal one: listeners compare equal in what they share.
+impl PartialEq for SharedPlaces {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.places, &other.places)
+    }
+}
+
+impl Eq for SharedPlaces {}
+
+/// Of a listener's even share of the places ([`connection_cap`]), the part it keeps its own
+/// when listeners share a pool ([`place_split`]): a quarter.
+pub const OWN_PART: usize = 4;
+
+/// How a process's places are split among its listeners: each one's own, and the pool they
+/// share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlaceSplit {
+    /// Places each listener keeps for itself.
+    pub own: usize,
+    /// Places any listener may take once its own are taken.
+    pub shared: usize,
+}
+
+impl PlaceSplit {
+    /// The most connections one listener serves at once: its own places and the whole pool.
+    #[must_use]
+    pub fn most(&self) -> usize {
+        self.own + self.shared
+    }
+}
+
+/// The places of `listeners` listeners in a process allowed `descriptors` open files: of each
+/// listener's even share `c =` [`connection_cap`]`(descriptors, listeners)`, it keeps
+/// `own = max(1, ⌊c / OWN_PART⌋)` and lends the rest to a pool of
+/// `shared = min(listeners · (c − own), MAX_CONNECTIONS − own)` places; a listener alone keeps
+/// all of `c`. So the places in all, `listeners · own + shared`, are at most `listeners · c`,
+/// which [`connection_cap`] fits in the limit (and each listener's busy answers,
+/// [`busy_answers`] of its own places, at most those of `c`), and no listener serves more than
+/// [`MAX_CONNECTIONS`] at once.
+#[must_use]
+pub fn place_split(descriptors: u64, listeners: usize) -> PlaceSplit {
+    let even = connection_cap(descriptors, listeners);
+    if listeners <= 1 {
+        return PlaceSplit {
+            own: even,
+            shared: 0,
+        };
+    }
+    let own = (even / OWN_PART).max(1);
+    PlaceSplit {
+        own,
+        shared: listeners
+            .saturating_mul(even - own)
+            .min(MAX_CONNECTIONS - own),
+    }
 }
 
 /// The process's open-file limit (`RLIMIT_NOFILE`) around [`raise_descriptor_limit`].
@@ -248,13 +351,17 @@ pub async fn serve(
     limits: ConnectionLimits,
     mut stop: watch::Receiver<bool>,
 ) {
-    let cap = limits.max_connections.max(1);
-    let places = Arc::new(Semaphore::new(cap));
-    let busy_places = Arc::new(Semaphore::new(busy_answers(cap)));
-    let shares = AddressShares::new(cap);
+    let own = limits.max_connections.max(1);
+    let places = Places::new(own, limits.shared.clone());
+    let most = places.most;
+    let busy_places = Arc::new(Semaphore::new(busy_answers(own)));
+    // A busy answer waits for its request's headers at most until its own deadline.
+    let busy_headers = limits.header_read_timeout.min(BUSY_DEADLINE);
+    // One address's share is of every place the listener may serve, the pool's included.
+    let shares = AddressShares::new(most);
     // The busy answers' reasons, the same for every connection of this listener.
     let over_cap: Arc<str> = format!(
-        "the service is serving as many connections as it may ({cap}); retry in {BUSY_RETRY_AFTER_S} s"
+        "the service is serving as many connections as it may ({most}); retry in {BUSY_RETRY_AFTER_S} s"
     )
     .into();
     let over_share: Arc<str> = format!(
@@ -278,7 +385,8 @@ pub async fn serve(
         };
         let served = |stop: &watch::Receiver<bool>, claim| Served {
             app: app.clone(),
-            limits,
+            header_read_timeout: limits.header_read_timeout,
+            request_timeout: limits.request_timeout,
             client,
             shed: shed.subscribe(),
             stop: stop.clone(),
@@ -290,18 +398,18 @@ pub async fn serve(
         // could hold every busy answer with slow requests and keep the listener waiting on its
         // next connection, while everyone else's waited in the queue behind it.
         let Some(claim) = shares.claim(client.ip()) else {
-            let place = (busy_places.available_permits() > busy_answers(cap) / 2)
+            let place = (busy_places.available_permits() > busy_answers(own) / 2)
                 .then(|| busy_places.clone().try_acquire_owned().ok())
                 .flatten();
             match place {
                 Some(place) => {
-                    tokio::spawn(answer_busy(stream, place, limits, over_share.clone()));
+                    tokio::spawn(answer_busy(stream, place, busy_headers, over_share.clone()));
                 }
                 None => drop(stream),
             }
             continue;
         };
-        if let Ok(place) = places.clone().try_acquire_owned() {
+        if let Some(place) = places.try_take() {
             tokio::spawn(served(&stop, claim).run(stream, place));
             continue;
         }
@@ -310,7 +418,7 @@ pub async fn serve(
             last_shed = Some(Instant::now());
         }
         if let Ok(place) = busy_places.clone().try_acquire_owned() {
-            tokio::spawn(answer_busy(stream, place, limits, over_cap.clone()));
+            tokio::spawn(answer_busy(stream, place, busy_headers, over_cap.clone()));
             continue;
         }
         // Beyond both caps: this connection takes whichever frees first — a place (a request
@@ -322,7 +430,7 @@ pub async fn serve(
         let next = tokio::select! {
             biased;
             () = stopped(&mut stop) => break,
-            place = places.clone().acquire_owned() => place.map(Place::Served),
+            place = places.take() => place.map(Place::Served),
             place = busy_places.clone().acquire_owned() => place.map(Place::Busy),
         };
         match next {
@@ -330,7 +438,7 @@ pub async fn serve(
                 tokio::spawn(served(&stop, claim).run(stream, place));
             }
             Ok(Place::Busy(place)) => {
-                tokio::spawn(answer_busy(stream, place, limits, over_cap.clone()));
+                tokio::spawn(answer_busy(stream, place, busy_headers, over_cap.clone()));
             }
             // The semaphores are never closed; were one, the connection is closed unanswered.
             Err(_) => drop(stream),
@@ -340,22 +448,85 @@ pub async fn serve(
     // Every connection holds a place until it ends: holding them all means all have ended.
     let all = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     let _ = tokio::time::timeout(DRAIN, async {
-        let _ = places.acquire_many(all(cap)).await;
-        let _ = busy_places.acquire_many(all(busy_answers(cap))).await;
+        let _ = places.served.acquire_many(all(most)).await;
+        let _ = busy_places.acquire_many(all(busy_answers(own))).await;
     })
     .await;
 }
 
 /// What a connection found once one was free: a place to be served, or a busy answer's.
 enum Place {
-    Served(OwnedSemaphorePermit),
+    Served(HeldPlace),
     Busy(OwnedSemaphorePermit),
+}
+
+/// A listener's places: its own first, then the pool's it shares with the process's other
+/// listeners ([`SharedPlaces`]).
+struct Places {
+    own: Arc<Semaphore>,
+    shared: Option<SharedPlaces>,
+    /// One permit for each connection this listener serves, `most` in all: a connection holds
+    /// one of these as well as its place, so that the listener can wait for its own connections
+    /// to end (holding them all) without holding the pool, which other listeners draw on.
+    served: Arc<Semaphore>,
+    /// Its own places and the whole pool: the most connections it serves at once.
+    most: usize,
+}
+
+/// A served connection's place, given back (with its count among the served) when dropped.
+struct HeldPlace {
+    _place: OwnedSemaphorePermit,
+    _served: OwnedSemaphorePermit,
+}
+
+impl Places {
+    fn new(own: usize, shared: Option<SharedPlaces>) -> Self {
+        let most = own + shared.as_ref().map_or(0, SharedPlaces::size);
+        Self {
+            own: Arc::new(Semaphore::new(own)),
+            shared,
+            served: Arc::new(Semaphore::new(most)),
+            most,
+        }
+    }
+
+    /// A place free now: one of its own, else one of the pool's.
+    fn try_take(&self) -> Option<HeldPlace> {
+        let served = self.served.clone().try_acquire_owned().ok()?;
+        let place = self.own.clone().try_acquire_owned().ok().or_else(|| {
+            let pool = self.shared.as_ref()?;
+            pool.places.clone().try_acquire_owned().ok()
+        })?;
+        Some(HeldPlace {
+            _place: place,
+            _served: served,
+        })
+    }
+
+    /// The first place to free: one of its own or one of the pool's.
+    async fn take(&self) -> Result<HeldPlace, tokio::sync::AcquireError> {
+        // Free whenever the listener serves fewer than `most`, so this waits only while it
+        // holds its own places and the whole pool.
+        let served = self.served.clone().acquire_owned().await?;
+        let place = match &self.shared {
+            None => self.own.clone().acquire_owned().await?,
+            Some(pool) => tokio::select! {
+                place = self.own.clone().acquire_owned() => place?,
+                place = pool.places.clone().acquire_owned() => place?,
+            },
+        };
+        Ok(HeldPlace {
+            _place: place,
+            _served: served,
+        })
+    }
 }
 
 /// One connection with a place.
 struct Served {
     app: Router,
-    limits: ConnectionLimits,
+    header_read_timeout: Duration,
+    request_timeout: Duration,
     client: std::net::SocketAddr,
     shed: watch::Receiver<u64>,
     stop: watch::Receiver<bool>,
@@ -364,12 +535,11 @@ struct Served {
 }
 
 impl Served {
-    async fn run(mut self, stream: TcpStream, place: OwnedSemaphorePermit) {
+    async fn run(mut self, stream: TcpStream, place: HeldPlace) {
         // Set once an answer has gone out: from then on the connection is a keep-alive one,
         // which gives its place back when others need it.
         let answered = Arc::new(AtomicBool::new(false));
-        let (router, timeout, client) =
-            (self.app.clone(), self.limits.request_timeout, self.client);
+        let (router, timeout, client) = (self.app.clone(), self.request_timeout, self.client);
         let flag = answered.clone();
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             let (mut router, flag) = (router.clone(), flag.clone());
@@ -390,7 +560,7 @@ impl Served {
         });
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
-            .header_read_timeout(self.limits.header_read_timeout)
+            .header_read_timeout(self.header_read_timeout)
             .serve_connection(TokioIo::new(stream), service);
         tokio::pin!(connection);
         let mut closing = false;
@@ -419,7 +589,7 @@ impl Served {
 async fn answer_busy(
     stream: TcpStream,
     place: OwnedSemaphorePermit,
-    limits: ConnectionLimits,
+    header_read_timeout: Duration,
     why: Arc<str>,
 ) {
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
@@ -436,7 +606,7 @@ async fn answer_busy(
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout.min(BUSY_DEADLINE))
+        .header_read_timeout(header_read_timeout)
         .keep_alive(false)
         .serve_connection(TokioIo::new(stream), service);
     let _ = tokio::time::timeout(BUSY_DEADLINE, connection).await;
@@ -493,6 +663,55 @@ mod tests {
         assert_eq!(connection_cap(100, 1), 1);
         // No listener counts as one.
         assert_eq!(connection_cap(1024, 0), 256);
+    }
+
+    /// Hand-computed from [`place_split`]'s formula: a quarter of the even share kept, the rest
+    /// of every listener's share pooled, a listener's own and the pool at most 16 384.
+    #[test]
+    fn each_listener_keeps_a_quarter_of_its_share_and_lends_the_rest_to_the_pool() {
+        // `serve all` under a hard limit of 20 000: even shares of 4 424 (two listeners) keep
+        // 1 106 and pool 2 · 3 318; of 1 956 (four) keep 489 and pool 4 · 1 467.
+        let two = place_split(20_000, 2);
+        assert_eq!((two.own, two.shared, two.most()), (1106, 6636, 7742));
+        let four = place_split(20_000, 4);
+        assert_eq!((four.own, four.shared, four.most()), (489, 5868, 6357));
+        // Under Linux's 2²⁰ every share is the policy's 16 384: 4 096 kept, and the pool only
+        // what brings one listener to 16 384.
+        let five = place_split(1 << 20, 5);
+        assert_eq!((five.own, five.shared, five.most()), (4096, 12_288, 16_384));
+        // A listener alone has nothing to share.
+        assert_eq!(
+            place_split(1024, 1),
+            PlaceSplit {
+                own: 256,
+                shared: 0
+            }
+        );
+        // A share of one place is kept whole.
+        assert_eq!(place_split(100, 3), PlaceSplit { own: 1, shared: 0 });
+    }
+
+    /// What the split promises: no more places in all than the even shares, whose descriptors
+    /// fit in the limit; no more busy answers; no listener above the policy's maximum.
+    #[test]
+    fn the_split_takes_no_place_the_even_shares_do_not_have() {
+        for descriptors in [100, 262, 1024, 3328, 4096, 20_000, 65_536, 200_000, 1 << 20] {
+            for listeners in 1..=8 {
+                let even = connection_cap(descriptors, listeners);
+                let split = place_split(descriptors, listeners);
+                let case = format!("{descriptors} descriptors, {listeners} listeners: {split:?}");
+                assert!(
+                    listeners * split.own + split.shared <= listeners * even,
+                    "{case}"
+                );
+                assert!(busy_answers(split.own) <= busy_answers(even), "{case}");
+                assert!((1..=MAX_CONNECTIONS).contains(&split.most()), "{case}");
+                assert!(
+                    split.most() >= even,
+                    "{case}: a listener may serve less than before"
+                );
+            }
+        }
     }
 
     /// What the cap promises: the listeners' places and the reserve fit in the limit.

@@ -204,7 +204,7 @@ fn launch(
         .local_addr()
         .map_err(|e| ServerError::io("reading the listening address", e))?;
     let stop = shutdown.subscribe();
-    let connections = limits.connections;
+    let connections = limits.connections.clone();
     tasks.push(tokio::spawn(crate::listener::serve(
         listener,
         app,
@@ -620,13 +620,14 @@ fn count(descriptors: u64) -> String {
 }
 
 /// Raise the process's open-file limit to its hard limit
-/// ([`listener::raise_descriptor_limit`](crate::listener::raise_descriptor_limit)) and give each
-/// of `plan`'s listeners the connection cap that limit allows
-/// ([`listener::connection_cap`](crate::listener::connection_cap)); with it, the line that tells
-/// the operator both. Where the limit cannot be read the plan's own cap is kept.
+/// ([`listener::raise_descriptor_limit`](crate::listener::raise_descriptor_limit)) and give
+/// `plan`'s listeners the places that limit allows
+/// ([`listener::place_split`](crate::listener::place_split)): each its own, and a pool they
+/// share; with it, the line that tells the operator both. Where the limit cannot be read the
+/// plan's own cap is kept.
 fn fit_to_descriptor_limit(mut plan: ServePlan) -> (ServePlan, String) {
     use crate::listener::{
-        RESERVED_DESCRIPTORS, connection_cap, descriptor_limit, raise_descriptor_limit,
+        RESERVED_DESCRIPTORS, SharedPlaces, descriptor_limit, place_split, raise_descriptor_limit,
     };
     let listeners = plan.listeners();
     let (soft, how) = match raise_descriptor_limit() {
@@ -659,12 +660,24 @@ fn fit_to_descriptor_limit(mut plan: ServePlan) -> (ServePlan, String) {
             }
         },
     };
-    let cap = connection_cap(soft, listeners);
-    plan.limits_mut().connections.max_connections = cap;
+    let split = place_split(soft, listeners);
+    let connections = &mut plan.limits_mut().connections;
+    connections.max_connections = split.own;
+    // One pool, cloned into every service of the plan: they all draw on it.
+    connections.shared = (split.shared > 0).then(|| SharedPlaces::new(split.shared));
+    let places = if split.shared > 0 {
+        format!(
+            "up to {} connections at once per service: {} of its own and {} shared",
+            split.most(),
+            split.own,
+            split.shared
+        )
+    } else {
+        format!("up to {} connections at once per service", split.own)
+    };
     let line = format!(
-        "open files: {} ({how}); up to {cap} connections at once per service ({listeners} \
-         listening, {RESERVED_DESCRIPTORS} descriptors kept for the stores, logs and outgoing \
-         connections)",
+        "open files: {} ({how}); {places} ({listeners} listening, {RESERVED_DESCRIPTORS} \
+         descriptors kept for the stores, logs and outgoing connections)",
         count(soft)
     );
     (plan, line)

@@ -11,7 +11,7 @@ mod common;
 use axum::Router;
 use axum::routing::get;
 use common::*;
-use orthomask_server::listener::{BUSY_RETRY_AFTER_S, ConnectionLimits, serve};
+use orthomask_server::listener::{BUSY_RETRY_AFTER_S, ConnectionLimits, SharedPlaces, serve};
 use orthomask_server::run::{bind, start_msp};
 use orthomask_server::{Limits, MspConfig};
 use std::time::Duration;
@@ -189,6 +189,52 @@ async fn a_connection_over_the_cap_is_answered_503_with_retry_after() {
     drop(held);
     wait_until_served(&url, "a request served once the places are free").await;
     msp.stop().await;
+}
+
+/// Issue 24: a burst at one service takes the places its process's other listeners do not use,
+/// and never their own. Two providers with a place of their own each share a pool of two: the
+/// first serves three connections at once (without the pool its second would be turned away),
+/// the second still serves one of its own, and beyond that both answer 503 with the places of
+/// the first and the pool in their reason. Each connection is answered once before the next is
+/// opened, so every place counted is held when the next is judged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_at_one_service_takes_the_shared_places_but_not_the_others_own() {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let pool = SharedPlaces::new(2);
+    let limits = ConnectionLimits {
+        max_connections: 1,
+        shared: Some(pool.clone()),
+        header_read_timeout: Duration::from_secs(120),
+        ..ConnectionLimits::default()
+    };
+    let busy = provider_with(dirs[0].path(), limits.clone()).await;
+    let quiet = provider_with(dirs[1].path(), limits).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(answered_connection(&busy).await);
+    }
+    // The quiet service's own place is still its own…
+    held.push(answered_connection(&quiet).await);
+    // …but the pool is the busy one's now.
+    let refused = busy_answer_to(
+        TcpStream::connect(quiet.addr()).await.unwrap(),
+        "the quiet service's second connection with the pool taken",
+    )
+    .await;
+    assert!(
+        refused.contains("serving as many connections as it may (3)"),
+        "{refused}"
+    );
+    busy_answer_to(
+        TcpStream::connect(busy.addr()).await.unwrap(),
+        "the busy service's fourth connection",
+    )
+    .await;
+    drop(held);
+    let url = format!("{}/api/health", quiet.url());
+    wait_until_served(&url, "a request served once the places are free").await;
+    busy.stop().await;
+    quiet.stop().await;
 }
 
 /// Beyond both caps — every place held, and every busy answer's too (a provider with two places
