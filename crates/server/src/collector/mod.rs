@@ -18,6 +18,7 @@ mod admin;
 mod claims;
 mod demonstrations;
 mod handover;
+mod memo;
 mod participants;
 mod release;
 
@@ -201,9 +202,15 @@ struct Inner {
     /// the same for every participant of the cohort (Ed25519 signatures are deterministic), and
     /// deriving the cohort's device key, hydrating and signing it for every place was most of a
     /// place request's work in a burst (issue 24).
-    signed: std::sync::Mutex<
-        std::collections::HashMap<(String, u32), orthomask_survey::trust::SignedDefinition>,
-    >,
+    signed: memo::Memo<(String, u32), orthomask_survey::trust::SignedDefinition>,
+    /// The cohorts known to be open at the services (`participants::Collector::open_cohort`):
+    /// a burst's place requests find their cohort not yet open when they take their places,
+    /// and without this each then queued behind the opening lock for a store read of its own,
+    /// one after another (issue 24: 4 600 of a burst of 5 000, up to a second each).
+    opened: memo::Memo<(String, u32), ()>,
+    /// Each survey's plan, parsed once (`participants::place_survey`): fixed when the survey is
+    /// created, read by every place request.
+    plans: memo::Memo<String, Arc<SurveyPlan>>,
     /// The build digest of the web app served from `cfg.web_dir`, read at start-up
     /// (`crate::web::local_build`): published in the deployment for auditors to compare.
     build: Option<String>,
@@ -267,9 +274,7 @@ fn load_survey(c: &Connection, survey: &str) -> Result<SurveyRow, ApiError> {
         .map_err(sql)?;
     let (template, registration, plan, status, current_cohort, error) =
         row.ok_or_else(|| ApiError::not_found(format!("there is no survey {survey:?}")))?;
-    let parse = |what: &str, e: serde_json::Error| {
-        ApiError::from(StoreError::Corrupt(format!("survey {survey}: {what}: {e}")))
-    };
+    let parse = |what: &str, e: serde_json::Error| corrupt_row(survey, what, &e);
     Ok(SurveyRow {
         template: serde_json::from_str(&template).map_err(|e| parse("template", e))?,
         registration: serde_json::from_str(&registration).map_err(|e| parse("registration", e))?,
@@ -278,6 +283,11 @@ fn load_survey(c: &Connection, survey: &str) -> Result<SurveyRow, ApiError> {
         current_cohort,
         error,
     })
+}
+
+/// A survey's row that cannot be read back: `what` of it is not what the collector wrote.
+fn corrupt_row(survey: &str, what: &str, e: &dyn std::fmt::Display) -> ApiError {
+    ApiError::from(StoreError::Corrupt(format!("survey {survey}: {what}: {e}")))
 }
 
 /// The deployment's accepted builds: the one it serves, then the earlier ones the team accepts,
@@ -328,7 +338,9 @@ impl Collector {
             signing,
             client,
             opening: tokio::sync::Mutex::new(()),
-            signed: std::sync::Mutex::default(),
+            signed: memo::Memo::new(participants::COHORTS_REMEMBERED),
+            opened: memo::Memo::new(participants::COHORTS_REMEMBERED),
+            plans: memo::Memo::new(participants::COHORTS_REMEMBERED),
             build,
         }));
         let closing = collector

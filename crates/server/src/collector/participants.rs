@@ -8,15 +8,15 @@
 //! when its nonce arrives in the cohort's hand-over; if the cohort closed without its upload,
 //! the next load gives it a place in a new cohort.
 
-use super::{Collector, SurveyRow, load_survey, sql};
+use super::{Collector, corrupt_row, load_survey, sql};
 use crate::error::ApiError;
 use crate::http::{ApiJson, ApiPath, json};
-use crate::states::{CohortStep, CollectorCohort};
+use crate::states::{CohortStep, CollectorCohort, SurveyState};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use orthomask_core::protocol::tm2::DataCollector;
-use orthomask_survey::draft::hydrate;
+use orthomask_survey::draft::{SurveyPlan, hydrate};
 use orthomask_survey::merkle::sha256_hex;
 use orthomask_survey::policy::UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
 use orthomask_survey::trust::{
@@ -24,6 +24,7 @@ use orthomask_survey::trust::{
 };
 use rusqlite::{Connection, OptionalExtension};
 use serde::Deserialize;
+use std::sync::Arc;
 
 /// What a request for a place decided.
 enum Assignment {
@@ -104,17 +105,19 @@ pub(super) async fn definition(
     for _ in 0..8 {
         let nonce = fresh_nonce()?;
         let (s, ih) = (survey.clone(), invite_hash.clone());
-        let (row, assignment) = col
+        let known_plan = col.0.plans.get(&survey);
+        let (placing, assignment) = col
             .0
             .store
             .run(move |c| -> Result<_, ApiError> {
-                let row = load_survey(c, &s)?;
-                let assignment = take_place(c, &s, &row, ih.as_deref(), nonce)?;
-                Ok((row, assignment))
+                let placing = place_survey(c, &s, known_plan)?;
+                let assignment = take_place(c, &s, &placing, ih.as_deref(), nonce)?;
+                Ok((placing, assignment))
             })
             .await?;
+        col.0.plans.insert(survey.clone(), placing.plan.clone());
         match assignment {
-            Assignment::Held(k, nonce) => return col.offer(&survey, &row, k, &nonce),
+            Assignment::Held(k, nonce) => return col.offer(&survey, k, &nonce).await,
             Assignment::Retry => continue,
             Assignment::Taken {
                 cohort,
@@ -122,7 +125,7 @@ pub(super) async fn definition(
                 opened,
                 filled,
             } => {
-                let share = row.plan.share_services;
+                let share = placing.plan.share_services;
                 // Open the next cohort now, while this one's last offers go out, so the requests
                 // that find it current need not wait for the services (issue 24: without it a
                 // burst filled cohorts in waves, one opening apart).
@@ -141,7 +144,7 @@ pub(super) async fn definition(
                         .await?;
                     return Err(e);
                 }
-                return col.offer(&survey, &row, cohort, &nonce);
+                return col.offer(&survey, cohort, &nonce).await;
             }
         }
     }
@@ -153,13 +156,61 @@ pub(super) async fn definition(
     ))
 }
 
+/// What a place request reads of its survey inside the writer: what changes (its status, the
+/// cohort being filled) from the row, and its plan.
+struct PlaceSurvey {
+    plan: Arc<SurveyPlan>,
+    status: SurveyState,
+    current_cohort: u32,
+}
+
+/// The survey as a place request needs it. The plan is fixed when the survey is created, so
+/// once parsed it comes from the memo (`Inner::plans`, passed in as `known_plan`) and only the
+/// columns that change are read: parsing the whole row (template, registration and its key,
+/// plan) for every request was about a third of the collector's writer thread in a burst, and
+/// every place request waits for that thread (issue 24).
+fn place_survey(
+    c: &Connection,
+    survey: &str,
+    known_plan: Option<Arc<SurveyPlan>>,
+) -> Result<PlaceSurvey, ApiError> {
+    let row: Option<(SurveyState, u32, Option<String>)> = c
+        .prepare_cached(
+            "SELECT status, current_cohort, CASE WHEN ?2 THEN NULL ELSE plan END
+             FROM surveys WHERE id = ?1",
+        )
+        .and_then(|mut s| {
+            s.query_row((survey, known_plan.is_some()), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+        })
+        .optional()
+        .map_err(sql)?;
+    let (status, current_cohort, plan_text) =
+        row.ok_or_else(|| ApiError::not_found(format!("there is no survey {survey:?}")))?;
+    let plan = match (known_plan, plan_text) {
+        (Some(plan), _) => plan,
+        (None, Some(text)) => {
+            Arc::new(serde_json::from_str(&text).map_err(|e| corrupt_row(survey, "plan", &e))?)
+        }
+        (None, None) => {
+            return Err(corrupt_row(survey, "plan", &"the column is empty"));
+        }
+    };
+    Ok(PlaceSurvey {
+        plan,
+        status,
+        current_cohort,
+    })
+}
+
 /// Take a place in the cohort being filled (or the one the invitation holds) in one
 /// transaction, and tie the invitation to it and to `nonce`. A place may be taken before its
 /// cohort is open at the services; the offer waits for the opening (`definition`).
 fn take_place(
     c: &Connection,
     survey: &str,
-    row: &SurveyRow,
+    row: &PlaceSurvey,
     invite_hash: Option<&str>,
     nonce: String,
 ) -> Result<Assignment, ApiError> {
@@ -232,7 +283,17 @@ impl Collector {
     /// 410 when the cohort was closed meanwhile; the services' refusal or absence (502/503);
     /// store errors.
     async fn open_cohort(&self, survey: &str, k: u32, share: usize) -> Result<(), ApiError> {
+        // Open once is open for good (`opened` is never set back), so what the memo holds is
+        // what the store would answer below, without the lock or a store round trip. Asked
+        // again under the lock: the requests that queued behind the one opening it are done.
+        let id = (survey.to_owned(), k);
+        if self.0.opened.get(&id).is_some() {
+            return Ok(());
+        }
         let _one_at_a_time = self.0.opening.lock().await;
+        if self.0.opened.get(&id).is_some() {
+            return Ok(());
+        }
         let (s, store) = (survey.to_owned(), &self.0.store);
         let (opened, status) = store
             .run(move |c| -> Result<(bool, CollectorCohort), ApiError> {
@@ -245,6 +306,7 @@ impl Collector {
             })
             .await?;
         if opened {
+            self.0.opened.insert(id, ());
             return Ok(());
         }
         if !status.takes_participants() {
@@ -264,7 +326,10 @@ impl Collector {
                 .map_err(sql)?;
                 Ok(())
             })
-            .await
+            .await?;
+        // Remembered only once the store has it: a memo never says more than the store.
+        self.0.opened.insert(id, ());
+        Ok(())
     }
 
     /// Undo [`take_place`] for a place whose offer cannot leave (its cohort could not be opened at
@@ -311,14 +376,8 @@ impl Collector {
     /// The definition of cohort `k` signed by the collector, with a credential for one upload
     /// with `nonce`, valid for [`UPLOAD_CREDENTIAL_LIFETIME_SECONDS`] from now. The signed
     /// definition is made once per cohort (`Inner::signed`); only the credential is per place.
-    fn offer(
-        &self,
-        survey: &str,
-        row: &SurveyRow,
-        k: u32,
-        nonce: &str,
-    ) -> Result<Response, ApiError> {
-        let signed = self.signed_definition(survey, row, k)?;
+    async fn offer(&self, survey: &str, k: u32, nonce: &str) -> Result<Response, ApiError> {
+        let signed = self.signed_definition(survey, k).await?;
         let expires_at = crate::time::unix_seconds() + UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
         let offer = DefinitionOffer {
             signed,
@@ -327,17 +386,15 @@ impl Collector {
         Ok(json(StatusCode::OK, &offer))
     }
 
-    /// Cohort `k`'s definition (its own device key), signed; from the cache when made before.
-    fn signed_definition(
-        &self,
-        survey: &str,
-        row: &SurveyRow,
-        k: u32,
-    ) -> Result<SignedDefinition, ApiError> {
+    /// Cohort `k`'s definition (its own device key), signed; from the cache when made before
+    /// (the survey's row is read only then, once per cohort).
+    async fn signed_definition(&self, survey: &str, k: u32) -> Result<SignedDefinition, ApiError> {
         let id = (survey.to_owned(), k);
-        if let Some(signed) = self.cached_definitions().get(&id) {
-            return Ok(signed.clone());
+        if let Some(signed) = self.0.signed.get(&id) {
+            return Ok(signed);
         }
+        let s = survey.to_owned();
+        let row = self.0.store.run(move |c| load_survey(c, &s)).await?;
         let key = self
             .0
             .keys
@@ -356,38 +413,21 @@ impl Collector {
             &collector.device_key(k),
         );
         let signed = SignedDefinition::sign(&self.0.signing, &definition);
-        let mut cache = self.cached_definitions();
-        // An entry never goes stale: a survey's template and keys are fixed when it is created,
-        // and its id is never given to another survey (creation refuses an existing id, and
-        // erasure keeps the row). Cohorts only move forward, so past cohorts' entries are not
-        // asked for again once their offers are out: a bounded map emptied when full is enough.
-        if cache.len() >= SIGNED_DEFINITIONS_KEPT {
-            cache.clear();
-        }
-        cache.insert(id, signed.clone());
+        // Never stale (`memo`): the template and keys are fixed when the survey is created.
+        self.0.signed.insert(id, signed.clone());
         Ok(signed)
-    }
-
-    fn cached_definitions(
-        &self,
-    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<(String, u32), SignedDefinition>> {
-        // A panic while the lock was held cannot leave a half-written entry (inserts are whole),
-        // so a poisoned map is still a good cache.
-        self.0
-            .signed
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
-/// How many cohorts' signed definitions [`Collector::signed_definition`] keeps.
-const SIGNED_DEFINITIONS_KEPT: usize = 256;
+/// How many cohorts' signed definitions [`Collector::signed_definition`] keeps, and how many
+/// cohorts known to be open [`Collector::open_cohort`] (`super::memo`).
+pub(super) const COHORTS_REMEMBERED: usize = 256;
 
 /// Whether a participant may load the definition now (survey open, invitation valid).
 fn check_participation(
     c: &Connection,
     survey: &str,
-    row: &SurveyRow,
+    row: &PlaceSurvey,
     invite_hash: Option<&str>,
 ) -> Result<(), ApiError> {
     if !row.status.takes_participants() {
