@@ -12,29 +12,32 @@
 #   provider    masked uploads to the masking service provider (the basic protocol)
 #   right       a share-mode survey's uploads: each participant sends one share to each of the
 #               right-masking services (RIGHT_SERVICES of them, 2 by default), in turn
+#   health      the provider's GET /api/health, which does no work: the listener, the client
+#               and the machine alone, the floor the other bursts are measured against (the
+#               table gives each p99 as a multiple of the floor's at the same size)
 #
 # For the two upload endpoints every receipt must acknowledge its upload, and the survey is then
 # released: the release must hold every participant's record exactly once and pass QA.
 # Prints each run (with the services' open-file limit and connection cap), then one table:
 # endpoint, participants, requests sent, wall time of the burst, requests answered per second,
 # participants retried after a busy answer, the participants' latency percentiles (first attempt
-# to the answer of their last request) and the services' peak resident memory (all services of
-# a run share the one process).
+# to the answer of their last request), the services' peak resident memory (all services of a
+# run share the one process) and the p99 as a multiple of the health burst's of the same size.
 #
-#   bash scripts/load.sh                           # definition, provider, right at 1 000, 5 000, 10 000; p = 1000
+#   bash scripts/load.sh                           # health, definition, provider, right at 1 000, 5 000, 10 000; p = 1000
 #   bash scripts/load.sh "200 2000" [P]            # other burst sizes, records of P values
 #   bash scripts/load.sh --endpoints "provider right" [SIZES] [P]    # some endpoints only
 #   RIGHT_SERVICES=3 bash scripts/load.sh --endpoints right          # share mode over 3 services
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-endpoints="definition provider right"
+endpoints="health definition provider right"
 positional=()
 while [ $# -gt 0 ]; do
     case $1 in
-        --endpoints) endpoints=${2:?--endpoints takes a list: definition provider right}; shift 2 ;;
+        --endpoints) endpoints=${2:?--endpoints takes a list: health definition provider right}; shift 2 ;;
         --endpoints=*) endpoints=${1#--endpoints=}; shift ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) positional+=("$1"); shift ;;
     esac
 done
@@ -43,8 +46,8 @@ p=${positional[1]:-1000}
 right_services=${RIGHT_SERVICES:-2}
 for endpoint in $endpoints; do
     case $endpoint in
-        definition|provider|right) ;;
-        *) echo "load: unknown endpoint $endpoint (definition, provider or right)" >&2; exit 2 ;;
+        definition|provider|right|health) ;;
+        *) echo "load: unknown endpoint $endpoint (definition, provider, right or health)" >&2; exit 2 ;;
     esac
 done
 log() { printf '\033[1;32m[load]\033[0m %s\n' "$*"; }
@@ -100,13 +103,25 @@ for endpoint in $endpoints; do
 done
 
 echo
-format='%-10s %12s %9s %8s %8s %8s %8s %8s %8s %8s %8s\n'
-# shellcheck disable=SC2059
-printf "$format" endpoint participants requests "wall s" "req/s" retried "p50 ms" "p90 ms" "p99 ms" "max ms" "RSS MB"
+# The floor: the health burst's p99 at each size, when it ran; every row's p99 is also given as
+# a multiple of it ("-" without it).
+declare -A floor_p99=()
 while read -r line; do
     declare -A r=()
     for field in ${line#RESULT }; do r[${field%%=*}]=${field#*=}; done
+    [ "${r[endpoint]}" != health ] || floor_p99[${r[participants]}]=${r[p99_ms]}
+done < "$results"
+format='%-10s %12s %9s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n'
+# shellcheck disable=SC2059
+printf "$format" endpoint participants requests "wall s" "req/s" retried "p50 ms" "p90 ms" "p99 ms" "max ms" "RSS MB" \
+    "p99/floor"
+while read -r line; do
+    declare -A r=()
+    for field in ${line#RESULT }; do r[${field%%=*}]=${field#*=}; done
+    floor=${floor_p99[${r[participants]}]:-}
+    ratio=-
+    [ -z "$floor" ] || [ "$floor" -le 0 ] || ratio=$(awk -v a="${r[p99_ms]}" -v b="$floor" 'BEGIN { printf "%.1f", a / b }')
     # shellcheck disable=SC2059
     printf "$format" "${r[endpoint]}" "${r[participants]}" "${r[requests]}" "${r[wall_s]}" "${r[rate]}" \
-        "${r[retried]}" "${r[p50_ms]}" "${r[p90_ms]}" "${r[p99_ms]}" "${r[max_ms]}" "${r[rss_mb]}"
+        "${r[retried]}" "${r[p50_ms]}" "${r[p90_ms]}" "${r[p99_ms]}" "${r[max_ms]}" "${r[rss_mb]}" "$ratio"
 done < "$results"

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo bench -p orthomask-server --bench load -- --services DIR \
-//!     [--endpoint provider|definition|right] [--participants 200] [--p 1000]
+//!     [--endpoint provider|definition|right|health] [--participants 200] [--p 1000]
 //! ```
 //!
 //! It creates a survey whose records have exactly `p` values (answer columns and cohort size
@@ -20,6 +20,8 @@
 //! * `provider`: masked uploads to the masking service provider (the basic protocol).
 //! * `right`: a share-mode survey's uploads to the right-masking services: each participant
 //!   sends one share to every service, in turn, as the participant's page does.
+//! * `health`: the provider's `GET /api/health`, which does no work — the listener, this client
+//!   and the machine alone: the floor against which the others are read (no survey is made).
 //!
 //! For the two upload endpoints every participant first loads a definition and masks a record
 //! with the participant client the web app runs (`orthomask_survey::client`, one set-up device
@@ -61,6 +63,9 @@ enum Endpoint {
     Provider,
     /// The right-masking services' uploads of a share-mode survey.
     Right,
+    /// The provider's health check: the listener and the client with no work to do, the floor
+    /// the other bursts are measured against.
+    Health,
 }
 
 impl Endpoint {
@@ -69,6 +74,7 @@ impl Endpoint {
             "definition" => Some(Self::Definition),
             "provider" => Some(Self::Provider),
             "right" => Some(Self::Right),
+            "health" => Some(Self::Health),
             _ => None,
         }
     }
@@ -78,13 +84,14 @@ impl Endpoint {
             Self::Definition => "definition",
             Self::Provider => "provider",
             Self::Right => "right",
+            Self::Health => "health",
         }
     }
 
     /// The status every request of the burst must end with.
     fn success(self) -> u16 {
         match self {
-            Self::Definition => 200,
+            Self::Definition | Self::Health => 200,
             Self::Provider | Self::Right => 201,
         }
     }
@@ -151,10 +158,10 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
-/// One request of a participant: where it is posted, and its body.
+/// One request of a participant: where it goes, and the body it posts (none: a `GET`).
 struct Request {
     url: String,
-    body: String,
+    body: Option<String>,
 }
 
 /// What a burst gave: each participant's answers (in its requests' order), its latency and
@@ -183,11 +190,11 @@ fn busy_reason(status: u16, text: &str) -> String {
     format!("{status}: {general}")
 }
 
-/// Post `request` until it is answered other than busy: its answer's text. A busy answer (429,
+/// Send `request` until it is answered other than busy: its answer's text. A busy answer (429,
 /// or 503 from a service at its connection limit) or a refused connection is asked again after
 /// the service's Retry-After (at least the back-off), stretched by a random up to half of
 /// itself, as every client of the services does. Any other answer than `success` fails the run.
-async fn post_until_answered(
+async fn send_until_answered(
     http: &reqwest::Client,
     request: &Request,
     success: u16,
@@ -195,12 +202,15 @@ async fn post_until_answered(
 ) -> String {
     let mut backoff = Duration::from_millis(250);
     loop {
-        let sent = http
-            .post(&request.url)
-            .header("content-type", "application/json")
-            .body(request.body.clone())
-            .send()
-            .await;
+        let sent = match &request.body {
+            Some(body) => http
+                .post(&request.url)
+                .header("content-type", "application/json")
+                .body(body.clone()),
+            None => http.get(&request.url),
+        }
+        .send()
+        .await;
         let retry_after = match sent {
             Ok(r) if matches!(r.status().as_u16(), 429 | 503) => {
                 let status = r.status().as_u16();
@@ -264,7 +274,7 @@ async fn burst(http: &reqwest::Client, participants: Vec<Vec<Request>>, success:
                 let mut answers = Vec::with_capacity(requests.len());
                 for request in &requests {
                     answers
-                        .push(post_until_answered(&http, request, success, &mut turned_away).await);
+                        .push(send_until_answered(&http, request, success, &mut turned_away).await);
                 }
                 (answers, t.elapsed(), turned_away)
             })
@@ -336,6 +346,7 @@ fn report(endpoint: Endpoint, burst: &mut Burst) {
 /// The running services, as `serve all` lists them in `services.json`.
 struct Services {
     collector: String,
+    msp: String,
     rights: Vec<String>,
     admin: String,
 }
@@ -352,6 +363,7 @@ impl Services {
                 .as_str()
                 .expect("collector URL")
                 .to_owned(),
+            msp: services["msp"].as_str().expect("provider URL").to_owned(),
             rights: services["rights"]
                 .as_array()
                 .map(|a| {
@@ -415,7 +427,7 @@ fn no_design(p: usize, rights: &[String]) -> ! {
 async fn main() {
     let Some(dir) = argument("--services") else {
         eprintln!(
-            "usage: load --services DIR [--endpoint provider|definition|right] \
+            "usage: load --services DIR [--endpoint provider|definition|right|health] \
              [--participants N] [--p P]  (see scripts/load.sh)"
         );
         std::process::exit(2);
@@ -432,7 +444,7 @@ async fn main() {
     let p = number("--p", 1000);
     let endpoint = argument("--endpoint").map_or(Endpoint::Provider, |name| {
         Endpoint::parse(&name).unwrap_or_else(|| {
-            eprintln!("load: --endpoint is provider, definition or right, not {name:?}");
+            eprintln!("load: --endpoint is provider, definition, right or health, not {name:?}");
             std::process::exit(2)
         })
     });
@@ -461,6 +473,21 @@ async fn main() {
         .timeout(Duration::from_secs(300))
         .build()
         .expect("client");
+
+    if endpoint == Endpoint::Health {
+        let url = format!("{}/api/health", services.msp);
+        let health = (0..participants)
+            .map(|_| {
+                vec![Request {
+                    url: url.clone(),
+                    body: None,
+                }]
+            })
+            .collect();
+        let mut burst = burst(&http, health, endpoint.success()).await;
+        report(endpoint, &mut burst);
+        return;
+    }
 
     let (status, created) = services
         .admin(
@@ -495,8 +522,10 @@ async fn main() {
                         .expect("definition_url")
                         .to_owned(),
                     // A place is taken by POST, the invitation in the body (issue 20 §7).
-                    body: serde_json::json!({ "invite": i["token"].as_str().expect("token") })
-                        .to_string(),
+                    body: Some(
+                        serde_json::json!({ "invite": i["token"].as_str().expect("token") })
+                            .to_string(),
+                    ),
                 }),
         );
     }
@@ -549,7 +578,7 @@ async fn main() {
         let text = http
             .post(&place.url)
             .header("content-type", "application/json")
-            .body(place.body.clone())
+            .body(place.body.clone().unwrap_or_default())
             .send()
             .await
             .unwrap()
@@ -582,7 +611,7 @@ async fn main() {
                 .iter()
                 .map(|d| Request {
                     url: d.url.clone(),
-                    body: serde_json::to_string(&d.upload).unwrap(),
+                    body: Some(serde_json::to_string(&d.upload).unwrap()),
                 })
                 .collect(),
         );
