@@ -27,10 +27,12 @@
 //! timeouts bound how long a connection holds a place, the share how many one client holds, so
 //! a slowloris opening connections faster than they time out still leaves the other half free.
 //!
-//! The cap follows the process's open-file limit (issue 24): `orthomask serve` raises the soft
-//! `RLIMIT_NOFILE` to the hard limit at start ([`raise_descriptor_limit`]) and gives each listener
-//! the cap [`connection_cap`] computes from it, so that a burst is served rather than refused
-//! while descriptors are left unused, and no listener can drive the process out of descriptors.
+//! The places follow the process's open-file limit (issue 24): `orthomask serve` raises the soft
+//! `RLIMIT_NOFILE` to the hard limit at start ([`raise_descriptor_limit`]) and splits the places
+//! it allows among its listeners ([`place_split`]): each keeps some of its own and draws on a
+//! pool they share ([`SharedPlaces`]) once they are taken, so that a burst is served rather than
+//! refused while descriptors are left unused, and no listener can drive the process out of
+//! descriptors.
 
 use crate::address_share::{AddressClaim, AddressShares};
 use crate::error::ApiError;
@@ -510,7 +512,9 @@ impl Places {
         let served = self.served.clone().acquire_owned().await?;
         let place = match &self.shared {
             None => self.own.clone().acquire_owned().await?,
+            // Its own first when both are free, so the pool stays for the other listeners.
             Some(pool) => tokio::select! {
+                biased;
                 place = self.own.clone().acquire_owned() => place?,
                 place = pool.places.clone().acquire_owned() => place?,
             },

@@ -106,6 +106,7 @@ pub(super) async fn definition(
         let nonce = fresh_nonce()?;
         let (s, ih) = (survey.clone(), invite_hash.clone());
         let known_plan = col.0.plans.get(&survey);
+        let plan_was_known = known_plan.is_some();
         let (placing, assignment) = col
             .0
             .store
@@ -115,7 +116,9 @@ pub(super) async fn definition(
                 Ok((placing, assignment))
             })
             .await?;
-        col.0.plans.insert(survey.clone(), placing.plan.clone());
+        if !plan_was_known {
+            col.0.plans.insert(survey.clone(), placing.plan.clone());
+        }
         match assignment {
             Assignment::Held(k, nonce) => return col.offer(&survey, k, &nonce).await,
             Assignment::Retry => continue,
