@@ -354,45 +354,6 @@ pub async fn method_not_allowed() -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use orthomask_survey::upload::Upload;
-
-    /// An upload as a request carries it.
-    async fn upload_from(body: &str) -> Result<Upload, ApiError> {
-        let request = Request::builder()
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(axum::body::Body::from(body.to_owned()))
-            .unwrap();
-        ApiJson::<Upload>::from_request(request, &())
-            .await
-            .map(|ApiJson(u)| u)
-    }
-
-    /// The body read a second time (an integer written `0.0`, which the first reading refuses)
-    /// still reads the values from their text, bit for bit; values that are not numbers are
-    /// refused in one line that names the field and the value.
-    #[tokio::test]
-    async fn an_uploads_values_are_read_exactly_on_either_reading() {
-        let upload = upload_from(
-            r#"{"survey":"s","cohort":0.0,"token":"abcdefghijklmnop","values":[0.1,2.0,-0.0,5e-324]}"#,
-        )
-        .await
-        .unwrap();
-        assert_eq!(upload.cohort, 0);
-        let bits: Vec<u64> = upload.values.iter().map(|v| v.to_bits()).collect();
-        assert_eq!(
-            bits,
-            [0x3FB9_9999_9999_999A, 0x4000_0000_0000_0000, 1 << 63, 1]
-        );
-        let refused =
-            upload_from(r#"{"survey":"s","cohort":0,"token":"abcdefghijklmnop","values":[1,"x"]}"#)
-                .await
-                .unwrap_err();
-        let message = refused.message().to_owned();
-        assert!(
-            message.contains("values") && message.contains("value 1 is a string"),
-            "{message}"
-        );
-    }
 
     #[test]
     fn bearer_tokens_must_match_exactly() {

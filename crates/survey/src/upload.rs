@@ -8,8 +8,6 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-mod values;
-
 /// What a device uploads: the masked vector (or, in share mode, one share) with an idempotency
 /// token so a retried upload is stored once.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -21,9 +19,7 @@ pub struct Upload {
     pub cohort: u32,
     /// Random token chosen by the device (16–128 characters from `A–Z a–z 0–9 - _`).
     pub token: String,
-    /// The masked vector `x·B_k` (length `p`), or the device's share in share mode. Read from
-    /// its JSON text by the standard library's correctly rounded float parser (`values`).
-    #[serde(deserialize_with = "values::deserialize")]
+    /// The masked vector `x·B_k` (length `p`), or the device's share in share mode.
     pub values: Vec<f64>,
     /// The collector's permission for this upload ([`crate::trust`]). Optional in the type so
     /// that a service can answer its absence with 401 rather than a parse error; every
@@ -182,55 +178,6 @@ mod tests {
         let mut short = u;
         short.token = "x".into();
         assert_eq!(short.validate("s", 2), Err(UploadError::Token));
-    }
-
-    /// What a device sends is what a service reads, to the bit: every finite double (drawn
-    /// from its bits, so subnormals, extremes and both zeros come up) written as JSON and read
-    /// back — from the text, as a service reads a request, and from a parsed JSON value, as
-    /// one reads a body again to name what is wrong with it.
-    #[test]
-    fn values_read_back_bit_for_bit_from_json_text_and_from_a_json_value() {
-        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut values = vec![0.0, -0.0, f64::MIN_POSITIVE, f64::MAX, -f64::MAX, 5e-324];
-        while values.len() < 2000 {
-            // splitmix64: a fixed, portable stream of bit patterns.
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            let v = f64::from_bits(z ^ (z >> 31));
-            if v.is_finite() {
-                values.push(v);
-            }
-        }
-        let sent = Upload { values, ..sample() };
-        let text = serde_json::to_string(&sent).unwrap();
-        let bits = |u: &Upload| u.values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-        let from_text: Upload = serde_json::from_str(&text).unwrap();
-        assert_eq!(bits(&from_text), bits(&sent));
-        // Made from the values, not parsed: how a text becomes a value is serde_json's affair.
-        let value = serde_json::to_value(&sent).unwrap();
-        let from_value: Upload = serde_json::from_value(value).unwrap();
-        assert_eq!(bits(&from_value), bits(&sent));
-        assert_eq!(from_text.hash(), sent.hash());
-    }
-
-    /// A body whose values are not numbers gets serde's one line, naming the field.
-    #[test]
-    fn values_that_are_not_numbers_are_refused_naming_them() {
-        let text = r#"{"survey":"s","cohort":0,"token":"abcdefghijklmnop","values":[1,"2"]}"#;
-        let error = serde_json::from_str::<Upload>(text)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.starts_with("invalid type: value 1 is a string, expected a number"),
-            "{error}"
-        );
-        let text = r#"{"survey":"s","cohort":0,"token":"abcdefghijklmnop","values":[1e999]}"#;
-        let error = serde_json::from_str::<Upload>(text)
-            .unwrap_err()
-            .to_string();
-        assert!(error.contains("out of range"), "{error}");
     }
 
     /// The encoding is fixed: a receipt list keeps these hashes for good. Reference value
