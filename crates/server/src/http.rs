@@ -354,6 +354,46 @@ pub async fn method_not_allowed() -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use orthomask_survey::upload::Upload;
+
+    /// An upload as a request carries it.
+    async fn upload_from(body: &str) -> Result<Upload, ApiError> {
+        let request = Request::builder()
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(axum::body::Body::from(body.to_owned()))
+            .unwrap();
+        ApiJson::<Upload>::from_request(request, &())
+            .await
+            .map(|ApiJson(u)| u)
+    }
+
+    /// A body read a second time (an integer written `0.0`, which the first reading refuses)
+    /// still has its values to the bit; a value that is not a number is refused in one line
+    /// that names where it is.
+    #[tokio::test]
+    async fn an_uploads_values_are_read_exactly_on_either_reading() {
+        let upload = upload_from(
+            r#"{"survey":"s","cohort":0.0,"token":"abcdefghijklmnop","values":[0.1,2.0,-0.0,5e-324]}"#,
+        )
+        .await
+        .unwrap();
+        assert_eq!(upload.cohort, 0);
+        let bits: Vec<u64> = upload.values.iter().map(|v| v.to_bits()).collect();
+        // IEEE 754's nearest doubles: 0.1, 2, −0 and the smallest subnormal.
+        assert_eq!(
+            bits,
+            [0x3FB9_9999_9999_999A, 0x4000_0000_0000_0000, 1 << 63, 1]
+        );
+        let refused =
+            upload_from(r#"{"survey":"s","cohort":0,"token":"abcdefghijklmnop","values":[1,"x"]}"#)
+                .await
+                .unwrap_err();
+        let message = refused.message().to_owned();
+        assert!(
+            message.contains("values[1]") && !message.contains('\n'),
+            "{message}"
+        );
+    }
 
     #[test]
     fn bearer_tokens_must_match_exactly() {
