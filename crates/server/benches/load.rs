@@ -463,9 +463,6 @@ async fn main() {
         std::process::exit(2);
     }
     let rights: &[String] = if share { &services.rights } else { &[] };
-    let Some((answers, m)) = design_for(p, rights) else {
-        no_design(p, rights)
-    };
     // Every participant is a device of its own: no connection is kept for another participant's
     // request (a kept one would spare the services the connection a real device opens).
     let http = reqwest::Client::builder()
@@ -489,6 +486,10 @@ async fn main() {
         return;
     }
 
+    // No survey for the floor: the design is needed from here on only.
+    let Some((answers, m)) = design_for(p, rights) else {
+        no_design(p, rights)
+    };
     let (status, created) = services
         .admin(
             &http,

@@ -356,7 +356,8 @@ pub async fn serve(
     let own = limits.max_connections.max(1);
     let places = Places::new(own, limits.shared.clone());
     let most = places.most;
-    let busy_places = Arc::new(Semaphore::new(busy_answers(own)));
+    let busy = busy_answers(own);
+    let busy_places = Arc::new(Semaphore::new(busy));
     // A busy answer waits for its request's headers at most until its own deadline.
     let busy_headers = limits.header_read_timeout.min(BUSY_DEADLINE);
     // One address's share is of every place the listener may serve, the pool's included.
@@ -400,7 +401,7 @@ pub async fn serve(
         // could hold every busy answer with slow requests and keep the listener waiting on its
         // next connection, while everyone else's waited in the queue behind it.
         let Some(claim) = shares.claim(client.ip()) else {
-            let place = (busy_places.available_permits() > busy_answers(own) / 2)
+            let place = (busy_places.available_permits() > busy / 2)
                 .then(|| busy_places.clone().try_acquire_owned().ok())
                 .flatten();
             match place {
@@ -451,7 +452,7 @@ pub async fn serve(
     let all = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     let _ = tokio::time::timeout(DRAIN, async {
         let _ = places.served.acquire_many(all(most)).await;
-        let _ = busy_places.acquire_many(all(busy_answers(own))).await;
+        let _ = busy_places.acquire_many(all(busy)).await;
     })
     .await;
 }

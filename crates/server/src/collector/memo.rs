@@ -4,10 +4,9 @@
 //! Only facts that never change once true may be kept: a survey's plan and a cohort's signed
 //! definition (a survey's plan, template and keys are fixed at creation, and its id is never
 //! given to another survey) and that a cohort was opened at the services (`opened` is never set
-//! back). So an
-//! entry never goes stale, and a miss is only slower: the caller asks the store, as it would
-//! without the memo. Cohorts move forward, so past cohorts' entries are not asked for again
-//! once their offers are out: emptying the memo when it is full is enough to bound it.
+//! back). So an entry never goes stale, and a miss is only slower: the caller asks the store, as
+//! it would without the memo. Cohorts move forward, so past cohorts' entries are not asked for
+//! again once their offers are out: emptying the memo when it is full is enough to bound it.
 
 use std::collections::HashMap;
 use std::hash::Hash;

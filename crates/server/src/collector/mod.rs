@@ -338,9 +338,9 @@ impl Collector {
             signing,
             client,
             opening: tokio::sync::Mutex::new(()),
-            signed: memo::Memo::new(participants::COHORTS_REMEMBERED),
-            opened: memo::Memo::new(participants::COHORTS_REMEMBERED),
-            plans: memo::Memo::new(participants::COHORTS_REMEMBERED),
+            signed: memo::Memo::new(participants::MEMO_ENTRIES),
+            opened: memo::Memo::new(participants::MEMO_ENTRIES),
+            plans: memo::Memo::new(participants::MEMO_ENTRIES),
             build,
         }));
         let closing = collector

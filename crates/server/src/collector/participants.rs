@@ -422,9 +422,10 @@ impl Collector {
     }
 }
 
-/// How many cohorts' signed definitions [`Collector::signed_definition`] keeps, and how many
-/// cohorts known to be open [`Collector::open_cohort`] (`super::memo`).
-pub(super) const COHORTS_REMEMBERED: usize = 256;
+/// How many entries each of the collector's memos keeps (`super::memo`): cohorts' signed
+/// definitions ([`Collector::signed_definition`]), cohorts known to be open
+/// ([`Collector::open_cohort`]) and surveys' plans ([`place_survey`]).
+pub(super) const MEMO_ENTRIES: usize = 256;
 
 /// Whether a participant may load the definition now (survey open, invitation valid).
 fn check_participation(
