@@ -22,7 +22,10 @@
 # endpoint, participants, requests sent, wall time of the burst, requests answered per second,
 # participants retried after a busy answer, the participants' latency percentiles (first attempt
 # to the answer of their last request), the services' peak resident memory (all services of a
-# run share the one process) and the p99 as a multiple of the health burst's of the same size.
+# run share the one process), the p99 as a multiple of the health burst's of the same size, and
+# the CPU time the services' process and the load client used during the burst (all of it and a
+# request): the client runs on the services' cores, and the services' CPU time bounds the burst's
+# wall time on any number of such cores from below.
 #
 #   bash scripts/load.sh                           # health, definition, provider, right at 1 000, 5 000, 10 000; p = 1000
 #   bash scripts/load.sh "200 2000" [P]            # other burst sizes, records of P values
@@ -37,7 +40,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --endpoints) endpoints=${2:?--endpoints takes a list: health definition provider right}; shift 2 ;;
         --endpoints=*) endpoints=${1#--endpoints=}; shift ;;
-        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
         *) positional+=("$1"); shift ;;
     esac
 done
@@ -94,7 +97,7 @@ for endpoint in $endpoints; do
         log "$endpoint, $n participants, p = $p: services $(tr -d '\n ' < "$data/services.json")"
         log "$(grep -m1 '^open files' "$data.log" || echo 'open files: not reported')"
         cargo bench --locked -p orthomask-server --bench load -- --services "$data" --endpoint "$endpoint" \
-            --participants "$n" --p "$p" | tee "$data.out"
+            --participants "$n" --p "$p" --services-pid "$server" | tee "$data.out"
         # Peak resident set of the process serving every service of the run (VmHWM).
         rss_kb=$(awk '/^VmHWM:/ { print $2 }' "/proc/$server/status")
         echo "$(grep '^RESULT ' "$data.out") rss_mb=$((rss_kb / 1024))" >> "$results"
@@ -111,10 +114,10 @@ while read -r line; do
     for field in ${line#RESULT }; do r[${field%%=*}]=${field#*=}; done
     [ "${r[endpoint]}" != health ] || floor_p99[${r[participants]}]=${r[p99_ms]}
 done < "$results"
-format='%-10s %12s %9s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n'
+format='%-10s %12s %9s %8s %8s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n'
 # shellcheck disable=SC2059
 printf "$format" endpoint participants requests "wall s" "req/s" retried "p50 ms" "p90 ms" "p99 ms" "max ms" "RSS MB" \
-    "p99/floor"
+    "p99/floor" "svc CPU s" "svc µs/rq" "cli µs/rq"
 while read -r line; do
     declare -A r=()
     for field in ${line#RESULT }; do r[${field%%=*}]=${field#*=}; done
@@ -123,5 +126,9 @@ while read -r line; do
     [ -z "$floor" ] || [ "$floor" -le 0 ] || ratio=$(awk -v a="${r[p99_ms]}" -v b="$floor" 'BEGIN { printf "%.1f", a / b }')
     # shellcheck disable=SC2059
     printf "$format" "${r[endpoint]}" "${r[participants]}" "${r[requests]}" "${r[wall_s]}" "${r[rate]}" \
-        "${r[retried]}" "${r[p50_ms]}" "${r[p90_ms]}" "${r[p99_ms]}" "${r[max_ms]}" "${r[rss_mb]}" "$ratio"
+        "${r[retried]}" "${r[p50_ms]}" "${r[p90_ms]}" "${r[p99_ms]}" "${r[max_ms]}" "${r[rss_mb]}" "$ratio" \
+        "${r[services_cpu_s]:--}" "${r[services_us]:--}" "${r[client_us]:--}"
 done < "$results"
+echo "svc CPU s: the CPU time of the services' process during the burst, all its threads; no machine with"
+echo "k such cores answers the burst in less than (svc CPU s) / k seconds. svc and cli µs/rq: the services'"
+echo "and the load client's CPU time a request (on this machine the client's comes out of the same cores)."

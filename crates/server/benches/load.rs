@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! cargo bench -p orthomask-server --bench load -- --services DIR \
-//!     [--endpoint provider|definition|right|health] [--participants 200] [--p 1000]
+//!     [--endpoint provider|definition|right|health] [--participants 200] [--p 1000] \
+//!     [--services-pid PID]
 //! ```
 //!
 //! It creates a survey whose records have exactly `p` values (answer columns and cohort size
@@ -36,9 +37,17 @@
 //! message, or the connection's fate); any other answer than the endpoint's success fails the
 //! run. A participant's latency runs from its first attempt to the
 //! answer of its last request.
+//!
+//! With `--services-pid` (the process serving the services, which `scripts/load.sh` passes) the
+//! report also gives the CPU time the services and this client used during the burst
+//! (`orthomask_server::process_cpu`): the client shares the machine's cores with the services,
+//! and the services' CPU time is the part of the wall time no client can be blamed for.
 
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
 use orthomask_core::key::Key;
 use orthomask_server::listener::raise_descriptor_limit;
+use orthomask_server::process_cpu::cpu_time;
 use orthomask_survey::client::{Client, verify_receipt};
 use orthomask_survey::coding::Answer;
 use orthomask_survey::draft::{Endpoints, SurveyDraft, plan_survey};
@@ -161,7 +170,80 @@ fn ms(d: Duration) -> String {
 /// One request of a participant: where it goes, and the body it posts (none: a `GET`).
 struct Request {
     url: String,
-    body: Option<String>,
+    body: Option<Bytes>,
+}
+
+/// How one exchange failed before an answer came.
+enum Failure {
+    /// No connection: refused, or the system's limit.
+    Connect(std::io::Error),
+    /// The connection was closed or reset before the answer was read.
+    Exchange(hyper::Error),
+    /// No answer within [`EXCHANGE_TIMEOUT`].
+    TimedOut,
+}
+
+/// Longest one exchange may take: far above any burst's, so that only a service that stopped
+/// answering ends one.
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// `http://host:port/path` as the address to connect to (also the `Host` header) and the path.
+fn split_url(url: &str) -> (&str, &str) {
+    let rest = url
+        .strip_prefix("http://")
+        .unwrap_or_else(|| panic!("the services are reached over plain HTTP on loopback: {url}"));
+    rest.find('/').map_or((rest, "/"), |i| rest.split_at(i))
+}
+
+/// One request on a connection of its own, as a participant's device opens one (no connection
+/// carries another participant's request): its status, `Retry-After` and text. It drives
+/// hyper's HTTP/1 client connection itself, without a client's pool, resolver and connection
+/// task: the load client runs on the services' cores, and every microsecond it spends a
+/// request is taken from them.
+async fn exchange(request: &Request) -> Result<(u16, Option<u64>, String), Failure> {
+    let (authority, path) = split_url(&request.url);
+    let stream = tokio::net::TcpStream::connect(authority)
+        .await
+        .map_err(Failure::Connect)?;
+    stream.set_nodelay(true).map_err(Failure::Connect)?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(Failure::Exchange)?;
+    let built = hyper::Request::builder()
+        .uri(path)
+        .header(hyper::header::HOST, authority);
+    let built = match &request.body {
+        Some(body) => built
+            .method(hyper::Method::POST)
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(body.clone())),
+        None => built
+            .method(hyper::Method::GET)
+            .body(Full::new(Bytes::new())),
+    }
+    .expect("a request of a known method, path and headers");
+    // The answer is read while the connection is driven; the sender is dropped with the
+    // answer, which lets the connection end.
+    let answer = async move {
+        let response = sender.send_request(built).await?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(hyper::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        let body = response.into_body().collect().await?.to_bytes();
+        Ok((
+            status,
+            retry_after,
+            String::from_utf8_lossy(&body).into_owned(),
+        ))
+    };
+    let both = async { tokio::join!(answer, connection).0 };
+    match tokio::time::timeout(EXCHANGE_TIMEOUT, both).await {
+        Ok(answered) => answered.map_err(Failure::Exchange),
+        Err(_) => Err(Failure::TimedOut),
+    }
 }
 
 /// What a burst gave: each participant's answers (in its requests' order), its latency and
@@ -174,6 +256,42 @@ struct Burst {
     turned_away: std::collections::BTreeMap<String, usize>,
     requests: usize,
     wall: Duration,
+    cpu: CpuUse,
+}
+
+/// The CPU time the services (when their process is known, `--services-pid`) and this client
+/// used from the burst's start to its last answer: on one machine the client's work is taken
+/// from the services' cores, and the services' own time bounds the wall time of the same burst
+/// on any number of such cores ([`orthomask_server::process_cpu`]).
+#[derive(Clone, Copy)]
+struct CpuUse {
+    services: Option<Duration>,
+    client: Option<Duration>,
+}
+
+impl CpuUse {
+    /// The CPU time used so far by the services and by this client.
+    fn so_far(services_pid: Option<u32>) -> Self {
+        let read = |pid: u32| {
+            cpu_time(pid)
+                .inspect_err(|e| eprintln!("load: {e}; the table gives no CPU time for it"))
+                .ok()
+        };
+        Self {
+            services: services_pid.and_then(read),
+            client: read(std::process::id()),
+        }
+    }
+
+    /// What was used since `self`.
+    fn since(self, services_pid: Option<u32>) -> Self {
+        let now = Self::so_far(services_pid);
+        let used = |a: Option<Duration>, b: Option<Duration>| Some(b?.saturating_sub(a?));
+        Self {
+            services: used(self.services, now.services),
+            client: used(self.client, now.client),
+        }
+    }
 }
 
 /// Why a busy answer turned a request away: its `error` message with the numbers taken out (so
@@ -195,54 +313,44 @@ fn busy_reason(status: u16, text: &str) -> String {
 /// the service's Retry-After (at least the back-off), stretched by a random up to half of
 /// itself, as every client of the services does. Any other answer than `success` fails the run.
 async fn send_until_answered(
-    http: &reqwest::Client,
     request: &Request,
     success: u16,
     turned_away: &mut Vec<String>,
 ) -> String {
     let mut backoff = Duration::from_millis(250);
     loop {
-        let sent = match &request.body {
-            Some(body) => http
-                .post(&request.url)
-                .header("content-type", "application/json")
-                .body(body.clone()),
-            None => http.get(&request.url),
-        }
-        .send()
-        .await;
-        let retry_after = match sent {
-            Ok(r) if matches!(r.status().as_u16(), 429 | 503) => {
-                let status = r.status().as_u16();
-                let retry_after = r
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-                turned_away.push(busy_reason(status, &r.text().await.unwrap_or_default()));
+        let retry_after = match exchange(request).await {
+            Ok((status @ (429 | 503), retry_after, text)) => {
+                turned_away.push(busy_reason(status, &text));
                 retry_after
             }
-            Ok(r) => {
-                let status = r.status().as_u16();
-                let text = r.text().await.unwrap_or_default();
+            Ok((status, _, text)) => {
                 assert_eq!(status, success, "{} refused: {text}", request.url);
                 return text;
             }
             // Refused, or closed or reset before an answer (the listener closes none within its
             // address's share, and the load client's address, the host's own, has none): try
             // again.
-            Err(e) => {
-                // The innermost cause (the system's word: refused, reset, broken pipe…).
+            Err(Failure::Connect(e)) => {
+                turned_away.push(format!("no connection ({e})"));
+                None
+            }
+            Err(Failure::Exchange(e)) => {
+                // The innermost cause (the system's word: reset, broken pipe…).
                 let mut cause: &dyn std::error::Error = &e;
                 while let Some(inner) = cause.source() {
                     cause = inner;
                 }
-                turned_away.push(if e.is_connect() {
-                    format!("no connection ({cause})")
-                } else {
-                    format!("connection closed or reset before an answer ({cause})")
-                });
+                turned_away.push(format!(
+                    "connection closed or reset before an answer ({cause})"
+                ));
                 None
             }
+            Err(Failure::TimedOut) => panic!(
+                "{} gave no answer within {} s",
+                request.url,
+                EXCHANGE_TIMEOUT.as_secs()
+            ),
         };
         assert!(
             turned_away.len() <= 60,
@@ -261,20 +369,19 @@ async fn send_until_answered(
 }
 
 /// Every participant at once, each sending its requests in turn.
-async fn burst(http: &reqwest::Client, participants: Vec<Vec<Request>>, success: u16) -> Burst {
+async fn burst(participants: Vec<Vec<Request>>, success: u16, services_pid: Option<u32>) -> Burst {
     let requests = participants.iter().map(Vec::len).sum();
+    let cpu = CpuUse::so_far(services_pid);
     let started = Instant::now();
     let tasks: Vec<_> = participants
         .into_iter()
         .map(|requests| {
-            let http = http.clone();
             tokio::spawn(async move {
                 let t = Instant::now();
                 let mut turned_away = Vec::new();
                 let mut answers = Vec::with_capacity(requests.len());
                 for request in &requests {
-                    answers
-                        .push(send_until_answered(&http, request, success, &mut turned_away).await);
+                    answers.push(send_until_answered(request, success, &mut turned_away).await);
                 }
                 (answers, t.elapsed(), turned_away)
             })
@@ -287,6 +394,7 @@ async fn burst(http: &reqwest::Client, participants: Vec<Vec<Request>>, success:
         turned_away: std::collections::BTreeMap::new(),
         requests,
         wall: Duration::ZERO,
+        cpu,
     };
     for task in tasks {
         let (answers, latency, turned_away) = task.await.expect("a participant's task failed");
@@ -298,6 +406,7 @@ async fn burst(http: &reqwest::Client, participants: Vec<Vec<Request>>, success:
         }
     }
     out.wall = started.elapsed();
+    out.cpu = cpu.since(services_pid);
     out
 }
 
@@ -326,13 +435,42 @@ fn report(endpoint: Endpoint, burst: &mut Burst) {
         ms(p99),
         ms(max)
     );
+    // Seconds, and microseconds a request.
+    let per_request = |d: Option<Duration>| {
+        d.map(|d| {
+            (
+                format!("{:.2}", d.as_secs_f64()),
+                format!("{:.0}", d.as_secs_f64() * 1e6 / burst.requests as f64),
+            )
+        })
+    };
+    let (services, client) = (
+        per_request(burst.cpu.services),
+        per_request(burst.cpu.client),
+    );
+    let said = |who: &str, cpu: &Option<(String, String)>| {
+        cpu.as_ref().map_or_else(
+            || format!("{who} not read"),
+            |(s, us)| format!("{who} {s} s ({us} µs a request)"),
+        )
+    };
+    println!(
+        "  CPU during the burst: {}, {}",
+        said("the services", &services),
+        said("this client", &client)
+    );
     for (reason, times) in &burst.turned_away {
         println!("  turned away {times} times: {reason}");
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let field = |cpu: &Option<(String, String)>, part: fn(&(String, String)) -> &String| {
+        cpu.as_ref()
+            .map_or_else(|| "-".to_owned(), |c| part(c).clone())
+    };
     println!(
         "RESULT endpoint={} participants={participants} requests={} wall_s={wall:.2} rate={rate:.0} \
-         retried={} p50_ms={:.0} p90_ms={:.0} p99_ms={:.0} max_ms={:.0}",
+         retried={} p50_ms={:.0} p90_ms={:.0} p99_ms={:.0} max_ms={:.0} services_cpu_s={} \
+         services_us={} client_us={}",
         endpoint.name(),
         burst.requests,
         burst.retried,
@@ -340,6 +478,9 @@ fn report(endpoint: Endpoint, burst: &mut Burst) {
         ms(p90),
         ms(p99),
         ms(max),
+        field(&services, |c| &c.0),
+        field(&services, |c| &c.1),
+        field(&client, |c| &c.1),
     );
 }
 
@@ -428,7 +569,7 @@ async fn main() {
     let Some(dir) = argument("--services") else {
         eprintln!(
             "usage: load --services DIR [--endpoint provider|definition|right|health] \
-             [--participants N] [--p P]  (see scripts/load.sh)"
+             [--participants N] [--p P] [--services-pid PID]  (see scripts/load.sh)"
         );
         std::process::exit(2);
     };
@@ -442,6 +583,13 @@ async fn main() {
     };
     let participants = number("--participants", 200);
     let p = number("--p", 1000);
+    // The process serving the services, whose CPU time the report gives (scripts/load.sh).
+    let services_pid = argument("--services-pid").map(|v| {
+        v.parse::<u32>().unwrap_or_else(|_| {
+            eprintln!("load: --services-pid must be a process id, not {v:?}");
+            std::process::exit(2)
+        })
+    });
     let endpoint = argument("--endpoint").map_or(Endpoint::Provider, |name| {
         Endpoint::parse(&name).unwrap_or_else(|| {
             eprintln!("load: --endpoint is provider, definition, right or health, not {name:?}");
@@ -463,8 +611,10 @@ async fn main() {
         std::process::exit(2);
     }
     let rights: &[String] = if share { &services.rights } else { &[] };
-    // Every participant is a device of its own: no connection is kept for another participant's
-    // request (a kept one would spare the services the connection a real device opens).
+    // For the set-up, the participants' definition loads before an upload burst and the checks
+    // after it (a burst's own requests go through `exchange`). Every participant is a device of
+    // its own: no connection is kept for another participant's request (a kept one would spare
+    // the services the connection a real device opens).
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(0)
         .timeout(Duration::from_secs(300))
@@ -481,7 +631,7 @@ async fn main() {
                 }]
             })
             .collect();
-        let mut burst = burst(&http, health, endpoint.success()).await;
+        let mut burst = burst(health, endpoint.success(), services_pid).await;
         report(endpoint, &mut burst);
         return;
     }
@@ -523,10 +673,10 @@ async fn main() {
                         .expect("definition_url")
                         .to_owned(),
                     // A place is taken by POST, the invitation in the body (issue 20 §7).
-                    body: Some(
+                    body: Some(Bytes::from(
                         serde_json::json!({ "invite": i["token"].as_str().expect("token") })
                             .to_string(),
-                    ),
+                    )),
                 }),
         );
     }
@@ -558,9 +708,9 @@ async fn main() {
     if endpoint == Endpoint::Definition {
         let urls: Vec<String> = places.iter().map(|r| r.url.clone()).collect();
         let mut burst = burst(
-            &http,
             places.into_iter().map(|r| vec![r]).collect(),
             endpoint.success(),
+            services_pid,
         )
         .await;
         report(endpoint, &mut burst);
@@ -612,7 +762,7 @@ async fn main() {
                 .iter()
                 .map(|d| Request {
                     url: d.url.clone(),
-                    body: Some(serde_json::to_string(&d.upload).unwrap()),
+                    body: Some(Bytes::from(serde_json::to_string(&d.upload).unwrap())),
                 })
                 .collect(),
         );
@@ -627,7 +777,7 @@ async fn main() {
         started.elapsed().as_secs_f64()
     );
 
-    let mut burst = burst(&http, requests, endpoint.success()).await;
+    let mut burst = burst(requests, endpoint.success(), services_pid).await;
     // Every receipt acknowledges exactly its upload.
     for (sent, answers) in uploads.iter().zip(&burst.answers) {
         assert_eq!(sent.len(), answers.len());

@@ -47,6 +47,7 @@ pub mod web;
 
 pub mod address_share;
 pub mod listener;
+pub mod process_cpu;
 pub mod run;
 
 pub use collector::CollectorConfig;
