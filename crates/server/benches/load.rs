@@ -239,7 +239,14 @@ async fn exchange(request: &Request) -> Result<(u16, Option<u64>, String), Failu
             String::from_utf8_lossy(&body).into_owned(),
         ))
     };
-    let both = async { tokio::join!(answer, connection).0 };
+    let both = async {
+        match tokio::join!(answer, connection) {
+            // The connection's own error names the system's word (reset, broken pipe); the
+            // answer's only says that the connection ended.
+            (Err(_), Err(cause)) => Err(cause),
+            (answered, _) => answered,
+        }
+    };
     match tokio::time::timeout(EXCHANGE_TIMEOUT, both).await {
         Ok(answered) => answered.map_err(Failure::Exchange),
         Err(_) => Err(Failure::TimedOut),
