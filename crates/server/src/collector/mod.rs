@@ -201,8 +201,13 @@ struct Inner {
     /// Each cohort's signed definition, made once (`participants::Collector::offer`): it is
     /// the same for every participant of the cohort (Ed25519 signatures are deterministic), and
     /// deriving the cohort's device key, hydrating and signing it for every place was most of a
-    /// place request's work in a burst (issue 24).
-    signed: memo::Memo<(String, u32), orthomask_survey::trust::SignedDefinition>,
+    /// place request's work in a burst (issue 24). A once-cell each: the requests that waited
+    /// for their cohort to open all ask for it at once, and one of them makes it for all (in a
+    /// burst of 5 000, 799 made it before the cell, the whole of each of the first cohorts).
+    signed: memo::Memo<
+        (String, u32),
+        Arc<tokio::sync::OnceCell<orthomask_survey::trust::SignedDefinition>>,
+    >,
     /// The cohorts known to be open at the services (`participants::Collector::open_cohort`):
     /// a burst's place requests find their cohort not yet open when they take their places,
     /// and without this each then queued behind the opening lock for a store read of its own,

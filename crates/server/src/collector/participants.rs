@@ -389,13 +389,23 @@ impl Collector {
         Ok(json(StatusCode::OK, &offer))
     }
 
-    /// Cohort `k`'s definition (its own device key), signed; from the cache when made before
-    /// (the survey's row is read only then, once per cohort).
+    /// Cohort `k`'s definition (its own device key), signed; made once and remembered
+    /// (`Inner::signed`): requests that ask together wait for the one making it.
     async fn signed_definition(&self, survey: &str, k: u32) -> Result<SignedDefinition, ApiError> {
-        let id = (survey.to_owned(), k);
-        if let Some(signed) = self.0.signed.get(&id) {
-            return Ok(signed);
-        }
+        let cell = self
+            .0
+            .signed
+            .get_or_insert_with((survey.to_owned(), k), Arc::default);
+        // Never stale (`memo`): the template and keys are fixed when the survey is created. A
+        // failure leaves the cell empty, and the next request tries again.
+        cell.get_or_try_init(|| self.sign_definition(survey, k))
+            .await
+            .cloned()
+    }
+
+    /// Make cohort `k`'s signed definition: the survey's row read, the cohort's device key
+    /// derived, the template hydrated with it and signed.
+    async fn sign_definition(&self, survey: &str, k: u32) -> Result<SignedDefinition, ApiError> {
         let s = survey.to_owned();
         let row = self.0.store.run(move |c| load_survey(c, &s)).await?;
         let key = self
@@ -415,10 +425,7 @@ impl Collector {
             k,
             &collector.device_key(k),
         );
-        let signed = SignedDefinition::sign(&self.0.signing, &definition);
-        // Never stale (`memo`): the template and keys are fixed when the survey is created.
-        self.0.signed.insert(id, signed.clone());
-        Ok(signed)
+        Ok(SignedDefinition::sign(&self.0.signing, &definition))
     }
 }
 
