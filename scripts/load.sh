@@ -106,12 +106,18 @@ for endpoint in $endpoints; do
 done
 
 echo
+# result LINE: the fields of one RESULT line (name=value) into the associative array r.
+declare -A r=()
+result() {
+    r=()
+    local field
+    for field in ${1#RESULT }; do r[${field%%=*}]=${field#*=}; done
+}
 # The floor: the health burst's p99 at each size, when it ran; every row's p99 is also given as
 # a multiple of it ("-" without it).
 declare -A floor_p99=()
 while read -r line; do
-    declare -A r=()
-    for field in ${line#RESULT }; do r[${field%%=*}]=${field#*=}; done
+    result "$line"
     [ "${r[endpoint]}" != health ] || floor_p99[${r[participants]}]=${r[p99_ms]}
 done < "$results"
 format='%-10s %12s %9s %8s %8s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n'
@@ -119,8 +125,7 @@ format='%-10s %12s %9s %8s %8s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n'
 printf "$format" endpoint participants requests "wall s" "req/s" retried "p50 ms" "p90 ms" "p99 ms" "max ms" "RSS MB" \
     "p99/floor" "svc CPU s" "svc µs/rq" "cli µs/rq"
 while read -r line; do
-    declare -A r=()
-    for field in ${line#RESULT }; do r[${field%%=*}]=${field#*=}; done
+    result "$line"
     floor=${floor_p99[${r[participants]}]:-}
     ratio=-
     [ -z "$floor" ] || [ "$floor" -le 0 ] || ratio=$(awk -v a="${r[p99_ms]}" -v b="$floor" 'BEGIN { printf "%.1f", a / b }')

@@ -417,6 +417,11 @@ async fn burst(participants: Vec<Vec<Request>>, success: u16, services_pid: Opti
     out
 }
 
+/// A figure to `decimals` places, or `-` where it could not be measured.
+fn figure(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.decimals$}"))
+}
+
 /// Print the burst's line and the machine-readable `RESULT` line scripts/load.sh reads.
 fn report(endpoint: Endpoint, burst: &mut Burst) {
     let participants = burst.latencies.len();
@@ -442,38 +447,26 @@ fn report(endpoint: Endpoint, burst: &mut Burst) {
         ms(p99),
         ms(max)
     );
-    // Seconds, and microseconds a request.
-    let per_request = |d: Option<Duration>| {
-        d.map(|d| {
-            (
-                format!("{:.2}", d.as_secs_f64()),
-                format!("{:.0}", d.as_secs_f64() * 1e6 / burst.requests as f64),
-            )
-        })
-    };
-    let (services, client) = (
-        per_request(burst.cpu.services),
-        per_request(burst.cpu.client),
+    let seconds = |d: Option<Duration>| d.map(|d| d.as_secs_f64());
+    let per_request_us =
+        |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e6 / burst.requests as f64);
+    let (services_s, services_us) = (
+        seconds(burst.cpu.services),
+        per_request_us(burst.cpu.services),
     );
-    let said = |who: &str, cpu: &Option<(String, String)>| {
-        cpu.as_ref().map_or_else(
-            || format!("{who} not read"),
-            |(s, us)| format!("{who} {s} s ({us} µs a request)"),
-        )
-    };
+    let (client_s, client_us) = (seconds(burst.cpu.client), per_request_us(burst.cpu.client));
     println!(
-        "  CPU during the burst: {}, {}",
-        said("the services", &services),
-        said("this client", &client)
+        "  CPU during the burst: the services {} s ({} µs a request), this client {} s ({} µs a \
+         request)",
+        figure(services_s, 2),
+        figure(services_us, 0),
+        figure(client_s, 2),
+        figure(client_us, 0)
     );
     for (reason, times) in &burst.turned_away {
         println!("  turned away {times} times: {reason}");
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let field = |cpu: &Option<(String, String)>, part: fn(&(String, String)) -> &String| {
-        cpu.as_ref()
-            .map_or_else(|| "-".to_owned(), |c| part(c).clone())
-    };
     println!(
         "RESULT endpoint={} participants={participants} requests={} wall_s={wall:.2} rate={rate:.0} \
          retried={} p50_ms={:.0} p90_ms={:.0} p99_ms={:.0} max_ms={:.0} services_cpu_s={} \
@@ -485,9 +478,9 @@ fn report(endpoint: Endpoint, burst: &mut Burst) {
         ms(p90),
         ms(p99),
         ms(max),
-        field(&services, |c| &c.0),
-        field(&services, |c| &c.1),
-        field(&client, |c| &c.1),
+        figure(services_s, 2),
+        figure(services_us, 0),
+        figure(client_us, 0),
     );
 }
 
