@@ -11,11 +11,15 @@ use common::{services_json, terminate};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 
+/// An Ed25519 public key (RFC 8032 §7.1, test 1): a valid point for the cases whose error is
+/// elsewhere.
+const VALID_KEY: &str = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+
 #[test]
 fn bad_arguments_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &[
                 "msp",
@@ -23,12 +27,44 @@ fn bad_arguments_are_refused_in_one_line() {
                 "127.0.0.1:0",
                 "--collector",
                 "collector.example",
+                "--collector-key",
+                VALID_KEY,
             ],
             "--collector \"collector.example\" is not an http:// or https:// URL",
         ),
         (
-            &["all", "--port", "0", "--right-services", "1", "--no-web"],
-            "at least two right-masking services",
+            &["all", "--port", "0", "--right-services", "2", "--no-web"],
+            "at least 3 right-masking services",
+        ),
+        (
+            &[
+                "msp",
+                "--listen",
+                "127.0.0.1:0",
+                "--collector",
+                "http://c",
+                "--collector-key",
+                "not-a-key",
+            ],
+            "an identity key is 64 hex digits",
+        ),
+        (
+            &[
+                "msp",
+                "--listen",
+                "127.0.0.1:0",
+                "--collector",
+                "http://c",
+                "--collector-key",
+                VALID_KEY,
+                "--right",
+                "http://r0",
+            ],
+            "1 right-masking services are named but 0 of their identity keys are pinned",
+        ),
+        (
+            &["identity", "--party", "right-01"],
+            "is not a party",
         ),
         (
             &[
@@ -39,8 +75,12 @@ fn bad_arguments_are_refused_in_one_line() {
                 "127.0.0.1:0",
                 "--msp",
                 "http://m",
+                "--msp-key",
+                VALID_KEY,
                 "--collector",
                 "http://c",
+                "--collector-key",
+                VALID_KEY,
                 "--rate-per-second",
                 "0",
             ],
@@ -217,40 +257,96 @@ fn start(args: &[&str]) -> (std::process::Child, String) {
     (child, url)
 }
 
-/// Each service also runs on its own, as on separate machines: `serve collector`, `serve msp` and
-/// `serve right` start from the command line, answer their health checks with their role, keep
-/// their stores apart, and stop cleanly on SIGTERM.
+/// A party's identity key, as its operator prints it to hand to its peers' operators
+/// (`orthomask serve identity`): made once in the data directory, the same every time after.
+fn identity(data_dir: &str, party: &str) -> String {
+    let args = ["serve", "identity", "--data-dir", data_dir, "--party", party];
+    let first = common::ok(&orthomask(&args));
+    assert_eq!(first.trim().len(), 64, "{first}");
+    assert_eq!(common::ok(&orthomask(&args)), first, "the same key again");
+    first.trim().to_owned()
+}
+
+/// A loopback port free now (for a service that its peer must know before it starts).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Each service also runs on its own, as on separate machines, by separate operators: each
+/// prints its identity key (`serve identity`), the others pin it, and `serve collector`,
+/// `serve msp` and `serve right` start from the command line, answer their health checks with
+/// their role, keep their stores apart, and stop cleanly on SIGTERM. A survey created at the
+/// collector is registered at the provider, which believes it only because the collector signed
+/// it with the key the provider's operator pinned.
 #[cfg(unix)]
 #[test]
 fn each_service_runs_alone_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let sub = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
     let (collector_dir, msp_dir, right_dir) = (sub("c"), sub("m"), sub("r"));
+    let collector_key = identity(&collector_dir, "collector");
+    let msp_key = identity(&msp_dir, "provider");
+    let right_key = identity(&right_dir, "right-0");
     let listen = ["--listen", "127.0.0.1:0"];
-    let (collector, collector_url) = start(
-        &[
-            &["collector", "--data-dir", &collector_dir][..],
-            &listen,
-            &["--msp", "http://127.0.0.1:9", "--no-web"],
-        ]
-        .concat(),
-    );
+    let collector_address = format!("127.0.0.1:{}", free_port());
+    let collector_url = format!("http://{collector_address}");
     let (msp, msp_url) = start(
         &[
             &["msp", "--data-dir", &msp_dir][..],
             &listen,
-            &["--collector", &collector_url],
+            &["--collector", &collector_url, "--collector-key", &collector_key],
         ]
         .concat(),
     );
+    let (collector, announced) = start(&[
+        "collector",
+        "--data-dir",
+        &collector_dir,
+        "--listen",
+        &collector_address,
+        "--msp",
+        &msp_url,
+        "--msp-key",
+        &msp_key,
+        "--no-web",
+    ]);
+    assert_eq!(announced, collector_url);
     let (right, right_url) = start(
         &[
             &["right", "--index", "0", "--data-dir", &right_dir][..],
             &listen,
-            &["--msp", &msp_url, "--collector", &collector_url],
+            &[
+                "--msp",
+                &msp_url,
+                "--msp-key",
+                &msp_key,
+                "--collector",
+                &collector_url,
+                "--collector-key",
+                &collector_key,
+                "--right",
+                "http://127.0.0.1:9",
+                "--right-key",
+                &right_key,
+            ],
         ]
         .concat(),
     );
+    let admin_token = std::fs::read_to_string(dir.path().join("c").join("admin-token")).unwrap();
+    let draft = r#"{"id": "apart", "title": "Apart", "consent": "Masked on this device.",
+        "questions": [{"id": "smoker", "label": "Do you smoke?", "kind": "yes_no"},
+                      {"id": "age", "label": "Age", "kind": "integer", "min": 18, "max": 90}],
+        "cohort_size": 10, "share_mode": false, "invitations": true}"#;
+    let auth = format!(
+        "Authorization: Bearer {}\r\nContent-Type: application/json\r\n",
+        admin_token.trim()
+    );
+    let created = request(&collector_url, "POST", "/api/admin/surveys", &auth, draft);
+    assert!(created.starts_with("HTTP/1.1 201"), "{created}");
     for (url, role) in [
         (&collector_url, "data collector"),
         (&msp_url, "masking service provider"),

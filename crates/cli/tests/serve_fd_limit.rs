@@ -88,7 +88,7 @@ fn serve_raises_its_soft_limit_and_caps_connections_by_it() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
 
-    // `serve all` with two right-masking services: four listeners share the limit.
+    // `serve all` with three right-masking services: five listeners share the limit.
     let (all, line) = serve_with_soft_limit(
         &[
             "all",
@@ -97,7 +97,7 @@ fn serve_raises_its_soft_limit_and_caps_connections_by_it() {
             "--port",
             "0",
             "--right-services",
-            "2",
+            "3",
             "--no-web",
             "--no-demonstrations",
         ],
@@ -107,11 +107,11 @@ fn serve_raises_its_soft_limit_and_caps_connections_by_it() {
         kernel_limits(all.id()),
         (hard.to_string(), hard.to_string())
     );
-    let split = place_split(hard, 4);
+    let split = place_split(hard, 5);
     assert!(
         line.starts_with(&format!(
             "open files: {hard} (raised from {lowered} to the hard limit); up to {} \
-             connections at once per service: {} of its own and {} shared (4 listening",
+             connections at once per service: {} of its own and {} shared (5 listening",
             split.most(),
             split.own,
             split.shared
@@ -130,6 +130,8 @@ fn serve_raises_its_soft_limit_and_caps_connections_by_it() {
             "127.0.0.1:0",
             "--collector",
             "http://127.0.0.1:9",
+            "--collector-key",
+            "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
         ],
         lowered,
     );

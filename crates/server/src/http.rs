@@ -41,40 +41,46 @@ where
                 };
                 ApiError::new(status, message)
             })?;
-        let refused = |e: &dyn std::fmt::Display| {
-            ApiError::unprocessable(format!(
-                "Failed to deserialize the JSON body into the target type: {e}"
-            ))
-        };
-        // Straight into the type: one pass over the body (uploads are long), and serde refuses
-        // duplicate and unknown fields. Without tracking where it is: that costs every value of
-        // an upload (a few per cent of the provider's CPU in a burst, issue 24), and only a
-        // refused body needs the path, so it is read again for it below.
-        match serde_json::from_slice(&bytes) {
-            Ok(value) => return Ok(Self(value)),
-            Err(e) if e.is_syntax() || e.is_eof() => return Err(syntax(&e)),
-            Err(_) => {}
-        }
-        // A data error: where it is, for the one-line answer.
-        let first = match serde_path_to_error::deserialize::<_, T>(
-            &mut serde_json::Deserializer::from_slice(&bytes),
-        ) {
-            Err(e) => e,
-            // Not reached (the same body, the same type); were it, the body is what it says.
-            Ok(value) => return Ok(Self(value)),
-        };
-        // A data error may only be an integer written as `3.0`, which a schema's `integer`
-        // admits and serde's integer types refuse (`crate::json_numbers`): try once more with
-        // such numbers rewritten; otherwise report the first error.
-        let mut value: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| syntax(&e))?;
-        if !crate::json_numbers::integral_floats_as_integers(&mut value) {
-            return Err(refused(&first));
-        }
-        serde_path_to_error::deserialize(value)
-            .map(Self)
-            .map_err(|e| refused(&e))
+        json_from_bytes(&bytes).map(Self)
     }
+}
+
+/// Read `bytes` as JSON of type `T`, as [`ApiJson`] does: serde refuses duplicate and unknown
+/// fields; a syntax error is a 400, a data error a 422 naming where it is, in one line.
+///
+/// # Errors
+/// As above.
+pub fn json_from_bytes<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let refused = |e: &dyn std::fmt::Display| {
+        ApiError::unprocessable(format!(
+            "Failed to deserialize the JSON body into the target type: {e}"
+        ))
+    };
+    // Straight into the type: one pass over the body (uploads are long), and serde refuses
+    // duplicate and unknown fields. Without tracking where it is: that costs every value of
+    // an upload (a few per cent of the provider's CPU in a burst, issue 24), and only a
+    // refused body needs the path, so it is read again for it below.
+    match serde_json::from_slice(bytes) {
+        Ok(value) => return Ok(value),
+        Err(e) if e.is_syntax() || e.is_eof() => return Err(syntax(&e)),
+        Err(_) => {}
+    }
+    // A data error: where it is, for the one-line answer.
+    let first = match serde_path_to_error::deserialize::<_, T>(
+        &mut serde_json::Deserializer::from_slice(bytes),
+    ) {
+        Err(e) => e,
+        // Not reached (the same body, the same type); were it, the body is what it says.
+        Ok(value) => return Ok(value),
+    };
+    // A data error may only be an integer written as `3.0`, which a schema's `integer`
+    // admits and serde's integer types refuse (`crate::json_numbers`): try once more with
+    // such numbers rewritten; otherwise report the first error.
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| syntax(&e))?;
+    if !crate::json_numbers::integral_floats_as_integers(&mut value) {
+        return Err(refused(&first));
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| refused(&e))
 }
 
 /// Whether the request says its body is JSON (`application/json` or a `+json` type).
@@ -232,9 +238,6 @@ impl Default for Limits {
     }
 }
 
-/// Largest peer hand-over (a whole cohort's matrix, base64).
-pub const MAX_PEER_BODY: usize = orthomask_survey::policy::MAX_HANDOVER_BYTES as usize;
-
 /// State of the rate-limit middleware.
 #[derive(Clone)]
 pub struct RateLimit {
@@ -242,8 +245,6 @@ pub struct RateLimit {
     pub limiter: Arc<RateLimiter>,
     /// Whether to trust `X-Forwarded-For`.
     pub trust_forwarded: bool,
-    /// Requests carrying this peer secret are not limited (service-to-service traffic).
-    pub peer_secret: String,
 }
 
 /// The client address a trusted reverse proxy saw: the **last** entry of `X-Forwarded-For`
@@ -265,7 +266,8 @@ fn forwarded_client(headers: &HeaderMap) -> Option<IpAddr> {
         .or_else(|| last.parse::<SocketAddr>().ok().map(|a| a.ip()))
 }
 
-fn client_ip(request: &Request, trust_forwarded: bool) -> Option<IpAddr> {
+/// The address a request is charged to: the trusted proxy's entry, else the connection's.
+pub(crate) fn client_ip(request: &Request, trust_forwarded: bool) -> Option<IpAddr> {
     if trust_forwarded && let Some(ip) = forwarded_client(request.headers()) {
         return Some(ip);
     }
@@ -281,9 +283,6 @@ pub async fn rate_limit(
     request: Request,
     next: Next,
 ) -> Response {
-    if has_bearer(request.headers(), &state.peer_secret) {
-        return next.run(request).await;
-    }
     if let Some(ip) = client_ip(&request, state.trust_forwarded)
         && let Err(wait) = state.limiter.check(ip)
     {
@@ -291,6 +290,16 @@ pub async fn rate_limit(
     }
     next.run(request).await
 }
+
+/// The browser features every page and answer of the services turns off (W3C Permissions
+/// Policy): the participant's form needs none of the device's sensors, cameras, microphones,
+/// location, payment or USB, so a script that got into the page could not ask for them either
+/// (issue 43 §7).
+pub const PERMISSIONS_POLICY: &str = "accelerometer=(), ambient-light-sensor=(), autoplay=(), \
+    bluetooth=(), camera=(), display-capture=(), encrypted-media=(), fullscreen=(), \
+    geolocation=(), gyroscope=(), hid=(), idle-detection=(), magnetometer=(), microphone=(), \
+    midi=(), payment=(), publickey-credentials-get=(), screen-wake-lock=(), serial=(), usb=(), \
+    xr-spatial-tracking=()";
 
 /// Middleware: headers every answer carries.
 pub async fn security_headers(request: Request, next: Next) -> Response {
@@ -306,6 +315,10 @@ pub async fn security_headers(request: Request, next: Next) -> Response {
         HeaderValue::from_static("no-referrer"),
     );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        axum::http::HeaderName::from_static("permissions-policy"),
+        HeaderValue::from_static(PERMISSIONS_POLICY),
+    );
     if api && !headers.contains_key(header::CACHE_CONTROL) {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }

@@ -8,6 +8,7 @@
 //! their sorted list of upload hashes and its Merkle root.
 
 use crate::error::{ApiError, StoreError};
+use axum::http::StatusCode;
 use crate::states::IntakeCohort;
 use crate::wire::{CohortStatus, Registered, Registration};
 use orthomask_formats::manifest::BuildCount;
@@ -155,18 +156,15 @@ fn sql(e: rusqlite::Error) -> ApiError {
     ApiError::from(StoreError::from(e))
 }
 
-/// Store a registration. The same registration again is a no-op; a different one replaces it
-/// only while none of `data_tables` (each with a `survey` column: the service's tables of data
-/// shaped by the design, [`crate::intake_http::IntakeService::data_tables`]) holds a row of the
-/// survey.
+/// Register a survey (issue 43: a registered survey is never replaced). The same registration
+/// again — the collector retrying a creation whose answer it lost — changes nothing; any other
+/// registration under a taken id is refused, whatever the service holds of the survey: devices
+/// may already hold the template it carries, and a replaced one would turn their uploads away
+/// (or let another key's credentials in).
 ///
 /// # Errors
-/// 409 when a survey holding data would change.
-pub fn register(
-    conn: &Connection,
-    reg: &Registration,
-    data_tables: &[&str],
-) -> Result<(), ApiError> {
+/// 409 for a different registration of a registered survey; store errors.
+pub fn register(conn: &Connection, reg: &Registration) -> Result<(), ApiError> {
     let text = serde_json::to_string(reg).map_err(|e| ApiError::internal("registration", e))?;
     let existing: Option<String> = conn
         .query_row(
@@ -178,32 +176,11 @@ pub fn register(
         .map_err(sql)?;
     match existing {
         Some(old) if old == text => Ok(()),
-        Some(_) => {
-            // Data already held for the survey was shaped by the old design.
-            let mut held = 0i64;
-            for table in data_tables {
-                held += conn
-                    .query_row(
-                        &format!("SELECT COUNT(*) FROM {table} WHERE survey = ?1"),
-                        [&reg.survey],
-                        |r| r.get::<_, i64>(0),
-                    )
-                    .map_err(sql)?;
-            }
-            if held > 0 {
-                return Err(ApiError::conflict(format!(
-                    "survey {:?} is already registered with a different design and holds data \
-                     shaped by it (uploads or share blocks)",
-                    reg.survey
-                )));
-            }
-            conn.execute(
-                "UPDATE surveys SET registration = ?2 WHERE id = ?1",
-                (&reg.survey, &text),
-            )
-            .map_err(sql)?;
-            Ok(())
-        }
+        Some(_) => Err(ApiError::conflict(format!(
+            "survey {:?} is already registered here with another registration, and a registered \
+             survey is never replaced; create the survey under a new id",
+            reg.survey
+        ))),
         None => {
             conn.execute(
                 "INSERT INTO surveys (id, registration, registered_at) VALUES (?1, ?2, ?3)",
@@ -485,13 +462,23 @@ pub fn hashes(conn: &Connection, survey: &str, cohort: u32) -> rusqlite::Result<
 /// The receipt list of a closed cohort.
 ///
 /// # Errors
-/// 404 unknown cohort, 409 while it is open.
+/// 404 for an unknown survey or cohort and, alike, while it is open.
 pub fn receipts(conn: &Connection, survey: &str, cohort: u32) -> Result<ReceiptList, ApiError> {
-    let status = cohort_status(conn, survey, cohort)?;
+    // An open cohort is answered as one that does not exist (issue 43 §6): whether a survey
+    // runs, and how far, is not told before its lists are published.
+    let unpublished = || {
+        ApiError::not_found(format!(
+            "no receipt list of cohort {cohort} of survey {survey:?} is published here (lists \
+             are published when a cohort closes)"
+        ))
+    };
+    let status = match cohort_status(conn, survey, cohort) {
+        Ok(status) => status,
+        Err(e) if e.status() == StatusCode::NOT_FOUND => return Err(unpublished()),
+        Err(e) => return Err(e),
+    };
     if status.takes_uploads() {
-        return Err(ApiError::conflict(format!(
-            "cohort {cohort} of survey {survey:?} is still open; its receipts are published when it closes"
-        )));
+        return Err(unpublished());
     }
     let closed_at: Option<String> = conn
         .query_row(

@@ -6,15 +6,18 @@
 //! [`public_routes`] and [`peer_routes`].
 
 use crate::error::{ApiError, ServerError, StoreError};
-use crate::http::{ApiJson, ApiPath, json, require_bearer};
+use crate::http::{ApiPath, json};
+use crate::peer_auth::Peer;
+use crate::peers::{Identity, Party, Peers};
 use crate::intake::{self, Registrations};
 use crate::keys::KeyStore;
 use crate::outbox::{self, DeliveredHook, PeerClient};
 use crate::store::{ClosedSignal, Store};
-use crate::wire::{Registered, Registration};
+use crate::wire::{MAX_REGISTRATION_BYTES, Registered, Registration};
 use axum::Router;
+use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post, put};
 use orthomask_survey::trust::CredentialError;
@@ -26,7 +29,8 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 /// What every accepting service holds besides its own configuration: its store, survey keys and
-/// registrations, the peer token, and the signals that wake its two background tasks.
+/// registrations, its identity and pinned peers, and the signals that wake its two background
+/// tasks.
 pub struct IntakeCore {
     /// Its store, with the intake and outbox tables and its own.
     pub store: Store,
@@ -34,8 +38,10 @@ pub struct IntakeCore {
     pub keys: KeyStore,
     /// The registered surveys.
     pub regs: Registrations,
-    /// The deployment's peer bearer token.
-    pub peer_token: String,
+    /// Its own identity, which signs its requests to peers.
+    pub identity: Arc<Identity>,
+    /// The peers it pins (`crate::peers`).
+    pub peers: Arc<Peers>,
     work: Arc<Notify>,
     outbox: Arc<Notify>,
 }
@@ -84,7 +90,8 @@ pub struct IntakeFiles<'a> {
 /// [`ServerError`] when the directory, store, key file or peer client cannot be set up.
 pub async fn open_intake(
     files: &IntakeFiles<'_>,
-    peer_token: &str,
+    identity: Arc<Identity>,
+    peers: Arc<Peers>,
     peer_answer_timeout: std::time::Duration,
     delivered: DeliveredHook,
     shutdown: watch::Receiver<bool>,
@@ -98,8 +105,8 @@ pub async fn open_intake(
     )?;
     let keys = KeyStore::open(&files.data_dir.join(files.key_file), files.role)?;
     let regs = Registrations::load(&store).await?;
-    let client =
-        PeerClient::new(peer_token.to_owned(), peer_answer_timeout).map_err(ServerError::Config)?;
+    let client = PeerClient::new(identity.clone(), peers.clone(), peer_answer_timeout)
+        .map_err(ServerError::Config)?;
     let outbox_signal = Arc::new(Notify::new());
     let outbox_task = tokio::spawn(outbox::run(
         store.clone(),
@@ -113,7 +120,8 @@ pub async fn open_intake(
             store,
             keys,
             regs,
-            peer_token: peer_token.to_owned(),
+            identity,
+            peers,
             work: Arc::new(Notify::new()),
             outbox: outbox_signal,
         },
@@ -248,18 +256,21 @@ pub fn peer_routes<S: IntakeService>() -> Router<S> {
 /// check. Idempotent.
 ///
 /// # Errors
-/// 401 without the peer token; 404 for a survey not registered here; store or key-file errors.
+/// 401 unless signed by a pinned peer, 403 unless by the collector; 404 for a survey not
+/// registered here; store or key-file errors.
 pub async fn released<S: IntakeService>(
     State(service): State<S>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
-    service.require_peer(&headers)?;
+    peer.require(Party::Collector, "erasing a released survey")?;
     service.registrations().get(&survey)?;
-    // A peer-token holder cannot make this service erase a survey still running: the release
-    // must be published at the collector this service was configured with.
+    // Not even the collector can make this service erase a survey still running (which would
+    // spoil it): the release must be published at the collector this service pins.
+    let core = service.core();
     let client = PeerClient::new(
-        service.peer_token().to_owned(),
+        core.identity.clone(),
+        core.peers.clone(),
         crate::outbox::PEER_ANSWER_TIMEOUT,
     )
     .map_err(|e| ApiError::internal("asking the collector whether the survey is released", e))?;
@@ -319,10 +330,6 @@ pub trait IntakeService: Clone + Send + Sync + 'static {
     fn keys(&self) -> &KeyStore {
         &self.core().keys
     }
-    /// The deployment's peer bearer token.
-    fn peer_token(&self) -> &str {
-        &self.core().peer_token
-    }
     /// Wake the worker that masks and hands over closed cohorts.
     fn wake_worker(&self) {
         self.core().wake_worker();
@@ -331,22 +338,28 @@ pub trait IntakeService: Clone + Send + Sync + 'static {
     fn wake_outbox(&self) {
         self.core().wake_outbox();
     }
-    /// The service's tables (each with a `survey` column) of data shaped by a survey's design:
-    /// while one holds a row of the survey, a different registration is refused.
-    const DATA_TABLES: &'static [&'static str];
     /// Refuse a registration this service cannot serve (role-specific checks).
     ///
     /// # Errors
     /// A 400 naming what does not fit.
     fn admit(&self, registration: &Registration) -> Result<(), ApiError>;
+}
 
-    /// Check the peer bearer token.
-    ///
-    /// # Errors
-    /// 401 without the token.
-    fn require_peer(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        require_bearer(headers, self.peer_token(), "peer token")
-    }
+/// The registration an upload to `survey` is checked against. A survey not registered here is
+/// answered as a credential that does not verify would be on a real one (issue 43 §6): an upload
+/// cannot tell whether a survey exists — 401 without a credential, 403 with one.
+///
+/// # Errors
+/// As above.
+pub fn registration_for_upload(
+    regs: &Registrations,
+    survey: &str,
+    upload: &Upload,
+) -> Result<Arc<Registered>, ApiError> {
+    regs.get(survey).map_err(|_| match upload.credential {
+        None => ApiError::unauthorized(CredentialError::Missing.to_string()),
+        Some(_) => ApiError::forbidden(CredentialError::Signature.to_string()),
+    })
 }
 
 /// Everything an accepting service checks of an upload before its values are used or stored,
@@ -459,17 +472,37 @@ pub async fn proof<S: IntakeService>(
     Ok(json(StatusCode::OK, &proof))
 }
 
-/// `PUT /api/peer/surveys/{survey}` (peer token): the collector registers a survey.
+/// `PUT /api/peer/surveys/{survey}` (the collector): register a survey. Believed only when
+/// signed by the pinned collector and carrying that same key as the key its template and its
+/// participants' credentials are signed with (issue 43 §1); a registered survey is never
+/// replaced ([`intake::register`]).
 ///
 /// # Errors
-/// 401 without the peer token; 400 for an invalid or unserviceable registration.
+/// 401 unless signed by a pinned peer, 403 unless by the collector or when the registration
+/// names another key; 400 for an invalid or unserviceable registration; 409 for another
+/// registration under a registered id; 413 for a body over [`MAX_REGISTRATION_BYTES`].
 pub async fn register<S: IntakeService>(
     State(service): State<S>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath(survey): ApiPath<String>,
-    ApiJson(registration): ApiJson<Registration>,
+    body: Body,
 ) -> Result<Response, ApiError> {
-    service.require_peer(&headers)?;
+    peer.require(Party::Collector, "registering a survey")?;
+    let registration: Registration = peer
+        .read_json(body, MAX_REGISTRATION_BYTES, "the registration")
+        .await?;
+    let pinned = service
+        .core()
+        .peers
+        .get(Party::Collector)
+        .map(|p| p.key.to_hex())
+        .ok_or_else(|| ApiError::forbidden("this service pins no collector"))?;
+    if registration.collector_public_key.to_hex() != pinned {
+        return Err(ApiError::forbidden(
+            "the registration names another key than the collector's identity key this service \
+             pins; nothing was registered",
+        ));
+    }
     if registration.survey != survey {
         return Err(ApiError::bad_request(
             "the registration's survey differs from the URL's",
@@ -484,7 +517,7 @@ pub async fn register<S: IntakeService>(
     let stored = registration.clone();
     service
         .store()
-        .run(move |c| intake::register(c, &stored, S::DATA_TABLES))
+        .run(move |c| intake::register(c, &stored))
         .await?;
     service.registrations().insert(registered);
     Ok(json(
@@ -493,16 +526,16 @@ pub async fn register<S: IntakeService>(
     ))
 }
 
-/// `POST …/cohorts/{cohort}/open` (peer token).
+/// `POST …/cohorts/{cohort}/open` (the collector).
 ///
 /// # Errors
-/// 401 without the peer token; store errors.
+/// 401 unless signed by a pinned peer, 403 unless by the collector; store errors.
 pub async fn open_cohort<S: IntakeService>(
     State(service): State<S>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
 ) -> Result<Response, ApiError> {
-    service.require_peer(&headers)?;
+    peer.require(Party::Collector, "opening a cohort")?;
     service
         .store()
         .run(move |c| intake::open_cohort(c, &survey, cohort))
@@ -513,17 +546,18 @@ pub async fn open_cohort<S: IntakeService>(
     ))
 }
 
-/// `POST /api/peer/surveys/{survey}/outbox/requeue` (peer token): send the survey's rejected
+/// `POST /api/peer/surveys/{survey}/outbox/requeue` (the collector): send the survey's rejected
 /// hand-overs again (the collector's administrator asks, after fixing what made them fail).
 ///
 /// # Errors
-/// 401 without the peer token; 404 for a survey not registered here; store errors.
+/// 401 unless signed by a pinned peer, 403 unless by the collector; 404 for a survey not
+/// registered here; store errors.
 pub async fn requeue<S: IntakeService>(
     State(service): State<S>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
-    service.require_peer(&headers)?;
+    peer.require(Party::Collector, "requeueing hand-overs")?;
     service.registrations().get(&survey)?;
     let s = survey.clone();
     let requeued = service
@@ -537,16 +571,16 @@ pub async fn requeue<S: IntakeService>(
     ))
 }
 
-/// `POST …/cohorts/{cohort}/close` (peer token): close a cohort before it is full.
+/// `POST …/cohorts/{cohort}/close` (the collector): close a cohort before it is full.
 ///
 /// # Errors
-/// 401 without the peer token; store errors.
+/// 401 unless signed by a pinned peer, 403 unless by the collector; store errors.
 pub async fn close_cohort<S: IntakeService>(
     State(service): State<S>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
 ) -> Result<Response, ApiError> {
-    service.require_peer(&headers)?;
+    peer.require(Party::Collector, "closing a cohort")?;
     let closed = service
         .store()
         .run(move |c| intake::close_cohort(c, &survey, cohort))

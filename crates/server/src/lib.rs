@@ -13,7 +13,8 @@
 //! All masking mathematics is `orthomask_core`'s and every survey decision (the plan, the
 //! definition, the manifest, the participant's client) is `orthomask_survey`'s; this crate moves
 //! bytes, stores them and enforces who may see what. Read in this order: the foundations
-//! (errors, time, the store, key files), what crosses HTTP and how it is guarded, the intake
+//! (errors, time, the store, key files, the parties' identities), what crosses HTTP and how it
+//! is guarded (peer requests signed and checked, `peer_auth`), the intake
 //! shared by the accepting services, each role, then the web app and the runner.
 
 pub mod error;
@@ -25,11 +26,13 @@ pub mod compute;
 pub mod store;
 
 pub mod keys;
+pub mod peers;
 
 pub mod json_numbers;
 pub mod wire;
 
 pub mod http;
+pub mod peer_auth;
 pub mod ratelimit;
 
 pub mod outbox;

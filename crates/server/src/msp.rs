@@ -15,6 +15,8 @@ use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, json};
 use crate::intake;
 use crate::intake_http::{self, IntakeCore, IntakeService};
+use crate::peer_auth::Peer;
+use crate::peers::{IDENTITY_KEY_FILE, Identity, Party, PeerKeys};
 use crate::outbox::{self, OutboxItem};
 use crate::states::{IntakeCohort, MaskingResult, OutboxKind, ShareCohort};
 use crate::store::{ClosedSignal, blob_to_f64s, f64s_to_blob};
@@ -22,8 +24,9 @@ use crate::wire::{
     CohortResult, LeftMasked, MaskingOutcome, Registered, Registration, ShareBlock, WireMatrix,
 };
 use axum::Router;
+use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post, put};
 use nalgebra::DMatrix;
@@ -50,8 +53,9 @@ pub struct MspConfig {
     pub collector_url: String,
     /// Base URLs of the right-masking services, by index (share mode).
     pub right_urls: Vec<String>,
-    /// Bearer secret of service-to-service calls.
-    pub peer_token: String,
+    /// The identity keys it pins: the collector's and each right-masking service's
+    /// (`crate::peers`). Its own identity is `identity-key` in its data directory.
+    pub peer_keys: PeerKeys,
     /// Public limits.
     pub limits: crate::http::Limits,
     /// Origins allowed by CORS (the web app's).
@@ -106,6 +110,21 @@ impl Msp {
         cfg: MspConfig,
         shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
+        crate::keys::create_private_dir(&cfg.data_dir)?;
+        let identity = Arc::new(Identity::load_or_create(
+            &cfg.data_dir.join(IDENTITY_KEY_FILE),
+            Party::Provider,
+        )?);
+        let peers = Arc::new(
+            crate::peers::pin(
+                &identity,
+                Some(&cfg.collector_url),
+                None,
+                &cfg.right_urls,
+                &cfg.peer_keys,
+            )
+            .map_err(|e| ServerError::Config(format!("masking service provider: {e}")))?,
+        );
         let opened = intake_http::open_intake(
             &intake_http::IntakeFiles {
                 data_dir: &cfg.data_dir,
@@ -114,7 +133,8 @@ impl Msp {
                 key_file: KEY_FILE,
                 role: "msp",
             },
-            &cfg.peer_token,
+            identity,
+            peers,
             cfg.limits.peer_answer_timeout,
             Arc::new(delivered),
             shutdown.clone(),
@@ -450,7 +470,6 @@ impl IntakeService for Msp {
     }
     const VECTOR_COLUMNS: &'static [(&'static str, &'static str)] =
         &[("uploads", "masked"), ("share_blocks", "block")];
-    const DATA_TABLES: &'static [&'static str] = &["uploads", "share_blocks"];
     fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
         if registration.share_services > self.0.cfg.right_urls.len() {
             return Err(ApiError::bad_request(format!(
@@ -497,7 +516,7 @@ async fn upload(
     ApiPath(survey): ApiPath<String>,
     ApiJson(upload): ApiJson<Upload>,
 ) -> Result<Response, ApiError> {
-    let reg = msp.0.core.regs.get(&survey)?;
+    let reg = intake_http::registration_for_upload(&msp.0.core.regs, &survey, &upload)?;
     // Who may upload is decided before anything else about the upload.
     intake_http::admit_upload(&reg, &survey, &upload)?;
     if reg.share_services > 0 {
@@ -512,10 +531,10 @@ async fn upload(
 
 async fn status(
     State(msp): State<Msp>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
-    msp.require_peer(&headers)?;
+    peer.require(Party::Collector, "a survey's status at the provider")?;
     msp.0.core.regs.get(&survey)?;
     let value = msp
         .0
@@ -549,12 +568,19 @@ async fn status(
 
 async fn share_block(
     State(msp): State<Msp>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath((survey, cohort, index)): ApiPath<(String, u32, u32)>,
-    ApiJson(block): ApiJson<ShareBlock>,
+    body: Body,
 ) -> Result<Response, ApiError> {
-    msp.require_peer(&headers)?;
+    // Service `i`'s block is service `i`'s to send: no other party can put rows in its place.
+    peer.require(
+        Party::Right(index),
+        &format!("handing the provider share block {index}"),
+    )?;
     let reg = msp.0.core.regs.get(&survey)?;
+    let block: ShareBlock = peer
+        .read_json(body, reg.body_limits().share_block, "the share block")
+        .await?;
     if reg.share_services == 0 {
         return Err(ApiError::bad_request(format!(
             "survey {survey:?} does not use share mode"

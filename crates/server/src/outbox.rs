@@ -3,15 +3,15 @@
 //! A service that must hand something to a peer (the provider's `A₂,k X_k B_k` for the
 //! collector, a right-masking service's block for the provider, …) writes it into its own
 //! `outbox` table *in the same transaction* that records the state change. A background task
-//! sends pending items with `PUT` and the peer bearer token, retrying with exponential back-off
-//! (0.25 s doubling up to 30 s, or the peer's `Retry-After` when longer, each wait stretched by a
-//! random up to half of itself) for as long as the peer is down or answers 5xx, 408 or 429; a
+//! sends pending items with `PUT`, signed afresh at each attempt as this service
+//! (`crate::peer_auth`), retrying with exponential back-off (0.25 s doubling up to 30 s, or the
+//! peer's `Retry-After` when longer, each wait stretched by a random up to half of itself) for as long as the peer is down or answers 5xx, 408 or 429; a
 //! service restarted after a crash resumes its pending items. Peers treat a repeated `PUT` of
 //! the same body as a success, so a hand-over that was received but whose answer was lost is
 //! simply sent again. Only an answer that judges the content — 400, 409, 422: the peer read the
 //! hand-over and refused it (for instance a failed QA check) — is final: the item is marked
 //! `rejected` with the peer's message and shown in the status endpoints, and the administrator can
-//! put it back in the queue ([`requeue`]). Every other refusal (401 after a token change, 403,
+//! put it back in the queue ([`requeue`]). Every other refusal (401 after a key change, 403,
 //! 404 or 413 from a proxy in between, …) says nothing about the hand-over itself and is retried
 //! with back-off until an operator fixes the deployment.
 
@@ -204,30 +204,39 @@ impl std::fmt::Display for PeerError {
 pub struct PeerClient {
     http: reqwest::Client,
     answer_timeout: Duration,
-    token: String,
+    identity: Arc<crate::peers::Identity>,
+    peers: Arc<crate::peers::Peers>,
 }
 
 impl std::fmt::Debug for PeerClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PeerClient").finish_non_exhaustive()
+        f.debug_struct("PeerClient")
+            .field("identity", &self.identity)
+            .finish_non_exhaustive()
     }
 }
 
 impl PeerClient {
-    /// A client sending `token`, giving a peer `answer_timeout` to answer a request (plus the
+    /// A client that signs every request as `identity` (RFC 9421, `crate::peer_auth`) and sends
+    /// only to the `peers` it pins, giving a peer `answer_timeout` to answer a request (plus the
     /// time its body takes at [`PEER_MIN_BYTES_PER_SECOND`]).
     ///
     /// # Errors
     /// When the TLS backend cannot initialise.
-    pub fn new(token: String, answer_timeout: Duration) -> Result<Self, String> {
+    pub fn new(
+        identity: Arc<crate::peers::Identity>,
+        peers: Arc<crate::peers::Peers>,
+        answer_timeout: Duration,
+    ) -> Result<Self, String> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .build()
             .map_err(|e| format!("HTTP client: {e}"))?;
         Ok(Self {
             http,
-            token,
             answer_timeout,
+            identity,
+            peers,
         })
     }
 
@@ -239,26 +248,36 @@ impl PeerClient {
         self.answer_timeout + Duration::from_secs(bytes / PEER_MIN_BYTES_PER_SECOND)
     }
 
-    /// Send `body` (JSON) with `method` and return the answer's body.
+    /// Send `body` (JSON) with `method` to the pinned peer whose base URL `url` extends, signed
+    /// as this service and addressed to that peer, and return the answer's body.
     ///
     /// # Errors
-    /// [`PeerError`] classifying the failure.
+    /// [`PeerError`] classifying the failure; a URL of no pinned peer is a
+    /// [`PeerError::Rejected`] (nothing is sent where the configuration does not say).
     pub async fn send(
         &self,
         method: reqwest::Method,
         url: &str,
         body: Option<Vec<u8>>,
     ) -> Result<Vec<u8>, PeerError> {
+        let to = self.peers.for_url(url).map(|p| p.party).ok_or_else(|| {
+            PeerError::Rejected(format!(
+                "{url}: not the address of a peer this service pins; nothing was sent"
+            ))
+        })?;
+        let bytes = body.unwrap_or_default();
+        let signature = crate::peer_auth::sign(&self.identity, to, &method, url, &bytes)
+            .await
+            .map_err(|e| PeerError::Retry(e, None))?;
         let mut request = self
             .http
             .request(method, url)
-            .bearer_auth(&self.token)
             .header(reqwest::header::CONTENT_TYPE, "application/json");
-        let deadline = self.deadline(body.as_ref().map_or(0, Vec::len));
-        request = request.timeout(deadline);
-        if let Some(body) = body {
-            request = request.body(body);
-        }
+        request = crate::peer_auth::apply(request, &signature);
+        let deadline = self.deadline(bytes.len());
+        // Always with its Content-Length, an empty body included: a peer reads a body only
+        // within the size it announced (`Peer::read_json`).
+        request = request.timeout(deadline).body(bytes);
         let response = request
             .send()
             .await

@@ -24,6 +24,8 @@ use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, json};
 use crate::intake::{self, StoredForm};
 use crate::intake_http::{self, IntakeCore, IntakeService};
+use crate::peer_auth::Peer;
+use crate::peers::{IDENTITY_KEY_FILE, Identity, Party, PeerKeys};
 use crate::outbox::{self, OutboxItem};
 use crate::states::{IntakeCohort, OutboxKind};
 use crate::store::{ClosedSignal, f64s_to_blob};
@@ -31,8 +33,9 @@ use crate::wire::{
     HandOn, LeftMasked, Registered, Registration, ShareBlock, SharePart, WireFixed, WireMatrix,
 };
 use axum::Router;
+use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post, put};
 use nalgebra::DMatrix;
@@ -64,8 +67,10 @@ pub struct RightConfig {
     /// Base URLs of every right-masking service of the deployment, by index (its own among
     /// them): share mode hands each cohort's unmasking key on to the next service.
     pub right_urls: Vec<String>,
-    /// Bearer secret of service-to-service calls.
-    pub peer_token: String,
+    /// The identity keys it pins: the collector's, the provider's and every right-masking
+    /// service's in index order, its own included (`crate::peers`). Its own identity is
+    /// `identity-key` in its data directory.
+    pub peer_keys: PeerKeys,
     /// Public limits.
     pub limits: crate::http::Limits,
     /// Origins allowed by CORS.
@@ -114,6 +119,21 @@ impl Right {
         cfg: RightConfig,
         shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
+        crate::keys::create_private_dir(&cfg.data_dir)?;
+        let identity = Arc::new(Identity::load_or_create(
+            &cfg.data_dir.join(IDENTITY_KEY_FILE),
+            Party::Right(cfg.index),
+        )?);
+        let peers = Arc::new(
+            crate::peers::pin(
+                &identity,
+                Some(&cfg.collector_url),
+                Some(&cfg.msp_url),
+                &cfg.right_urls,
+                &cfg.peer_keys,
+            )
+            .map_err(|e| ServerError::Config(format!("right-masking service {}: {e}", cfg.index)))?,
+        );
         let opened = intake_http::open_intake(
             &intake_http::IntakeFiles {
                 data_dir: &cfg.data_dir,
@@ -122,7 +142,8 @@ impl Right {
                 key_file: KEY_FILE,
                 role: &format!("right-{}", cfg.index),
             },
-            &cfg.peer_token,
+            identity,
+            peers,
             cfg.limits.peer_answer_timeout,
             Arc::new(delivered),
             shutdown.clone(),
@@ -396,7 +417,6 @@ impl IntakeService for Right {
         ("hand_ons", "key"),
         ("hand_ons", "seed"),
     ];
-    const DATA_TABLES: &'static [&'static str] = &["uploads"];
     fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
         if (self.0.cfg.index as usize) >= registration.share_services {
             return Err(ApiError::bad_request(format!(
@@ -440,6 +460,7 @@ async fn upload(
     ApiPath(survey): ApiPath<String>,
     ApiJson(upload): ApiJson<Upload>,
 ) -> Result<Response, ApiError> {
+    intake_http::registration_for_upload(&right.0.core.regs, &survey, &upload)?;
     let reg = right.share_registration(&survey)?;
     // Who may upload is decided before anything else about the upload; then whether the share
     // is one an honest device could have made (its QA entry, its padding, its size).
@@ -452,10 +473,10 @@ async fn upload(
 
 async fn status(
     State(right): State<Right>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
-    right.require_peer(&headers)?;
+    peer.require(Party::Collector, "a survey's status at a right-masking service")?;
     right.0.core.regs.get(&survey)?;
     let value = right
         .0
@@ -474,12 +495,15 @@ async fn status(
 
 async fn left_masked(
     State(right): State<Right>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
-    ApiJson(message): ApiJson<LeftMasked>,
+    body: Body,
 ) -> Result<Response, ApiError> {
-    right.require_peer(&headers)?;
+    peer.require(Party::Provider, "handing on a left-masked block")?;
     let reg = right.share_registration(&survey)?;
+    let message: LeftMasked = peer
+        .read_json(body, reg.body_limits().left_masked, "the left-masked block")
+        .await?;
     let me = right.0.cfg.index;
     let k = reg.share_services;
     if message.survey != survey || message.cohort != cohort {
@@ -646,18 +670,25 @@ async fn left_masked(
 /// A stored hand-on: the partial key's values and the ring seed.
 type StoredHandOn = (Option<Vec<u8>>, Option<String>);
 
-/// `PUT /api/peer/surveys/{id}/cohorts/{k}/hand-on/{from}` (peer token): right-masking service
-/// `from` hands this service the partial key that unmasks its share's leading columns, and its
-/// ring seed (`share_handover`). Stored until this service's part is delivered; the same
-/// hand-on again is a no-op, another one a conflict.
+/// `PUT /api/peer/surveys/{id}/cohorts/{k}/hand-on/{from}` (right-masking service `from`,
+/// signed as itself): service `from` hands this service the partial key that unmasks its
+/// share's leading columns, and its ring seed (`share_handover`). Only `from` itself may, and
+/// only to its ring neighbour (the service that unmasks its share). Stored until this service's
+/// part is delivered; the same hand-on again is a no-op, another one a conflict.
 async fn hand_on(
     State(right): State<Right>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath((survey, cohort, from)): ApiPath<(String, u32, u32)>,
-    ApiJson(message): ApiJson<HandOn>,
+    body: Body,
 ) -> Result<Response, ApiError> {
-    right.require_peer(&headers)?;
+    peer.require(
+        Party::Right(from),
+        &format!("handing on the unmasking key of share {from}"),
+    )?;
     let reg = right.share_registration(&survey)?;
+    let message: HandOn = peer
+        .read_json(body, reg.body_limits().hand_on, "the hand-on")
+        .await?;
     let k = reg.share_services;
     let me = right.0.cfg.index;
     if message.survey != survey || message.cohort != cohort || message.from != from {

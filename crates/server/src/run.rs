@@ -6,7 +6,10 @@
 
 use crate::collector::{Collector, CollectorConfig, Demonstration};
 use crate::error::ServerError;
-use crate::http::{self, Bearer, Limits, MAX_PEER_BODY, RateLimit};
+use crate::http::{self, Bearer, Limits, RateLimit};
+use crate::intake_http::IntakeService;
+use crate::peer_auth::PeerAuth;
+use crate::peers::{IDENTITY_KEY_FILE, Identity, Party, PeerKeys, Peers};
 use crate::keys::{SecretSource, load_secret};
 use crate::msp::{Msp, MspConfig};
 use crate::ratelimit::RateLimiter;
@@ -129,12 +132,22 @@ struct Parts {
     web: Option<WebApp>,
 }
 
+/// Who a service is and whom it pins, for its peer routes.
+struct PeerSide {
+    own: Party,
+    peers: Arc<Peers>,
+}
+
 fn assemble(
     parts: Parts,
     limits: &Limits,
-    peer_token: &str,
+    peer_side: PeerSide,
     origins: &[String],
 ) -> Result<Router, ServerError> {
+    let limiter = RateLimit {
+        limiter: Arc::new(RateLimiter::new(limits.rate_per_second, limits.rate_burst)),
+        trust_forwarded: limits.trust_forwarded,
+    };
     // The 405 answer must be set before the layers: set afterwards it would replace the
     // layered fallback and bypass CORS preflight handling.
     let mut public = parts
@@ -144,21 +157,9 @@ fn assemble(
     if !origins.is_empty() {
         public = public.layer(http::cors(origins).map_err(ServerError::Config)?);
     }
-    let mut app = Router::new().merge(public).merge(
-        parts
-            .peer
-            .method_not_allowed_fallback(http::method_not_allowed)
-            .route_layer(axum::middleware::from_fn_with_state(
-                Bearer {
-                    secret: peer_token.to_owned(),
-                    which: "peer token",
-                },
-                http::bearer_auth,
-            ))
-            .layer(DefaultBodyLimit::max(MAX_PEER_BODY)),
-    );
+    let mut open = Router::new().merge(public);
     if let Some((admin, token)) = parts.admin {
-        app = app.merge(
+        open = open.merge(
             admin
                 .method_not_allowed_fallback(http::method_not_allowed)
                 .route_layer(axum::middleware::from_fn_with_state(
@@ -171,23 +172,31 @@ fn assemble(
                 .layer(DefaultBodyLimit::max(limits.max_body_bytes)),
         );
     }
-    app = match parts.web {
-        Some(web) => app.fallback(move |request: axum::extract::Request| {
+    open = match parts.web {
+        Some(web) => open.fallback(move |request: axum::extract::Request| {
             let web = web.clone();
             async move { web.serve(request).await }
         }),
-        None => app.fallback(http::not_found),
+        None => open.fallback(http::not_found),
     };
-    let limiter = RateLimit {
-        limiter: Arc::new(RateLimiter::new(limits.rate_per_second, limits.rate_burst)),
-        trust_forwarded: limits.trust_forwarded,
-        peer_secret: peer_token.to_owned(),
-    };
-    Ok(app
-        .layer(axum::middleware::from_fn_with_state(
-            limiter,
-            http::rate_limit,
-        ))
+    // Everything a client may call is rate-limited per address; the peer routes are not — a
+    // peer's hand-overs come in bursts from one address — but every request there is checked
+    // for a pinned peer's signature before its body is read, and one that fails costs its
+    // address a request of the same limit (`peer_auth::authenticate`).
+    let open = open.layer(axum::middleware::from_fn_with_state(
+        limiter.clone(),
+        http::rate_limit,
+    ));
+    let auth = PeerAuth::new(peer_side.own, peer_side.peers, limiter);
+    let peer = parts
+        .peer
+        .method_not_allowed_fallback(http::method_not_allowed)
+        .route_layer(axum::middleware::from_fn_with_state(
+            auth,
+            crate::peer_auth::authenticate,
+        ));
+    Ok(open
+        .merge(peer)
         .layer(axum::middleware::from_fn(http::security_headers)))
 }
 
@@ -222,10 +231,11 @@ fn launch(
 }
 
 /// The app of an accepting service: public and peer routes, no administrator, no web app.
-fn intake_app(
+fn intake_app<S: IntakeService>(
+    service: &S,
     (public, peer): (Router, Router),
+    own: Party,
     limits: &Limits,
-    peer_token: &str,
     allowed_origins: &[String],
 ) -> Result<Router, ServerError> {
     assemble(
@@ -236,7 +246,10 @@ fn intake_app(
             web: None,
         },
         limits,
-        peer_token,
+        PeerSide {
+            own,
+            peers: service.core().peers.clone(),
+        },
         allowed_origins,
     )
 }
@@ -249,9 +262,10 @@ pub async fn start_msp(cfg: MspConfig, listener: TcpListener) -> Result<Running,
     let (tx, rx) = watch::channel(false);
     let (msp, tasks, closed) = Msp::start(cfg.clone(), rx).await?;
     let app = intake_app(
+        &msp,
         msp.router(),
+        Party::Provider,
         &cfg.limits,
-        &cfg.peer_token,
         &cfg.allowed_origins,
     )?;
     launch(
@@ -273,9 +287,10 @@ pub async fn start_right(cfg: RightConfig, listener: TcpListener) -> Result<Runn
     let (tx, rx) = watch::channel(false);
     let (right, tasks, closed) = Right::start(cfg.clone(), rx).await?;
     let app = intake_app(
+        &right,
         right.router(),
+        Party::Right(cfg.index),
         &cfg.limits,
-        &cfg.peer_token,
         &cfg.allowed_origins,
     )?;
     launch(
@@ -323,7 +338,10 @@ async fn launch_collector(
             web,
         },
         &cfg.limits,
-        &cfg.peer_token,
+        PeerSide {
+            own: Party::Collector,
+            peers: collector.peers(),
+        },
         &cfg.allowed_origins,
     )?;
     let running = launch(
@@ -341,15 +359,16 @@ async fn launch_collector(
 /// Everything in one process (`orthomask serve all`).
 #[derive(Clone, Debug)]
 pub struct AllConfig {
-    /// Parent directory: `collector/`, `msp/`, `right-<i>/` below it, plus `admin-token`,
-    /// `peer-token` and `services.json`.
+    /// Parent directory: `collector/`, `msp/`, `right-<i>/` below it (each with its own identity
+    /// key), plus `admin-token` and `services.json`.
     pub data_dir: PathBuf,
     /// Address to listen on (loopback by default).
     pub host: String,
     /// The collector's port; the provider takes the next, right-masking service `i` the one
     /// after that plus `i`. 0: any free ports.
     pub port: u16,
-    /// Right-masking services to run (0, or at least 2 for share mode).
+    /// Right-masking services to run (0, or at least
+    /// `orthomask_survey::policy::MIN_SHARE_SERVICES` for share mode).
     pub right_services: usize,
     /// The built web app.
     pub web_dir: Option<PathBuf>,
@@ -400,26 +419,80 @@ fn port_after(port: u16, offset: usize) -> Result<u16, ServerError> {
         .map_err(|_| ServerError::Config(format!("port {port} + {offset} is out of range")))
 }
 
+/// The data directories of `serve all`'s services.
+struct AllDirs {
+    collector: PathBuf,
+    msp: PathBuf,
+    rights: Vec<PathBuf>,
+}
+
+impl AllDirs {
+    fn of(data_dir: &std::path::Path, right_services: usize) -> Self {
+        Self {
+            collector: data_dir.join("collector"),
+            msp: data_dir.join("msp"),
+            rights: (0..right_services)
+                .map(|i| data_dir.join(format!("right-{i}")))
+                .collect(),
+        }
+    }
+
+    /// Every service's identity key, made in its directory when absent; the public halves,
+    /// which every service pins.
+    fn identities(&self) -> Result<PeerKeys, ServerError> {
+        let identity = |dir: &PathBuf, file: &str, party: Party| {
+            crate::keys::create_private_dir(dir)?;
+            Identity::load_or_create(&dir.join(file), party).map(|i| i.public_key())
+        };
+        Ok(PeerKeys {
+            collector: Some(identity(
+                &self.collector,
+                crate::collector::SIGNING_KEY_FILE,
+                Party::Collector,
+            )?),
+            provider: Some(identity(&self.msp, IDENTITY_KEY_FILE, Party::Provider)?),
+            rights: (0u32..)
+                .zip(&self.rights)
+                .map(|(i, dir)| identity(dir, IDENTITY_KEY_FILE, Party::Right(i)))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+/// The identity keys of a deployment laid out as `serve all` lays it out under `data_dir`
+/// (`collector/`, `msp/`, `right-<i>/`), each made when absent: the public halves, which every
+/// service of the deployment pins. For deployments started service by service on that layout
+/// (the tests that put recording proxies between the parties).
+///
+/// # Errors
+/// [`ServerError`] for a directory or key file that cannot be made or read.
+pub fn identities_in(data_dir: &std::path::Path, right_services: usize) -> Result<PeerKeys, ServerError> {
+    AllDirs::of(data_dir, right_services).identities()
+}
+
 /// Start the collector, the provider and the right-masking services on one host.
 ///
 /// # Errors
 /// [`ServerError`] for unusable directories, ports or secrets.
 pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
-    if cfg.right_services == 1 {
-        return Err(ServerError::Config(
-            "share mode needs at least two right-masking services (or none)".into(),
-        ));
+    let fewest = orthomask_survey::policy::MIN_SHARE_SERVICES;
+    if cfg.right_services > 0 && cfg.right_services < fewest {
+        return Err(ServerError::Config(format!(
+            "share mode needs at least {fewest} right-masking services (or none): with fewer, the \
+             collector and one service together read yes/no answers (docs/threat-model.md)"
+        )));
     }
     crate::keys::create_private_dir(&cfg.data_dir)?;
+    // Each service's identity, made in its own directory before any service starts, so that
+    // each can be started pinning the others' public keys: one command still sets up a
+    // deployment whose parties authenticate one another (issue 43).
+    let dirs = AllDirs::of(&cfg.data_dir, cfg.right_services);
+    let keys = dirs.identities()?;
     let admin_source = cfg
         .admin_token
         .clone()
         .unwrap_or_else(|| SecretSource::GenerateInto(cfg.data_dir.join("admin-token")));
     let admin_token = load_secret(&admin_source, "admin token")?;
-    let peer_token = load_secret(
-        &SecretSource::GenerateInto(cfg.data_dir.join("peer-token")),
-        "peer token",
-    )?;
     let host = &cfg.host;
     let address = |port: u16| {
         if host.contains(':') {
@@ -442,11 +515,11 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
         .collect::<Result<Vec<_>, _>>()?;
     let msp = start_msp(
         MspConfig {
-            data_dir: cfg.data_dir.join("msp"),
+            data_dir: dirs.msp.clone(),
             public_url: msp_url.clone(),
             collector_url: collector_url.clone(),
             right_urls: right_urls.clone(),
-            peer_token: peer_token.clone(),
+            peer_keys: keys.clone(),
             limits: cfg.limits.clone(),
             allowed_origins: vec![collector_url.clone()],
         },
@@ -459,12 +532,12 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
             start_right(
                 RightConfig {
                     index: u32::try_from(i).unwrap_or(u32::MAX),
-                    data_dir: cfg.data_dir.join(format!("right-{i}")),
+                    data_dir: dirs.rights[i].clone(),
                     public_url: right_urls[i].clone(),
                     msp_url: msp_url.clone(),
                     collector_url: collector_url.clone(),
                     right_urls: right_urls.clone(),
-                    peer_token: peer_token.clone(),
+                    peer_keys: keys.clone(),
                     limits: cfg.limits.clone(),
                     allowed_origins: vec![collector_url.clone()],
                 },
@@ -475,12 +548,12 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
     }
     let (collector, handle) = launch_collector(
         CollectorConfig {
-            data_dir: cfg.data_dir.join("collector"),
+            data_dir: dirs.collector.clone(),
             public_url: collector_url.clone(),
             msp_url: msp_url.clone(),
             right_urls: right_urls.clone(),
             admin_token: admin_token.clone(),
-            peer_token,
+            peer_keys: keys.clone(),
             web_dir: cfg.web_dir.clone(),
             limits: cfg.limits.clone(),
             allowed_origins: Vec::new(),
@@ -510,10 +583,16 @@ pub async fn start_all(cfg: AllConfig) -> Result<AllRunning, ServerError> {
     } else {
         Vec::new()
     };
+    let identities = serde_json::json!({
+        "collector": keys.collector.map(|k| k.to_hex()),
+        "msp": keys.provider.map(|k| k.to_hex()),
+        "rights": keys.rights.iter().map(|k| k.to_hex()).collect::<Vec<_>>(),
+    });
     let services = serde_json::json!({
         "collector": collector_url,
         "msp": msp_url,
         "rights": right_urls,
+        "identities": identities,
         "admin_token_file": match &admin_source {
             SecretSource::File(p) | SecretSource::GenerateInto(p) => Some(p.display().to_string()),
             SecretSource::Value(_) => None,
@@ -683,6 +762,16 @@ fn fit_to_descriptor_limit(mut plan: ServePlan) -> (ServePlan, String) {
     (plan, line)
 }
 
+/// Say which identity key a started service signs with: what its peers' operators pin.
+fn announce_identity(file: &std::path::Path, party: Party) -> Result<(), ServerError> {
+    let key = Identity::load_or_create(file, party)?.public_key();
+    crate::log::announce(format_args!(
+        "{party} identity key {key} (its peers pin it; kept in {})",
+        file.display()
+    ));
+    Ok(())
+}
+
 /// Run a plan until Ctrl-C or SIGTERM, printing where each service listens. First the process's
 /// open-file limit is raised to its hard limit and every listener's connection cap set from it
 /// (whatever cap the plan carried), and a line after the addresses says both.
@@ -703,23 +792,32 @@ pub fn serve_blocking(plan: ServePlan) -> Result<(), ServerError> {
         };
         match plan {
             ServePlan::Msp(cfg, address) => {
+                let dir = cfg.data_dir.clone();
                 let running = start_msp(cfg, bind(&address).await?).await?;
                 announce(&running);
+                announce_identity(&dir.join(IDENTITY_KEY_FILE), Party::Provider)?;
                 crate::log::announce(format_args!("{descriptors}"));
                 shutdown.wait().await;
                 running.stop().await;
             }
             ServePlan::Right(cfg, address) => {
+                let (dir, party) = (cfg.data_dir.clone(), Party::Right(cfg.index));
                 let running = start_right(cfg, bind(&address).await?).await?;
                 announce(&running);
+                announce_identity(&dir.join(IDENTITY_KEY_FILE), party)?;
                 crate::log::announce(format_args!("{descriptors}"));
                 shutdown.wait().await;
                 running.stop().await;
             }
             ServePlan::Collector(cfg, address) => {
                 let web = cfg.web_dir.clone();
+                let dir = cfg.data_dir.clone();
                 let running = start_collector(cfg, bind(&address).await?).await?;
                 announce(&running);
+                announce_identity(
+                    &dir.join(crate::collector::SIGNING_KEY_FILE),
+                    Party::Collector,
+                )?;
                 crate::log::announce(format_args!("{descriptors}"));
                 if let Some(dir) = web {
                     crate::log::announce(format_args!(

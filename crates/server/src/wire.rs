@@ -42,7 +42,7 @@ pub struct Registration {
     /// Fewest uploads for which a cohort is masked and handed on; smaller cohorts are withheld.
     /// May only raise the floor the template implies ([`Registered::floor`]).
     pub min_cohort_size: usize,
-    /// 0 for the basic protocol, `K₁ ≥ 2` in share mode.
+    /// 0 for the basic protocol, `K₁ ≥ orthomask_survey::policy::MIN_SHARE_SERVICES` in share mode.
     pub share_services: usize,
     /// The collector's public key: an accepting service takes an upload only with an upload
     /// credential this key verifies (`orthomask_survey::trust`).
@@ -149,8 +149,12 @@ impl Registration {
         if self.cohort_size == 0 || self.cohort_size > MAX_COHORT {
             return Err(format!("cohort_size must be 1 to {MAX_COHORT}"));
         }
-        if self.share_services == 1 {
-            return Err("share mode needs at least two right-masking services".into());
+        let fewest = orthomask_survey::policy::MIN_SHARE_SERVICES;
+        if self.share_services > 0 && self.share_services < fewest {
+            return Err(format!(
+                "share_services: share mode needs at least {fewest} right-masking services, not {}",
+                self.share_services
+            ));
         }
         self.design().map_err(|e| e.to_string())?;
         let template = self.template.open_template(&self.collector_public_key)?;
@@ -202,6 +206,65 @@ impl Registration {
             bounds: UploadBounds::of(&template).map_err(|e| format!("template: {e}"))?,
             registration: self.clone(),
         })
+    }
+}
+
+/// The largest registration a service reads: its signed template is the collector's planned
+/// definition, whose texts come from a draft the collector took within its own body limit (2 MiB
+/// by default), and JSON may write a byte of text as up to six (`\u0000`) when the template is
+/// embedded as a string; 16 MiB leaves room for a draft of about 2.5 MiB of such text. The
+/// collector refuses to create a survey whose registration is larger (`collector::admin`).
+pub const MAX_REGISTRATION_BYTES: u64 = 16 << 20;
+
+/// The bytes of a peer message besides its matrices and lists, generously: field names, the
+/// survey id (at most 64 characters), indices, Merkle roots (64 hex digits), a one-line reason.
+const ENVELOPE_BYTES: u64 = 4096;
+
+/// The base64 text of `values` numbers of `bytes_each` bytes ([`WireMatrix`]: 8, [`WireFixed`]:
+/// 16): standard base64 with padding writes 4 characters per 3 bytes, rounded up.
+pub fn base64_len(values: u64, bytes_each: u64) -> u64 {
+    4 * values.saturating_mul(bytes_each).div_ceil(3)
+}
+
+/// The largest body each peer message about one survey can legitimately have (issue 43 §4),
+/// from its design: cohorts of at most `m` records (a cohort closes at `m` uploads), `p₁` data
+/// columns and records of `p` values. A service reads no more than this (`Peer::read_json`),
+/// and refuses a larger `Content-Length` before reading a byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerBodyLimits {
+    /// [`ShareBlock`]: `m` row ids (64 hex digits, quoted, comma: 67 bytes each) and `m × p`
+    /// doubles.
+    pub share_block: u64,
+    /// [`LeftMasked`]: `m × p` doubles.
+    pub left_masked: u64,
+    /// [`HandOn`]: `W`, `p × p₁` doubles, and a 64-hex-digit seed.
+    pub hand_on: u64,
+    /// [`CohortResult`]: the batch (`m × p` doubles) and `m` credential nonces (32 hex digits,
+    /// quoted, comma: 35 bytes each).
+    pub cohort_result: u64,
+    /// [`SharePart`]: `m × p₁` 128-bit integers.
+    pub share_part: u64,
+}
+
+impl PeerBodyLimits {
+    /// The limits of a design with cohorts of `m`, `p₁` data columns and records of `p`.
+    pub fn of(m: usize, p1: usize, p: usize) -> Self {
+        let (m, p1, p) = (m as u64, p1 as u64, p as u64);
+        let doubles = |n: u64| base64_len(n, 8);
+        Self {
+            share_block: ENVELOPE_BYTES + 67 * m + doubles(m * p),
+            left_masked: ENVELOPE_BYTES + doubles(m * p),
+            hand_on: ENVELOPE_BYTES + 64 + doubles(p * p1),
+            cohort_result: ENVELOPE_BYTES + 35 * m + doubles(m * p),
+            share_part: ENVELOPE_BYTES + base64_len(m * p1, 16),
+        }
+    }
+}
+
+impl Registration {
+    /// The peer body limits of this survey's design.
+    pub fn body_limits(&self) -> PeerBodyLimits {
+        PeerBodyLimits::of(self.cohort_size, self.p1(), self.p())
     }
 }
 
@@ -461,6 +524,87 @@ mod tests {
         assert_eq!(
             nan.to_matrix().unwrap_err(),
             "matrix entry (0, 1) is not finite"
+        );
+    }
+
+    /// Each limit holds the largest message of its kind that an honest party sends for the
+    /// design (every value the widest base64 and the longest ids), and is no more than the
+    /// envelope above it: a flood of bodies just over a limit is refused, not read.
+    #[test]
+    fn each_peer_body_limit_holds_the_largest_honest_message_and_little_more() {
+        let (m, p1, p) = (37, 6, 91);
+        let limits = PeerBodyLimits::of(m, p1, p);
+        let full = |rows: usize, cols: usize| {
+            WireMatrix::from_matrix(&DMatrix::from_element(rows, cols, -1.234_567_890_123e-300))
+        };
+        let survey = "s".repeat(64);
+        let fits = |what: &str, body: Vec<u8>, limit: u64| {
+            let len = body.len() as u64;
+            assert!(len <= limit, "{what}: {len} > {limit}");
+            assert!(limit - len <= ENVELOPE_BYTES, "{what}: {len} far below {limit}");
+        };
+        fits(
+            "share block",
+            serde_json::to_vec(&ShareBlock {
+                survey: survey.clone(),
+                cohort: u32::MAX,
+                index: u32::MAX,
+                rows: vec!["f".repeat(64); m],
+                block: full(m, p),
+            })
+            .unwrap(),
+            limits.share_block,
+        );
+        fits(
+            "left-masked block",
+            serde_json::to_vec(&LeftMasked {
+                survey: survey.clone(),
+                cohort: u32::MAX,
+                index: u32::MAX,
+                block: full(m, p),
+            })
+            .unwrap(),
+            limits.left_masked,
+        );
+        fits(
+            "hand-on",
+            serde_json::to_vec(&HandOn {
+                survey: survey.clone(),
+                cohort: u32::MAX,
+                from: u32::MAX,
+                key: full(p, p1),
+                seed: Some("a".repeat(64)),
+            })
+            .unwrap(),
+            limits.hand_on,
+        );
+        fits(
+            "cohort result",
+            serde_json::to_vec(&CohortResult {
+                survey: survey.clone(),
+                cohort: u32::MAX,
+                uploads: usize::MAX,
+                merkle_root: "b".repeat(64),
+                nonces: vec!["0f".repeat(16); m],
+                outcome: MaskingOutcome::Masked { batch: full(m, p) },
+            })
+            .unwrap(),
+            limits.cohort_result,
+        );
+        let fixed = FixedMatrix::from_le_bytes(m, p1, &vec![0xff; m * p1 * 16]).unwrap();
+        fits(
+            "share part",
+            serde_json::to_vec(&SharePart {
+                survey,
+                cohort: u32::MAX,
+                index: u32::MAX,
+                merkle_root: "c".repeat(64),
+                uploads: usize::MAX,
+                scale: -1.234_567_890_123e-300,
+                block: WireFixed::from_fixed(&fixed),
+            })
+            .unwrap(),
+            limits.share_part,
         );
     }
 

@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use orthomask_server::peers::Party;
 use orthomask_server::Limits;
 use reqwest::Method;
 use serde_json::json;
@@ -66,7 +67,15 @@ async fn uploads_are_validated_and_stored_exactly_once() {
             403,
             "cohort 0, not 7",
         ),
-        ("an unknown survey", &unknown, &upload, 404, ""),
+        // A survey not registered is answered as a credential that does not verify on a real
+        // one: an upload cannot tell whether a survey exists (issue 43 §6).
+        (
+            "an unknown survey",
+            &unknown,
+            &upload,
+            403,
+            "not signed by this survey's collector",
+        ),
     ] {
         refused(what, &post_upload(&http, to, sent).await, status, naming);
     }
@@ -128,8 +137,8 @@ async fn admin_and_peer_endpoints_need_their_tokens() {
     let (dir, all, http) = started(0).await;
     let surveys = format!("{}/api/admin/surveys", all.collector.url());
     let body = draft("t", 12, false, true);
-    // The peer token is not the admin token, and vice versa.
-    let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
+    // A peer's signature is not the admin token, and the admin token is no peer's signature.
+    let collector = identity_of(dir.path(), Party::Collector);
     let registration = json!({"survey": "x", "answers": 1, "qa_constant": 888.0, "p2": 30,
         "sigma": 10.0, "cohort_size": 10, "min_cohort_size": 3, "share_services": 0});
     let peer_url = format!("{}/api/peer/surveys/x", all.msp.url());
@@ -138,12 +147,8 @@ async fn admin_and_peer_endpoints_need_their_tokens() {
         all.collector.url()
     );
     let wrong = "x-wrong-token-0000";
-    // The admin API: no token, a wrong one, the peer token.
-    for (token, naming) in [
-        (None, "admin token"),
-        (Some(wrong), ""),
-        (Some(peer_token.trim()), ""),
-    ] {
+    // The admin API: no token, a wrong one, a request the collector's own identity signs.
+    for (token, naming) in [(None, "admin token"), (Some(wrong), "")] {
         let answer = send(&http, Method::POST, &surveys, Some(&body), token).await;
         refused(
             &format!("a draft with token {token:?}"),
@@ -152,20 +157,30 @@ async fn admin_and_peer_endpoints_need_their_tokens() {
             naming,
         );
     }
+    let answer = send_signed(
+        &http,
+        &collector,
+        Party::Collector,
+        Method::POST,
+        &surveys,
+        Some(&body),
+    )
+    .await;
+    refused("a draft signed as a peer", &answer, 401, "admin token");
     let answer = send(&http, Method::GET, &surveys, None, Some(wrong)).await;
     refused("the surveys with a wrong token", &answer, 401, "");
-    // The peer API: no token, the admin token.
+    // The peer API: no signature, the admin token.
     for token in [None, Some(all.admin_token.as_str())] {
         let answer = send(&http, Method::PUT, &peer_url, Some(&registration), token).await;
         refused(
             &format!("a registration with token {token:?}"),
             &answer,
             401,
-            "",
+            "signed by a pinned peer",
         );
     }
     let answer = send(&http, Method::PUT, &result, Some(&json!({})), None).await;
-    refused("a cohort result without a token", &answer, 401, "");
+    refused("a cohort result without a signature", &answer, 401, "signed");
 
     // Bad drafts: one line naming the field; duplicates: 409.
     let mut bad = draft("t", 4, false, true);
@@ -317,7 +332,7 @@ async fn the_web_app_is_served_with_a_strict_content_security_policy() {
         b"\0asm\x01\0\0\0",
     )
     .unwrap();
-    let all = start(&dir.path().join("data"), 2, Some(&dist)).await;
+    let all = start(&dir.path().join("data"), 3, Some(&dist)).await;
     let http = client();
     let collector = all.collector.url();
     let get = |path: &str| http.get(format!("{collector}{path}")).send();
@@ -392,7 +407,7 @@ async fn the_web_app_is_served_compressed_revalidated_and_cached() {
     std::fs::write(dist.join(format!("{module}.br")), b"brotli-bytes").unwrap();
     std::fs::write(dist.join(format!("{module}.gz")), b"gzip-bytes").unwrap();
     std::fs::write(dist.join("sw.js"), "const APP_FILES = ['./'];").unwrap();
-    let all = start(&dir.path().join("data"), 2, Some(&dist)).await;
+    let all = start(&dir.path().join("data"), 3, Some(&dist)).await;
     let http = client();
     let collector = all.collector.url();
     let get = |path: &str, headers: &[(&str, &str)]| {
@@ -557,7 +572,7 @@ async fn the_deployment_names_the_build_the_collector_serves() {
 /// credential nonce back — never a second place.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invitations_gate_the_definition_and_survive_a_reload() {
-    let (dir, all, http) = started(2).await;
+    let (dir, all, http) = started(3).await;
     // The attack of §2: an open basic survey would hand B_k's key to the provider itself.
     let open_basic = draft("open-basic", 12, false, false);
     let answer = admin(
@@ -574,8 +589,20 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
     let created = create_survey(&http, &all, &draft("invited", 12, false, true)).await;
     assert!(created["participant_url"].is_null());
     let definition_url = created["definition_url"].as_str().unwrap();
+    // Without an invitation, a survey by invitation is answered as one that does not exist
+    // (issue 43 §6).
     let (status, body) = take_place(&http, definition_url).await;
-    assert_eq!(status, 403, "{body}");
+    assert_eq!(status, 404, "{body}");
+    let (status, unknown) = take_place(
+        &http,
+        &definition_url.replace("/invited/", "/no-such-survey/"),
+    )
+    .await;
+    assert_eq!(status, 404, "{unknown}");
+    assert_eq!(
+        body.replace("invited", "S"),
+        unknown.replace("no-such-survey", "S")
+    );
     let (status, list) = admin(
         &http,
         &all,
@@ -610,11 +637,13 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
         &format!("{definition_url}?invite=0123456789abcdef0123456789abcdef"),
     )
     .await;
-    assert_eq!(status, 403);
+    assert_eq!(status, 404, "an invitation that is not one: as no survey");
     let (_, other) = load(&http, second).await;
     assert_ne!(other.nonce, credential.nonce);
-    // The first participant sends; the second never does. When cohort 0 has been handed over,
-    // the first invitation is used up and the second joins a new cohort with a new nonce.
+    // The first participant sends; the second never does. The team closes cohort 0 with that
+    // one upload, below the floor: it is withheld, so no invitation of it is used up (issue 43
+    // §3) — the first participant's device is told its cohort was regrouped and takes a place in
+    // a new cohort, as the no-show does, each with a new nonce.
     let (_, uploads) = prepare(&http, first, 1, &answers(1)).await;
     let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
     assert_eq!(status, 201, "{body}");
@@ -624,7 +653,18 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
         v["cohorts"][0]["status"] == "withheld"
     })
     .await;
-    assert_used_up(&http, first).await;
+    let sent_nonce = uploads[0].1.credential.as_ref().unwrap().nonce.clone();
+    let (status, fate) =
+        cohort_fate(&http, all.collector.url(), "invited", 0, Some(&sent_nonce)).await;
+    assert_eq!(status, 200, "{fate}");
+    assert_eq!(
+        (&fate["fate"], &fate["answer_again"]),
+        (&json!("regrouped"), &json!(true)),
+        "{fate}"
+    );
+    let (regrouped, fresh) = load(&http, first).await;
+    assert_eq!(regrouped.masking.cohort, 1, "the sender answers again in the next cohort");
+    assert_ne!(fresh.nonce, sent_nonce);
     let (moved, again) = load(&http, second).await;
     assert_eq!(moved.masking.cohort, 1, "the no-show joins the next cohort");
     assert_ne!(again.nonce, other.nonce);
@@ -695,7 +735,7 @@ async fn cohorts_too_small_to_mask_are_withheld_not_released() {
 /// and an invitation never opened still gets a place in the next cohort.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn share_mode_invitations_are_used_up_when_their_cohort_is_combined() {
-    let (_dir, all, http) = started(2).await;
+    let (_dir, all, http) = started(3).await;
     let created = create_survey(&http, &all, &draft("invited-shares", 12, true, true)).await;
     let invited = links(&http, &all, &created, 13).await;
     for (i, link) in (0..12u64).zip(&invited) {

@@ -183,7 +183,7 @@ async fn uploads_name_their_build_and_the_release_counts_each() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_right_masking_service_refuses_an_unknown_build() {
     let dir = tempfile::tempdir().unwrap();
-    let all = started_with_app(dir.path(), 2).await;
+    let all = started_with_app(dir.path(), 3).await;
     let http = client();
     let served = deployment(&http, &all).await.build.unwrap();
     let created = create_survey(&http, &all, &draft("shared", 12, true, false)).await;
@@ -191,7 +191,7 @@ async fn every_right_masking_service_refuses_an_unknown_build() {
 
     let device = load(&http, &definition_url).await;
     let uploads = uploads_of(&device, 0, UNKNOWN);
-    assert_eq!(uploads.len(), 2);
+    assert_eq!(uploads.len(), 3);
     for (url, upload) in &uploads {
         let (status, body) = post_upload(&http, url, upload).await;
         refused_line(status, &body);

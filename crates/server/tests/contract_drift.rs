@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use orthomask_server::peers::Party;
 use reqwest::Method;
 use serde_json::json;
 
@@ -55,13 +56,14 @@ async fn peer_requeue_of_an_unknown_survey_is_not_found() {
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 0, None).await;
     let http = client();
-    let peer = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
-    let (status, body) = send(
+    let collector = identity_of(dir.path(), Party::Collector);
+    let (status, body) = send_signed(
         &http,
+        &collector,
+        Party::Provider,
         Method::POST,
         &format!("{}/api/peer/surveys/nothing/outbox/requeue", all.msp.url()),
         None,
-        Some(peer.trim()),
     )
     .await;
     assert_eq!(status, 404, "{body}");
@@ -76,23 +78,19 @@ async fn a_registration_with_huge_dimensions_is_refused_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 0, None).await;
     let http = client();
-    let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
-    let direct = direct_survey(
-        "huge",
-        12,
-        &[],
-        orthomask_survey::trust::CollectorSigningKey::from_secret([3; 32]),
-    );
+    let collector = identity_of(dir.path(), Party::Collector);
+    let direct = direct_survey("huge", 12, &[], collector_signing_key(dir.path()));
     for (answers, p2) in [(3u64, u64::MAX), (u64::MAX, 30)] {
         let mut registration = direct.registration.clone();
         registration["answers"] = json!(answers);
         registration["p2"] = json!(p2);
-        let (status, body) = send(
+        let (status, body) = send_signed(
             &http,
+            &collector,
+            Party::Provider,
             Method::PUT,
             &format!("{}/api/peer/surveys/huge", all.msp.url()),
             Some(&registration),
-            Some(peer_token.trim()),
         )
         .await;
         assert_eq!(status, 400, "{body}");

@@ -87,7 +87,7 @@ fn definition_url(collector: &str, survey: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn demonstrations_are_listed_alone_and_anyone_may_take_one() {
     let dir = tempfile::tempdir().unwrap();
-    let all = start_all(config(dir.path(), 2, None, true)).await.unwrap();
+    let all = start_all(config(dir.path(), 3, None, true)).await.unwrap();
     let collector = all.collector.url().to_owned();
     let http = client();
     let made: Vec<(&str, bool)> = all

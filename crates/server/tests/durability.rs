@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use orthomask_server::peers::{Identity, Party, PeerKeys};
 use orthomask_server::run::{bind, start_collector, start_msp};
 use orthomask_server::{Limits, MspConfig};
 use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES};
@@ -16,7 +17,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-const PEER_TOKEN: &str = "peer-token-for-tests-0123456789";
 const CHILD_ENV: &str = "ORTHOMASK_TEST_MSP_CHILD_DIR";
 const TEST_NAME: &str = "acknowledged_uploads_survive_kill_9_of_the_provider";
 
@@ -26,7 +26,10 @@ fn msp_config(dir: &Path, collector_url: &str) -> MspConfig {
         public_url: "http://127.0.0.1".into(),
         collector_url: collector_url.to_owned(),
         right_urls: Vec::new(),
-        peer_token: PEER_TOKEN.into(),
+        peer_keys: PeerKeys {
+            collector: Some(test_collector().public_key()),
+            ..PeerKeys::default()
+        },
         limits: loose_limits(),
         allowed_origins: Vec::new(),
     }
@@ -74,6 +77,11 @@ fn test_collector_key() -> CollectorSigningKey {
     CollectorSigningKey::from_secret([42; 32])
 }
 
+/// The same collector, as it signs its requests to the provider.
+fn test_collector() -> Identity {
+    Identity::from_secret(Party::Collector, [42; 32])
+}
+
 /// The survey of the burst: cohorts of 1 000, so that cohort 0 stays open through it.
 fn durable_survey() -> DirectSurvey {
     direct_survey("durable", 1000, &[], test_collector_key())
@@ -103,21 +111,24 @@ fn acknowledged_uploads_survive_kill_9_of_the_provider() {
     let base = Arc::new(survey.uploads(0, 0, [0xff; NONCE_BYTES]).remove(0).1);
     let registration = survey.registration.clone();
     runtime.block_on(async {
-        let (status, body) = send(
+        let collector = test_collector();
+        let (status, body) = send_signed(
             &http,
+            &collector,
+            Party::Provider,
             Method::PUT,
             &format!("{url}/api/peer/surveys/durable"),
             Some(&registration),
-            Some(PEER_TOKEN),
         )
         .await;
         assert_eq!(status, 200, "{body}");
-        let (status, _) = send(
+        let (status, _) = send_signed(
             &http,
+            &collector,
+            Party::Provider,
             Method::POST,
             &format!("{url}/api/peer/surveys/durable/cohorts/0/open"),
             None,
-            Some(PEER_TOKEN),
         )
         .await;
         assert_eq!(status, 200);
@@ -218,7 +229,7 @@ fn acknowledged_uploads_survive_kill_9_of_the_provider() {
             acked.len(),
             unknown.len()
         );
-        let (status, view) = peer_view(&http, &url, PEER_TOKEN, "durable").await;
+        let (status, view) = peer_view(&http, &url, (&test_collector(), Party::Provider), "durable").await;
         assert_eq!(status, 200);
         assert_eq!(view["cohorts"][0]["uploads"], acked.len() + unknown.len(), "{view}");
         assert_eq!(view["cohorts"][0]["status"], "open");
@@ -298,6 +309,7 @@ async fn hand_over_waits_for_the_collector(gone: Gone) {
         collector_addr,
         collector_url,
         collector_config,
+        collector_identity,
     } = apart;
     collector.stop().await;
     // A hanging collector: connections accepted and held, never read or answered.
@@ -318,7 +330,7 @@ async fn hand_over_waits_for_the_collector(gone: Gone) {
         let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
         assert_eq!(status, 201, "{body}");
     }
-    let view = wait_for_peer_view(&http, &msp_url, APART_PEER_TOKEN, "waits", |v| {
+    let view = wait_for_peer_view(&http, &msp_url, (&collector_identity, Party::Provider), "waits", |v| {
         v["outbox"][0]["attempts"].as_u64().unwrap_or(0) >= 2
     })
     .await;
@@ -357,7 +369,7 @@ async fn hand_over_waits_for_the_collector(gone: Gone) {
     assert_same_regression(&raw, &csv);
     // The provider records the delivery once the collector's answer reaches it, which may be
     // after the release is published.
-    wait_for_peer_view(&http, &msp_url, APART_PEER_TOKEN, "waits", |v| {
+    wait_for_peer_view(&http, &msp_url, (&collector_identity, Party::Provider), "waits", |v| {
         v["outbox"][0]["state"] == "delivered"
     })
     .await;

@@ -8,6 +8,7 @@
 mod common;
 
 use common::*;
+use orthomask_server::peers::Party;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 
@@ -84,14 +85,28 @@ async fn released_and_erased(share_mode: bool) {
     let services = if share_mode { 5 } else { 2 };
     assert_eq!(keys.len(), services, "{keys:?}");
 
-    // A peer-token holder cannot make a service erase a survey that is still running.
-    let peer = std::fs::read_to_string(data.join("peer-token")).unwrap();
-    let (status, body) = send(
+    // Another party cannot make a service erase a survey at all; not even the collector can
+    // while the survey is still running.
+    let right_0 = identity_of(&data, Party::Right(0));
+    let released = format!("{}/api/peer/surveys/{survey}/released", all.msp.url());
+    let (status, body) = send_signed(
         &http,
+        &right_0,
+        Party::Provider,
         reqwest::Method::POST,
-        &format!("{}/api/peer/surveys/{survey}/released", all.msp.url()),
+        &released,
         None,
-        Some(peer.trim()),
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    let collector = identity_of(&data, Party::Collector);
+    let (status, body) = send_signed(
+        &http,
+        &collector,
+        Party::Provider,
+        reqwest::Method::POST,
+        &released,
+        None,
     )
     .await;
     assert_eq!(status, 409, "{body}");

@@ -11,6 +11,7 @@
 mod common;
 
 use common::*;
+use orthomask_server::peers::Party;
 use orthomask_server::error::STORE_FULL_RETRY_AFTER_S;
 use reqwest::Method;
 use std::path::Path;
@@ -188,6 +189,7 @@ async fn a_hand_over_to_a_collector_with_a_full_disk_waits_and_is_delivered() {
         msp_url,
         collector_url,
         collector_config,
+        collector_identity,
         ..
     } = apart;
     let admin = collector_config.admin_token.as_str();
@@ -197,7 +199,7 @@ async fn a_hand_over_to_a_collector_with_a_full_disk_waits_and_is_delivered() {
         let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
         assert_eq!(status, 201, "the provider has room: {body}");
     }
-    let view = wait_for_peer_view(&http, &msp_url, APART_PEER_TOKEN, "waits", |v| {
+    let view = wait_for_peer_view(&http, &msp_url, (&collector_identity, Party::Provider), "waits", |v| {
         v["outbox"][0]["last_error"]
             .as_str()
             .is_some_and(|e| e.contains("disk is full"))
@@ -205,7 +207,7 @@ async fn a_hand_over_to_a_collector_with_a_full_disk_waits_and_is_delivered() {
     .await;
     assert_eq!(view["outbox"][0]["state"], "pending", "{view}");
     std::fs::remove_file(&filler).unwrap();
-    wait_for_peer_view(&http, &msp_url, APART_PEER_TOKEN, "waits", |v| {
+    wait_for_peer_view(&http, &msp_url, (&collector_identity, Party::Provider), "waits", |v| {
         v["outbox"][0]["state"] == "delivered"
     })
     .await;

@@ -15,44 +15,18 @@
 mod common;
 
 use common::*;
-use nalgebra::DMatrix;
+use orthomask_server::peers::{Identity, Party};
 use orthomask_core::key::Key;
-use orthomask_core::mask::Mask;
-use orthomask_core::protocol::tm2::right_mask_from_device_key;
 use orthomask_survey::client as device;
-use orthomask_survey::definition::SurveyDefinition;
-use orthomask_survey::upload::Upload;
-use reqwest::Method;
 use serde_json::Value;
 
-/// What a participant holding `B_k` can make: its honest record padded, then `edit`ed on the
-/// device's scale, masked with the cohort's `B_k`.
-fn crafted(
-    def: &SurveyDefinition,
-    honest: &Upload,
-    i: u64,
-    edit: impl Fn(&mut Vec<f64>),
-) -> Upload {
-    let design = def.design().unwrap();
-    let b = right_mask_from_device_key(&design, &def.right_mask_key().unwrap(), def.masking.cohort)
-        .unwrap();
-    let mut noise = Key::teaching(70_000 + i)
-        .stream(orthomask_core::key::StreamId::ParticipantNoise { participant: 0 })
-        .rng();
-    let mut record = design
-        .pad(&def.encode(&answers(i)).unwrap(), &mut noise)
-        .unwrap();
-    edit(&mut record);
-    let mut m = DMatrix::from_row_slice(1, record.len(), &record);
-    b.right_apply(&mut m).unwrap();
-    Upload {
-        values: m.iter().copied().collect(),
-        ..honest.clone()
-    }
-}
-
-async fn provider_uploads(http: &reqwest::Client, msp: &str, peer: &str, survey: &str) -> Value {
-    peer_view(http, msp, peer, survey).await.1["cohorts"].clone()
+async fn provider_uploads(
+    http: &reqwest::Client,
+    msp: &str,
+    collector: &Identity,
+    survey: &str,
+) -> Value {
+    peer_view(http, msp, (collector, Party::Provider), survey).await.1["cohorts"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -60,8 +34,7 @@ async fn uploads_no_honest_device_makes_are_refused_before_they_are_stored() {
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 3, None).await;
     let http = client();
-    let peer = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
-    let peer = peer.trim();
+    let peer = &identity_of(dir.path(), Party::Collector);
 
     // Basic protocol, cohorts of 200: every honest upload of 200 simulated participants passes.
     let created = create_survey(&http, &all, &draft("bounded", 200, false, true)).await;
@@ -124,25 +97,24 @@ async fn uploads_no_honest_device_makes_are_refused_before_they_are_stored() {
             "{what}: {body}"
         );
     }
-    let (_, view) = peer_view(&http, all.rights[1].url(), peer, "shared").await;
+    let (_, view) = peer_view(&http, all.rights[1].url(), (peer, Party::Right(1)), "shared").await;
     assert_eq!(view["cohorts"][0]["uploads"], 0, "{view}");
     all.stop().await;
 }
 
 /// Wait until cohort `k`'s fate, as a device asks for it, is no longer open or processing.
-async fn settled_fate(http: &reqwest::Client, collector: &str, survey: &str, k: u32) -> Value {
+async fn settled_fate(
+    http: &reqwest::Client,
+    collector: &str,
+    survey: &str,
+    k: u32,
+    nonce: &str,
+) -> Value {
     poll_until(
         &format!("the fate of cohort {k} of {survey} to settle"),
         HANG_GUARD,
         || async move {
-            let (status, fate) = send(
-                http,
-                Method::GET,
-                &format!("{collector}/api/surveys/{survey}/cohorts/{k}/fate"),
-                None,
-                None,
-            )
-            .await;
+            let (status, fate) = cohort_fate(http, collector, survey, k, Some(nonce)).await;
             assert_eq!(status, 200, "{fate}");
             if fate["fate"] != "open" && fate["fate"] != "processing" {
                 Ok(fate)
@@ -180,7 +152,12 @@ async fn one_liar_among_forty_costs_a_second_round_not_the_others_answers() {
     );
 
     // The cohort (full at 41) is spoilt; every device is told to answer again.
-    let fate = settled_fate(&http, all.collector.url(), "liar", 0).await;
+    // Asked as a device of the cohort asks: with its credential's nonce; without one, the
+    // collector tells nothing (issue 43 §6).
+    let nonce = liar.credential.as_ref().unwrap().nonce.clone();
+    let fate = settled_fate(&http, all.collector.url(), "liar", 0, &nonce).await;
+    let (status, _) = cohort_fate(&http, all.collector.url(), "liar", 0, None).await;
+    assert_eq!(status, 404);
     assert_eq!(fate["fate"], "spoilt", "{fate}");
     assert_eq!(fate["answer_again"], true);
     let view = admin_view(&http, &all, "liar").await;

@@ -5,33 +5,37 @@
 //! rows.
 //!
 //! The deployment runs behind taps (`common::tap`): the genuine hand-over is held back (the tap
-//! answers 503, so the sender's outbox keeps retrying) while a peer-token holder's claims arrive
-//! first, then let through.
+//! answers 503, so the sender's outbox keeps retrying) while a dishonest provider's claims —
+//! signed with its own identity key, the only one it holds — arrive first, then let through.
 
 mod common;
 
-use common::tap::{TAPPED_PEER_TOKEN, hold, start_tapped};
+use common::tap::{hold, start_tapped};
 use common::*;
+use orthomask_server::peers::{Identity, Party};
 use nalgebra::DMatrix;
 use orthomask_server::wire::{CohortResult, MaskingOutcome, WireMatrix};
 use reqwest::Method;
 use serde_json::Value;
 
+/// A cohort result claimed by `provider` (its signature, its claim).
 async fn claim(
     http: &reqwest::Client,
+    provider: &Identity,
     collector: &str,
     survey: &str,
     result: &CohortResult,
 ) -> (u16, Value) {
-    send(
+    send_signed(
         http,
+        provider,
+        Party::Collector,
         Method::PUT,
         &format!(
             "{collector}/api/peer/surveys/{survey}/cohorts/{}/result",
             result.cohort
         ),
         Some(&serde_json::to_value(result).unwrap()),
-        Some(TAPPED_PEER_TOKEN),
     )
     .await
 }
@@ -98,7 +102,7 @@ async fn basic_claims_the_lists_contradict_are_refused_and_the_genuine_is_taken(
             nonces,
             outcome,
         };
-        let (status, body) = claim(&http, collector, "claims", &result).await;
+        let (status, body) = claim(&http, &identity_of(dir.path(), Party::Provider), collector, "claims", &result).await;
         assert_eq!(status, 422, "{why}: {body}");
         assert!(
             body["error"].as_str().unwrap().contains(why),
@@ -179,7 +183,7 @@ async fn share_mode_claims_the_lists_contradict_are_refused_and_the_genuine_is_t
             nonces: Vec::new(),
             outcome,
         };
-        let (status, body) = claim(&http, collector, "share-claims", &result).await;
+        let (status, body) = claim(&http, &identity_of(dir.path(), Party::Provider), collector, "share-claims", &result).await;
         assert_eq!(status, 422, "{body}");
         assert!(
             body["error"]
@@ -202,12 +206,13 @@ async fn share_mode_claims_the_lists_contradict_are_refused_and_the_genuine_is_t
             &FixedMatrix::encode(&DMatrix::from_element(12, p1, 1.0)).unwrap(),
         ),
     };
-    let (status, body) = send(
+    let (status, body) = send_signed(
         &http,
+        &identity_of(dir.path(), Party::Right(0)),
+        Party::Collector,
         Method::PUT,
         &format!("{collector}/api/peer/surveys/share-claims/cohorts/0/parts/0"),
         Some(&serde_json::to_value(&forged).unwrap()),
-        Some(TAPPED_PEER_TOKEN),
     )
     .await;
     assert_eq!(status, 422, "{body}");

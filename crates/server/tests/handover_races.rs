@@ -4,25 +4,29 @@
 //! so both answers are the same success and the cohort is settled once.
 //!
 //! The genuine hand-overs are held back at the collector's tap (503: the senders keep retrying)
-//! and their bodies, as the tap recorded them, are sent twice at once with the peer token.
+//! and their bodies, as the tap recorded them, are sent twice at once, signed as their sender.
 
 mod common;
 
-use common::tap::{TAPPED_PEER_TOKEN, hold, start_tapped};
+use common::tap::{hold, start_tapped};
 use common::*;
+use orthomask_server::peers::{Identity, Party};
 use reqwest::Method;
 use serde_json::Value;
 
-/// `PUT path` with `body` twice at once, straight to the collector (past its tap).
+/// `PUT path` with `body` twice at once, straight to the collector (past its tap), signed by
+/// `from` (each request afresh, as a sender's retry is).
 async fn twice_at_once(
     http: &reqwest::Client,
+    from: &Identity,
     collector: &str,
     path: &str,
     body: &Value,
 ) -> [(u16, Value); 2] {
     let url = format!("{collector}{path}");
-    let one = send(http, Method::PUT, &url, Some(body), Some(TAPPED_PEER_TOKEN));
-    let two = send(http, Method::PUT, &url, Some(body), Some(TAPPED_PEER_TOKEN));
+    let to = Party::Collector;
+    let one = send_signed(http, from, to, Method::PUT, &url, Some(body));
+    let two = send_signed(http, from, to, Method::PUT, &url, Some(body));
     let (a, b) = tokio::join!(one, two);
     [a, b]
 }
@@ -51,7 +55,8 @@ async fn identical_parts_racing_each_other_are_stored_once() {
             .await;
         let (path, body) = (held.path.clone(), held.json());
         let collector = collector.to_owned();
-        pairs.push(async move { twice_at_once(&client(), &collector, &path, &body).await });
+        let from = identity_of(dir.path(), Party::Right(index));
+        pairs.push(async move { twice_at_once(&client(), &from, &collector, &path, &body).await });
     }
     for [(s1, b1), (s2, b2)] in join_all_spawned(pairs).await {
         assert_eq!((s1, s2), (200, 200), "{b1} / {b2}");
@@ -85,7 +90,8 @@ async fn a_hand_over_racing_its_retry_settles_once() {
     let collector = all.collector.url();
     let held = t.collector.wait_seen("PUT", "/cohorts/0/result").await;
     let (path, body) = (held.path.clone(), held.json());
-    let [(s1, b1), (s2, b2)] = twice_at_once(&http, collector, &path, &body).await;
+    let provider = identity_of(dir.path(), Party::Provider);
+    let [(s1, b1), (s2, b2)] = twice_at_once(&http, &provider, collector, &path, &body).await;
     assert_eq!((s1, s2), (200, 200), "{b1} / {b2}");
     assert_eq!(
         (&b1["settled"], &b2["settled"]),

@@ -20,6 +20,7 @@ use common::*;
 use nalgebra::DMatrix;
 use orthomask_formats::manifest::Manifest;
 use orthomask_server::CollectorConfig;
+use orthomask_server::peers::Party;
 use orthomask_server::run::{bind, start_collector, url_of};
 use orthomask_server::wire::{CohortResult, MaskingOutcome, WireMatrix};
 use orthomask_survey::inclusion::{Evidence, PublishedList, SavedReceipt, check_receipt};
@@ -29,7 +30,6 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
-const PEER_TOKEN: &str = "peer-token-for-the-receipt-check-test-0123";
 const ADMIN_TOKEN: &str = "admin-token-for-the-receipt-check-test-0123";
 
 /// The list the mock provider publishes for every cohort (`None`: it answers 503).
@@ -65,12 +65,15 @@ async fn mock_provider(published: Published) -> String {
     url
 }
 
-/// A collector whose provider (and right-masking services) are the given mocks.
+/// A collector whose provider (and right-masking services) are the given mocks, each pinned with
+/// an identity of its own made under `dir` (the mocks check no signature; the test signs its
+/// hand-overs as the provider, or as each service).
 async fn start_with(
     dir: &std::path::Path,
     msp: String,
     right_urls: Vec<String>,
 ) -> (orthomask_server::Running, String) {
+    let keys = orthomask_server::run::identities_in(dir, right_urls.len()).unwrap();
     let listener = bind("127.0.0.1:0").await.unwrap();
     let collector_url = url_of(&listener).unwrap();
     let collector = start_collector(
@@ -80,7 +83,7 @@ async fn start_with(
             msp_url: msp,
             right_urls,
             admin_token: ADMIN_TOKEN.into(),
-            peer_token: PEER_TOKEN.into(),
+            peer_keys: keys,
             web_dir: None,
             limits: loose_limits(),
             allowed_origins: Vec::new(),
@@ -162,20 +165,23 @@ fn hand_over(survey: &str, rows: &[Upload], uploads: usize, root: &str) -> Cohor
     }
 }
 
+/// The provider's hand-over, signed as the provider whose identity is under `dir`.
 async fn put_result(
     http: &reqwest::Client,
+    dir: &std::path::Path,
     collector: &str,
     result: &CohortResult,
 ) -> (u16, Value) {
-    send(
+    send_signed(
         http,
+        &identity_of(dir, Party::Provider),
+        Party::Collector,
         Method::PUT,
         &format!(
             "{collector}/api/peer/surveys/{}/cohorts/0/result",
             result.survey
         ),
         Some(&serde_json::to_value(result).unwrap()),
-        Some(PEER_TOKEN),
     )
     .await
 }
@@ -236,7 +242,7 @@ async fn hand_overs_that_differ_from_the_published_receipts_are_refused() {
             }
         };
         published.set(Some(published_list));
-        let (status, body) = put_result(&http, c, &result).await;
+        let (status, body) = put_result(&http, dir.path(), c, &result).await;
         assert_eq!(status, 422, "{survey}: {body}");
         let error = body["error"].as_str().unwrap();
         assert!(error.contains(expected), "{survey}: {error}");
@@ -248,12 +254,12 @@ async fn hand_overs_that_differ_from_the_published_receipts_are_refused() {
             "{survey}: {seen}"
         );
         // The same hand-over again is refused again (the outbox would stop here).
-        let (status, _) = put_result(&http, c, &result).await;
+        let (status, _) = put_result(&http, dir.path(), c, &result).await;
         assert_eq!(status, 422, "{survey}");
         // The genuine hand-over, checked against the genuine list, is taken.
         published.set(Some(list(survey, &cohort.hashes, &honest_root)));
         let genuine = hand_over(survey, &cohort.uploads, 8, &honest_root);
-        let (status, body) = put_result(&http, c, &genuine).await;
+        let (status, body) = put_result(&http, dir.path(), c, &genuine).await;
         assert_eq!(status, 200, "{survey}: {body}");
         assert_eq!(cohort_0(&http, c, survey).await["status"], "received");
     }
@@ -278,7 +284,7 @@ async fn an_unreachable_list_defers_the_hand_over_and_the_checked_root_is_publis
     let result = hand_over(survey, &cohort.uploads, 8, &root);
 
     published.set(None);
-    let (status, body) = put_result(&http, c, &result).await;
+    let (status, body) = put_result(&http, dir.path(), c, &result).await;
     assert_eq!(status, 503, "{body}");
     assert!(
         body["error"]
@@ -291,7 +297,7 @@ async fn an_unreachable_list_defers_the_hand_over_and_the_checked_root_is_publis
 
     let published_list = list(survey, &cohort.hashes, &root);
     published.set(Some(published_list.clone()));
-    let (status, body) = put_result(&http, c, &result).await;
+    let (status, body) = put_result(&http, dir.path(), c, &result).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(cohort_0(&http, c, survey).await["status"], "received");
 
@@ -342,26 +348,32 @@ fn share_hashes(survey: &str, i: usize, n: usize) -> Vec<String> {
 /// recorded, the cohort still waiting); fewer rows than uploads are accepted — the provider
 /// keeps only participants whose shares reached every service — and the manifest records each
 /// service's count and says how many records were released of it. The parts here are the
-/// leading columns of genuine additive shares with `A = I` (two services: no cancelling masks),
-/// so they pass QA and only the receipt check decides.
+/// leading columns of genuine additive shares with `A = I` (three services, without the
+/// cancelling masks, which only hide each part and cancel in the sum), so they pass QA and only
+/// the receipt check decides.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn share_parts_are_checked_against_each_services_published_receipts() {
     use orthomask_core::protocol::share_handover::FixedMatrix;
     use orthomask_server::wire::{SharePart, WireFixed};
     let dir = tempfile::tempdir().unwrap();
     let msp = mock_provider(Published::default()).await;
-    let lists = [Published::default(), Published::default()];
+    let lists = [
+        Published::default(),
+        Published::default(),
+        Published::default(),
+    ];
     let rights = vec![
         mock_provider(lists[0].clone()).await,
         mock_provider(lists[1].clone()).await,
+        mock_provider(lists[2].clone()).await,
     ];
     let (collector, collector_url) = start_with(dir.path(), msp, rights.clone()).await;
     let http = client();
     let c = collector_url.as_str();
     for (survey, counts, expected) in [
-        ("share-other-root", [8, 8], Some("Merkle root")),
-        ("share-more-rows", [7, 7], Some("has 8 rows but")),
-        ("share-fewer-rows", [9, 8], None),
+        ("share-other-root", [8, 8, 8], Some("Merkle root")),
+        ("share-more-rows", [7, 7, 7], Some("has 8 rows but")),
+        ("share-fewer-rows", [9, 8, 8], None),
     ] {
         let (status, created) = send(
             &http,
@@ -374,18 +386,31 @@ async fn share_parts_are_checked_against_each_services_published_receipts() {
         assert_eq!(status, 201, "{created}");
         let p = (created["p1"].as_u64().unwrap() + created["p2"].as_u64().unwrap()) as usize;
         let answers = created["p1"].as_u64().unwrap() as usize - 1;
-        // Eight records as a device carries them — answers scaled to [−1, 1] by their declared
-        // ranges, the QA entry 888/|888| = 1 — split into two additive shares.
+        // Eight honest records as a device carries them — the test participants' answers scaled
+        // to [−1, 1] by their declared ranges (the same draft planned here gives the same
+        // definition), the QA entry 888/|888| = 1, padding — split into three additive shares.
+        let template = direct_survey(
+            survey,
+            12,
+            &rights,
+            orthomask_survey::trust::CollectorSigningKey::from_secret([1; 32]),
+        )
+        .template;
+        let design = template.design().unwrap();
         let mut g = Xorshift::new(0x5a5a);
-        let x = DMatrix::from_fn(8, p, |_, j| {
-            if j == answers {
+        let x = DMatrix::from_fn(8, p, |r, j| {
+            if j < answers {
+                let coded = template.encode(&common::answers(r as u64)).unwrap();
+                design.scaler().unwrap().scale_row(&coded).unwrap()[j]
+            } else if j == answers {
                 1.0
             } else {
                 g.uniform() * 2.0 - 1.0
             }
         });
         let x0 = DMatrix::from_fn(8, p, |_, _| g.uniform() * 100.0 - 50.0);
-        let shares = [x0.clone(), &x - &x0];
+        let x1 = DMatrix::from_fn(8, p, |_, _| g.uniform() * 100.0 - 50.0);
+        let shares = [x0.clone(), x1.clone(), &x - &x0 - &x1];
         let mut status = 0;
         let mut body = Value::Null;
         for (i, share) in shares.iter().enumerate() {
@@ -394,7 +419,7 @@ async fn share_parts_are_checked_against_each_services_published_receipts() {
             let mut listed = list(survey, &hashes, &root);
             listed["cohort"] = json!(0);
             lists[i].set(Some(listed));
-            let claimed = if survey == "share-other-root" && i == 1 {
+            let claimed = if survey == "share-other-root" && i == 2 {
                 merkle_root(&hashes[..7])
             } else {
                 root
@@ -409,12 +434,13 @@ async fn share_parts_are_checked_against_each_services_published_receipts() {
                 scale: 100.0,
                 block: WireFixed::from_fixed(&FixedMatrix::encode(&leading).unwrap()),
             };
-            (status, body) = send(
+            (status, body) = send_signed(
                 &http,
+                &identity_of(dir.path(), Party::Right(i as u32)),
+                Party::Collector,
                 Method::PUT,
                 &format!("{c}/api/peer/surveys/{survey}/cohorts/0/parts/{i}"),
                 Some(&serde_json::to_value(&part).unwrap()),
-                Some(PEER_TOKEN),
             )
             .await;
             // Each part is judged when it arrives: both of `share-more-rows` are refused.
@@ -452,7 +478,14 @@ async fn share_parts_are_checked_against_each_services_published_receipts() {
                     .map(|r| (r.service.clone(), r.count))
                     .collect();
                 let upload = |base: &str| format!("{base}/api/surveys/{survey}/uploads");
-                assert_eq!(entries, [(upload(&rights[0]), 9), (upload(&rights[1]), 8)]);
+                assert_eq!(
+                    entries,
+                    [
+                        (upload(&rights[0]), 9),
+                        (upload(&rights[1]), 8),
+                        (upload(&rights[2]), 8)
+                    ]
+                );
                 assert!(
                     manifest
                         .warnings

@@ -24,7 +24,17 @@ fn provider_config(dir: &std::path::Path, connections: ConnectionLimits) -> MspC
         public_url: "http://127.0.0.1".into(),
         collector_url: "http://127.0.0.1:9".into(),
         right_urls: Vec::new(),
-        peer_token: "peer-token-of-the-listener-test-0123456789".into(),
+        // The collector is never reached: any key of its own pins it.
+        peer_keys: orthomask_server::peers::PeerKeys {
+            collector: Some(
+                orthomask_server::peers::Identity::from_secret(
+                    orthomask_server::peers::Party::Collector,
+                    [9; 32],
+                )
+                .public_key(),
+            ),
+            ..Default::default()
+        },
         limits: Limits {
             connections,
             ..loose_limits()

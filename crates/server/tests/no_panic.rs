@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use orthomask_server::peers::Party;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -20,13 +21,13 @@ async fn healthy(http: &reqwest::Client, base: &str) {
     assert_eq!(status, 200, "{base} is down: {body}");
 }
 
-/// A share-mode survey planned with two right-masking services, then the collector restarted
+/// A share-mode survey planned with three right-masking services, then the collector restarted
 /// with none: every call that would reach them answers 503 naming the configuration.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_collector_restarted_with_fewer_right_services_answers_503() {
     let dir = tempfile::tempdir().unwrap();
     let http = client();
-    let all = start(dir.path(), 2, None).await;
+    let all = start(dir.path(), 3, None).await;
     create_survey(&http, &all, &draft("fewer", 12, true, false)).await;
     all.stop().await;
 
@@ -57,7 +58,7 @@ async fn a_collector_restarted_with_fewer_right_services_answers_503() {
 async fn a_re_registration_with_another_p_after_share_blocks_arrived_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let http = client();
-    let all = start(dir.path(), 2, None).await;
+    let all = start(dir.path(), 3, None).await;
     let created = create_survey(&http, &all, &draft("reshaped", 12, true, false)).await;
     for (i, link) in (0..12u64).zip(&links(&http, &all, &created, 12).await) {
         participate(&http, link, i).await;
@@ -74,7 +75,7 @@ async fn a_re_registration_with_another_p_after_share_blocks_arrived_is_refused(
         None,
     )
     .await;
-    let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
+    let collector = identity_of(dir.path(), Party::Collector);
     // The collector itself signs another design of the survey (cohorts of 13: another p₂).
     let signing = collector_signing_key(dir.path());
     assert_eq!(
@@ -84,16 +85,17 @@ async fn a_re_registration_with_another_p_after_share_blocks_arrived_is_refused(
     let rights: Vec<String> = all.rights.iter().map(|r| r.url().to_owned()).collect();
     let reshaped = direct_survey("reshaped", 13, &rights, signing).registration;
     assert_ne!(reshaped["p2"], created["p2"]);
-    let (status, body) = send(
+    let (status, body) = send_signed(
         &http,
+        &collector,
+        Party::Provider,
         Method::PUT,
         &format!("{}/api/peer/surveys/reshaped", all.msp.url()),
         Some(&reshaped),
-        Some(peer_token.trim()),
     )
     .await;
     assert_eq!(status, 409, "{body}");
-    assert!(error_line(&body).contains("share blocks"), "{body}");
+    assert!(error_line(&body).contains("never replaced"), "{body}");
     healthy(&http, all.msp.url()).await;
     all.stop().await;
 }
@@ -104,10 +106,10 @@ async fn a_re_registration_with_another_p_after_share_blocks_arrived_is_refused(
 async fn malformed_cohort_numbers_at_a_right_masking_service_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let http = client();
-    let all = start(dir.path(), 2, None).await;
+    let all = start(dir.path(), 3, None).await;
     let created = create_survey(&http, &all, &draft("cohorts", 12, true, false)).await;
     let right = all.rights[0].url().to_owned();
-    let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
+    let collector = identity_of(dir.path(), Party::Collector);
     for cohort in ["abc", "-1", "99999999999", "1.5", "%00"] {
         let (status, body) = send(
             &http,
@@ -119,12 +121,13 @@ async fn malformed_cohort_numbers_at_a_right_masking_service_are_refused() {
         .await;
         assert_eq!(status, 400, "receipts of cohort {cohort:?}: {body}");
         error_line(&body);
-        let (status, body) = send(
+        let (status, body) = send_signed(
             &http,
+            &collector,
+            Party::Right(0),
             Method::POST,
             &format!("{right}/api/peer/surveys/cohorts/cohorts/{cohort}/open"),
             None,
-            Some(peer_token.trim()),
         )
         .await;
         assert_eq!(status, 400, "opening cohort {cohort:?}: {body}");

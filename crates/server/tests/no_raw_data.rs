@@ -163,7 +163,7 @@ async fn wait_for_clean_close(data: &Path) {
 async fn no_store_of_any_service_holds_a_raw_answer() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_owned();
-    let all = start(&data, 2, None).await;
+    let all = start(&data, 3, None).await;
     let http = client();
     let basic = create_survey(&http, &all, &draft("basic", 12, false, true)).await;
     let shares = create_survey(&http, &all, &draft("shares", 12, true, false)).await;

@@ -1,5 +1,5 @@
 //! Issue 10 §6: hand-overs always finish. The provider's outbox retries with back-off whatever
-//! does not judge the hand-over itself (a 401 after a token change, a proxy's 404 or 413), gives
+//! does not judge the hand-over itself (a 401 after a key change, a proxy's 404 or 413), gives
 //! up only on a verdict on the content (409, 422), and the administrator can put a refused
 //! hand-over back in the queue. The collector here is a scripted mock that answers what a broken
 //! deployment would.
@@ -11,14 +11,13 @@ use axum::http::StatusCode;
 use axum::routing::put;
 use common::*;
 use orthomask_server::MspConfig;
+use orthomask_server::peers::{Identity, Party, PeerKeys};
 use orthomask_server::run::{bind, start_msp};
 use orthomask_survey::trust::{CollectorSigningKey, NONCE_BYTES};
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-
-const PEER_TOKEN: &str = "peer-token-for-the-outbox-test-0123456789";
 
 /// The answers the mock collector gives, in order; after the script, 200.
 #[derive(Clone, Default)]
@@ -59,24 +58,35 @@ async fn mock_collector(script: Script) -> String {
     url
 }
 
+/// The mock collector's signing key: the key its registrations carry and its identity.
+const COLLECTOR_SECRET: [u8; 32] = [5; 32];
+
 fn key() -> CollectorSigningKey {
-    CollectorSigningKey::from_secret([5; 32])
+    CollectorSigningKey::from_secret(COLLECTOR_SECRET)
+}
+
+/// The collector, as it signs its requests to the provider.
+fn collector_identity() -> Identity {
+    Identity::from_secret(Party::Collector, COLLECTOR_SECRET)
 }
 
 /// Register `survey` (the test survey, cohorts of 6) and fill cohort 0 with honest uploads,
 /// which makes the provider mask it and queue the hand-over.
 async fn fill_a_cohort(http: &reqwest::Client, msp: &str, survey: &str) {
     let direct = direct_survey(survey, 6, &[], key());
-    let bearer = Some(PEER_TOKEN);
+    let c = collector_identity();
     let url = format!("{msp}/api/peer/surveys/{survey}");
-    let (status, body) = send(http, Method::PUT, &url, Some(&direct.registration), bearer).await;
+    let to = Party::Provider;
+    let (status, body) =
+        send_signed(http, &c, to, Method::PUT, &url, Some(&direct.registration)).await;
     assert_eq!(status, 200, "{body}");
-    let (status, _) = send(
+    let (status, _) = send_signed(
         http,
+        &c,
+        to,
         Method::POST,
         &format!("{url}/cohorts/0/open"),
         None,
-        bearer,
     )
     .await;
     assert_eq!(status, 200);
@@ -95,7 +105,7 @@ async fn fill_a_cohort(http: &reqwest::Client, msp: &str, survey: &str) {
 /// The provider's outbox entry for cohort 0 once it reaches `state` (waiting for the step,
 /// with a generous deadline, never asserting a duration).
 async fn outbox_reaches(http: &reqwest::Client, msp: &str, survey: &str, state: &str) -> Value {
-    wait_for_peer_view(http, msp, PEER_TOKEN, survey, |v| {
+    wait_for_peer_view(http, msp, (&collector_identity(), Party::Provider), survey, |v| {
         v["outbox"][0]["state"] == state
     })
     .await["outbox"][0]
@@ -113,7 +123,10 @@ async fn transient_refusals_are_retried_and_a_verdict_can_be_requeued() {
             public_url: "http://127.0.0.1".into(),
             collector_url: collector,
             right_urls: Vec::new(),
-            peer_token: PEER_TOKEN.into(),
+            peer_keys: PeerKeys {
+                collector: Some(collector_identity().public_key()),
+                ..PeerKeys::default()
+            },
             limits: loose_limits(),
             allowed_origins: Vec::new(),
         },
@@ -124,7 +137,7 @@ async fn transient_refusals_are_retried_and_a_verdict_can_be_requeued() {
     let http = client();
     let url = msp.url().to_owned();
 
-    // A token change, a proxy that lost the route, a proxy body limit: retried, then delivered.
+    // A key change, a proxy that lost the route, a proxy body limit: retried, then delivered.
     script.set(&[401, 404, 413]);
     fill_a_cohort(&http, &url, "transient").await;
     let item = outbox_reaches(&http, &url, "transient", "delivered").await;
@@ -139,12 +152,13 @@ async fn transient_refusals_are_retried_and_a_verdict_can_be_requeued() {
         "{item}"
     );
     // … until the administrator puts it back in the queue.
-    let (status, body) = send(
+    let (status, body) = send_signed(
         &http,
+        &collector_identity(),
+        Party::Provider,
         Method::POST,
         &format!("{url}/api/peer/surveys/refused/outbox/requeue"),
         None,
-        Some(PEER_TOKEN),
     )
     .await;
     assert_eq!(
@@ -169,15 +183,15 @@ async fn transient_refusals_are_retried_and_a_verdict_can_be_requeued() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_administrator_requeues_through_the_collector() {
     let dir = tempfile::tempdir().unwrap();
-    let all = start(dir.path(), 2, None).await;
+    let all = start(dir.path(), 3, None).await;
     let http = client();
     create_survey(&http, &all, &draft("requeue", 12, true, false)).await;
     let (status, body) = admin_post(&http, &all, "/api/admin/surveys/requeue/requeue").await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(
         body["services"].as_array().unwrap().len(),
-        3,
-        "two right-masking services and the provider: {body}"
+        4,
+        "three right-masking services and the provider: {body}"
     );
     all.stop().await;
 }

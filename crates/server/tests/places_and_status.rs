@@ -75,11 +75,25 @@ async fn a_real_surveys_status_needs_the_admin_token_and_a_demonstrations_does_n
     let created = create_survey(&http, &all, &draft("private", 12, false, true)).await;
     let survey = created["survey"].as_str().unwrap();
     let status_url = format!("{}/api/surveys/{survey}/status", all.collector.url());
+    // Without the admin token a real survey is answered as one that does not exist (issue 43
+    // §6): the same status and the same line.
     let (status, body) = send(&http, Method::GET, &status_url, None, None).await;
-    assert_eq!(status, 401, "{body}");
+    assert_eq!(status, 404, "{body}");
     assert!(
         body["cohorts"].is_null() && body["title"].is_null(),
         "{body}"
+    );
+    let (_, none) = send(
+        &http,
+        Method::GET,
+        &status_url.replace("/private/", "/no-such-survey/"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(
+        one_line_error(&body).replace("private", "S"),
+        one_line_error(&none).replace("no-such-survey", "S")
     );
     let (status, body) = send(
         &http,
@@ -89,7 +103,7 @@ async fn a_real_surveys_status_needs_the_admin_token_and_a_demonstrations_does_n
         Some("not-the-admin-token-0"),
     )
     .await;
-    assert_eq!(status, 401, "{body}");
+    assert_eq!(status, 404, "{body}");
     let (status, body) = send(
         &http,
         Method::GET,

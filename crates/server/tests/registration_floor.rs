@@ -9,19 +9,26 @@
 mod common;
 
 use common::*;
+use orthomask_server::peers::{Identity, Party};
 use orthomask_survey::definition::SurveyDefinition;
 use orthomask_survey::trust::{NONCE_BYTES, SignedDefinition};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-async fn register(http: &reqwest::Client, msp: &str, peer: &str, reg: &Value) -> (u16, Value) {
+async fn register(
+    http: &reqwest::Client,
+    msp: &str,
+    collector: &Identity,
+    reg: &Value,
+) -> (u16, Value) {
     let survey = reg["survey"].as_str().unwrap();
-    send(
+    send_signed(
         http,
+        collector,
+        Party::Provider,
         Method::PUT,
         &format!("{msp}/api/peer/surveys/{survey}"),
         Some(reg),
-        Some(peer),
     )
     .await
 }
@@ -31,8 +38,7 @@ async fn the_provider_derives_the_cohort_rules_from_what_the_devices_accepted() 
     let dir = tempfile::tempdir().unwrap();
     let all = start(dir.path(), 0, None).await;
     let http = client();
-    let peer = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
-    let peer = peer.trim();
+    let peer = &identity_of(dir.path(), Party::Collector);
     let msp = all.msp.url();
     let signing = collector_signing_key(dir.path());
 
@@ -82,12 +88,13 @@ async fn the_provider_derives_the_cohort_rules_from_what_the_devices_accepted() 
     low["min_cohort_size"] = json!(2);
     let (status, body) = register(&http, msp, peer, &low).await;
     assert_eq!(status, 200, "{body}");
-    let (status, _) = send(
+    let (status, _) = send_signed(
         &http,
+        peer,
+        Party::Provider,
         Method::POST,
         &format!("{msp}/api/peer/surveys/lying/cohorts/0/open"),
         None,
-        Some(peer),
     )
     .await;
     assert_eq!(status, 200);
@@ -97,16 +104,17 @@ async fn the_provider_derives_the_cohort_rules_from_what_the_devices_accepted() 
         let (status, body) = post_upload(&http, &url, &upload).await;
         assert_eq!(status, 201, "{body}");
     }
-    let (status, _) = send(
+    let (status, _) = send_signed(
         &http,
+        peer,
+        Party::Provider,
         Method::POST,
         &format!("{msp}/api/peer/surveys/lying/cohorts/0/close"),
         None,
-        Some(peer),
     )
     .await;
     assert_eq!(status, 200);
-    let view = wait_for_peer_view(&http, msp, peer, "lying", |v| {
+    let view = wait_for_peer_view(&http, msp, (peer, Party::Provider), "lying", |v| {
         v["cohorts"][0]["status"] != "closed"
     })
     .await;
@@ -119,12 +127,13 @@ async fn the_provider_derives_the_cohort_rules_from_what_the_devices_accepted() 
     shown.template.questions[0].label = "Do you smoke? (another wording)".into();
     let (status, body) = register(&http, msp, peer, &registered.registration).await;
     assert_eq!(status, 200, "{body}");
-    let (status, _) = send(
+    let (status, _) = send_signed(
         &http,
+        peer,
+        Party::Provider,
         Method::POST,
         &format!("{msp}/api/peer/surveys/shown/cohorts/0/open"),
         None,
-        Some(peer),
     )
     .await;
     assert_eq!(status, 200);

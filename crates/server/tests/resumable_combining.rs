@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use orthomask_server::peers::Party;
 use orthomask_server::run::AllRunning;
 use orthomask_server::wire::SharePart;
 use orthomask_survey::merkle::sha256_hex;
@@ -54,15 +55,16 @@ async fn resolved(http: &reqwest::Client, all: &AllRunning, survey: &str) -> Val
 async fn combining_interrupted_by_a_crash_resumes_at_start_up() {
     let dir = tempfile::tempdir().unwrap();
     let http = client();
-    let all = start(dir.path(), 2, None).await;
+    let all = start(dir.path(), 3, None).await;
     let created = create_survey(&http, &all, &draft("crashed", 12, true, false)).await;
     let p1 = created["p1"].as_u64().unwrap() as usize;
     all.stop().await;
     let db = dir.path().join("collector/collector.sqlite3");
-    store_directly(&db, &made_up_part("crashed", 0, p1));
-    store_directly(&db, &made_up_part("crashed", 1, p1));
+    for index in 0..3 {
+        store_directly(&db, &made_up_part("crashed", index, p1));
+    }
 
-    let all = start(dir.path(), 2, None).await;
+    let all = start(dir.path(), 3, None).await;
     let status = resolved(&http, &all, "crashed").await;
     assert_eq!(
         status, "spoilt",
@@ -71,30 +73,32 @@ async fn combining_interrupted_by_a_crash_resumes_at_start_up() {
     all.stop().await;
 }
 
-/// Both parts were stored (each believed when it arrived), then the request that stored the
+/// Every part was stored (each believed when it arrived), then the request that stored the
 /// last one failed before combining: the service's retry of that part combines.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn combining_interrupted_by_a_store_error_resumes_on_the_retry() {
     let dir = tempfile::tempdir().unwrap();
     let http = client();
-    let all = start(dir.path(), 2, None).await;
+    let all = start(dir.path(), 3, None).await;
     let created = create_survey(&http, &all, &draft("retried", 12, true, false)).await;
     let p1 = created["p1"].as_u64().unwrap() as usize;
-    let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
+    let last = identity_of(dir.path(), Party::Right(2));
     let db = dir.path().join("collector/collector.sqlite3");
-    store_directly(&db, &made_up_part("retried", 0, p1));
-    store_directly(&db, &made_up_part("retried", 1, p1));
+    for index in 0..3 {
+        store_directly(&db, &made_up_part("retried", index, p1));
+    }
     assert_eq!(cohort_0_status(&http, &all, "retried").await, "open");
     // The right-masking service's outbox sends the same part again.
-    let (status, body) = send(
+    let (status, body) = send_signed(
         &http,
+        &last,
+        Party::Collector,
         Method::PUT,
         &format!(
-            "{}/api/peer/surveys/retried/cohorts/0/parts/1",
+            "{}/api/peer/surveys/retried/cohorts/0/parts/2",
             all.collector.url()
         ),
-        Some(&serde_json::to_value(made_up_part("retried", 1, p1)).unwrap()),
-        Some(peer_token.trim()),
+        Some(&serde_json::to_value(made_up_part("retried", 2, p1)).unwrap()),
     )
     .await;
     assert_eq!(status, 200, "{body}");

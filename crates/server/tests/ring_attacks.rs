@@ -1,32 +1,38 @@
-//! The share-mode ring's peer endpoints under attack by a peer-token holder (the token is shared
-//! by the deployment's services, so any of them — or a thief of it — can call them):
+//! The share-mode ring's peer endpoints under attack by a dishonest party of the deployment,
+//! signing with its own identity key — the only key it holds (issue 43):
 //!
-//! * `PUT …/left-masked` at a right-masking service that does not unmask that share, or with a
-//!   block below the cohort floor of the signed template: refused, nothing unmasked;
-//! * `PUT …/hand-on/{from}` forged ahead of the genuine one: it is taken and the genuine one
-//!   refused, so the parts' cancelling masks no longer cancel, the sum fails QA and the cohort is
-//!   spoilt — its participants are asked to answer again. A denial of service, stated in the
-//!   threat model, not a read: the forged key only acts on rows the forger never sees unmasked.
+//! * `PUT …/left-masked` is the provider's: a dishonest provider's block at a right-masking
+//!   service that does not unmask that share, or below the cohort floor of the signed template,
+//!   is refused, nothing unmasked;
+//! * `PUT …/hand-on/{from}` is service `from`'s alone: the provider or another service forging
+//!   it is refused (403). Service `from` itself, dishonest, can send a bad key of its own ahead
+//!   of the genuine one: it is taken and the genuine one refused, so the parts' cancelling masks
+//!   no longer cancel, the sum fails QA and the cohort is spoilt — its participants are asked to
+//!   answer again. A denial of service by a member of the ring, stated in the threat model, not
+//!   a read: the forged key only acts on rows the forger never sees unmasked.
 
 mod common;
 
-use common::tap::{TAPPED_PEER_TOKEN, hold, start_tapped};
+use common::tap::{hold, start_tapped};
 use common::*;
 use nalgebra::DMatrix;
+use orthomask_server::peers::{Identity, Party};
 use orthomask_server::wire::{HandOn, LeftMasked, SharePart, WireMatrix};
 use reqwest::Method;
 
 async fn put(
     http: &reqwest::Client,
+    (from, to): (&Identity, Party),
     url: &str,
     body: &impl serde::Serialize,
 ) -> (u16, serde_json::Value) {
-    send(
+    send_signed(
         http,
+        from,
+        to,
         Method::PUT,
         url,
         Some(&serde_json::to_value(body).unwrap()),
-        Some(TAPPED_PEER_TOKEN),
     )
     .await
 }
@@ -50,7 +56,13 @@ async fn left_masked_blocks_outside_the_ring_or_below_the_floor_are_refused() {
         index,
         block: WireMatrix::from_matrix(&DMatrix::from_element(rows, p, 0.5)),
     };
-    let (status, body) = put(&http, &url, &block(0, 12)).await;
+    let provider = identity_of(dir.path(), Party::Provider);
+    let as_provider = (&provider, Party::Right(0));
+    // Another party than the provider is refused whatever the block.
+    let service_1 = identity_of(dir.path(), Party::Right(1));
+    let (status, body) = put(&http, (&service_1, Party::Right(0)), &url, &block(2, 12)).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = put(&http, as_provider, &url, &block(0, 12)).await;
     assert_eq!(status, 400, "{body}");
     assert!(
         body["error"]
@@ -59,7 +71,7 @@ async fn left_masked_blocks_outside_the_ring_or_below_the_floor_are_refused() {
             .contains("does not unmask share 0"),
         "{body}"
     );
-    let (status, body) = put(&http, &url, &block(2, 3)).await;
+    let (status, body) = put(&http, as_provider, &url, &block(2, 3)).await;
     assert_eq!(status, 422, "{body}");
     assert!(
         body["error"]
@@ -71,8 +83,10 @@ async fn left_masked_blocks_outside_the_ring_or_below_the_floor_are_refused() {
     t.all.stop().await;
 }
 
-/// A hand-on forged ahead of the genuine one: taken, the genuine one refused, the cohort
-/// spoilt and its participants asked to answer again; nothing of it is released.
+/// A hand-on of service 0 is service 0's: the provider and service 2 forging it are refused. A
+/// dishonest service 0's own bad hand-on ahead of the genuine one: taken, the genuine one
+/// refused, the cohort spoilt and its participants asked to answer again; nothing of it is
+/// released.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_hand_on_spoils_the_cohort() {
     let dir = tempfile::tempdir().unwrap();
@@ -105,7 +119,17 @@ async fn a_forged_hand_on_spoils_the_cohort() {
         "{}/api/peer/surveys/forged-hand-on/cohorts/0/hand-on/0",
         t.all.rights[1].url()
     );
-    let (status, body) = put(&http, &hand_on, &forged).await;
+    for forger in [Party::Provider, Party::Right(2), Party::Collector] {
+        let forger = identity_of(dir.path(), forger);
+        let (status, body) = put(&http, (&forger, Party::Right(1)), &hand_on, &forged).await;
+        assert_eq!(status, 403, "{body}");
+        assert!(
+            one_line_error(&body).contains("right-masking service 0's to ask"),
+            "{body}"
+        );
+    }
+    let service_0 = identity_of(dir.path(), Party::Right(0));
+    let (status, body) = put(&http, (&service_0, Party::Right(1)), &hand_on, &forged).await;
     assert_eq!(status, 200, "{body}");
     for tap in &t.rights {
         tap.set_rule(None);
@@ -115,15 +139,16 @@ async fn a_forged_hand_on_spoils_the_cohort() {
     })
     .await;
     assert_eq!(view["spoilt"]["cohorts"], 1, "{view}");
-    let (status, fate) = send(
+    let nonce = t.rights[0].seen_matching("POST", "/uploads")[0].json()["credential"]["nonce"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, fate) = cohort_fate(
         &http,
-        Method::GET,
-        &format!(
-            "{}/api/surveys/forged-hand-on/cohorts/0/fate",
-            t.all.collector.url()
-        ),
-        None,
-        None,
+        t.all.collector.url(),
+        "forged-hand-on",
+        0,
+        Some(&nonce),
     )
     .await;
     assert_eq!(status, 200);
@@ -140,10 +165,10 @@ async fn a_forged_hand_on_spoils_the_cohort() {
 async fn a_part_reporting_an_impossible_rounding_scale_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let http = client();
-    let all = start(dir.path(), 2, None).await;
+    let all = start(dir.path(), 3, None).await;
     let created = create_survey(&http, &all, &draft("scaled", 12, true, false)).await;
     let p1 = created["p1"].as_u64().unwrap() as usize;
-    let token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
+    let service_0 = identity_of(dir.path(), Party::Right(0));
     let url = format!(
         "{}/api/peer/surveys/scaled/cohorts/0/parts/0",
         all.collector.url()
@@ -154,8 +179,10 @@ async fn a_part_reporting_an_impossible_rounding_scale_is_refused() {
     };
     let put_part = |scale: f64| {
         let body = serde_json::to_value(part(scale)).unwrap();
-        let (http, url, token) = (http.clone(), url.clone(), token.trim().to_owned());
-        async move { send(&http, Method::PUT, &url, Some(&body), Some(&token)).await }
+        let (http, url, from) = (http.clone(), url.clone(), service_0.clone());
+        async move {
+            send_signed(&http, &from, Party::Collector, Method::PUT, &url, Some(&body)).await
+        }
     };
     let answer = put_part(1e300).await;
     refused("a part with scale 1e300", &answer, 400, "rounding scale");

@@ -291,7 +291,7 @@ async fn shares_are_stored_as_uploaded_and_leave_masked_as_before() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_directory_with_shares_masked_on_arrival_still_hands_over() {
     let dir = tempfile::tempdir().unwrap();
-    let k = 2;
+    let k = 3;
     let t = start_tapped(dir.path(), k).await;
     let http = client();
     let created = create_survey(&http, &t.all, &draft("older", 12, true, false)).await;

@@ -165,7 +165,7 @@ async fn uploads_without_a_valid_credential_are_refused_and_store_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn share_uploads_need_a_credential_too() {
     let dir = tempfile::tempdir().unwrap();
-    let all = start(dir.path(), 2, None).await;
+    let all = start(dir.path(), 3, None).await;
     let http = client();
     let created = create_survey(&http, &all, &draft("shared", 12, true, false)).await;
     let link = &links(&http, &all, &created, 1).await[0];
@@ -217,13 +217,13 @@ async fn garbage_with_a_valid_credential_is_refused_and_the_cohort_released() {
         "{body}"
     );
     let receipts = format!("{}/api/peer/surveys/spoilt/status", all.msp.url());
-    let peer_token = std::fs::read_to_string(dir.path().join("peer-token")).unwrap();
-    let (_, view) = send(
+    let (_, view) = send_signed(
         &http,
+        &identity_of(dir.path(), orthomask_server::peers::Party::Collector),
+        orthomask_server::peers::Party::Provider,
         reqwest::Method::GET,
         &receipts,
         None,
-        Some(peer_token.trim()),
     )
     .await;
     assert_eq!(

@@ -363,7 +363,8 @@ pub struct DpParameters {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShareMode {
-    /// Upload URL of each right-masking service (at least two).
+    /// Upload URL of each right-masking service (at least [`crate::policy::MIN_SHARE_SERVICES`]:
+    /// with two, the collector and one service read yes/no answers).
     pub providers: Vec<String>,
     /// Standard deviation of the random shares.
     pub share_sigma: f64,

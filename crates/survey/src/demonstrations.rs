@@ -19,8 +19,9 @@ use crate::draft::SurveyDraft;
 use std::collections::BTreeMap;
 
 /// The demonstration drafts, in the order a newcomer meets them. `shares-demo` (share mode) is
-/// included only when `share_mode_available`: the deployment runs at least two right-masking
-/// services.
+/// included only when `share_mode_available`: the deployment runs at least
+/// [`crate::policy::MIN_SHARE_SERVICES`] right-masking services (the plan refuses share mode
+/// over fewer).
 pub fn demonstration_drafts(share_mode_available: bool) -> Vec<SurveyDraft> {
     let mut drafts = vec![leaps(), wellbeing(), habits()];
     if share_mode_available {
@@ -446,16 +447,17 @@ mod tests {
         }
     }
 
-    fn two_rights() -> Vec<String> {
+    fn three_rights() -> Vec<String> {
         vec![
             "http://127.0.0.1:8082".into(),
             "http://127.0.0.1:8083".into(),
+            "http://127.0.0.1:8084".into(),
         ]
     }
 
     #[test]
     fn every_demonstration_plans_with_the_smallest_cohort_the_plan_accepts() {
-        let rights = two_rights();
+        let rights = three_rights();
         for draft in demonstration_drafts(true) {
             let planned = plan_survey(&draft, endpoints(&rights))
                 .unwrap_or_else(|e| panic!("{}: {e}", draft.id));

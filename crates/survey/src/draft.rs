@@ -3,8 +3,11 @@
 //! device-side DP of seed 004) and refuses unsafe designs with a one-line reason.
 //!
 //! * `p₁` = answer columns + one column per model term ([`crate::terms`]) + the QA column
-//!   ([`DEFAULT_QA_CONSTANT`], seed 003 §3.2): a term is a data column like an answer's, masked
-//!   and counted alike, so each one raises the cohort floor `cohort_floor(p₁)` too.
+//!   ([`DEFAULT_QA_CONSTANT`], seed 003 §3.2, unless the QA floor of [`crate::floors`] is
+//!   higher): a term is a data column like an answer's, masked and counted alike, so each one
+//!   raises the cohort floor `cohort_floor(p₁)` too.
+//! * Share mode needs at least [`MIN_SHARE_SERVICES`] right-masking services (the policy's
+//!   derivation: with two, the collector and one service read yes/no answers).
 //! * `p₂`, σ and DP are the plan's for cohorts of `m` (largest) and `min_cohort_size` (smallest
 //!   released): see [`crate::plan`]. A smaller cohort only lowers the Appendix C bound
 //!   (γ = p₂/n grows), so σ is safe for every cohort size from the minimum to `m`.
@@ -27,8 +30,8 @@ use crate::definition::{
 };
 use crate::plan::{CohortBounds, DeclaredRange, DpRequest, Plan, PlanError, PlanRequest};
 use crate::policy::{
-    DEFAULT_QA_CONSTANT, MAX_COHORT, MinCohortSizeError, check_min_cohort_size, cohort_floor,
-    default_min_cohort_size,
+    DEFAULT_QA_CONSTANT, MAX_COHORT, MIN_SHARE_SERVICES, MinCohortSizeError, check_min_cohort_size,
+    cohort_floor, default_min_cohort_size,
 };
 use orthomask_core::key::Key;
 use orthomask_core::protocol::design::Strictness;
@@ -168,9 +171,11 @@ pub enum DraftError {
     /// Cohorts of 0, or larger than the services hold.
     #[error("cohort_size must be 1 to {MAX_COHORT}, got {0}")]
     CohortSize(usize),
-    /// Share mode with fewer than two right-masking services configured.
+    /// Share mode with fewer right-masking services configured than the policy's
+    /// [`MIN_SHARE_SERVICES`] (with two, the collector and one service read yes/no answers).
     #[error(
-        "share mode needs at least two right-masking services; this collector knows {0} (--right)"
+        "share mode needs at least {MIN_SHARE_SERVICES} right-masking services; this collector \
+         knows {0} (--right)"
     )]
     TooFewRightServices(usize),
     /// A basic-protocol survey anyone may load: its definition carries the cohort's device key,
@@ -243,7 +248,7 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
         return Err(DraftError::CohortSize(m));
     }
     let share_services = if draft.share_mode {
-        if endpoints.right_services.len() < 2 {
+        if endpoints.right_services.len() < MIN_SHARE_SERVICES {
             return Err(DraftError::TooFewRightServices(
                 endpoints.right_services.len(),
             ));
@@ -351,6 +356,8 @@ pub fn plan_survey(draft: &SurveyDraft, endpoints: Endpoints<'_>) -> Result<Plan
         });
     }
     template.masking.p2 = plan.p2;
+    // The plan's constant: the policy's, or the QA floor's where that is higher (`Plan::new`).
+    template.masking.qa_constant = plan.qa_constant;
     template.masking.min_cohort_size = Some(min_cohort_size);
     template.masking.sigma = plan.sigma;
     template.masking.dp = plan.dp.as_ref().map(|d| DpParameters {
@@ -604,6 +611,13 @@ mod tests {
             plan(&d, &["http://r0".into()]).unwrap_err(),
             DraftError::TooFewRightServices(1)
         ));
+        // Issue 43: two services leave the collector with one of them reading yes/no answers.
+        let e = plan(&d, &["http://r0".into(), "http://r1".into()]).unwrap_err();
+        assert!(matches!(e, DraftError::TooFewRightServices(2)), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "share mode needs at least 3 right-masking services; this collector knows 2 (--right)"
+        );
         let mut d = draft(20);
         d.questions[1].id = "smoker".into();
         assert!(plan(&d, &[]).unwrap_err().to_string().contains("duplicate"));
@@ -622,7 +636,8 @@ mod tests {
                 .contains("invitations")
         );
         d.share_mode = true;
-        assert!(plan(&d, &["http://r0".into(), "http://r1".into()]).is_ok());
+        let rights: Vec<String> = (0..3).map(|i| format!("http://r{i}")).collect();
+        assert!(plan(&d, &rights).is_ok());
         let mut d = draft(20);
         d.id = "Not OK".into();
         assert!(matches!(plan(&d, &[]).unwrap_err(), DraftError::Id));
@@ -641,12 +656,12 @@ mod tests {
     fn share_mode_lists_every_right_masking_service() {
         let mut d = draft(20);
         d.share_mode = true;
-        let rights = vec!["http://r0".to_owned(), "http://r1".to_owned()];
+        let rights: Vec<String> = (0..3).map(|i| format!("http://r{i}")).collect();
         let planned = plan(&d, &rights).unwrap();
         let share = planned.template.masking.share_mode.clone().unwrap();
         assert_eq!(share.providers[1], "http://r1/api/surveys/s/uploads");
-        assert_eq!(planned.plan.share_services, 2);
-        let def = hydrate(&planned.template, 2, 1, &Key::teaching(1));
+        assert_eq!(planned.plan.share_services, 3);
+        let def = hydrate(&planned.template, 3, 1, &Key::teaching(1));
         assert!(def.masking.right_mask_key.is_none());
         assert!(def.validate().is_ok());
     }

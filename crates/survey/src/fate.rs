@@ -1,8 +1,11 @@
 //! What became of a participant's cohort after the receipt (issue 20 §8), as the collector's
 //! public `GET /api/surveys/{id}/cohorts/{k}/fate` says it and the participant's page reads it:
 //! one word, no counts. A cohort is *spoilt* when someone in it sent invalid data: the collector
-//! leaves the whole cohort out of the release and reopens its invitations, and exactly then its
-//! participants are asked to answer again ([`Fate::answer_again`], the one rule both sides use).
+//! leaves the whole cohort out of the release and reopens its invitations. A cohort is
+//! *regrouped* when it closed with too few records to be masked while the survey still takes
+//! participants (the survey team closed it early, issue 43 §3): nothing of it is released and
+//! its invitations are reopened too, so no answer is lost. Exactly then its participants are
+//! asked to answer again ([`Fate::answer_again`], the one rule both sides use).
 
 use serde::{Deserialize, Serialize};
 
@@ -16,8 +19,11 @@ pub enum Fate {
     Processing,
     /// Its records will be in the release.
     Included,
-    /// Too few records: nothing of it is released.
+    /// Too few records, and the survey no longer takes participants: nothing of it is released.
     Withheld,
+    /// Too few records while the survey still takes participants: nothing of it is released,
+    /// its invitations were reopened, and its participants answer again in a new cohort.
+    Regrouped,
     /// Closed without records.
     Empty,
     /// Someone in it sent invalid data: it was left out and its invitations were reopened.
@@ -37,9 +43,9 @@ impl Fate {
     }
 
     /// Whether the cohort's participants should take a new place and answer again: exactly when
-    /// it was spoilt.
+    /// it was spoilt or regrouped.
     pub fn answer_again(self) -> bool {
-        self == Self::Spoilt
+        matches!(self, Self::Spoilt | Self::Regrouped)
     }
 }
 
@@ -121,6 +127,7 @@ mod tests {
             ("processing", Fate::Processing, true),
             ("included", Fate::Included, false),
             ("withheld", Fate::Withheld, false),
+            ("regrouped", Fate::Regrouped, false),
             ("empty", Fate::Empty, false),
             ("left_out", Fate::LeftOut, false),
             ("archived", Fate::Other, false),
@@ -146,8 +153,8 @@ mod tests {
         );
     }
 
-    /// What the collector writes is what a page reads, word for word; only a spoilt cohort
-    /// asks again.
+    /// What the collector writes is what a page reads, word for word; only a spoilt or a
+    /// regrouped cohort asks again.
     #[test]
     fn the_collectors_answer_round_trips() {
         for fate in [
@@ -155,6 +162,7 @@ mod tests {
             Fate::Processing,
             Fate::Included,
             Fate::Withheld,
+            Fate::Regrouped,
             Fate::Empty,
             Fate::Spoilt,
             Fate::LeftOut,
@@ -162,7 +170,10 @@ mod tests {
             let said = serde_json::to_string(&CohortFate::of("s", 4, fate)).unwrap();
             let read = read_fate(&said, "s", 4).unwrap();
             assert_eq!(read.fate, fate, "{said}");
-            assert_eq!(read.answer_again, fate == Fate::Spoilt);
+            assert_eq!(
+                read.answer_again,
+                matches!(fate, Fate::Spoilt | Fate::Regrouped)
+            );
         }
     }
 }

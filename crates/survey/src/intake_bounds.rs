@@ -34,9 +34,15 @@
 //!   cannot spoil the QA check of the whole cohort through a share (the lie is refused here,
 //!   before it is stored);
 //! * the padding: `(σ/K)² D_{p₂} ≤ ‖x₂/K‖² ≤ (σ/K)² U_{p₂}`;
-//! * the answers: `‖(a + e)/K + Nᵢ‖ ≤ (√A·x_max + σ_dp √U_A)/K + τ√(1 − 1/K)·√U_A`,
+//! * the answers: `‖(a + e)/K + Nᵢ‖ ≤ (√A·x_max + σ_dp √U_A)/K + τ√(1 − 1/K)·√U_A`;
+//! * each answer coordinate on its own (issue 43 §5: a lie put into one answer fits inside the
+//!   answers' length, which spreads its allowance over all `A`): coordinate `j` is
+//!   `(a_j + e_j)/K + N_ij`, with `(e_j/K + N_ij) ~ N(0, s²)`, `s² = σ_dp²/K² + τ²(1 − 1/K)`
+//!   (independent normals), and `|a_j| ≤ x_max`; the Chernoff bound `Pr[|Z| > z] ≤ 2e^{−z²/2}`
+//!   for a standard normal and a union over the `A` coordinates give
+//!   `|coordinate| ≤ x_max/K + s·√(2 ln(2A/α′))` except with probability `α′`,
 //!
-//! with `t = ln(4/α)` (four events).
+//! with `t = ln(5/α)` for the four χ² events and `α′ = α/5` for the coordinates (five events).
 //!
 //! # What slips through
 //! A device that knows the bound can still send an upload inside it: answers out of their
@@ -45,8 +51,14 @@
 //! answers, as an in-range lie is; `docs/threat-model.md` states the sizes.
 
 use crate::definition::{SurveyDefinition, SurveyError};
+use crate::plan::ShareSplit;
 use crate::policy::UPLOAD_FALSE_REFUSAL;
-use orthomask_core::protocol::tm2::DeviceDp;
+use orthomask_core::protocol::tm2::{DeviceDp, Tm2Design};
+
+/// The events a share's check may fail on an honest share, each given `α/5` (module
+/// documentation): the QA entry is exact, so the padding's two ends, the answers' length, and
+/// the answer coordinates.
+const SHARE_EVENTS: f64 = 5.0;
 
 /// Relative widening of every bound for the rounding of the device's arithmetic: a Householder
 /// stream over `p ≤ 50 000` coordinates changes a length by a few `p·u ≈ 10⁻¹¹` relative, and
@@ -107,6 +119,19 @@ pub enum OutOfBounds {
         /// Largest honest length.
         high: f64,
     },
+    /// A share whose one answer coordinate is larger than an honest share's can be.
+    #[error(
+        "the share's answer value {index} is {found:.6e}, beyond the {high:.6e} of an honest \
+         share; it was refused and nothing was stored"
+    )]
+    ShareCoordinate {
+        /// Its position (0-based, among the answers).
+        index: usize,
+        /// What the share holds.
+        found: f64,
+        /// The largest honest magnitude.
+        high: f64,
+    },
     /// Not the survey's record length.
     #[error("the upload has {found} values, the survey's records have {expected}")]
     Length {
@@ -139,6 +164,8 @@ pub enum UploadBounds {
         len: usize,
         /// Largest honest length of the answer part.
         answers_high: f64,
+        /// Largest honest magnitude of one answer coordinate.
+        coordinate_high: f64,
         /// Smallest and largest honest length of the padding.
         padding: (f64, f64),
     },
@@ -172,14 +199,34 @@ impl UploadBounds {
     /// As [`of`](Self::of).
     pub fn at_rate(definition: &SurveyDefinition, alpha: f64) -> Result<Self, SurveyError> {
         let design = definition.design()?;
+        let qa = design.record_qa_entry();
+        Ok(Self::of_design(
+            &design,
+            definition.record_answers_max(),
+            definition.share_split(),
+            qa,
+            alpha,
+        ))
+    }
+
+    /// The bounds for records of `design` whose answers are at most `x_max` in magnitude as the
+    /// record carries them (before DP noise: 1 when scaled), split as `share` says (`None`: the
+    /// basic protocol), with the QA entry `q` (the design's own, `Tm2Design::record_qa_entry`,
+    /// for an upload check; 0 for the length of the rest of the record, `crate::floors`' QA
+    /// floor), at false-refusal rate `alpha` (module documentation).
+    pub fn of_design(
+        design: &Tm2Design,
+        x_max: f64,
+        share: Option<ShareSplit>,
+        q: Option<f64>,
+        alpha: f64,
+    ) -> Self {
         let a = design.answers() as f64;
         let p2 = design.p2() as f64;
         let sigma = design.sigma();
         let sigma_dp = design.dp().map_or(0.0, DeviceDp::sigma);
-        let x_max = definition.record_answers_max();
-        let q = design.record_qa_entry();
         let len = design.p();
-        Ok(match &definition.masking.share_mode {
+        match share {
             None => {
                 let t = (3.0 / alpha).ln();
                 let answers = a.sqrt() * x_max + sigma_dp * chi2_upper(a, t).sqrt();
@@ -193,24 +240,28 @@ impl UploadBounds {
                 }
             }
             Some(share) => {
-                let t = (4.0 / alpha).ln();
-                let k = share.providers.len() as f64;
+                let t = (SHARE_EVENTS / alpha).ln();
+                let k = share.services as f64;
                 let tau = share.share_sigma;
                 let answers_high = (a.sqrt() * x_max + sigma_dp * chi2_upper(a, t).sqrt()) / k
                     + tau * (1.0 - 1.0 / k).sqrt() * chi2_upper(a, t).sqrt();
+                let spread = (sigma_dp * sigma_dp / (k * k) + tau * tau * (1.0 - 1.0 / k)).sqrt();
+                let z = (2.0 * (2.0 * a.max(1.0) * SHARE_EVENTS / alpha).ln()).sqrt();
+                let coordinate_high = x_max / k + spread * z;
                 let pad = sigma / k;
                 Self::Share {
                     answers: design.answers(),
                     qa: q.map(|q| (design.answers(), q / k)),
                     len,
                     answers_high: answers_high * (1.0 + ROUNDING_SLACK),
+                    coordinate_high: coordinate_high * (1.0 + ROUNDING_SLACK),
                     padding: (
                         pad * chi2_lower(p2, t).sqrt() * (1.0 - ROUNDING_SLACK),
                         pad * chi2_upper(p2, t).sqrt() * (1.0 + ROUNDING_SLACK),
                     ),
                 }
             }
-        })
+        }
     }
 
     /// The longest upload the check lets through: `high` in the basic protocol; in share mode
@@ -272,6 +323,7 @@ impl UploadBounds {
                 qa,
                 len,
                 answers_high,
+                coordinate_high,
                 padding,
             } => {
                 if values.len() != *len {
@@ -292,6 +344,17 @@ impl UploadBounds {
                         });
                     }
                     start = index + 1;
+                }
+                if let Some((index, &found)) = values[..*answers]
+                    .iter()
+                    .enumerate()
+                    .find(|(_, v)| v.abs() > *coordinate_high)
+                {
+                    return Err(OutOfBounds::ShareCoordinate {
+                        index,
+                        found,
+                        high: *coordinate_high,
+                    });
                 }
                 let found = norm(&values[..*answers]);
                 if found > *answers_high {
@@ -486,11 +549,67 @@ mod tests {
         loud[0] = 1e12;
         assert!(matches!(
             bounds.check(&loud),
-            Err(OutOfBounds::SharePart {
-                part: "answers",
-                ..
-            })
+            Err(OutOfBounds::ShareCoordinate { index: 0, .. })
         ));
+    }
+
+    /// Issue 43 §5, as measured: a share whose answers carry no share noise but 600 added to
+    /// one answer fits inside the answers' length, and is refused coordinate by coordinate; the
+    /// coordinate bound is the derivation's, by hand for this survey (three services, three
+    /// answers, no DP).
+    #[test]
+    fn one_answer_shifted_in_a_share_is_refused_coordinate_by_coordinate() {
+        let d = definition(true);
+        let bounds = UploadBounds::of(&d).unwrap();
+        let UploadBounds::Share {
+            coordinate_high,
+            answers_high,
+            ..
+        } = bounds
+        else {
+            panic!("share bounds expected");
+        };
+        let tau = d.masking.share_mode.as_ref().unwrap().share_sigma;
+        let z = (2.0 * (2.0 * 3.0 * 5.0 / UPLOAD_FALSE_REFUSAL).ln()).sqrt();
+        let by_hand = 1.0 / 3.0 + tau * (2.0f64 / 3.0).sqrt() * z;
+        assert!(
+            (coordinate_high / by_hand - 1.0).abs() < 1e-8,
+            "{coordinate_high} {by_hand}"
+        );
+        assert!(600.0 < answers_high, "600 fits inside the answers' length");
+        let mut liar = uploads(&d, 1).remove(0);
+        liar[0] = 1.0 / 3.0;
+        liar[1] = 600.0;
+        liar[2] = 0.0;
+        let e = bounds.check(&liar).unwrap_err();
+        assert!(
+            matches!(e, OutOfBounds::ShareCoordinate { index: 1, .. }),
+            "{e}"
+        );
+        assert!(!e.to_string().contains('\n'));
+    }
+
+    /// The coordinate bound's law: over many honest shares, no answer coordinate reaches it
+    /// (a standard normal beyond the bound's `z ≈ 7` is a 10⁻¹² event), and the shares' noise is
+    /// real — the largest coordinate seen is a fair fraction of the bound.
+    #[test]
+    fn honest_share_coordinates_stay_inside_their_bound() {
+        let d = definition(true);
+        let bounds = UploadBounds::of(&d).unwrap();
+        let UploadBounds::Share {
+            coordinate_high,
+            answers,
+            ..
+        } = bounds
+        else {
+            panic!("share bounds expected");
+        };
+        let largest = uploads(&d, 400)
+            .iter()
+            .flat_map(|v| v[..answers].to_vec())
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(largest < coordinate_high, "{largest} {coordinate_high}");
+        assert!(largest > 0.3 * coordinate_high, "the noise is real: {largest}");
     }
 
     /// Laurent & Massart's ends enclose the exact χ² quantiles at the same level, computed by an

@@ -31,9 +31,14 @@
 //! * [`draft`] — the administrator's draft → a planned definition (the collector's decisions);
 //! * [`demonstrations`] — the live demonstration drafts `orthomask serve all` creates;
 //! * [`floors`] — what a device and an accepting service demand of a definition whoever signed
-//!   it: QA column, cohort floor, noise columns, σ at the Appendix C bound;
+//!   it: a QA column that can reveal a change, cohort floor, noise columns, σ at the Appendix C
+//!   bound, three or more right-masking services, thick shares, DP noise meeting its budget, a
+//!   design the services hold (every field's floor or reason: `docs/definition-floors.md`);
 //! * [`intake_bounds`] — how large an honest upload can be, so an accepting service refuses
 //!   garbage before storing it;
+//! * [`cohort_check`] — whether a cohort's unmasked sums and cross-products could come from
+//!   honest records (the exact feasible sets of the declared ranges and codings), and how far one
+//!   liar can still move a mean;
 //! * [`trust`] — the collector's signatures: signed definitions, upload credentials, the
 //!   deployment a device may send to;
 //! * [`upload`] — the device's protocol messages: upload, receipt, upload hash;
@@ -86,6 +91,8 @@ pub mod demonstrations;
 pub mod floors;
 
 pub mod intake_bounds;
+
+pub mod cohort_check;
 
 pub mod trust;
 

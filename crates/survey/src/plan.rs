@@ -379,6 +379,20 @@ impl Plan {
                 plan = with_noise(p2, delta)?;
             }
         }
+        // Issue 43: the QA check must reveal a change of QA_REVEALS in the masks' action on 1ₙ
+        // (`crate::floors`, (Q2)): the policy's constant stays unless the floor on it is higher,
+        // which only unscaled records of great length reach (a scaled record carries any
+        // constant as ±1). A constant the caller chose by hand is the caller's; the devices'
+        // floors refuse one below the floor.
+        // (A design that does not build is refused wherever it would run; it keeps its constant.)
+        if request.qa_constant == Some(DEFAULT_QA_CONSTANT)
+            && let Ok(design) = plan.design()
+        {
+            let scaled = plan.scaling.is_some();
+            let bound = if scaled { 1.0 } else { request.x_max.abs() };
+            let floor = crate::floors::QaFloor::of(&design, bound, None);
+            plan.qa_constant = Some(floor.planned_constant(scaled));
+        }
         plan.accuracy_note = plan.shortfall(
             largest,
             request.failure_target,
@@ -1059,6 +1073,33 @@ mod tests {
             assert!(at_n <= 0.01, "cohort of {n}: δ = {at_n}");
             assert!(at_n <= g.delta * (1.0 + HAND_COMPUTED), "cohort of {n}");
         }
+    }
+
+    /// Issue 43: the plan keeps the policy's QA constant unless the QA floor (`crate::floors`,
+    /// (Q2)) is higher, then takes the floor rounded up. Unscaled answers up to 888 (records of
+    /// length about 1.7·10⁴) need a constant of 1.7·10⁻³ and keep 888; answers up to 10¹² make
+    /// records of about 2·10¹³, whose floor is about 2·10⁶. A constant chosen by hand is the
+    /// caller's, and a scaled record carries any constant as ±1, so there the default stays.
+    #[test]
+    fn the_plan_raises_the_qa_constant_only_above_its_floor() {
+        use crate::floors::QaFloor;
+        let usual = Plan::new(&PlanRequest::new(4, Some(888.0), cohorts(20, 20), 888.0)).unwrap();
+        assert_eq!(usual.qa_constant, Some(DEFAULT_QA_CONSTANT));
+        let floor = QaFloor::of(&usual.design().unwrap(), 888.0, None);
+        assert!(
+            floor.entry > 1.6e-3 && floor.entry < 1.8e-3,
+            "{}",
+            floor.entry
+        );
+        let huge = Plan::new(&PlanRequest::new(4, Some(888.0), cohorts(20, 20), 1e12)).unwrap();
+        let floor = QaFloor::of(&huge.design().unwrap(), 1e12, None);
+        assert!(floor.entry > 1e6 && floor.entry < 1e7, "{}", floor.entry);
+        assert_eq!(huge.qa_constant, Some(floor.entry.ceil()));
+        assert!(floor.revealed(floor.entry.ceil()) <= crate::policy::QA_REVEALS);
+        let by_hand = Plan::new(&PlanRequest::new(4, Some(5.0), cohorts(20, 20), 1e12)).unwrap();
+        assert_eq!(by_hand.qa_constant, Some(5.0));
+        let scaled = Plan::new(&scaled(4, 20)).unwrap();
+        assert_eq!(scaled.qa_constant, Some(888.0));
     }
 
     /// Plans stored by the collector before `qa_constant` and `delta` were recorded read back

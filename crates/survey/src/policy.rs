@@ -10,6 +10,8 @@
 //! | [`DP_ALLOWANCE_SDS`] | 6 | DP noise standard deviations added to `x_max` |
 //! | [`DEFAULT_QA_CONSTANT`] | 888 | the QA column of seed 003 §3.2 (core's constant) |
 //! | [`SHARE_SCALE`] | 100 | share σ over the answers' scale in share mode (core's rule) |
+//! | [`MIN_SHARE_SERVICES`] | 3 | fewest right-masking services of share mode |
+//! | [`QA_REVEALS`] | 10⁻² | relative change of the masks' action on `1ₙ` the QA check must reveal |
 //! | [`WEAK_BOUND_WARNING`] | 0.05 | a run warns when the bound guarantees less than 95 % |
 //! | [`SECOND_METHOD_NOISE_ROWS`], [`SECOND_METHOD_SIGMA`] | 6, 1 | seed 003 §3.3's Table 7 |
 //! | [`MAX_COHORT`], [`MAX_P`] | 10 000, 50 000 | what the services hold in memory per cohort |
@@ -66,6 +68,75 @@ pub use orthomask_core::protocol::tm2::DEFAULT_QA_CONSTANT;
 /// (`τ = SHARE_SCALE·(x_max + 4σ_dp)`, computed by `orthomask_core::protocol::collusion::share_sigma`,
 /// whose module documents why); a definition whose `share_sigma` is lower is refused.
 pub use orthomask_core::protocol::collusion::SHARE_SCALE;
+
+/// The fewest right-masking services a share-mode survey may split its records over.
+///
+/// Why three (`docs/threat-model.md`, "Share mode, two right-masking services" and "Share mode,
+/// three or more services"; derived in `orthomask_core::protocol::share_handover`'s module
+/// documentation):
+/// * **`K = 2`.** Each share is the other's complement (`X¹ = X − X⁰`), so each service must
+///   unmask its own share, and the parts cannot carry cancelling masks (the collector could
+///   subtract the one part it lacks). The collector together with either service then holds
+///   `A X_q`, `A Xʲ_q` and `Xʲ_q`: `A` on the span of the share's columns, hence the exact
+///   projections `X_qᵀ Xʲ_q` of every answer column on the service's own share columns, by
+///   participant — enough to read a yes/no column participant by participant by subset sum (the
+///   threat model's row "collector + one service": **break**, read exactly by
+///   `coalitions::share_mode_with_two_services_breaks_with_the_collector_and_one_service`).
+/// * **`K ≥ 3`.** Service `j` unmasks share `j − 1` and every part carries ring masks that cancel
+///   only in the sum, so the collector with one service never sees any `A Xⁱ_q` apart; what it is
+///   left with is a view of a few projections per answer column under Gaussian noise of standard
+///   deviation `τ√((K − 2)/(K − 1))·‖x_c‖` (`share_handover`), and the threat model's rows for
+///   every two-party coalition but provider + collector (which breaks the basic protocol too) read
+///   "no record" (`coalitions::share_mode_coalitions_with_three_services`). The smallest
+///   coalitions that read records beyond provider + collector are three parties (all `K`
+///   services; the collector with two neighbouring services).
+///
+/// Share mode is chosen for exactly the coalition `K = 2` leaves open — the collector with one
+/// service (threat model, "Choosing a mode") — so it needs three. Devices refuse fewer
+/// (`crate::floors::check`, which the accepting services run on the registered template too), and
+/// so do the definition's validation and the collector's plan (`crate::draft::plan_survey`).
+pub const MIN_SHARE_SERVICES: usize = 3;
+
+/// The largest relative change of the left masks' action on `1ₙ` that the QA check (seed 003
+/// §3.1, `orthomask_core::protocol::qa`) may miss in an honest run: a cohort whose left mask `M`
+/// has `ρ = ‖M1ₙ − 1ₙ‖_∞ > QA_REVEALS` must fail it. Devices and the accepting services refuse a
+/// definition whose QA constant or record length cannot meet it (`crate::floors`, (Q1)–(Q2),
+/// which derives the floor on the constant from this target).
+///
+/// # Why 10⁻²
+/// * **What a miss costs.** Masks that keep `1ₙ` fixed keep the column sums. A party that uses
+///   an orthogonal `M` that does not (Haar on all of `O(n)`, another cohort's, a corrupted one)
+///   keeps `XᵀX` and moves every column sum by `(Mᵀ1ₙ − 1ₙ)ᵀx_j`, where
+///   `‖Mᵀ1ₙ − 1ₙ‖ = ‖Mᵀ(1ₙ − M1ₙ)‖ = ‖1ₙ − M1ₙ‖ ≤ √n·ρ`; so a released mean of answers bounded
+///   by `x_max` moves by at most `ρ·x_max` — with scaled answers, `ρ` of the declared half-range
+///   (device-side DP noise adds a Gaussian of standard deviation `ρσ_DP/√n` to that). At 10⁻²:
+///   one per cent of the range, the sampling error of a mean of ten thousand answers spread over
+///   it (`1/√10⁴`).
+/// * **What honest designs reach.** The check's own allowance is `ρ_min = QA_RELATIVE·(1 + s/|q|)`
+///   (`s` the rounding scale of the unmasked block, `q` the record's QA entry). A device that
+///   scales its answers carries every constant as `q = c/|c| = ±1`
+///   (`Tm2Design::record_qa_entry`), so there no constant lowers `ρ_min`: the record's length
+///   sets it. For the designs the collector plans it ranges from 1.1·10⁻⁸ (one scaled answer,
+///   cohorts of 20, basic protocol) and 1.8·10⁻⁶ (share mode, whose shares carry noise 100 times
+///   the answers' scale and whose scales add over the services) to 7·10⁻³ (300 answers, cohorts
+///   of 2 000, DP at ε = 0.1, five services: DP noise of σ_DP ≈ 150 on the scaled record raises
+///   `x_max`, and with it σ and the share noise). A target below that refuses
+///   designs the plan makes for DP budgets a survey team may choose; 10⁻² is the smallest power
+///   of ten that keeps the designs of up to 300 answers with DP at ε ≥ 0.1 (the test grid,
+///   `crate::floors::tests::the_planners_designs_meet_every_floor`, up to 9.5·10⁻³ for 300
+///   answers in the smallest cohorts over three services). Longer records still (about 10⁷ on
+///   the devices' scale: a thousand answers with DP, or 300 at ε = 0.1 in the smallest cohorts
+///   over five services) are refused by the plan with the floor's line; such a release is
+///   expected to lose about seven of its sixteen digits to rounding anyway.
+/// * **What it refuses.** A QA constant of 0 (the column reads 0 under every `M`: nothing is
+///   revealed), an unscaled constant below `10⁻⁷·s` (the check then misses changes of more than
+///   one per cent), and scaled records inflated (σ, `p₂`, share noise) to where the check goes
+///   blind.
+/// * **Not 10⁻⁸** (ten times the check's `QA_RELATIVE` = 10⁻⁹): scaled basic-protocol records
+///   of four answers and `p₂ = 503` already reach 2·10⁻⁸, every share-mode design 1.8·10⁻⁶, and no
+///   constant changes either. Tightening the target needs the core to carry the QA entry at the
+///   record's own scale instead of ±1; the floor would then be (Q2) on every design.
+pub const QA_REVEALS: f64 = 1e-2;
 
 /// The smallest set of records a cohort may hide a record among, whatever the survey asks for.
 ///

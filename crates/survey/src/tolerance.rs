@@ -69,3 +69,19 @@ pub const PLAN_SIGMA_ABOVE_MINIMUM: f64 = 1e-6;
 /// scaled design of condition about 10³, and R prints 17 digits, so 1e-9 leaves a wide margin and
 /// still fails on a term computed wrongly on the device or a coefficient off in its tenth digit.
 pub const RELEASE_FIT_AGAINST_R: f64 = 1e-9;
+
+/// How far (relative to a column's range, or its square for a sum of squares) the cohort check's
+/// tests place a statistic beyond an exact boundary — a liar just outside or inside the ceiling,
+/// a point just outside the feasible set of `(Σx, Σx²)`. The check's own rounding allowance for
+/// those cohorts is at most about 10⁻⁷ of a range (`cohort_check::ENTRY_ROUNDINGS·p·u·scale`
+/// with `p` ≈ 500 and a scale of 2·10⁴, times `n` ≤ 20), so 10⁻⁶ lies beyond it, and far below
+/// anything a mean or a regression would show.
+pub const BEYOND_ROUNDING: f64 = 1e-6;
+
+/// How far (relatively) above or below `policy::QA_REVEALS` a change of the masks' action on
+/// `1ₙ` is put to show on which side of the QA check it falls at the floor (`crate::floors`,
+/// (Q1)–(Q2)). The floor is a few floating-point operations from the bound (relative error about
+/// 10⁻¹⁵), and the check compares `|c(1 + ρ) − c|` with its tolerance, whose roundings are of
+/// `ε_mach·c` against a change of `10⁻²·c`: about 10⁻¹⁴ relative. 10⁻⁶ leaves eight orders and
+/// is still far inside any change that matters.
+pub const QA_FLOOR_MARGIN: f64 = 1e-6;

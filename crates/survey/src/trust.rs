@@ -547,8 +547,10 @@ impl Deployment {
     }
 
     /// Everything a device checks before it masks anything: the definition's signature, the
-    /// policy's floors (`crate::floors`: a QA column, the cohort floor, the noise columns and σ
-    /// at the Appendix C bound — a weak plan is refused whoever signed it), its destinations and
+    /// policy's floors (`crate::floors`: a QA column that can reveal a change, the cohort floor,
+    /// the noise columns and σ at the Appendix C bound, three or more right-masking services and
+    /// thick shares in share mode, DP noise that meets its own budget, a design the services hold
+    /// — a weak plan is refused whoever signed it), its destinations and
     /// the credential handed out with it (signed, for the definition's survey and cohort:
     /// [`UploadCredential::check_issued`]; its expiry is the services' to judge, by their clocks,
     /// since the device's may be hours off).
@@ -591,7 +593,7 @@ mod tests {
             collector_public_key: key.public_key(),
             collector: "http://c".into(),
             msp: "http://m".into(),
-            rights: vec!["http://r0".into(), "http://r1".into()],
+            rights: vec!["http://r0".into(), "http://r1".into(), "http://r2".into()],
             build: None,
             builds: Vec::new(),
         }
@@ -743,6 +745,7 @@ mod tests {
             providers: vec![
                 Deployment::upload_url("http://r0", &d.id),
                 Deployment::upload_url("http://r1", &d.id),
+                Deployment::upload_url("http://r2", &d.id),
             ],
             share_sigma: floor,
         });
@@ -776,6 +779,17 @@ mod tests {
             |d| d.masking.qa_constant = None,
             |d| d.masking.cohort_size = 2,
             |d| d.masking.sigma /= 100.0,
+            // Issue 43: a QA column that reveals nothing, a record the services cannot hold,
+            // and DP noise far below what the definition's own (ε, δ) needs.
+            |d| d.masking.qa_constant = Some(0.0),
+            |d| d.masking.p2 = crate::policy::MAX_P + 1,
+            |d| {
+                d.masking.dp = Some(crate::definition::DpParameters {
+                    epsilon: 1.0,
+                    delta: 1e-5,
+                    sigma: 1e-3,
+                })
+            },
         ] {
             let mut d = definition();
             weaken(&mut d);
@@ -790,6 +804,50 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    /// Issue 43 §1: a definition the collector signed that splits answers over two right-masking
+    /// services — two of the deployment's three — is refused before anything is masked (with
+    /// two, the collector and one service read yes/no answers); over all three it is accepted.
+    #[test]
+    fn a_device_refuses_share_mode_over_two_services() {
+        let k = key(10);
+        let deployment = deployment(&k);
+        let mut shares = definition();
+        shares.masking.right_mask_key = None;
+        let providers: Vec<String> = deployment
+            .rights
+            .iter()
+            .map(|base| Deployment::upload_url(base, &shares.id))
+            .collect();
+        shares.masking.share_mode = Some(crate::definition::ShareMode {
+            providers,
+            share_sigma: crate::policy::SHARE_SCALE * shares.answers_max(),
+        });
+        let offer = |d: &SurveyDefinition| DefinitionOffer {
+            signed: SignedDefinition::sign(&k, d),
+            credential: UploadCredential::issue(&k, &d.id, 0, [5; NONCE_BYTES], 100),
+        };
+        assert_eq!(deployment.accept(&offer(&shares), "s").unwrap(), shares);
+        let mut two = shares.clone();
+        if let Some(share) = two.masking.share_mode.as_mut() {
+            share.providers.pop();
+        }
+        let e = deployment.accept(&offer(&two), "s").unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("at least 3 right-masking services, got 2") && !text.contains('\n'),
+            "{text}"
+        );
+        // The services open the registered template without the parser's masking checks; the
+        // floors refuse it there (`crate::floors::check`).
+        assert!(matches!(
+            crate::floors::check(&two),
+            Err(crate::floors::FloorError::TooFewShareServices {
+                found: 2,
+                needed: 3
+            })
+        ));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::definition::{
 };
 use crate::error::{SurveyError, invalid};
 use crate::languages::validate_translations;
-use crate::policy::SHARE_SCALE;
+use crate::policy::{MIN_SHARE_SERVICES, SHARE_SCALE};
 use crate::terms::validate_terms;
 use orthomask_core::key::Key;
 
@@ -114,6 +114,18 @@ pub fn validate_content(content: &Content<'_>) -> Result<(), SurveyError> {
 }
 
 impl SurveyDefinition {
+    /// The least share noise τ a share-mode definition may carry: [`SHARE_SCALE`] times the
+    /// largest answer the padded record carries (1 when the device scales by the declared
+    /// ranges), so that one service's share shows each answer at a signal-to-noise ratio below
+    /// `1/SHARE_SCALE` (`orthomask_core::protocol::collusion`). Checked when a definition is
+    /// parsed and by the floors every device and accepting service applies (`crate::floors`).
+    ///
+    /// # Errors
+    /// [`SurveyError::Design`] when the design does not build.
+    pub fn share_sigma_floor(&self) -> Result<f64, SurveyError> {
+        Ok(SHARE_SCALE * self.design()?.record_answer_bound(self.answers_max()))
+    }
+
     /// Parse and validate a definition.
     ///
     /// # Errors
@@ -178,10 +190,16 @@ impl SurveyDefinition {
                 Key::from_hex(key).map_err(|e| invalid("masking.right_mask_key", e.to_string()))?;
             }
             (None, Some(share)) => {
-                if share.providers.len() < 2 {
+                // Two services leave the collector with one of them reading yes/no answers
+                // (`policy::MIN_SHARE_SERVICES` derives why three).
+                if share.providers.len() < MIN_SHARE_SERVICES {
                     return Err(invalid(
                         "masking.share_mode.providers",
-                        "share mode needs at least two right-masking services",
+                        format!(
+                            "share mode needs at least {MIN_SHARE_SERVICES} right-masking \
+                             services, got {}",
+                            share.providers.len()
+                        ),
                     ));
                 }
                 if !(share.share_sigma.is_finite() && share.share_sigma > 0.0) {
@@ -192,7 +210,7 @@ impl SurveyDefinition {
                 }
                 // A device must not trust a definition that would send its answers thinly
                 // veiled: every share has to hide them under noise SHARE_SCALE times their size.
-                let floor = SHARE_SCALE * self.design()?.record_answer_bound(self.answers_max());
+                let floor = self.share_sigma_floor()?;
                 if share.share_sigma < floor {
                     return Err(invalid(
                         "masking.share_mode.share_sigma",
@@ -253,10 +271,25 @@ mod tests {
         s.masking.right_mask_key = None;
         let floor = SHARE_SCALE * s.answers_max();
         s.masking.share_mode = Some(ShareMode {
-            providers: vec!["http://a/u".into(), "http://b/u".into()],
+            providers: vec![
+                "http://a/u".into(),
+                "http://b/u".into(),
+                "http://c/u".into(),
+            ],
             share_sigma: floor,
         });
         s.validate().unwrap();
+        // Issue 43: two right-masking services let the collector with one of them read yes/no
+        // answers (`policy::MIN_SHARE_SERVICES`).
+        let mut two = s.clone();
+        two.masking.share_mode.as_mut().unwrap().providers.pop();
+        let e = refusal(&two);
+        assert!(
+            e.contains("masking.share_mode.providers")
+                && e.contains("at least 3 right-masking services, got 2")
+                && !e.contains('\n'),
+            "{e}"
+        );
         s.masking.share_mode.as_mut().unwrap().share_sigma = floor * 0.99;
         let e = refusal(&s);
         assert!(

@@ -5,6 +5,7 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use orthomask_server::keys::{SecretSource, load_secret};
+use orthomask_server::peers::{IDENTITY_KEY_FILE, Identity, Party, PartyKey, PeerKeys};
 use orthomask_server::run::{AllConfig, ServePlan, serve_blocking};
 use orthomask_server::{CollectorConfig, Limits, MspConfig, RightConfig};
 use std::path::{Path, PathBuf};
@@ -20,8 +21,42 @@ pub enum ServeCommand {
     /// A right-masking service of share mode (seed 000 §3.5); run K₁ ≥ 2 of them.
     Right(RightArgs),
     /// Collector, provider and right-masking services in one process on this host, each with its
-    /// own directory, store and key file.
+    /// own directory, store, key file and identity key, pinning one another's.
     All(AllArgs),
+    /// Print a service's identity key (its public half, 64 hex digits), creating the key in its
+    /// data directory when absent: what the operators of its peers pin (--collector-key,
+    /// --msp-key, --right-key).
+    Identity(IdentityArgs),
+}
+
+/// `serve identity`.
+#[derive(Args)]
+pub struct IdentityArgs {
+    /// The service's data directory.
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// Which party the service plays: collector, provider or right-<i>.
+    #[arg(long)]
+    party: String,
+}
+
+/// A party's name as `serve identity --party` takes it.
+fn party(text: &str) -> Result<Party> {
+    Party::from_name(text).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--party {text:?} is not a party: use collector, provider or right-<i> (e.g. right-0)"
+        )
+    })
+}
+
+/// A pinned identity key on the command line, in one line naming the flag when it is not one.
+fn party_key(text: &str, flag: &str) -> Result<PartyKey> {
+    PartyKey::from_hex(text).map_err(|e| anyhow::anyhow!("{flag} {text:?}: {e}"))
+}
+
+/// Every `--right-key`, in order.
+fn right_keys(texts: &[String]) -> Result<Vec<PartyKey>> {
+    texts.iter().map(|t| party_key(t, "--right-key")).collect()
 }
 
 /// Options every single service takes.
@@ -39,10 +74,6 @@ pub struct CommonArgs {
     /// Origin allowed to call the public API from a browser (repeatable): the web app's.
     #[arg(long = "allow-origin")]
     allow_origin: Vec<String>,
-    /// File holding the bearer token shared by the services of one deployment (default: the
-    /// ORTHOMASK_PEER_TOKEN variable, else <data-dir>/peer-token, created when absent).
-    #[arg(long)]
-    peer_token_file: Option<PathBuf>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -90,9 +121,16 @@ pub struct MspArgs {
     /// Base URL of the data collector that receives the masked cohorts.
     #[arg(long)]
     collector: String,
+    /// The collector's identity key (64 hex digits; `orthomask serve identity --party collector`
+    /// on its host): only requests it signs may register, open and close surveys here.
+    #[arg(long)]
+    collector_key: String,
     /// Base URL of right-masking service i, in index order (repeatable; share mode).
     #[arg(long = "right")]
     right: Vec<String>,
+    /// Identity key of right-masking service i, in index order (repeatable, one per --right).
+    #[arg(long = "right-key")]
+    right_key: Vec<String>,
 }
 
 /// `serve collector`.
@@ -103,9 +141,16 @@ pub struct CollectorArgs {
     /// Base URL of the masking service provider.
     #[arg(long)]
     msp: String,
+    /// The provider's identity key (64 hex digits; `orthomask serve identity --party provider`
+    /// on its host): only requests it signs may hand cohorts to this collector.
+    #[arg(long)]
+    msp_key: String,
     /// Base URL of right-masking service i, in index order (repeatable; share mode).
     #[arg(long = "right")]
     right: Vec<String>,
+    /// Identity key of right-masking service i, in index order (repeatable, one per --right).
+    #[arg(long = "right-key")]
+    right_key: Vec<String>,
     /// The built web app (`scripts/build-web.sh` writes dist/).
     #[arg(long, default_value = "dist")]
     web_dir: PathBuf,
@@ -133,21 +178,31 @@ pub struct RightArgs {
     /// Base URL of the masking service provider (the left-masking provider).
     #[arg(long)]
     msp: String,
+    /// The provider's identity key (64 hex digits).
+    #[arg(long)]
+    msp_key: String,
     /// Base URL of the data collector.
     #[arg(long)]
     collector: String,
+    /// The collector's identity key (64 hex digits).
+    #[arg(long)]
+    collector_key: String,
     /// Base URL of every right-masking service of the deployment, in index order, this one
     /// included (repeat the flag): share mode hands each cohort's unmasking key on to the next
     /// service. Configured by each operator, never taken from the collector.
     #[arg(long = "right")]
     right: Vec<String>,
+    /// Identity key of every right-masking service, in index order, this one included (repeat
+    /// the flag, one per --right; this service's own is checked against its identity).
+    #[arg(long = "right-key")]
+    right_key: Vec<String>,
 }
 
 /// `serve all`.
 #[derive(Args)]
 pub struct AllArgs {
-    /// Parent directory: collector/, msp/, right-<i>/ below it, plus admin-token, peer-token and
-    /// services.json.
+    /// Parent directory: collector/, msp/, right-<i>/ below it (each with its identity key), plus
+    /// admin-token and services.json (the URLs and the identity keys).
     #[arg(long)]
     data_dir: PathBuf,
     /// Address to listen on.
@@ -157,8 +212,8 @@ pub struct AllArgs {
     /// port + 2 + i (0: any free ports, listed in services.json).
     #[arg(long, default_value_t = 8080)]
     port: u16,
-    /// Right-masking services to run for share mode (0, or at least 2; three by default, the
-    /// fewest for which share mode resists the collector together with one service —
+    /// Right-masking services to run for share mode (0, or at least 3, the default: the fewest
+    /// for which share mode resists the collector together with one service —
     /// `docs/threat-model.md`).
     #[arg(long, default_value_t = 3)]
     right_services: usize,
@@ -225,15 +280,6 @@ impl CommonArgs {
             None => Ok(format!("http://{}", self.listen)),
         }
     }
-
-    fn peer_token(&self) -> Result<String> {
-        secret(
-            self.peer_token_file.as_ref(),
-            "ORTHOMASK_PEER_TOKEN",
-            &self.data_dir.join("peer-token"),
-            "peer token",
-        )
-    }
 }
 
 fn web_dir(dir: &Path, no_web: bool) -> Option<PathBuf> {
@@ -250,6 +296,19 @@ fn web_dir(dir: &Path, no_web: bool) -> Option<PathBuf> {
     Some(dir.to_owned())
 }
 
+/// `serve identity`: the public half of the party's identity key, made when absent.
+fn print_identity(a: &IdentityArgs) -> Result<()> {
+    let party = party(&a.party)?;
+    orthomask_server::keys::create_private_dir(&a.data_dir)?;
+    let file = match party {
+        Party::Collector => orthomask_server::collector::SIGNING_KEY_FILE,
+        Party::Provider | Party::Right(_) => IDENTITY_KEY_FILE,
+    };
+    let identity = Identity::load_or_create(&a.data_dir.join(file), party)?;
+    println!("{}", identity.public_key());
+    Ok(())
+}
+
 /// Run `serve`.
 pub fn run(command: ServeCommand) -> Result<()> {
     // The services keep serving when their output cannot be written (issue 30 §2): a closed
@@ -263,6 +322,7 @@ pub fn run(command: ServeCommand) -> Result<()> {
         ServeCommand::Right(a) => a.common.limits.limits().map(drop)?,
         ServeCommand::Collector(a) => a.common.limits.limits().map(drop)?,
         ServeCommand::All(a) => a.limits.limits().map(drop)?,
+        ServeCommand::Identity(_) => {}
     }
     let plan = match command {
         ServeCommand::Msp(a) => ServePlan::Msp(
@@ -272,7 +332,11 @@ pub fn run(command: ServeCommand) -> Result<()> {
                 right_urls: base_urls(&a.right, "--right")?,
                 limits: a.common.limits.limits()?,
                 allowed_origins: a.common.allow_origin.clone(),
-                peer_token: a.common.peer_token()?,
+                peer_keys: PeerKeys {
+                    collector: Some(party_key(&a.collector_key, "--collector-key")?),
+                    provider: None,
+                    rights: right_keys(&a.right_key)?,
+                },
                 data_dir: a.common.data_dir.clone(),
             },
             a.common.listen,
@@ -286,7 +350,11 @@ pub fn run(command: ServeCommand) -> Result<()> {
                 right_urls: base_urls(&a.right, "--right")?,
                 limits: a.common.limits.limits()?,
                 allowed_origins: a.common.allow_origin.clone(),
-                peer_token: a.common.peer_token()?,
+                peer_keys: PeerKeys {
+                    collector: Some(party_key(&a.collector_key, "--collector-key")?),
+                    provider: Some(party_key(&a.msp_key, "--msp-key")?),
+                    rights: right_keys(&a.right_key)?,
+                },
                 data_dir: a.common.data_dir.clone(),
             },
             a.common.listen,
@@ -306,7 +374,11 @@ pub fn run(command: ServeCommand) -> Result<()> {
                     &a.common.data_dir.join("admin-token"),
                     "admin token",
                 )?,
-                peer_token: a.common.peer_token()?,
+                peer_keys: PeerKeys {
+                    collector: None,
+                    provider: Some(party_key(&a.msp_key, "--msp-key")?),
+                    rights: right_keys(&a.right_key)?,
+                },
                 data_dir: a.common.data_dir.clone(),
             },
             a.common.listen,
@@ -322,6 +394,7 @@ pub fn run(command: ServeCommand) -> Result<()> {
             demonstrations: !a.no_demonstrations,
             accepted_builds: a.accept_build,
         }),
+        ServeCommand::Identity(a) => return print_identity(&a),
     };
     Ok(serve_blocking(plan)?)
 }

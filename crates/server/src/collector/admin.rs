@@ -72,6 +72,14 @@ impl Collector {
             .map_err(|e| ApiError::failed("creating the survey key", &e))?;
         let reg = &registration;
         let body = serde_json::to_vec(reg).map_err(|e| ApiError::internal("registration", e))?;
+        if body.len() as u64 > crate::wire::MAX_REGISTRATION_BYTES {
+            return Err(ApiError::bad_request(format!(
+                "the survey's definition makes a registration of {} bytes, more than the {} the \
+                 services read; shorten its texts or translations",
+                body.len(),
+                crate::wire::MAX_REGISTRATION_BYTES
+            )));
+        }
         let share = reg.share_services;
         if share > 0 {
             // The left-masking provider must know the survey before the right-masking services
@@ -291,41 +299,102 @@ pub(super) async fn survey_view(col: &Collector, survey: &str) -> Result<SurveyS
 
 /// `GET /api/surveys/{id}/status`: a live demonstration's progress for anyone (the survey
 /// chooser and the simulated participants read it); a real survey's per-cohort counts and notes
-/// only with the admin token (issue 20 §7).
+/// only with the admin token (issue 20 §7). Without the token a real survey is answered exactly
+/// as one that does not exist (issue 43 §6: no oracle of which surveys run).
 pub(super) async fn public_status(
     State(col): State<Collector>,
     headers: HeaderMap,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
+    let admin = col.admin(&headers).is_ok();
     let s = survey.clone();
-    let demonstration = col
+    let public = col
         .0
         .store
-        .run(move |c| load_survey(c, &s).map(|row| row.plan.demonstration))
+        .run(move |c| match load_survey(c, &s) {
+            Ok(row) => Ok(admin || row.plan.demonstration),
+            Err(e) if e.status() == StatusCode::NOT_FOUND => Ok(false),
+            Err(e) => Err(e),
+        })
         .await?;
-    if !demonstration {
-        col.admin(&headers)?;
+    if !public {
+        return Err(no_public_survey(&survey));
     }
     Ok(json(StatusCode::OK, &survey_view(&col, &survey).await?))
 }
 
-/// `GET /api/surveys/{id}/cohorts/{k}/fate`: what became of one cohort, for the devices of its
+/// The one answer an outsider gets for a survey that does not exist and for a real one it may
+/// not see.
+pub(super) fn no_public_survey(survey: &str) -> ApiError {
+    ApiError::not_found(format!(
+        "there is no public survey {survey:?} (a survey by invitation is shown to its team only)"
+    ))
+}
+
+/// `POST /api/surveys/{id}/cohorts/{k}/fate`: the body of a request for a cohort's fate — the
+/// credential nonce the collector issued to the asking device for that cohort (its proof of
+/// holding a place there; absent for a demonstration, whose fates are public).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FateRequest {
+    #[serde(default)]
+    nonce: Option<String>,
+}
+
+/// `POST /api/surveys/{id}/cohorts/{k}/fate`: what became of one cohort, for the devices of its
 /// participants — its state word only, no counts (issue 20 §8). `answer_again` tells a device
-/// whose cohort was spoilt to take a new place and send its answers again.
+/// whose cohort was spoilt or regrouped to take a new place and send its answers again. Told
+/// only to a device holding a credential of that cohort (issue 43 §6): any other request is
+/// answered as for a cohort that does not exist. A POST, so the nonce never sits in a URL.
 pub(super) async fn cohort_fate(
     State(col): State<Collector>,
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
+    ApiJson(request): ApiJson<FateRequest>,
 ) -> Result<Response, ApiError> {
-    // Every device of the cohort polls this: one indexed row, nothing of the survey parsed.
+    // Every device of the cohort polls this: indexed rows, nothing of the survey parsed.
     let s = survey.clone();
-    let status = col
+    let fate = col
         .0
         .store
-        .run(move |c| super::handover::cohort_status(c, &s, cohort))
+        .run(move |c| -> Result<Option<orthomask_survey::fate::Fate>, ApiError> {
+            // The plan's `demonstration` flag, read by SQLite's JSON functions (absent in plans
+            // stored before demonstrations existed: not one).
+            let demonstration: Option<Option<bool>> = c
+                .prepare_cached(
+                    "SELECT json_extract(plan, '$.demonstration') FROM surveys WHERE id = ?1",
+                )
+                .and_then(|mut q| q.query_row([&s], |r| r.get(0)).optional())
+                .map_err(sql)?;
+            let Some(demonstration) = demonstration else {
+                return Ok(None);
+            };
+            let holder = match &request.nonce {
+                Some(nonce) => c
+                    .prepare_cached(
+                        "SELECT 1 FROM credentials WHERE survey = ?1 AND cohort = ?2 AND nonce = ?3",
+                    )
+                    .and_then(|mut q| q.exists((&s, cohort, nonce)))
+                    .map_err(sql)?,
+                None => false,
+            };
+            if !(holder || demonstration == Some(true)) {
+                return Ok(None);
+            }
+            match super::handover::cohort_fate_of(c, &s, cohort) {
+                Ok(fate) => Ok(Some(fate)),
+                Err(e) if e.status() == StatusCode::NOT_FOUND => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
         .await?;
+    let fate = fate.ok_or_else(|| {
+        ApiError::not_found(format!(
+            "no cohort {cohort} of survey {survey:?} is known to this device's credential"
+        ))
+    })?;
     Ok(json(
         StatusCode::OK,
-        &orthomask_survey::fate::CohortFate::of(&survey, cohort, status.fate()),
+        &orthomask_survey::fate::CohortFate::of(&survey, cohort, fate),
     ))
 }
 

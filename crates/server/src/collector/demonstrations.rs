@@ -103,14 +103,16 @@ fn decide(base: &str, stored: &[(String, bool, SurveyState)]) -> (String, bool) 
 impl Collector {
     /// Make sure each demonstration has a survey taking participants: keep the one that does,
     /// or create the next of its family. Share mode's demonstration only where this collector
-    /// knows at least two right-masking services.
+    /// knows at least `orthomask_survey::policy::MIN_SHARE_SERVICES` right-masking services.
     ///
     /// # Errors
     /// [`ApiError`] from the store or from [`Collector::create`] (a service refused or is
     /// unreachable), naming the demonstration.
     pub async fn ensure_demonstrations(&self) -> Result<Vec<Demonstration>, ApiError> {
         let mut done = Vec::new();
-        for draft in demonstration_drafts(self.0.cfg.right_urls.len() >= 2) {
+        for draft in demonstration_drafts(
+            self.0.cfg.right_urls.len() >= orthomask_survey::policy::MIN_SHARE_SERVICES,
+        ) {
             let deployment = self.deployment();
             let stored = self
                 .0

@@ -14,18 +14,22 @@
 use super::claims::{self, Claim, Nonces};
 use super::{Collector, PROVIDER, StoredPart, SurveyRow, load_survey, sql};
 use crate::error::ApiError;
-use crate::http::{ApiJson, ApiPath, json};
+use crate::http::{ApiPath, json};
+use crate::peer_auth::Peer;
+use crate::peers::Party;
 use crate::states::CollectorCohort;
 use crate::states::Settlement;
-use crate::wire::{CohortResult, MaskingOutcome, SharePart};
+use crate::wire::{CohortResult, MaskingOutcome, PeerBodyLimits, SharePart};
+use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use orthomask_core::protocol::qa::QaReport;
 use orthomask_core::protocol::share_handover::{FixedMatrix, combine_parts};
 use orthomask_core::protocol::tm2::DataCollector;
 use orthomask_formats::manifest::ReceiptRoot;
 use orthomask_survey::api::QaCheck;
+use orthomask_survey::cohort_check::{CohortCheck, CohortMoments, Units};
 use orthomask_survey::floors::Floors;
 use orthomask_survey::inclusion::PublishedList;
 use orthomask_survey::intake_bounds::UploadBounds;
@@ -161,10 +165,10 @@ fn settle(
         ),
     )
     .map_err(sql)?;
-    if next == CollectorCohort::Spoilt {
-        reopen_invitations(c, survey, cohort, nonces)?;
-    } else {
-        settle_invitations(c, survey, cohort, nonces)?;
+    match next {
+        CollectorCohort::Spoilt => reopen_invitations(c, survey, cohort, nonces)?,
+        CollectorCohort::Withheld => free_invitations(c, survey, cohort)?,
+        _ => settle_invitations(c, survey, cohort, nonces)?,
     }
     Ok(next)
 }
@@ -204,6 +208,50 @@ fn settle_invitations(
     )
     .map_err(sql)?;
     Ok(())
+}
+
+/// A withheld cohort (too few records to mask, issue 43 §3): nothing of it is released, so no
+/// invitation of it is used up — each gets a place in a new cohort at its next load, without
+/// counting as reopened (nobody misbehaved). While the survey takes participants its devices are
+/// told so (`Fate::Regrouped`, [`cohort_fate_of`]) and answer again from the answers still in
+/// their page; once it is closed, the survey team's status shows them as not answered. A spent
+/// invitation thus always leads to a released answer or a fresh place, whoever closed the cohort.
+fn free_invitations(c: &Connection, survey: &str, cohort: u32) -> Result<(), ApiError> {
+    c.execute(
+        "UPDATE invitations SET cohort = NULL, nonce = NULL
+         WHERE survey = ?1 AND cohort = ?2 AND used_at IS NULL",
+        (survey, cohort),
+    )
+    .map_err(sql)?;
+    Ok(())
+}
+
+/// What cohort `cohort`'s participants are told of it: its state's fate, except that a withheld
+/// cohort of a survey that still takes participants is regrouped — its participants answer
+/// again in a new cohort ([`free_invitations`]).
+///
+/// # Errors
+/// 404 for a survey or cohort that does not exist; store errors.
+pub(super) fn cohort_fate_of(
+    c: &Connection,
+    survey: &str,
+    cohort: u32,
+) -> Result<orthomask_survey::fate::Fate, ApiError> {
+    let status = cohort_status(c, survey, cohort)?;
+    if status != CollectorCohort::Withheld {
+        return Ok(status.fate());
+    }
+    let open: bool = c
+        .query_row("SELECT status FROM surveys WHERE id = ?1", [survey], |r| {
+            r.get::<_, crate::states::SurveyState>(0)
+        })
+        .map_err(sql)?
+        .takes_participants();
+    Ok(if open {
+        orthomask_survey::fate::Fate::Regrouped
+    } else {
+        orthomask_survey::fate::Fate::Withheld
+    })
 }
 
 /// A spoilt cohort (issue 20 §8, the fallback): every invitation of the cohort gets a place in a
@@ -483,26 +531,68 @@ async fn checked_content(
         .template
         .design()
         .map_err(|e| ApiError::internal("unmasking", e))?;
+    let check = cohort_check(row)?;
     let unmasked = crate::compute::core_task(move || {
-        DataCollector::new(key, design)?.unmask_cohort(cohort, &batch)
+        // The scale of the unmasking's rounding: the masked rows' largest length.
+        let scale = orthomask_core::protocol::qa::max_row_norm(&batch);
+        DataCollector::new(key, design)?
+            .unmask_cohort(cohort, &batch)
+            .map(|u| {
+                let honest = check.check(&CohortMoments::of_rows(&u.data, Units::Declared), scale);
+                (u, honest)
+            })
     })
     .await
     .map_err(|e| ApiError::internal("unmasking", e))?;
     match unmasked {
-        Ok(u) => Content::received(&u.data, u.qa.as_ref()),
+        Ok((u, Ok(()))) => Content::received(&u.data, u.qa.as_ref()),
+        // Statistics no cohort of honest records has: a liar inside the upload bounds (issue 43
+        // §5). Spoilt like a failed QA check; the note says which condition, never a number of
+        // the cohort's.
+        Ok((_, Err(refusal))) => Ok(Content::nothing(
+            Settlement::Spoilt,
+            n,
+            Some(refusal.public_note()),
+        )),
         // QA failed (someone sent invalid data) or the batch could not be unmasked.
         Err(e) => Ok(Content::nothing(Settlement::Spoilt, n, Some(e.to_string()))),
+    }
+}
+
+/// The check a cohort's unmasked statistics must pass (`orthomask_survey::cohort_check`): that
+/// some cohort of honest records, in their declared ranges and codings, has them. A false
+/// refusal (an honest cohort refused, with device-side DP) is as rare as a refused honest upload
+/// (`policy::UPLOAD_FALSE_REFUSAL`, per cohort here).
+fn cohort_check(row: &SurveyRow) -> Result<CohortCheck, ApiError> {
+    CohortCheck::new(&row.template, orthomask_survey::policy::UPLOAD_FALSE_REFUSAL)
+        .map_err(|e| ApiError::internal("the survey's cohort check", e))
+}
+
+impl Collector {
+    /// The largest peer bodies `survey`'s design allows (`PeerBodyLimits`), read before a
+    /// hand-over's body is.
+    ///
+    /// # Errors
+    /// 404 for a survey that does not exist; store errors.
+    async fn peer_body_limits(&self, survey: &str) -> Result<PeerBodyLimits, ApiError> {
+        let s = survey.to_owned();
+        self.0
+            .store
+            .run(move |c| load_survey(c, &s).map(|row| row.registration.body_limits()))
+            .await
     }
 }
 
 /// `PUT /api/peer/surveys/{id}/cohorts/{k}/result`: the provider's hand-over of a cohort.
 pub(super) async fn cohort_result(
     State(col): State<Collector>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath((survey, cohort)): ApiPath<(String, u32)>,
-    ApiJson(result): ApiJson<CohortResult>,
+    body: Body,
 ) -> Result<Response, ApiError> {
-    col.peer(&headers)?;
+    peer.require(Party::Provider, "handing a cohort to the collector")?;
+    let limit = col.peer_body_limits(&survey).await?.cohort_result;
+    let result: CohortResult = peer.read_json(body, limit, "the cohort's hand-over").await?;
     if result.survey != survey || result.cohort != cohort {
         return Err(ApiError::bad_request(
             "the result's survey or cohort differs from the URL's",
@@ -618,11 +708,16 @@ pub(super) fn service_url(row: &SurveyRow, i: usize) -> String {
 /// `PUT /api/peer/surveys/{id}/cohorts/{k}/parts/{i}`: right-masking service `i`'s part.
 pub(super) async fn share_part(
     State(col): State<Collector>,
-    headers: HeaderMap,
+    peer: Peer,
     ApiPath((survey, cohort, index)): ApiPath<(String, u32, u32)>,
-    ApiJson(part): ApiJson<SharePart>,
+    body: Body,
 ) -> Result<Response, ApiError> {
-    col.peer(&headers)?;
+    peer.require(
+        Party::Right(index),
+        &format!("handing the collector part {index}"),
+    )?;
+    let limit = col.peer_body_limits(&survey).await?.share_part;
+    let part: SharePart = peer.read_json(body, limit, "the share part").await?;
     if part.survey != survey || part.cohort != cohort || part.index != index {
         return Err(ApiError::bad_request(
             "the part's survey, cohort or index differs from the URL's",
@@ -873,6 +968,7 @@ async fn combine(
         .design()
         .map_err(|e| ApiError::internal("combining", e))?;
     let floor = cohort_floor(&row)?;
+    let check = cohort_check(&row)?;
     let combined = crate::compute::core_task(move || {
         let n = parts.first().map_or(0, |p| p.rows);
         if let Some(why) = orthomask_survey::floors::withheld_reason(n, floor) {
@@ -884,7 +980,13 @@ async fn combine(
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| e.to_string())?;
         let scale: f64 = parts.iter().map(|p| p.scale).sum();
-        combine_parts(&design, &fixed, scale).map_err(|e| e.to_string())
+        let (data, qa) = combine_parts(&design, &fixed, scale).map_err(|e| e.to_string())?;
+        // Statistics no cohort of honest records has: a liar inside the share bounds (issue 43
+        // §5); the note names the condition, never a number of the cohort's.
+        check
+            .check(&CohortMoments::of_rows(&data, Units::Declared), scale)
+            .map_err(|refusal| refusal.public_note())?;
+        Ok((data, qa))
     })
     .await
     .map_err(|e| ApiError::internal("combining", e))?;

@@ -25,6 +25,7 @@ mod release;
 use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{json, require_bearer};
 use crate::outbox::{PeerClient, PeerError};
+use crate::peers::{Identity, Party, PeerKeys};
 use crate::states::{CohortStep, SurveyState};
 use crate::store::{ClosedSignal, Store};
 use crate::wire::Registration;
@@ -65,8 +66,10 @@ pub struct CollectorConfig {
     pub right_urls: Vec<String>,
     /// Bearer secret of the administrator.
     pub admin_token: String,
-    /// Bearer secret of service-to-service calls.
-    pub peer_token: String,
+    /// The identity keys it pins: the provider's and each right-masking service's
+    /// (`crate::peers`). Its own identity is its signing key ([`SIGNING_KEY_FILE`]), the key
+    /// devices verify.
+    pub peer_keys: PeerKeys,
     /// The built web app (`dist/`), if served.
     pub web_dir: Option<PathBuf>,
     /// Public limits.
@@ -195,6 +198,8 @@ struct Inner {
     /// Signs definitions and upload credentials (`orthomask_survey::trust`).
     signing: CollectorSigningKey,
     client: PeerClient,
+    /// The peers it pins, whose signed requests it believes (`crate::peer_auth`).
+    peers: Arc<crate::peers::Peers>,
     /// Held while a cohort is opened at the services (`participants::open_cohort`) and while
     /// cohorts are closed there (`admin`), so an opening never follows a close.
     opening: tokio::sync::Mutex<()>,
@@ -326,7 +331,23 @@ impl Collector {
         let keys = crate::keys::KeyStore::open(&cfg.data_dir.join(KEY_FILE), "collector")?;
         let signing =
             crate::keys::load_or_create_signing_key(&cfg.data_dir.join(SIGNING_KEY_FILE))?;
-        let client = PeerClient::new(cfg.peer_token.clone(), cfg.limits.peer_answer_timeout)
+        // The same file as `signing`: the collector's identity towards its peers is the key its
+        // participants' devices verify (`crate::peers`).
+        let identity = Arc::new(Identity::load_or_create(
+            &cfg.data_dir.join(SIGNING_KEY_FILE),
+            Party::Collector,
+        )?);
+        let peers = Arc::new(
+            crate::peers::pin(
+                &identity,
+                None,
+                Some(&cfg.msp_url),
+                &cfg.right_urls,
+                &cfg.peer_keys,
+            )
+            .map_err(|e| ServerError::Config(format!("data collector: {e}")))?,
+        );
+        let client = PeerClient::new(identity, peers.clone(), cfg.limits.peer_answer_timeout)
             .map_err(ServerError::Config)?;
         // An app directory without a built app is served as "not built" (`crate::web`), and
         // the deployment then names no build.
@@ -342,6 +363,7 @@ impl Collector {
             keys,
             signing,
             client,
+            peers,
             opening: tokio::sync::Mutex::new(()),
             signed: memo::Memo::new(participants::MEMO_ENTRIES),
             opened: memo::Memo::new(participants::MEMO_ENTRIES),
@@ -375,6 +397,11 @@ impl Collector {
         Ok((collector, tasks, closed))
     }
 
+    /// The peers this collector pins.
+    pub fn peers(&self) -> Arc<crate::peers::Peers> {
+        self.0.peers.clone()
+    }
+
     /// The HTTP routes: public (participants, analysts), admin and peer.
     pub fn router(&self) -> (Router, Router, Router) {
         let public = Router::new()
@@ -384,7 +411,7 @@ impl Collector {
             .route("/api/surveys/{survey}/status", get(public_status))
             .route(
                 "/api/surveys/{survey}/cohorts/{cohort}/fate",
-                get(cohort_fate),
+                post(cohort_fate),
             )
             .route("/api/surveys/{survey}/release.csv", get(release_csv))
             .route("/api/surveys/{survey}/manifest.json", get(manifest_json))
@@ -444,9 +471,6 @@ impl Collector {
         self.admin(headers).map(|()| Admin(()))
     }
 
-    fn peer(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        require_bearer(headers, &self.0.cfg.peer_token, "peer token")
-    }
 
     /// The services that hold a survey's uploads: the provider, or the right-masking services.
     ///

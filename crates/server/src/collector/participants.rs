@@ -190,7 +190,7 @@ fn place_survey(
         .optional()
         .map_err(sql)?;
     let (status, current_cohort, plan_text) =
-        row.ok_or_else(|| ApiError::not_found(format!("there is no survey {survey:?}")))?;
+        row.ok_or_else(|| no_survey_for_this_link(survey))?;
     let plan = match (known_plan, plan_text) {
         (Some(plan), _) => plan,
         (None, Some(text)) => {
@@ -441,6 +441,25 @@ fn check_participation(
     row: &PlaceSurvey,
     invite_hash: Option<&str>,
 ) -> Result<(), ApiError> {
+    // A survey by invitation is answered, to a request without a valid invitation, exactly as a
+    // survey that does not exist (issue 43 §6): not even whether it is open is told.
+    if row.plan.invitations {
+        let Some(hash) = invite_hash else {
+            return Err(no_survey_for_this_link(survey));
+        };
+        let known: bool = c
+            .query_row(
+                "SELECT 1 FROM invitations WHERE token_hash = ?1 AND survey = ?2",
+                (hash, survey),
+                |_| Ok(()),
+            )
+            .optional()
+            .map_err(sql)?
+            .is_some();
+        if !known {
+            return Err(no_survey_for_this_link(survey));
+        }
+    }
     if !row.status.takes_participants() {
         return Err(ApiError::new(
             StatusCode::GONE,
@@ -451,9 +470,7 @@ fn check_participation(
         return Ok(());
     }
     let Some(hash) = invite_hash else {
-        return Err(ApiError::forbidden(
-            "this survey is by invitation only: open the link you were given",
-        ));
+        return Err(no_survey_for_this_link(survey));
     };
     // `used_at` is set when the invitation's upload is known to have been handed over.
     let used: Option<Option<String>> = c
@@ -465,15 +482,22 @@ fn check_participation(
         .optional()
         .map_err(sql)?;
     match used {
-        None => Err(ApiError::forbidden(
-            "this invitation is not valid for this survey",
-        )),
+        None => Err(no_survey_for_this_link(survey)),
         Some(Some(_)) => Err(ApiError::forbidden(
             "this invitation has already been used: the group it joined has been handed over \
              with its answers; ask the survey team for a new invitation if you sent none",
         )),
         Some(None) => Ok(()),
     }
+}
+
+/// The answer to a place request for a survey that does not exist, and alike for a survey by
+/// invitation without a valid invitation.
+pub(super) fn no_survey_for_this_link(survey: &str) -> ApiError {
+    ApiError::not_found(format!(
+        "there is no survey {survey:?} open to this link: open the invitation link you were \
+         given, or ask the survey team"
+    ))
 }
 
 /// Move on from cohort `k` (full or closed): the next cohort becomes current.

@@ -6,7 +6,6 @@
 //! records the plan's Appendix C bound (of a full cohort, where the bound binds) and agrees with
 //! the manifest `orthomask pipeline` writes for the same design.
 
-use super::admin::survey_view;
 use super::{Collector, SurveyRow, load_survey, sql};
 use crate::error::ApiError;
 use crate::http::ApiPath;
@@ -412,19 +411,12 @@ async fn stored_release(col: &Collector, survey: String, csv: bool) -> Result<St
             .await?;
         match found {
             Some((c, m)) => Ok(if csv { c } else { m }),
-            None => {
-                let view = survey_view(col, &survey).await?;
-                let cohorts = view.cohorts.len();
-                let done = view
-                    .cohorts
-                    .iter()
-                    .filter(|c| CollectorCohort::from(c.status).is_settled())
-                    .count();
-                Err(ApiError::not_found(format!(
-                    "survey {survey:?} is not released yet (status {}, {done} of {cohorts} cohorts in)",
-                    view.status
-                )))
-            }
+            // The same answer whether the survey exists or not (issue 43 §6): how far a real
+            // survey has come is its team's to see (`GET …/status` with the admin token).
+            None => Err(ApiError::not_found(format!(
+                "there is no published release of survey {survey:?} (no such survey, or not \
+                 released yet)"
+            ))),
         }
     }
 }

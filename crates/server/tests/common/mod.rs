@@ -8,7 +8,10 @@ pub mod tap;
 use nalgebra::DMatrix;
 use orthomask_core::key::Key;
 use orthomask_core::protocol::share_handover::FixedMatrix;
+use orthomask_core::mask::Mask;
+use orthomask_core::protocol::tm2::right_mask_from_device_key;
 use orthomask_server::Limits;
+use orthomask_server::peers::{IDENTITY_KEY_FILE, Identity, Party, PeerKeys};
 use orthomask_server::run::{AllConfig, AllRunning, start_all};
 use orthomask_server::wire::{Registration, SharePart, WireFixed};
 use orthomask_stats::dataset::Dataset;
@@ -114,6 +117,107 @@ pub async fn send(
         request = request.bearer_auth(token);
     }
     let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// What a participant holding `B_k` can make: its honest record padded, then `edit`ed on the
+/// device's scale, masked with the cohort's `B_k`.
+pub fn crafted(
+    def: &SurveyDefinition,
+    honest: &Upload,
+    i: u64,
+    edit: impl Fn(&mut Vec<f64>),
+) -> Upload {
+    let design = def.design().unwrap();
+    let b = right_mask_from_device_key(&design, &def.right_mask_key().unwrap(), def.masking.cohort)
+        .unwrap();
+    let mut noise = Key::teaching(70_000 + i)
+        .stream(orthomask_core::key::StreamId::ParticipantNoise { participant: 0 })
+        .rng();
+    let mut record = design
+        .pad(&def.encode(&answers(i)).unwrap(), &mut noise)
+        .unwrap();
+    edit(&mut record);
+    let mut m = DMatrix::from_row_slice(1, record.len(), &record);
+    b.right_apply(&mut m).unwrap();
+    Upload {
+        values: m.iter().copied().collect(),
+        ..honest.clone()
+    }
+}
+
+/// `POST …/cohorts/{k}/fate` as a device asks it: with the nonce of the upload credential the
+/// collector issued it for that cohort (`None`: a demonstration's, or an outsider's request).
+pub async fn cohort_fate(
+    client: &reqwest::Client,
+    collector: &str,
+    survey: &str,
+    cohort: u32,
+    nonce: Option<&str>,
+) -> (u16, Value) {
+    let body = match nonce {
+        Some(n) => json!({"nonce": n}),
+        None => json!({}),
+    };
+    send(
+        client,
+        reqwest::Method::POST,
+        &format!("{collector}/api/surveys/{survey}/cohorts/{cohort}/fate"),
+        Some(&body),
+        None,
+    )
+    .await
+}
+
+/// A party's identity as a deployment laid out like `serve all`'s under `data` keeps it — what
+/// that party alone holds: the tests that act as one party sign with it, and with nothing else.
+pub fn identity_of(data: &Path, party: Party) -> Identity {
+    let file = match party {
+        Party::Collector => data
+            .join("collector")
+            .join(orthomask_server::collector::SIGNING_KEY_FILE),
+        Party::Provider => data.join("msp").join(IDENTITY_KEY_FILE),
+        Party::Right(i) => data.join(format!("right-{i}")).join(IDENTITY_KEY_FILE),
+    };
+    Identity::load_or_create(&file, party).expect("the party's identity key")
+}
+
+/// Send `body` (JSON) to `url` as a peer service sends it: signed as `from` (RFC 9421,
+/// `orthomask_server::peer_auth`) and addressed to `to`. The status and the JSON answer.
+pub async fn send_signed(
+    client: &reqwest::Client,
+    from: &Identity,
+    to: Party,
+    method: reqwest::Method,
+    url: &str,
+    body: Option<&Value>,
+) -> (u16, Value) {
+    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+    send_signed_bytes(client, from, to, method, url, bytes).await
+}
+
+/// [`send_signed`] with a body of raw bytes.
+pub async fn send_signed_bytes(
+    client: &reqwest::Client,
+    from: &Identity,
+    to: Party,
+    method: reqwest::Method,
+    url: &str,
+    bytes: Vec<u8>,
+) -> (u16, Value) {
+    let headers = orthomask_server::peer_auth::sign(from, to, &method, url, &bytes)
+        .await
+        .expect("a signature");
+    let request = client
+        .request(method, url)
+        .header("content-type", "application/json");
+    let response = orthomask_server::peer_auth::apply(request, &headers)
+        .body(bytes)
+        .send()
+        .await
+        .expect("request");
     let status = response.status().as_u16();
     let text = response.text().await.expect("body");
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
@@ -742,21 +846,22 @@ pub async fn wait_for_view_at(
     .await
 }
 
-/// A peer's view of a survey at the accepting service at `base_url` — the provider, or a
-/// right-masking service (`GET {base_url}/api/peer/surveys/{id}/status` with the peer token):
-/// the answer's status and JSON body, as [`send`] returns them.
+/// The collector's view of a survey at the accepting service `service` at `base_url` — the
+/// provider, or a right-masking service (`GET {base_url}/api/peer/surveys/{id}/status`, signed
+/// as the collector `collector`): the answer's status and JSON body, as [`send`] returns them.
 pub async fn peer_view(
     client: &reqwest::Client,
     base_url: &str,
-    peer_token: &str,
+    (collector, service): (&Identity, Party),
     survey: &str,
 ) -> (u16, Value) {
-    send(
+    send_signed(
         client,
+        collector,
+        service,
         reqwest::Method::GET,
         &format!("{base_url}/api/peer/surveys/{survey}/status"),
         None,
-        Some(peer_token),
     )
     .await
 }
@@ -766,7 +871,7 @@ pub async fn peer_view(
 pub async fn wait_for_peer_view(
     client: &reqwest::Client,
     base_url: &str,
-    peer_token: &str,
+    asker: (&Identity, Party),
     survey: &str,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
@@ -775,7 +880,7 @@ pub async fn wait_for_peer_view(
         &format!("the view of {survey} at {base_url} to reach the awaited state"),
         HANG_GUARD,
         || async move {
-            let (_, view) = peer_view(client, base_url, peer_token, survey).await;
+            let (_, view) = peer_view(client, base_url, asker, survey).await;
             if done(&view) { Ok(view) } else { Err(view) }
         },
     )
@@ -845,6 +950,8 @@ pub struct Apart {
     pub collector_url: String,
     /// The collector's configuration (to start it again with the same store).
     pub collector_config: orthomask_server::CollectorConfig,
+    /// The collector's identity (to ask the provider as the collector).
+    pub collector_identity: Identity,
 }
 
 impl Apart {
@@ -871,12 +978,29 @@ impl Apart {
     }
 }
 
-/// The peer token of [`start_apart`]'s services.
-pub const APART_PEER_TOKEN: &str = "peer-token-of-services-apart-0123456789";
+/// The identities of [`start_apart`]'s provider (in `msp_dir`) and collector (in
+/// `collector_dir`), made when absent, and the keys each pins of the other.
+pub fn apart_identities(msp_dir: &Path, collector_dir: &Path) -> (Identity, Identity, PeerKeys) {
+    std::fs::create_dir_all(msp_dir).unwrap();
+    std::fs::create_dir_all(collector_dir).unwrap();
+    let msp = Identity::load_or_create(&msp_dir.join(IDENTITY_KEY_FILE), Party::Provider).unwrap();
+    let collector = Identity::load_or_create(
+        &collector_dir.join(orthomask_server::collector::SIGNING_KEY_FILE),
+        Party::Collector,
+    )
+    .unwrap();
+    let keys = PeerKeys {
+        collector: Some(collector.public_key()),
+        provider: Some(msp.public_key()),
+        rights: Vec::new(),
+    };
+    (msp, collector, keys)
+}
 
 /// [`Apart`]: the provider in `msp_dir` with `msp_limits`, the collector in `collector_dir`.
 pub async fn start_apart(msp_dir: &Path, collector_dir: &Path, msp_limits: Limits) -> Apart {
     use orthomask_server::run::{bind, start_collector, start_msp};
+    let (_, collector_identity, keys) = apart_identities(msp_dir, collector_dir);
     let collector_listener = bind("127.0.0.1:0").await.unwrap();
     let collector_addr = collector_listener.local_addr().unwrap();
     let collector_url = format!("http://{collector_addr}");
@@ -888,7 +1012,7 @@ pub async fn start_apart(msp_dir: &Path, collector_dir: &Path, msp_limits: Limit
             public_url: msp_url.clone(),
             collector_url: collector_url.clone(),
             right_urls: Vec::new(),
-            peer_token: APART_PEER_TOKEN.into(),
+            peer_keys: keys.clone(),
             limits: msp_limits,
             allowed_origins: Vec::new(),
         },
@@ -902,7 +1026,7 @@ pub async fn start_apart(msp_dir: &Path, collector_dir: &Path, msp_limits: Limit
         msp_url: msp_url.clone(),
         right_urls: Vec::new(),
         admin_token: "admin-token-of-services-apart-0123456789".into(),
-        peer_token: APART_PEER_TOKEN.into(),
+        peer_keys: keys,
         web_dir: None,
         limits: loose_limits(),
         allowed_origins: Vec::new(),
@@ -914,6 +1038,7 @@ pub async fn start_apart(msp_dir: &Path, collector_dir: &Path, msp_limits: Limit
     Apart {
         msp,
         collector,
+        collector_identity,
         msp_url,
         collector_addr,
         collector_url,

@@ -176,9 +176,8 @@ pub fn hold(fragments: &'static [&'static str]) -> Rule {
     })
 }
 
-/// The shared secrets of a tapped deployment.
+/// The administrator's token of a tapped deployment.
 pub const TAPPED_ADMIN_TOKEN: &str = "tapped-admin-token-0123456789";
-pub const TAPPED_PEER_TOKEN: &str = "tapped-peer-token-0123456789";
 
 /// The services of a tapped deployment, and the taps in front of them.
 pub struct Tapped {
@@ -252,13 +251,14 @@ async fn start_behind(
 ) -> Tapped {
     let right_urls: Vec<String> = right_taps.iter().map(|t| t.url.clone()).collect();
     let limits = super::loose_limits();
+    let keys = orthomask_server::run::identities_in(dir, right_taps.len()).unwrap();
     let msp = start_msp(
         MspConfig {
             data_dir: dir.join("msp"),
             public_url: msp_tap.url.clone(),
             collector_url: collector_tap.url.clone(),
             right_urls: right_urls.clone(),
-            peer_token: TAPPED_PEER_TOKEN.into(),
+            peer_keys: keys.clone(),
             limits: limits.clone(),
             allowed_origins: vec![collector_tap.url.clone()],
         },
@@ -277,7 +277,7 @@ async fn start_behind(
                 msp_url: msp_tap.url.clone(),
                 collector_url: collector_tap.url.clone(),
                 right_urls: right_urls.clone(),
-                peer_token: TAPPED_PEER_TOKEN.into(),
+                peer_keys: keys.clone(),
                 limits: limits.clone(),
                 allowed_origins: vec![collector_tap.url.clone()],
             },
@@ -295,7 +295,7 @@ async fn start_behind(
             msp_url: msp_tap.url.clone(),
             right_urls,
             admin_token: TAPPED_ADMIN_TOKEN.into(),
-            peer_token: TAPPED_PEER_TOKEN.into(),
+            peer_keys: keys,
             web_dir: None,
             limits,
             allowed_origins: Vec::new(),
