@@ -14,8 +14,12 @@
 //        server, in the survey's current cohort, signed, with a fresh credential (one nonce per
 //        offer); 415 for another content type, 400 for another body; GET answers 405 (taking a
 //        place is never a GET, issue 20 §7)
-//   GET  /api/surveys/:id/cohorts/:k/fate -> {survey, cohort, fate, answer_again}: "spoilt" (and
-//        answer_again) for a cohort the test spoilt, else "open"
+//   POST /api/surveys/:id/cohorts/:k/fate, Content-Type: application/json, body {"nonce": N}
+//        -> {survey, cohort, fate, answer_again}: "spoilt" or "regrouped" (and answer_again) for
+//        a cohort the test spoilt or regrouped, else "open" — told only for N the nonce of a
+//        credential this deployment issued with a place in cohort k of :id (issue 43 §6): an
+//        unknown survey or cohort, a wrong nonce or none ({}) are all answered 404 with one
+//        line, the same; 415 for another content type, 400 for another body; GET answers 405
 //   POST /api/surveys/:id/uploads (provider), POST /right/:i/api/surveys/:id/uploads (share i)
 //     body Upload {survey, cohort, token, values, credential, definition} -> 201 Receipt {survey,
 //     cohort, upload_hash, received_at}; 401 without a credential this deployment signed for this
@@ -33,6 +37,9 @@
 //        deployment's key with no noise columns (masking.p2 = 0, below the policy's floors);
 //        {"spoil": {"survey": ID, "cohort": K}} -> cohort K is spoilt (someone sent invalid
 //        data): its fate says so, and new places of ID go to cohort K + 1;
+//        {"regroup": {"survey": ID, "cohort": K}} -> cohort K is regrouped (closed with too few
+//        records to be masked while the survey takes participants, issue 43 §3): its fate says
+//        so, and new places of ID go to cohort K + 1;
 //        {"fate_busy": N} -> the next N fate requests answer 429 with Retry-After: 1;
 //        {"place_busy": N} -> the next N place requests answer 503 with Retry-After: 1;
 //        {"upload_busy": N} -> the next N uploads answer as a service at its connection limit
@@ -40,7 +47,9 @@
 //        {"builds": [DIGEST, …]} -> the deployment publishes these accepted builds instead
 //   GET  /__mock/uploads -> every upload request received (bodies as parsed JSON)
 //   GET  /__mock/offers -> every place request received ({method, survey, invite, cohort})
-//   GET  /__mock/fates -> every fate request received ({survey, cohort, status})
+//   GET  /__mock/fates -> every fate request received ({method, survey, cohort, status, nonce,
+//        holder}: `nonce` as sent or null, `holder` whether it is one this deployment issued
+//        for that cohort)
 //   GET  /__mock/receipts -> how many uploads the services stored (one per token and service)
 import { createServer } from 'node:http';
 import { createHash, generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
@@ -165,7 +174,9 @@ export async function startServer({ dist, fixtures }) {
   const build = await appBuild(dist).catch(() => null);
   const state = {
     failNext: 0, uploadBusy: 0, down: false, offer: 'genuine', fateBusy: 0, placeBusy: 0, uploads: [], offers: [], fates: [],
-    receipts: new Map(), nonces: new Map(), spoilt: new Set(), cohortOf: new Map(),
+    receipts: new Map(), nonces: new Map(), fateOf: new Map(), cohortOf: new Map(),
+    // "ID/K" -> the nonces of the credentials this deployment issued with places in cohort K.
+    issued: new Map(),
   };
   const key = collectorKey();
   const forger = collectorKey();
@@ -189,9 +200,11 @@ export async function startServer({ dist, fixtures }) {
         if ('place_busy' in m) state.placeBusy = m.place_busy;
         if ('upload_busy' in m) state.uploadBusy = m.upload_busy;
         if ('builds' in m) state.builds = m.builds;
-        if ('spoil' in m) {
-          state.spoilt.add(`${m.spoil.survey}/${m.spoil.cohort}`);
-          state.cohortOf.set(m.spoil.survey, Math.max(state.cohortOf.get(m.spoil.survey) ?? 0, m.spoil.cohort + 1));
+        for (const [word, fate] of [['spoil', 'spoilt'], ['regroup', 'regrouped']]) {
+          if (!(word in m)) continue;
+          const { survey, cohort } = m[word];
+          state.fateOf.set(`${survey}/${cohort}`, fate);
+          state.cohortOf.set(survey, Math.max(state.cohortOf.get(survey) ?? 0, cohort + 1));
         }
         return send(200, { ok: true });
       }
@@ -229,21 +242,46 @@ export async function startServer({ dist, fixtures }) {
         }
         state.offers.push({ method: 'POST', survey: id, invite: body.invite ?? null, cohort });
         if (!bundled) return send(404, { error: `no survey ${id} at this collector` });
-        return send(200, await offer(dist, base, id, cohort, key, forger, state.offer, secret));
+        const offered = await offer(dist, base, id, cohort, key, forger, state.offer, secret);
+        // A credential signed by another key was not issued by this deployment.
+        if (state.offer !== 'other_key') {
+          const place = `${id}/${cohort}`;
+          if (!state.issued.has(place)) state.issued.set(place, new Set());
+          state.issued.get(place).add(offered.credential.nonce);
+        }
+        return send(200, offered);
       }
       const fate = url.pathname.match(/^\/api\/surveys\/([a-z0-9_-]+)\/cohorts\/([0-9]+)\/fate$/);
-      if (fate && req.method === 'GET') {
+      if (fate) {
         const [id, cohort] = [fate[1], Number(fate[2])];
-        const bundled = await stat(join(dist, 'surveys', `${id}.json`)).catch(() => null);
-        if (!bundled) return send(404, { error: `no survey ${id} at this collector` });
+        const asked = { method: req.method, survey: id, cohort };
+        if (req.method !== 'POST') {
+          state.fates.push({ ...asked, status: 405, nonce: null, holder: false });
+          return send(405, { error: 'ask a cohort\'s fate with POST and a JSON body' }, 'application/json', { Allow: 'POST' });
+        }
+        if (!/^application\/json(;|$)/.test(req.headers['content-type'] ?? '')) return send(415, { error: 'the body must be application/json' });
+        let body;
+        try { body = JSON.parse(await readBody()); } catch { return send(400, { error: 'the body is not JSON' }); }
+        const fields = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : null;
+        if (!fields || fields.some((f) => f !== 'nonce') || ('nonce' in body && typeof body.nonce !== 'string')) {
+          return send(400, { error: 'the body is {"nonce": "…"} or {}' });
+        }
+        const nonce = body.nonce ?? null;
+        const holder = nonce !== null && (state.issued.get(`${id}/${cohort}`)?.has(nonce) ?? false);
         if (state.fateBusy > 0) {
           state.fateBusy -= 1;
-          state.fates.push({ survey: id, cohort, status: 429 });
+          state.fates.push({ ...asked, status: 429, nonce, holder });
           return send(429, { error: 'too many requests' }, 'application/json', { 'Retry-After': '1' });
         }
-        state.fates.push({ survey: id, cohort, status: 200 });
-        const spoilt = state.spoilt.has(`${id}/${cohort}`);
-        return send(200, { survey: id, cohort, fate: spoilt ? 'spoilt' : 'open', answer_again: spoilt });
+        // An unknown survey or cohort, a wrong nonce or none: one answer, as the collector's.
+        const bundled = await stat(join(dist, 'surveys', `${id}.json`)).catch(() => null);
+        if (!bundled || !holder) {
+          state.fates.push({ ...asked, status: 404, nonce, holder });
+          return send(404, { error: `no cohort ${cohort} of survey ${JSON.stringify(id)} is known to this device's credential` });
+        }
+        state.fates.push({ ...asked, status: 200, nonce, holder });
+        const said = state.fateOf.get(`${id}/${cohort}`) ?? 'open';
+        return send(200, { survey: id, cohort, fate: said, answer_again: said !== 'open' });
       }
       // Provider: /api/surveys/:id/uploads; right-masking service i: /right/:i/api/surveys/:id/uploads.
       const api = url.pathname.match(/^(?:\/(right\/[0-9]+))?\/api\/surveys\/([a-z0-9_-]+)\/uploads$/);

@@ -19,6 +19,12 @@ floor-cohort = it would release a group of { $found } answers, fewer than the { 
 floor-noise-columns = it pads the answers with { $found } random numbers, fewer than the { $needed } a group of { $cohort } needs
 floor-noise-level = its noise level { $found } is below the { $needed } that hides the answers
 floor-unchecked = its masking cannot be checked: { $reason }
+floor-share-services = it splits each answer over { $found } right-masking services, fewer than the { $needed } that keep the data collector with one of them from reading answers
+floor-service-limit = its { $what } is { $found }, more than the { $limit } the services can hold, so its answers could never be used
+floor-share-noise = its share noise { $found } is below the { $needed } that hides the answers from each right-masking service
+floor-qa-constant = its check value { $found } is below the { $floor } needed to detect data altered on its way
+floor-qa-blind = its records are so long ({ $scale }) that its check would miss changes smaller than { $revealed }
+floor-dp-budget = its privacy noise { $sigma } guarantees only δ = { $found } at ε = { $epsilon } for a group of { $cohort }, more than the δ = { $stated } it promises
 badge-practice = Demonstration: this survey uses a published teaching key, so answers are not private. Practise freely — nothing you enter is sent anywhere.
 badge-live-demonstration = Demonstration survey: anyone may take it and its device key is given to everyone who opens it, so do not enter real personal data.
 progress = Progress: { $percent }%
@@ -63,7 +69,9 @@ announce-sent = Sent. Your receipt is below.
 announce-waiting = No connection: your masked answers wait on this device and go out when the connection returns.
 announce-discarded = The waiting upload was discarded; nothing of it was sent.
 announce-answering-again = Someone in your group sent invalid data, so the group was left out of the results. Your answers are being sent again in a new group…
+announce-answering-again-regrouped = Too few people had answered in your group for its answers to be masked, so nothing of it was used. Your answers are being sent again in a new group…
 announce-sent-again = Someone in your group sent invalid data, so the group was left out of the results; your answers were sent again in a new group. Your new receipt is below.
+announce-sent-again-regrouped = Too few people had answered in your group for its answers to be masked, so nothing of it was used; your answers were sent again in a new group. Your new receipt is below.
 
 ## Review: what leaves your device
 review-mask-failed = Your answers could not be masked: { $reason }
@@ -94,11 +102,14 @@ receipt-list-link = Receipts of cohort { $cohort } at this service (once it clos
 receipt-explain = The hash identifies exactly what was sent; it was checked against your upload. Keep it to verify later that your record is in the published cohort.
 receipt-save = Save receipt
 
-## Answering again (the group was left out)
+## Answering again (the group was left out: spoilt, or regrouped with too few answers)
 again-taking-place = Someone in your group sent invalid data, so that group was left out of the results. Your answers are still on this page: they are masked afresh and sent again in a new group…
+again-taking-place-regrouped = Too few people had answered in your group for its answers to be masked, so nothing of it was used; your answers are still on this page and are masked afresh and sent in a new group…
 again-failed = Your group was left out of the results because someone in it sent invalid data, and your answers could not be sent again yet: { $reason }
+again-failed-regrouped = Too few people had answered in your group for its answers to be masked, so nothing of it was used, and your answers could not be sent in a new group yet: { $reason }
 again-try = Send my answers again
 again-note = Someone in your earlier group sent invalid data, so that group was left out of the results; your answers were sent again in a new group. This is your new receipt: the earlier one no longer counts.
+again-note-regrouped = Too few people had answered in your earlier group for its answers to be masked, so nothing of it was used; your answers were sent again in a new group. This is your new receipt: the earlier one no longer counts.
 
 ## Waiting to send (offline)
 waiting-heading = Waiting to send
@@ -110,6 +121,7 @@ waiting-sending = Sending the waiting upload…
 waiting-refused = The waiting upload was not sent: { $reason }
 waiting-store-failed = This browser could not keep the masked upload for later ({ $reason }); stay on this page and try again when you are online.
 waiting-left-out = Someone in this group sent invalid data, so the group was left out of the results and these masked answers will not be used. Only masked numbers were kept on this device, so they cannot be sent again: please answer again through the link you were sent.
+waiting-left-out-regrouped = Too few people had answered in this group for its answers to be masked, so nothing of it was used, these masked answers included. Only masked numbers were kept on this device, so they cannot be sent again: please answer again through the link you were sent.
 
 ## Choosing a survey
 chooser-title = Take a survey

@@ -17,6 +17,12 @@ floor-cohort = publicaría un grupo de { $found } respuestas, menos de las { $fl
 floor-noise-columns = completa las respuestas con { $found } números aleatorios, menos de los { $needed } que necesita un grupo de { $cohort }
 floor-noise-level = su nivel de ruido { $found } está por debajo del { $needed } que oculta las respuestas
 floor-unchecked = no se puede comprobar su enmascaramiento: { $reason }
+floor-share-services = reparte cada respuesta entre { $found } servicios de enmascaramiento por la derecha, menos de los { $needed } que impiden que el recolector de datos lea las respuestas junto con uno de ellos
+floor-service-limit = su { $what } es { $found }, más de los { $limit } que pueden manejar los servicios, así que sus respuestas nunca podrían usarse
+floor-share-noise = su ruido de reparto { $found } está por debajo del { $needed } que oculta las respuestas a cada servicio de enmascaramiento por la derecha
+floor-qa-constant = su valor de control { $found } está por debajo del { $floor } necesario para detectar datos alterados por el camino
+floor-qa-blind = sus registros son tan largos ({ $scale }) que su control no detectaría cambios menores que { $revealed }
+floor-dp-budget = su ruido de privacidad { $sigma } solo garantiza δ = { $found } con ε = { $epsilon } para un grupo de { $cohort }, más que el δ = { $stated } que promete
 badge-practice = Demostración: esta encuesta usa una clave de enseñanza publicada, así que las respuestas no son privadas. Practique libremente: nada de lo que escriba se envía a ningún sitio.
 badge-live-demonstration = Encuesta de demostración: cualquiera puede responderla y su clave se entrega a todo el que la abre, así que no escriba datos personales reales.
 progress = Progreso: { $percent } %
@@ -61,7 +67,9 @@ announce-sent = Enviado. Su recibo está abajo.
 announce-waiting = Sin conexión: sus respuestas enmascaradas esperan en este dispositivo y se enviarán cuando vuelva la conexión.
 announce-discarded = El envío en espera se descartó; no se envió nada de él.
 announce-answering-again = Alguien de su grupo envió datos no válidos, así que el grupo quedó fuera de los resultados. Sus respuestas se están enviando de nuevo en un grupo nuevo…
+announce-answering-again-regrouped = En su grupo respondieron demasiado pocas personas para enmascarar las respuestas, así que no se usó nada de ese grupo. Sus respuestas se están enviando de nuevo en un grupo nuevo…
 announce-sent-again = Alguien de su grupo envió datos no válidos, así que el grupo quedó fuera de los resultados; sus respuestas se enviaron de nuevo en un grupo nuevo. Su nuevo recibo está abajo.
+announce-sent-again-regrouped = En su grupo respondieron demasiado pocas personas para enmascarar las respuestas, así que no se usó nada de ese grupo; sus respuestas se enviaron de nuevo en un grupo nuevo. Su nuevo recibo está abajo.
 
 ## Review: what leaves your device
 review-mask-failed = No se pudieron enmascarar sus respuestas: { $reason }
@@ -92,11 +100,14 @@ receipt-list-link = Recibos de la cohorte { $cohort } en este servicio (cuando s
 receipt-explain = La huella identifica exactamente lo que se envió; se comprobó con su envío. Guárdela para verificar más tarde que su registro está en la cohorte publicada.
 receipt-save = Guardar el recibo
 
-## Answering again (the group was left out)
+## Answering again (the group was left out: spoilt, or regrouped with too few answers)
 again-taking-place = Alguien de su grupo envió datos no válidos, así que ese grupo quedó fuera de los resultados. Sus respuestas siguen en esta página: se enmascaran de nuevo y se envían en un grupo nuevo…
+again-taking-place-regrouped = En su grupo respondieron demasiado pocas personas para enmascarar las respuestas, así que no se usó nada de ese grupo. Sus respuestas siguen en esta página: se enmascaran de nuevo y se envían en un grupo nuevo…
 again-failed = Su grupo quedó fuera de los resultados porque alguien envió datos no válidos, y todavía no se pudieron enviar de nuevo sus respuestas: { $reason }
+again-failed-regrouped = En su grupo respondieron demasiado pocas personas para enmascarar las respuestas, así que no se usó nada de ese grupo, y todavía no se pudieron enviar sus respuestas en un grupo nuevo: { $reason }
 again-try = Enviar de nuevo mis respuestas
 again-note = Alguien de su grupo anterior envió datos no válidos, así que ese grupo quedó fuera de los resultados; sus respuestas se enviaron de nuevo en un grupo nuevo. Este es su nuevo recibo: el anterior ya no cuenta.
+again-note-regrouped = En su grupo anterior respondieron demasiado pocas personas para enmascarar las respuestas, así que no se usó nada de ese grupo; sus respuestas se enviaron de nuevo en un grupo nuevo. Este es su nuevo recibo: el anterior ya no cuenta.
 
 ## Waiting to send (offline)
 waiting-heading = En espera de envío
@@ -108,6 +119,7 @@ waiting-sending = Enviando el envío en espera…
 waiting-refused = El envío en espera no se envió: { $reason }
 waiting-store-failed = Este navegador no pudo guardar el envío enmascarado para más tarde ({ $reason }); permanezca en esta página e inténtelo de nuevo cuando tenga conexión.
 waiting-left-out = Alguien de este grupo envió datos no válidos, así que el grupo quedó fuera de los resultados y estas respuestas enmascaradas no se usarán. En este dispositivo solo se guardaron números enmascarados, así que no pueden enviarse de nuevo: responda otra vez mediante el enlace que recibió.
+waiting-left-out-regrouped = En este grupo respondieron demasiado pocas personas para enmascarar las respuestas, así que no se usó nada del grupo, ni siquiera estas respuestas enmascaradas. En este dispositivo solo se guardaron números enmascarados, así que no pueden enviarse de nuevo: responda otra vez mediante el enlace que recibió.
 
 ## Choosing a survey
 chooser-title = Responder una encuesta

@@ -16,6 +16,7 @@ use yew::Reducible;
 use crate::model::audit::NamedText;
 use crate::model::classroom::{ClassroomMethod, ClassroomParams, KeyChoice};
 use crate::model::dp::DpParams;
+use crate::model::fate::AgainReason;
 use crate::model::participation::{Access, Unopened};
 
 // ── Participant ─────────────────────────────────────────────────────────────────────────────
@@ -42,12 +43,18 @@ pub enum Phase {
     /// No connection: the masked upload waits in the device's outbox and goes out when the
     /// connection returns (issue 13 §1).
     Waiting,
-    /// The cohort of the receipt was left out because someone in it sent invalid data (issue 20
-    /// §8): a new place is being taken and the answers, still on this page, masked afresh.
-    AnsweringAgain,
+    /// The collector asked the receipt's cohort to answer again, for this reason: spoilt (someone
+    /// in it sent invalid data, issue 20 §8) or regrouped (too few records to be masked, issue 43
+    /// §3). A new place is being taken and the answers, still on this page, masked afresh.
+    AnsweringAgain(AgainReason),
     /// Taking the new place or masking afresh failed (the answers are still here; the page
     /// offers to try again).
-    AgainFailed(String),
+    AgainFailed {
+        /// Why the participant answers again.
+        why: AgainReason,
+        /// Why it failed, one line.
+        error: String,
+    },
 }
 
 /// What the page's `aria-live` region says, in the participant's language when shown
@@ -86,10 +93,11 @@ pub enum Announcement {
     Discarded,
     /// The survey is not shown, and why.
     Unopened(Unopened),
-    /// The cohort was left out (someone sent invalid data): the answers go again.
-    AnsweringAgain,
-    /// Sent again in a new cohort; the new receipt is shown.
-    SentAgain,
+    /// The cohort was left out (spoilt or regrouped, as said): the answers go again.
+    AnsweringAgain(AgainReason),
+    /// Sent again in a new cohort (the one before was spoilt or regrouped); the new receipt is
+    /// shown.
+    SentAgain(AgainReason),
     /// A message from elsewhere (a service, the browser), shown as it came.
     Message(String),
 }
@@ -119,9 +127,9 @@ pub struct ParticipantState {
     pub prepare_error: Option<String>,
     /// Receipts per destination.
     pub receipts: Vec<(String, Receipt)>,
-    /// Whether the answers were sent again because a cohort was left out (false: the first
-    /// cohort holds them).
-    pub sent_again: bool,
+    /// Why the answers were sent again in a new cohort — the last cohort before was spoilt or
+    /// regrouped — or `None`: the first cohort holds them.
+    pub sent_again: Option<AgainReason>,
     /// What the `aria-live` region says.
     pub announcement: Announcement,
 }
@@ -139,7 +147,7 @@ impl Default for ParticipantState {
             prepared_inputs: Vec::new(),
             prepare_error: None,
             receipts: Vec::new(),
-            sent_again: false,
+            sent_again: None,
             announcement: Announcement::Nothing,
         }
     }
@@ -182,8 +190,9 @@ pub enum ParticipantAction {
     /// Back to the answers from the review or a failure.
     Edit,
     /// The collector says the receipt's cohort was left out and its participants should answer
-    /// again (issue 20 §8): take a new place, keeping the answers.
-    LeftOut,
+    /// again, and why (spoilt, issue 20 §8; regrouped, issue 43 §3): take a new place, keeping
+    /// the answers.
+    LeftOut(AgainReason),
     /// The new place, with the answers masked afresh for it (a new token, new noise, a new
     /// credential) — or why not. Sending follows as for the first submission.
     Reassigned(Result<(Rc<SurveyDefinition>, Access, Rc<Prepared>), String>),
@@ -206,8 +215,8 @@ impl ParticipantState {
                 | Phase::Failed(_)
                 | Phase::Done
                 | Phase::Waiting
-                | Phase::AnsweringAgain
-                | Phase::AgainFailed(_)
+                | Phase::AnsweringAgain(_)
+                | Phase::AgainFailed { .. }
         )
     }
 
@@ -356,10 +365,9 @@ impl Reducible for ParticipantState {
             ParticipantAction::Sent(receipts) => {
                 s.receipts = receipts;
                 s.phase = Phase::Done;
-                s.announcement = if s.sent_again {
-                    Announcement::SentAgain
-                } else {
-                    Announcement::Sent
+                s.announcement = match s.sent_again {
+                    Some(why) => Announcement::SentAgain(why),
+                    None => Announcement::Sent,
                 };
             }
             ParticipantAction::Failed(e) => {
@@ -379,15 +387,15 @@ impl Reducible for ParticipantState {
             ParticipantAction::Edit => {
                 s.go_to_question(0);
             }
-            ParticipantAction::LeftOut => {
+            ParticipantAction::LeftOut(why) => {
                 // Only a shown receipt's cohort (or a failed attempt to leave it) can be left.
-                if matches!(s.phase, Phase::Done | Phase::AgainFailed(_)) {
-                    s.phase = Phase::AnsweringAgain;
-                    s.announcement = Announcement::AnsweringAgain;
+                if matches!(s.phase, Phase::Done | Phase::AgainFailed { .. }) {
+                    s.phase = Phase::AnsweringAgain(why);
+                    s.announcement = Announcement::AnsweringAgain(why);
                 }
             }
             ParticipantAction::Reassigned(Ok((survey, access, prepared))) => {
-                if s.phase == Phase::AnsweringAgain {
+                if let Phase::AnsweringAgain(why) = s.phase {
                     // The same answers, in the new cohort: its definition, credential and a
                     // fresh upload; the old receipts no longer count.
                     s.survey = Some(survey);
@@ -396,14 +404,14 @@ impl Reducible for ParticipantState {
                     s.prepared_inputs = s.inputs.clone();
                     s.prepare_error = None;
                     s.receipts.clear();
-                    s.sent_again = true;
+                    s.sent_again = Some(why);
                     s.phase = Phase::Review;
                 }
             }
-            ParticipantAction::Reassigned(Err(e)) => {
-                if s.phase == Phase::AnsweringAgain {
-                    s.announcement = Announcement::Message(e.clone());
-                    s.phase = Phase::AgainFailed(e);
+            ParticipantAction::Reassigned(Err(error)) => {
+                if let Phase::AnsweringAgain(why) = s.phase {
+                    s.announcement = Announcement::Message(error.clone());
+                    s.phase = Phase::AgainFailed { why, error };
                 }
             }
         }
@@ -842,75 +850,147 @@ mod tests {
         assert!(changed.prepared.is_none());
     }
 
+    /// A masked upload told apart from another by identity.
+    fn an_upload() -> Rc<Prepared> {
+        Rc::new(Prepared {
+            destinations: Vec::new(),
+            p1: 9,
+            p2: 503,
+            share_mode: false,
+            share_noise_ratio: None,
+            one_service_view: None,
+            teaching: false,
+        })
+    }
+
+    fn a_receipt(cohort: u32) -> Receipt {
+        Receipt {
+            survey: "leaps-demo".into(),
+            cohort,
+            upload_hash: "h".into(),
+            received_at: "t".into(),
+        }
+    }
+
+    /// The demonstration answered and sent: the receipt of cohort 0 is shown.
+    fn sent_demo() -> Rc<ParticipantState> {
+        answered_demo()
+            .reduce(ParticipantAction::Prepared(Ok(an_upload())))
+            .reduce(ParticipantAction::Sent(vec![("u".into(), a_receipt(0))]))
+    }
+
+    /// The new place taken for answering again, with `upload` prepared for it.
+    fn reassigned(upload: &Rc<Prepared>) -> ParticipantAction {
+        let survey = Rc::new(SurveyDefinition::parse(DEMO, "demo").unwrap());
+        ParticipantAction::Reassigned(Ok((survey, Access::Demonstration, upload.clone())))
+    }
+
     /// Issue 20 §8: when the receipt's cohort is left out, the answers stay and go again in a
     /// new cohort with a fresh upload; the new receipt is announced as such. A stale verdict (the
     /// page no longer shows a receipt) changes nothing.
     #[test]
     fn a_left_out_cohort_sends_the_same_answers_again_in_a_new_one() {
-        let s = answered_demo();
-        // Two distinct uploads (told apart by identity).
-        let upload = || {
-            Rc::new(Prepared {
-                destinations: Vec::new(),
-                p1: 9,
-                p2: 503,
-                share_mode: false,
-                share_noise_ratio: None,
-                one_service_view: None,
-                teaching: false,
-            })
-        };
-        let first = upload();
-        let receipt = |cohort| Receipt {
-            survey: "leaps-demo".into(),
-            cohort,
-            upload_hash: "h".into(),
-            received_at: "t".into(),
-        };
-        let done = s
-            .reduce(ParticipantAction::Prepared(Ok(first.clone())))
-            .reduce(ParticipantAction::Sent(vec![("u".into(), receipt(0))]));
+        let spoilt = AgainReason::Spoilt;
+        let done = sent_demo();
         assert_eq!(done.announcement, Announcement::Sent);
+        assert_eq!(done.sent_again, None);
         // A verdict while the page shows no receipt is stale.
         let review = done.clone().reduce(ParticipantAction::Edit);
         assert_eq!(
-            review.clone().reduce(ParticipantAction::LeftOut).phase,
+            review
+                .clone()
+                .reduce(ParticipantAction::LeftOut(spoilt))
+                .phase,
             review.phase
         );
-        let again = done.reduce(ParticipantAction::LeftOut);
+        let again = done.reduce(ParticipantAction::LeftOut(spoilt));
         assert_eq!(
             (&again.phase, &again.announcement),
-            (&Phase::AnsweringAgain, &Announcement::AnsweringAgain)
+            (
+                &Phase::AnsweringAgain(spoilt),
+                &Announcement::AnsweringAgain(spoilt)
+            )
         );
         // Taking the new place failed: the answers stay, and the participant may try again.
         let failed = again
             .clone()
             .reduce(ParticipantAction::Reassigned(Err("down".into())));
-        assert_eq!(failed.phase, Phase::AgainFailed("down".into()));
+        assert_eq!(
+            failed.phase,
+            Phase::AgainFailed {
+                why: spoilt,
+                error: "down".into()
+            }
+        );
         assert_eq!(failed.inputs, DEMO_ANSWERS);
         assert_eq!(
-            failed.reduce(ParticipantAction::LeftOut).phase,
-            Phase::AnsweringAgain
+            failed.reduce(ParticipantAction::LeftOut(spoilt)).phase,
+            Phase::AnsweringAgain(spoilt)
         );
-        let survey = Rc::new(SurveyDefinition::parse(DEMO, "demo").unwrap());
-        let second = upload();
-        let moved = again.reduce(ParticipantAction::Reassigned(Ok((
-            survey,
-            Access::Demonstration,
-            second.clone(),
-        ))));
+        let second = an_upload();
+        let moved = again.reduce(reassigned(&second));
         assert!(Rc::ptr_eq(moved.prepared.as_ref().unwrap(), &second));
         assert!(
             moved.receipts.is_empty(),
             "the old receipt no longer counts"
         );
         assert_eq!(moved.inputs, DEMO_ANSWERS);
-        assert!(moved.sent_again);
-        let sent = moved.reduce(ParticipantAction::Sent(vec![("u".into(), receipt(1))]));
+        assert_eq!(moved.sent_again, Some(spoilt));
+        let sent = moved.reduce(ParticipantAction::Sent(vec![("u".into(), a_receipt(1))]));
         assert_eq!(
             (&sent.phase, &sent.announcement),
-            (&Phase::Done, &Announcement::SentAgain)
+            (&Phase::Done, &Announcement::SentAgain(spoilt))
         );
+    }
+
+    /// Issue 43 §3: a regrouped cohort (too few records to be masked) is answered again as a
+    /// spoilt one is, and the page keeps saying why — through a failed attempt, the new receipt,
+    /// and a later cohort left out for the other reason, which the last note names.
+    #[test]
+    fn a_regrouped_cohort_is_answered_again_and_the_page_says_why() {
+        let regrouped = AgainReason::Regrouped;
+        let again = sent_demo().reduce(ParticipantAction::LeftOut(regrouped));
+        assert_eq!(
+            (&again.phase, &again.announcement),
+            (
+                &Phase::AnsweringAgain(regrouped),
+                &Announcement::AnsweringAgain(regrouped)
+            )
+        );
+        let failed = again.reduce(ParticipantAction::Reassigned(Err("busy".into())));
+        assert!(
+            matches!(
+                failed.phase,
+                Phase::AgainFailed {
+                    why: AgainReason::Regrouped,
+                    ..
+                }
+            ),
+            "{:?}",
+            failed.phase
+        );
+        assert!(failed.shows_progress() && failed.progress() == 1.0);
+        // Trying again (the page passes the reason the phase holds on).
+        let retried = failed.reduce(ParticipantAction::LeftOut(regrouped));
+        assert_eq!(retried.phase, Phase::AnsweringAgain(regrouped));
+        let sent = retried
+            .reduce(reassigned(&an_upload()))
+            .reduce(ParticipantAction::Sent(vec![("u".into(), a_receipt(1))]));
+        assert_eq!(sent.sent_again, Some(regrouped));
+        assert_eq!(sent.announcement, Announcement::SentAgain(regrouped));
+        // The new cohort is then spoilt: the last reason is the one shown.
+        let twice = sent
+            .reduce(ParticipantAction::LeftOut(AgainReason::Spoilt))
+            .reduce(reassigned(&an_upload()))
+            .reduce(ParticipantAction::Sent(vec![("u".into(), a_receipt(2))]));
+        assert_eq!(twice.sent_again, Some(AgainReason::Spoilt));
+        assert_eq!(
+            twice.announcement,
+            Announcement::SentAgain(AgainReason::Spoilt)
+        );
+        // A reassignment that arrives when the page is not answering again changes nothing.
+        let stale = twice.clone().reduce(reassigned(&an_upload()));
+        assert_eq!(stale, twice);
     }
 
     #[test]

@@ -10,7 +10,8 @@
 // * reloaded offline, the page does not open the survey (nothing of it is kept) and says so in one
 //   line, with the uploads that wait; a discarded one is never sent, the other goes out on the
 //   next visit online — and when its cohort is then left out (someone sent invalid data), the
-//   list says so and asks to answer again through the link;
+//   list, which asked with the nonce of the credential the stored upload kept, says so and asks
+//   to answer again through the link;
 // * a waiting upload edited in storage to send elsewhere is refused before anything is sent;
 // * the service worker keeps no survey offer, and forgets the offers an earlier version kept;
 // * the service worker's list of app files is the built app;
@@ -22,7 +23,7 @@ import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { serviceWorkerLists as builtLists } from '../built-app.mjs';
-import { setup, screenshot, assertDeviceClean, readDeviceStorage, dist, mode, uploads, offers, HANG_GUARD_MS } from '../lib.mjs';
+import { setup, screenshot, assertDeviceClean, readDeviceStorage, dist, mode, uploads, offers, fates, HANG_GUARD_MS } from '../lib.mjs';
 
 const SURVEY = 'habits-branching';
 // Distinctive answers (none is a number of the definition): cigarettes, sleep, drinks per week.
@@ -182,6 +183,10 @@ test('reloaded offline, a survey does not open and the page says why; a discarde
     await leftOut.waitFor({ timeout: HANG_GUARD_MS });
     assert.match(await leftOut.textContent(), /^Alguien de este grupo envió datos no válidos, así que el grupo quedó fuera de los resultados.*responda otra vez mediante el enlace que recibió\.$/);
     assert.equal((await sentFromHere()).length, 1, 'nothing was sent again');
+    // The list asked with the nonce of the credential the stored upload kept (issue 43 §6).
+    const nonce = left[0].destinations[0].upload.credential.nonce;
+    const asked = await fates(s);
+    assert.ok(asked.length > 0 && asked.every((f) => f.method === 'POST' && f.nonce === nonce && f.holder), JSON.stringify(asked));
     assert.deepEqual(s.record.errors, []);
   } finally {
     await s.close();

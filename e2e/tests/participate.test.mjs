@@ -3,8 +3,10 @@
 // announced, the "what leaves your device" panel, retry with one idempotency token and one
 // credential, a verified receipt — and no raw answer anywhere outside the page: not in any
 // request (URL, header or body), not in storage, not in the console; no key material kept on the
-// device (issue 20 §6). A cohort left out because someone sent invalid data is answered again,
-// once, in a new cohort (issue 20 §8). And the trust checks of issue 10 §3 and issue 20 §3
+// device (issue 20 §6). A cohort left out because someone sent invalid data, or regrouped because
+// too few had answered in it (issue 43 §3), is answered again, once, in a new cohort, the page
+// saying which; its fate is asked with the nonce of the page's credential for that cohort, and
+// told to nobody else (issue 43 §6). And the trust checks of issue 10 §3 and issue 20 §3
 // (docs/threat-model.md, "forged survey definition"): a definition signed by another key, one
 // that sends to a foreign origin, one below the policy's floors, or a link naming an address
 // instead of a survey id is refused before the form shows, and a demonstration sends nothing.
@@ -37,6 +39,29 @@ const isPlace = (r) => r.method === 'POST' && PLACE.test(new URL(r.url).pathname
 function assertPlaceRequest(r, label) {
   assert.ok(Object.keys(JSON.parse(r.body)).every((k) => k === 'invite'), `${label}: place request ${r.body}`);
   assert.ok(!new URL(r.url).search, `${label}: a place request's address has no query`);
+}
+
+/** The fate requests (issue 43 §6): POST, JSON, `{"nonce": …}`. */
+const FATE = /^\/api\/surveys\/[a-z0-9_-]+\/cohorts\/[0-9]+\/fate$/;
+const isFate = (r) => r.method === 'POST' && FATE.test(new URL(r.url).pathname);
+
+/** A fate request (`isFate`) carries a credential's nonce and nothing else, and no query. */
+function assertFateRequest(r, label) {
+  const body = JSON.parse(r.body);
+  assert.deepEqual(Object.keys(body), ['nonce'], `${label}: fate request ${r.body}`);
+  assert.match(body.nonce, /^[0-9a-f]{32}$/, `${label}: a credential's nonce`);
+  assert.ok(!new URL(r.url).search, `${label}: a fate request's address has no query`);
+}
+
+/** Every fate question the mock collector was asked (`/__mock/fates`) was the page's POST with
+ * the nonce of the credential its upload to that cohort carried: `nonces` maps cohort → nonce. */
+function assertAskedWithNonces(asked, nonces, label) {
+  assert.ok(asked.length > 0, `${label}: asked`);
+  for (const f of asked) {
+    assert.equal(f.method, 'POST', `${label}: ${JSON.stringify(f)}`);
+    assert.equal(f.nonce, nonces[f.cohort], `${label}: cohort ${f.cohort} asked with its credential's nonce`);
+    assert.ok(f.holder, `${label}: a nonce the collector issued for cohort ${f.cohort}`);
+  }
 }
 
 /// Pointer answering: check the radio or fill the field, then click Next/Review.
@@ -72,6 +97,8 @@ function assertNoRawData(s, label) {
     }
     if (parsed && isPlace(r)) {
       assertPlaceRequest(r, label);
+    } else if (parsed && isFate(r)) {
+      assertFateRequest(r, label);
     } else if (parsed) {
       // Only the fields of an Upload: no answer can hide in another field.
       assert.deepEqual(Object.keys(parsed).sort(), UPLOAD_FIELDS, `${label}: body fields`);
@@ -324,11 +351,77 @@ test('a cohort left out because someone sent invalid data: the page takes a new 
       return all.some((f) => f.cohort === 1) && all;
     }, 'a question about the new cohort', HANG_GUARD_MS / 1000, 500);
     assert.deepEqual(asked.filter((f) => f.cohort === 0).map((f) => f.status).slice(0, 2), [429, 200], 'asked again after 429');
+    // Each question proved a place in the cohort asked about (issue 43 §6).
+    assertAskedWithNonces(asked, { 0: first.body.credential.nonce, 1: second.credential.nonce }, 'spoilt');
+    assert.equal(await s.page.getByText(/Too few people had answered/).count(), 0, 'the spoilt texts, not the regrouped ones');
     all = await uploads(s);
     assert.equal(all.length, 2, 'sent again exactly once');
     assertNoRawData(s, 'answered again');
     assert.deepEqual(await assertDeviceClean(s.page, RAW_NUMBERS, 'answered again', s.secrets), []);
     assert.equal(s.secrets.deviceKeys.size, 2, "both cohorts' device keys were checked for");
+    assert.deepEqual(s.record.errors, []);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a cohort regrouped because too few had answered in it: the page says so, not "invalid data", and sends the answers again in a new cohort, once', async () => {
+  const s = await setup();
+  try {
+    const invite = 'regrouped-cohort-invitation';
+    await s.page.goto(surveyLink(s, 'leaps-demo', invite));
+    await s.page.getByLabel('I have read this and agree to take part.').check();
+    await s.page.getByRole('button', { name: 'Start the survey' }).click();
+    await answerLeaps(s.page);
+    await s.page.getByRole('button', { name: 'Send' }).click();
+    await s.page.getByTestId('receipt-hash').waitFor();
+    const [first] = await uploads(s);
+    assert.equal(first.body.cohort, 0);
+    // The survey team closes cohort 0 with too few records to be masked while the survey still
+    // takes participants (issue 43 §3): nothing of it is released and its invitations reopen.
+    // The collector is busy for the page's next four place requests (every attempt of one
+    // try), so the page shows why it answers again, then that the new place failed.
+    await mode(s, { place_busy: 4 });
+    await mode(s, { regroup: { survey: 'leaps-demo', cohort: 0 } });
+    const taking = s.page.getByTestId('answering-again');
+    await taking.waitFor();
+    assert.equal(await taking.textContent(), 'Too few people had answered in your group for its answers to be masked, so nothing of it was used; your answers are still on this page and are masked afresh and sent in a new group…');
+    const failed = s.page.getByRole('alert').filter({ hasText: 'could not be sent in a new group yet' });
+    await failed.waitFor();
+    assert.match(await failed.textContent(), /^Too few people had answered in your group for its answers to be masked, so nothing of it was used, and your answers could not be sent in a new group yet: .*HTTP 503/);
+    await screenshot(s.page, 'participate-regrouped-failed');
+    assert.equal((await uploads(s)).length, 1, 'nothing sent while no place was taken');
+    // The participant tries again: a new place with the same invitation, the answers masked
+    // afresh for it and sent.
+    await s.page.getByRole('button', { name: 'Send my answers again' }).click();
+    const note = s.page.getByTestId('answered-again');
+    await note.waitFor();
+    assert.equal(await note.textContent(), 'Too few people had answered in your earlier group for its answers to be masked, so nothing of it was used; your answers were sent again in a new group. This is your new receipt: the earlier one no longer counts.');
+    assert.match(await s.page.getByTestId('announcer').textContent(), /^Too few people had answered in your group for its answers to be masked, so nothing of it was used; your answers were sent again in a new group\. Your new receipt is below\.$/);
+    assert.equal(await s.page.getByText(/invalid data/).count(), 0, 'nobody is said to have sent invalid data');
+    await screenshot(s.page, 'participate-regrouped');
+    assert.deepEqual((await offers(s)).map((o) => [o.invite, o.busy ?? o.cohort]), [
+      [invite, 0], [invite, 503], [invite, 503], [invite, 503], [invite, 503], [invite, 1],
+    ], 'four busy answers, then a new place through the same invitation');
+    let all = await uploads(s);
+    assert.equal(all.length, 2);
+    const second = all[1].body;
+    assert.deepEqual([second.cohort, second.credential.cohort], [1, 1]);
+    assert.notEqual(second.token, first.body.token, 'a new idempotency token');
+    assert.notEqual(second.credential.nonce, first.body.credential.nonce, 'the new place\'s credential');
+    const { uploadHash } = await import('../server.mjs');
+    assert.equal(await s.page.getByTestId('receipt-hash').textContent(), uploadHash(second));
+    // Every question about either cohort carried the nonce of the page's credential for it.
+    const asked = await waitFor(async () => {
+      const all = await fates(s);
+      return all.some((f) => f.cohort === 1) && all;
+    }, 'a question about the new cohort', HANG_GUARD_MS / 1000, 500);
+    assert.ok(asked.some((f) => f.cohort === 0 && f.status === 200), 'the regrouped cohort\'s fate was told');
+    assertAskedWithNonces(asked, { 0: first.body.credential.nonce, 1: second.credential.nonce }, 'regrouped');
+    all = await uploads(s);
+    assert.equal(all.length, 2, 'sent again exactly once');
+    assertNoRawData(s, 'regrouped');
+    assert.deepEqual(await assertDeviceClean(s.page, RAW_NUMBERS, 'regrouped', s.secrets), []);
     assert.deepEqual(s.record.errors, []);
   } finally {
     await s.close();
@@ -477,6 +570,44 @@ test('the mock services refuse an upload without a valid credential (so a receip
     assert.equal((await post({ ...upload, credential: tampered })).status, 401, 'a credential changed after signing');
     assert.equal((await post({ ...upload, credential: offer.credential })).status, 201, 'the issued credential');
     assert.equal((await post({ ...upload, token: 'B'.repeat(32), credential: offer.credential })).status, 409, 'its nonce counts once');
+  } finally {
+    await s.close();
+  }
+});
+
+test('the mock collector tells a cohort\'s fate only for a nonce it issued for that cohort (so a fate the page acted on proves it sent its nonce)', async () => {
+  const s = await setup();
+  try {
+    const json = { 'content-type': 'application/json' };
+    const offer = await (await fetch(`${s.server.base}/api/surveys/leaps-demo/definition`, { method: 'POST', body: '{}', headers: json })).json();
+    const { nonce } = offer.credential;
+    const ask = (body, { survey = 'leaps-demo', cohort = 0, method = 'POST', headers = json } = {}) => fetch(
+      `${s.server.base}/api/surveys/${survey}/cohorts/${cohort}/fate`,
+      method === 'GET' ? {} : { method, body: typeof body === 'string' ? body : JSON.stringify(body), headers },
+    );
+    const told = await ask({ nonce });
+    assert.equal(told.status, 200, 'the issued nonce');
+    assert.deepEqual(await told.json(), { survey: 'leaps-demo', cohort: 0, fate: 'open', answer_again: false });
+    // Anything else is one 404, as for a survey that does not exist (issue 43 §6).
+    const refused = [
+      ['no nonce', await ask({})],
+      ['another nonce', await ask({ nonce: 'f'.repeat(32) })],
+      ['another cohort', await ask({ nonce }, { cohort: 1 })],
+      ['another survey', await ask({ nonce }, { survey: 'shares-demo' })],
+      ['no such survey', await ask({ nonce }, { survey: 'no-such-survey' })],
+    ];
+    for (const [what, r] of refused) {
+      assert.equal(r.status, 404, what);
+      const { error } = await r.json();
+      assert.match(error, /^no cohort [0-9]+ of survey "[a-z-]+" is known to this device's credential$/, what);
+    }
+    assert.equal((await ask(null, { method: 'GET' })).status, 405, 'GET');
+    assert.equal((await ask(`nonce=${nonce}`, { headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status, 415, 'a form post');
+    assert.equal((await ask({ nonce, invite: 'x' })).status, 400, 'another field');
+    assert.deepEqual((await fates(s)).map((f) => [f.method, f.cohort, f.status, f.holder]), [
+      ['POST', 0, 200, true], ['POST', 0, 404, false], ['POST', 0, 404, false], ['POST', 1, 404, false],
+      ['POST', 0, 404, false], ['POST', 0, 404, false], ['GET', 0, 405, false],
+    ]);
   } finally {
     await s.close();
   }

@@ -10,8 +10,8 @@
 //! * [`format`] — numbers as the pages print them;
 //! * [`participation`] — which survey the participant page may open, and whether to trust it;
 //! * [`own_build`] — the build the participant page runs, and whether it may send from it;
-//! * [`fate`] — what became of the participant's cohort after the receipt (left out when
-//!   spoilt, so the answers go again);
+//! * [`fate`] — what became of the participant's cohort after the receipt, asked with its
+//!   credential's nonce (left out when spoilt or regrouped, so the answers go again);
 //! * [`analysis`] — regression, contingency tables, logistic regression, diagnostics, exports;
 //! * [`contingency_summary`] — a contingency table as the view shows it (counts, χ², Fisher);
 //! * [`exports`] — the CSV, JSON, R and Python exports of an analysis;

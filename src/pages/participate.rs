@@ -10,9 +10,11 @@
 //! so in one line, lists what waits, and offers to try again).
 //!
 //! After the receipt, while the page stays open, it watches the cohort's fate
-//! ([`crate::services::fate`]): when the collector left the cohort out because someone in it sent
-//! invalid data, the page takes a new place through the same link, masks the answers still in
-//! memory afresh (a new token, new noise, a new credential) and sends them, announcing why.
+//! ([`crate::services::fate`], proving its place with the upload credential's nonce): when the
+//! collector left the cohort out — spoilt because someone in it sent invalid data, or regrouped
+//! because too few people had answered in it for its answers to be masked — the page takes a new
+//! place through the same link, masks the answers still in memory afresh (a new token, new
+//! noise, a new credential) and sends them, announcing which of the two happened.
 //!
 //! The form appears only once the survey is trusted ([`model::participation`]): a collector's
 //! survey after its signature, upload addresses and credential were checked, a demonstration
@@ -36,6 +38,7 @@ use crate::components::receipts::Receipts;
 use crate::context::ShellLanguage;
 use crate::context::use_query;
 use crate::i18n::{AppLanguage, answer_error, floor_reason};
+use crate::model::fate::{AgainReason, credential_nonce};
 use crate::model::format::sig;
 use crate::model::outbox::WaitingSubmission;
 use crate::model::participation::{self as participation, Access, Source, Unopened};
@@ -198,11 +201,17 @@ pub fn participate() -> Html {
     // After the receipt, while the page stays open: watch the cohort's fate, and answer again in
     // a new cohort when the collector left it out.
     {
-        // Keyed by the receipt's cohort; the phase leaves `Done` while the answers go again, so
-        // the watch of the new cohort starts afresh.
+        // Keyed by the receipt's cohort and the nonce of the credential its upload carried (the
+        // page's proof of a place there; none for a demonstration); the phase leaves `Done`
+        // while the answers go again, so the watch of the new cohort starts afresh.
         let watched = match (&state.phase, &state.access, state.receipts.first()) {
             (Phase::Done, Some(Access::Collector(..)), Some((_, receipt))) => {
-                Some((receipt.survey.clone(), receipt.cohort))
+                let nonce = state
+                    .prepared
+                    .as_ref()
+                    .and_then(|p| credential_nonce(&p.destinations))
+                    .map(str::to_owned);
+                Some((receipt.survey.clone(), receipt.cohort, nonce))
             }
             _ => None,
         };
@@ -214,13 +223,15 @@ pub fn participate() -> Html {
         );
         use_effect_with(watched, move |watched| {
             let alive = Rc::new(Cell::new(true));
-            if let (Some((survey, cohort)), Ok(Some(source))) = (watched.clone(), source) {
+            if let (Some((survey, cohort, nonce)), Ok(Some(source))) = (watched.clone(), source) {
                 let alive = alive.clone();
                 wasm_bindgen_futures::spawn_local(async move {
-                    let verdict = fate::watch(&survey, cohort, &alive).await;
-                    if alive.get() && verdict.is_some_and(|f| f.fate.answer_again()) {
+                    let verdict = fate::watch(&survey, cohort, nonce.as_deref(), &alive).await;
+                    if let Some(why) = verdict.and_then(|f| AgainReason::of(f.fate))
+                        && alive.get()
+                    {
                         let accepted = deployment.borrow().clone();
-                        answer_again(dispatch, source, accepted, inputs, lang);
+                        answer_again(dispatch, source, accepted, inputs, lang, why);
                     }
                 });
             }
@@ -275,10 +286,14 @@ pub fn participate() -> Html {
             _,
         ) => review(survey, &state, lang),
         (Phase::Done, Some(survey), _) => receipt(survey, &state, lang),
-        (Phase::AnsweringAgain, ..) => html! {
-            <p role="status" data-testid="answering-again">{ t!(lang, "again-taking-place") }</p>
+        (Phase::AnsweringAgain(why), ..) => html! {
+            <p role="status" data-testid="answering-again">{ match why {
+                AgainReason::Spoilt => t!(lang, "again-taking-place"),
+                AgainReason::Regrouped => t!(lang, "again-taking-place-regrouped"),
+            } }</p>
         },
-        (Phase::AgainFailed(e), ..) => {
+        (Phase::AgainFailed { why, error }, ..) => {
+            let why = *why;
             let on_again = {
                 let (d, source, deployment, inputs) = (
                     state.dispatcher(),
@@ -289,13 +304,17 @@ pub fn participate() -> Html {
                 Callback::from(move |_| {
                     if let Ok(Some(source)) = source.clone() {
                         let accepted = deployment.borrow().clone();
-                        answer_again(d.clone(), source, accepted, inputs.clone(), lang);
+                        answer_again(d.clone(), source, accepted, inputs.clone(), lang, why);
                     }
                 })
             };
+            let line = match why {
+                AgainReason::Spoilt => t!(lang, "again-failed", reason = error),
+                AgainReason::Regrouped => t!(lang, "again-failed-regrouped", reason = error),
+            };
             html! {
                 <>
-                    <p class="error" role="alert">{ t!(lang, "again-failed", reason = e) }</p>
+                    <p class="error" role="alert">{ line }</p>
                     <button type="button" class="primary" onclick={on_again}>{ t!(lang, "again-try") }</button>
                 </>
             }
@@ -383,26 +402,33 @@ fn announcement(lang: AppLanguage, a: &Announcement) -> String {
         Announcement::Waiting => t!(lang, "announce-waiting"),
         Announcement::Discarded => t!(lang, "announce-discarded"),
         Announcement::Unopened(why) => unopened_line(lang, why),
-        Announcement::AnsweringAgain => t!(lang, "announce-answering-again"),
-        Announcement::SentAgain => t!(lang, "announce-sent-again"),
+        Announcement::AnsweringAgain(AgainReason::Spoilt) => t!(lang, "announce-answering-again"),
+        Announcement::AnsweringAgain(AgainReason::Regrouped) => {
+            t!(lang, "announce-answering-again-regrouped")
+        }
+        Announcement::SentAgain(AgainReason::Spoilt) => t!(lang, "announce-sent-again"),
+        Announcement::SentAgain(AgainReason::Regrouped) => {
+            t!(lang, "announce-sent-again-regrouped")
+        }
         Announcement::Message(m) => m.clone(),
     }
 }
 
-/// The receipt's cohort was left out (issue 20 §8): say so ([`ParticipantAction::LeftOut`]),
-/// take a new place through the same link (its invitation, reopened by the collector, or none
-/// for an open survey) — checked against the deployment `accepted` at the first opening, not
-/// fetched again — mask the answers still on this page afresh for it (a new token, new noise,
-/// the new credential, through the same `orthomask_survey::client`) and send them as the first
-/// time ([`submit`]).
+/// The receipt's cohort was left out (spoilt, issue 20 §8, or regrouped, issue 43 §3: `why`): say
+/// so ([`ParticipantAction::LeftOut`]), take a new place through the same link (its invitation,
+/// reopened by the collector, or none for an open survey) — checked against the deployment
+/// `accepted` at the first opening, not fetched again — mask the answers still on this page
+/// afresh for it (a new token, new noise, the new credential, through the same
+/// `orthomask_survey::client`) and send them as the first time ([`submit`]).
 fn answer_again(
     dispatch: UseReducerDispatcher<ParticipantState>,
     source: Source,
     accepted: Option<String>,
     inputs: Vec<String>,
     lang: AppLanguage,
+    why: AgainReason,
 ) {
-    dispatch.dispatch(ParticipantAction::LeftOut);
+    dispatch.dispatch(ParticipantAction::LeftOut(why));
     wasm_bindgen_futures::spawn_local(async move {
         let reassigned = match open_survey::open(&source, accepted.as_deref()).await {
             Err(why) => Err(unopened_line(lang, &why)),
@@ -829,8 +855,11 @@ fn receipt(
     html! {
         <div class="receipt">
             <h2>{ t!(lang, "receipt-heading") }</h2>
-            if state.sent_again {
-                <p data-testid="answered-again">{ t!(lang, "again-note") }</p>
+            if let Some(why) = state.sent_again {
+                <p data-testid="answered-again">{ match why {
+                    AgainReason::Spoilt => t!(lang, "again-note"),
+                    AgainReason::Regrouped => t!(lang, "again-note-regrouped"),
+                } }</p>
             }
             <Receipts survey={survey.id.clone()} receipts={state.receipts.clone()} language={lang} />
             // A live demonstration (a collector's survey labelled as one) can be filled at once.

@@ -5,9 +5,11 @@
 //! (`exclude`).
 //!
 //! A receipt obtained on this visit is followed up as the form's is ([`crate::services::fate`]),
-//! one watch per cohort however many of its uploads were sent: if the collector left the cohort
-//! out because someone in it sent invalid data (issue 20 §8), the panel says so for each of
-//! them — it kept only masked numbers, so it cannot send the answers again, and asks the
+//! one watch per cohort however many of its uploads were sent, proving the place with the nonce
+//! of the credential the stored upload kept: if the collector left the cohort out — spoilt
+//! because someone in it sent invalid data (issue 20 §8), or regrouped because too few people
+//! had answered in it for its answers to be masked (issue 43 §3) — the panel says which for each
+//! of them; it kept only masked numbers, so it cannot send the answers again, and asks the
 //! participant to answer again through their link.
 
 use std::cell::{Cell, RefCell};
@@ -19,6 +21,7 @@ use yew::prelude::*;
 
 use crate::components::receipts::Receipts;
 use crate::i18n::AppLanguage;
+use crate::model::fate::{AgainReason, credential_nonce};
 use crate::model::outbox::WaitingSubmission;
 use crate::services::browser::{OnlineListener, is_online};
 use crate::services::http::SendError;
@@ -31,9 +34,9 @@ enum Status {
     Waiting,
     Sending,
     Sent(Vec<(String, Receipt)>),
-    /// Sent, but its cohort was then left out (someone in it sent invalid data): the answers are
+    /// Sent, but its cohort was then left out (spoilt or regrouped, as said): the answers are
     /// not on this device, so the participant answers again through their link.
-    LeftOut(Vec<(String, Receipt)>),
+    LeftOut(AgainReason, Vec<(String, Receipt)>),
     /// Refused: the entry failed the deployment's checks (edited to send elsewhere, a forged
     /// credential), or the service answered no (an expired credential, a closed cohort). It
     /// stays until discarded.
@@ -160,13 +163,17 @@ fn deliver(
         if !first {
             return;
         }
-        let verdict = fate::watch(&cohort.0, cohort.1, &alive).await;
+        // The stored upload kept its credential: its nonce proves a place in the cohort.
+        let nonce = credential_nonce(&waiting.destinations);
+        let verdict = fate::watch(&cohort.0, cohort.1, nonce, &alive).await;
         // Every entry of the cohort sent while it was watched gets its outcome; one sent later
         // starts a new watch.
         let sent = watched.borrow_mut().remove(&cohort).unwrap_or_default();
-        if verdict.is_some_and(|f| f.fate.answer_again()) && alive.get() {
+        if let Some(why) = verdict.and_then(|f| AgainReason::of(f.fate))
+            && alive.get()
+        {
             for (key, receipts) in sent {
-                dispatch.dispatch(Change::Status(key, Status::LeftOut(receipts)));
+                dispatch.dispatch(Change::Status(key, Status::LeftOut(why, receipts)));
             }
         }
     });
@@ -307,9 +314,12 @@ pub fn waiting_uploads(props: &WaitingUploadsProps) -> Html {
                                         <Receipts survey={e.waiting.as_ref().map(|w| w.survey.clone()).unwrap_or_default()} receipts={receipts.clone()} language={lang} />
                                     </div>
                                 },
-                                Status::LeftOut(receipts) => html! {
+                                Status::LeftOut(why, receipts) => html! {
                                     <div class="receipt">
-                                        <p class="error" role="alert" data-testid="waiting-left-out">{ t!(lang, "waiting-left-out") }</p>
+                                        <p class="error" role="alert" data-testid="waiting-left-out">{ match why {
+                                            AgainReason::Spoilt => t!(lang, "waiting-left-out"),
+                                            AgainReason::Regrouped => t!(lang, "waiting-left-out-regrouped"),
+                                        } }</p>
                                         <Receipts survey={e.waiting.as_ref().map(|w| w.survey.clone()).unwrap_or_default()} receipts={receipts.clone()} language={lang} />
                                     </div>
                                 },

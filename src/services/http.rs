@@ -1,5 +1,5 @@
-//! HTTP: fetch text (releases, manifests, the deployment, a cohort's fate, the admin API with
-//! its bearer token), ask the collector for a place (`POST` JSON, [`post_json`]) and send uploads.
+//! HTTP: fetch text (releases, manifests, the deployment, the admin API with its bearer token),
+//! ask the collector for a place or a cohort's fate (`POST` JSON, [`post_json`]) and send uploads.
 //!
 //! Every request is made by one function (`send`): the method, an optional JSON body
 //! (`Content-Type: application/json`) and an optional bearer token; [`fetch_text`] reads its

@@ -12,7 +12,7 @@
 //! the same floors on the template the collector registers with them and withhold cohorts below
 //! [`Floors::cohort`], derived from that signed template — never from a number the collector
 //! sends them apart. Every field a definition carries, and why it has a floor here or needs
-//! none, is the table in `docs/definition-floors.md`.
+//! none, is the table in `docs/threat-model.md` ("What a signed definition may not weaken").
 //!
 //! # The floors
 //! With `m` the cohort size, `p₁` the data columns (answers and QA), `p_m` the answer columns

@@ -33,7 +33,7 @@
 //! * [`floors`] — what a device and an accepting service demand of a definition whoever signed
 //!   it: a QA column that can reveal a change, cohort floor, noise columns, σ at the Appendix C
 //!   bound, three or more right-masking services, thick shares, DP noise meeting its budget, a
-//!   design the services hold (every field's floor or reason: `docs/definition-floors.md`);
+//!   design the services hold (every field's floor or reason: `docs/threat-model.md`, "What a signed definition may not weaken");
 //! * [`intake_bounds`] — how large an honest upload can be, so an accepting service refuses
 //!   garbage before storing it;
 //! * [`cohort_check`] — whether a cohort's unmasked sums and cross-products could come from

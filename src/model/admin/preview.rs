@@ -181,11 +181,10 @@ mod tests {
         let shares =
             editor::parse(&DRAFT.replace("\"invitations\": true", "\"share_mode\": true")).unwrap();
         let e = preview(&shares, &endpoints()).unwrap_err();
-        assert!(
-            e.starts_with(
-                "share mode needs at least two right-masking services; this collector knows 1"
-            ),
-            "{e}"
+        // Issue 43: two services would let the collector with one of them read yes/no answers.
+        assert_eq!(
+            e,
+            "share mode needs at least 3 right-masking services; this collector knows 1 (--right)"
         );
         let open = editor::parse(&DRAFT.replace("true", "false")).unwrap();
         assert!(
