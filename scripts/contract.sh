@@ -7,12 +7,19 @@
 #      each run limited to the operations tagged with that service, with every check on: no 5xx,
 #      no status code or content type the contract does not list, no answer that breaks its
 #      schema, no schema-valid request refused, no schema-invalid request accepted, 401 without
-#      the bearer token, 405 for methods a path does not serve.
+#      the admin token or a peer's signature, 405 for methods a path does not serve.
 #
 # Before the tester runs, the administrator creates the survey the contract's examples name
 # (`health`, basic protocol by invitation) and a share-mode survey (`health-shares`), so the
-# examples reach real surveys and cohorts, not only 404s. The admin and peer tokens go to the
-# operations whose `security` names them (schemathesis' OpenAPI-aware auth).
+# examples reach real surveys and cohorts, not only 404s. scripts/contract_hooks.py (a
+# schemathesis hook module) gives each operation the credentials its `security` names: the admin
+# token, or for peer requests (`/api/peer/`) RFC 9421 signatures made with
+# http-message-signatures, an implementation independent of the services' own, by the identity
+# the contract's role table names for each endpoint (the collector registers and opens, the
+# provider hands over `…/result` and `…/left-masked`, right-masking service i sends
+# `…/shares/{i}`, `…/parts/{i}` and `…/hand-on/{i}`), with the seeds `serve all` left in the data
+# directory, addressed to the service under test; a request it signed that a service refuses as
+# unauthenticated (401) fails the run.
 #
 # The run is bounded and reproducible: fixed seeds and a fixed number of examples per operation
 # (SEEDS and EXAMPLES override them). Two seeds by default (issue 26 §2): a seed explores one
@@ -82,7 +89,6 @@ collector=$(url collector)
 msp=$(url msp)
 right0=$(url 'rights[0]')
 admin_token=$(cat "$work/data/admin-token")
-peer_token=$(cat "$work/data/peer-token")
 
 log "the surveys the examples name: health (basic, invitations), health-shares (share mode)"
 create() {
@@ -98,29 +104,26 @@ create '{"id": "health-shares", "title": "Health", "consent": "Masked on this de
 curl -sS --fail-with-body -X POST "$collector/api/admin/surveys/health/invitations" \
     -H "Authorization: Bearer $admin_token" -H 'Content-Type: application/json' -d '{"count": 3}' >/dev/null
 
-# Tokens reach the tester through the environment, never the command line.
-export ORTHOMASK_CONTRACT_ADMIN=$admin_token ORTHOMASK_CONTRACT_PEER=$peer_token
-config=$work/schemathesis.toml
-cat >"$config" <<'EOF'
-[auth.openapi.admin]
-bearer = "${ORTHOMASK_CONTRACT_ADMIN}"
-
-[auth.openapi.peer]
-bearer = "${ORTHOMASK_CONTRACT_PEER}"
-EOF
-cat scripts/contract.toml >>"$config"
+# The admin token reaches the tester's hooks through the environment, never the command line; so
+# do the data directory they read the identity seeds from, and the hook module itself.
+export ORTHOMASK_CONTRACT_ADMIN=$admin_token ORTHOMASK_CONTRACT_DATA=$work/data
+export SCHEMATHESIS_HOOKS=$root/scripts/contract_hooks.py
+# Loading the hook module leaves no scripts/__pycache__/ in the work tree.
+export PYTHONDONTWRITEBYTECODE=1
+config=$root/scripts/contract.toml
 
 failed=0
 for seed in $seeds; do
     for service in collector provider right; do
+        # `to`: the name peer requests address the service by (`orthomask-to`).
         case $service in
-            collector) base=$collector ;;
-            provider) base=$msp ;;
-            right) base=$right0 ;;
+            collector) base=$collector to=collector ;;
+            provider) base=$msp to=provider ;;
+            right) base=$right0 to=right-0 ;;
         esac
         log "schemathesis: the $service ($base), seed $seed, $examples examples per operation"
         # Run from the work directory: schemathesis keeps its cache (.schemathesis/) there.
-        if ! (cd "$work" && "$venv/bin/schemathesis" --config-file "$config" run "$root/docs/openapi.yaml" \
+        if ! (cd "$work" && ORTHOMASK_CONTRACT_TO=$to "$venv/bin/schemathesis" --config-file "$config" run "$root/docs/openapi.yaml" \
             --url "$base" --include-tag "$service" \
             --checks all --mode all --seed "$seed" --max-examples "$examples" \
             --no-shrink --workers 1 --request-timeout 20 \

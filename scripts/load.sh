@@ -11,7 +11,8 @@
 #               count each place and each invitation once
 #   provider    masked uploads to the masking service provider (the basic protocol)
 #   right       a share-mode survey's uploads: each participant sends one share to each of the
-#               right-masking services (RIGHT_SERVICES of them, 2 by default), in turn
+#               right-masking services (RIGHT_SERVICES of them, 3 by default: the fewest share
+#               mode runs with), in turn
 #   health      the provider's GET /api/health, which does no work: the listener, the client
 #               and the machine alone, the floor the other bursts are measured against (the
 #               table gives each p99 as a multiple of the floor's at the same size)
@@ -30,7 +31,7 @@
 #   bash scripts/load.sh                           # health, definition, provider, right at 1 000, 5 000, 10 000; p = 1000
 #   bash scripts/load.sh "200 2000" [P]            # other burst sizes, records of P values
 #   bash scripts/load.sh --endpoints "provider right" [SIZES] [P]    # some endpoints only
-#   RIGHT_SERVICES=3 bash scripts/load.sh --endpoints right          # share mode over 3 services
+#   RIGHT_SERVICES=4 bash scripts/load.sh --endpoints right          # share mode over 4 services
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -46,7 +47,7 @@ while [ $# -gt 0 ]; do
 done
 sizes=${positional[0]:-1000 5000 10000}
 p=${positional[1]:-1000}
-right_services=${RIGHT_SERVICES:-2}
+right_services=${RIGHT_SERVICES:-3}
 for endpoint in $endpoints; do
     case $endpoint in
         definition|provider|right|health) ;;

@@ -8,7 +8,9 @@
 #                            frictionless (a release's data package, scripts/check_datapackage.py);
 #   target/py-contract-venv  schemathesis and openapi-spec-validator at pinned versions (the
 #                            HTTP contract test: a new tester release may add checks, so an
-#                            upgrade is made on purpose).
+#                            upgrade is made on purpose), and http-message-signatures with
+#                            cryptography, the RFC 9421 implementation that signs the tester's
+#                            peer requests (scripts/contract_hooks.py), pinned likewise.
 #
 # Mostly network: scripts/test.sh runs it while cargo compiles (issue 28).
 set -euo pipefail
@@ -44,5 +46,6 @@ PY
 }
 
 venv_with "$target_dir/py-test-venv" jsonschema pandas statsmodels pyyaml openpyxl frictionless
-venv_with "$target_dir/py-contract-venv" schemathesis==4.32.5 openapi-spec-validator==0.9.0 hypothesis==6.170.15
+venv_with "$target_dir/py-contract-venv" schemathesis==4.32.5 openapi-spec-validator==0.9.0 hypothesis==6.170.15 \
+    http-message-signatures==3.0.0 cryptography==50.0.2
 log "ready"

@@ -7,7 +7,9 @@
 //!   with `POST` [`definition_path`] (the invitation in the JSON body, [`place_request`]: never
 //!   in an address, and never a `GET` another site could trigger — issue 20 §7), and masks
 //!   nothing until [`accept`] has checked the collector's signature, the policy's floors, every
-//!   upload address and the upload credential (`orthomask_survey::trust::Deployment::accept`).
+//!   upload address and the upload credential (`orthomask_survey::trust::Deployment::accept`),
+//!   and — a basic-protocol survey, not a demonstration — that it came with an invitation
+//!   (`orthomask_survey::trust::check_reached`).
 //!   A link can therefore never point the page at a definition elsewhere: there is no URL in
 //!   the route to follow.
 //! * **As a demonstration**: `#/participate?demo=NAME`, `NAME` one of the bundled
@@ -18,7 +20,10 @@
 
 use orthomask_survey::definition::{SurveyDefinition, SurveyError, valid_survey_id};
 use orthomask_survey::floors::FloorError;
-use orthomask_survey::trust::{DefinitionOffer, Deployment, TrustError, UploadCredential};
+pub use orthomask_survey::trust::Reached;
+use orthomask_survey::trust::{
+    DefinitionOffer, Deployment, TrustError, UploadCredential, check_reached,
+};
 
 /// The demonstration surveys bundled with the app (`www/surveys/NAME.json`), in the order the
 /// participant page lists them (their titles there come from the catalogue: `locales/`).
@@ -228,7 +233,8 @@ impl From<AcceptError> for Unopened {
 /// Check an offer for survey `requested` (the texts the collector answered) against the
 /// deployment: the signature on the exact definition text, every upload address, the credential
 /// (signed for this survey and cohort; its expiry is the services' to judge, by their clocks),
-/// and that it is the survey the link names.
+/// that it is the survey the link names, and that a basic-protocol survey came with an
+/// invitation unless it is a demonstration (`orthomask_survey::trust::check_reached`).
 ///
 /// # Errors
 /// The first [`AcceptError`].
@@ -237,6 +243,7 @@ pub fn accept(
     offer_text: &str,
     requested: &str,
     source_name: &str,
+    reached: Reached,
 ) -> Result<(SurveyDefinition, Access), AcceptError> {
     let deployment: Deployment = serde_json::from_str(deployment_text)
         .map_err(|e| AcceptError::Deployment(e.to_string()))?;
@@ -246,6 +253,7 @@ pub fn accept(
             reason: e.to_string(),
         })?;
     let definition = deployment.accept(&offer, source_name)?;
+    check_reached(&definition, reached)?;
     if definition.id != requested {
         return Err(AcceptError::OtherSurvey {
             requested: requested.to_owned(),
@@ -445,6 +453,7 @@ mod tests {
             &offer_text(&k, &d, NOW + 60),
             "leaps-demo",
             "/api/surveys/leaps-demo/definition",
+            Reached::Openly,
         )
         .unwrap();
         assert_eq!(opened, d);
@@ -464,7 +473,7 @@ mod tests {
         let d = pointed(LEAPS);
         let source = "/api/surveys/leaps-demo/definition";
         let refuse = |offer: &str, requested: &str| {
-            let e = accept(&deployment, offer, requested, source).unwrap_err();
+            let e = accept(&deployment, offer, requested, source, Reached::Openly).unwrap_err();
             let text = e.to_string();
             assert!(!text.contains('\n'), "{text}");
             e
@@ -499,12 +508,19 @@ mod tests {
             &offer_text(&k, &d, NOW - 3 * 3600),
             "leaps-demo",
             "/api/surveys/leaps-demo/definition",
+            Reached::Openly,
         )
         .unwrap();
         let e = refuse(&offer_text(&k, &d, NOW + 60), "other-survey");
         assert!(matches!(e, AcceptError::OtherSurvey { .. }), "{e}");
         assert!(matches!(
-            accept("{}", &offer_text(&k, &d, NOW + 60), "leaps-demo", source,),
+            accept(
+                "{}",
+                &offer_text(&k, &d, NOW + 60),
+                "leaps-demo",
+                source,
+                Reached::Openly
+            ),
             Err(AcceptError::Deployment(_))
         ));
         assert!(matches!(
@@ -531,9 +547,34 @@ mod tests {
                 &offer_text(&k, &d, NOW + 60),
                 name,
                 "/api/surveys/x/definition",
+                Reached::Openly,
             )
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         }
+    }
+
+    /// Issue 43: a basic-protocol survey that is not a demonstration opens only with an
+    /// invitation — reached by an open link, its device key would be the provider's too.
+    #[test]
+    fn a_basic_survey_opens_without_an_invitation_only_as_a_demonstration() {
+        let k = key(1);
+        let mut real = pointed(LEAPS);
+        real.masking.teaching = false;
+        let open = |reached| {
+            accept(
+                &deployment_text(&k),
+                &offer_text(&k, &real, NOW + 60),
+                "leaps-demo",
+                "/api/surveys/leaps-demo/definition",
+                reached,
+            )
+        };
+        open(Reached::ByInvitation).unwrap();
+        let e = open(Reached::Openly).unwrap_err();
+        assert!(
+            matches!(e, AcceptError::Trust(TrustError::OpenBasicProtocol { .. })),
+            "{e}"
+        );
     }
 
     /// Issue 20 §3: an offer signed by the deployment's own key but with no noise columns is
@@ -549,6 +590,7 @@ mod tests {
             &offer_text(&k, &weak, NOW + 60),
             "leaps-demo",
             "/api/surveys/leaps-demo/definition",
+            Reached::Openly,
         )
         .unwrap_err();
         assert!(
@@ -563,6 +605,7 @@ mod tests {
             &offer_text(&key(2), &pointed(LEAPS), NOW + 60),
             "leaps-demo",
             "/api/surveys/leaps-demo/definition",
+            Reached::Openly,
         )
         .unwrap_err();
         let Unopened::Refused(line) = Unopened::from(forged) else {

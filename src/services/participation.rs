@@ -126,8 +126,19 @@ async fn take_place_and_accept(
     }
     let offer = take_place(survey, invite).await.map_err(unopened)?;
     mark("orthomask:place answered");
-    let accepted = participation::accept(deployment, &offer, survey, &definition_path(survey))
-        .map_err(Unopened::from);
+    let reached = if invite.is_some() {
+        participation::Reached::ByInvitation
+    } else {
+        participation::Reached::Openly
+    };
+    let accepted = participation::accept(
+        deployment,
+        &offer,
+        survey,
+        &definition_path(survey),
+        reached,
+    )
+    .map_err(Unopened::from);
     mark("orthomask:offer checked");
     accepted
 }

@@ -19,7 +19,7 @@ const VALID_KEY: &str = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a6
 fn bad_arguments_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &[
                 "msp",
@@ -59,12 +59,46 @@ fn bad_arguments_are_refused_in_one_line() {
                 VALID_KEY,
                 "--right",
                 "http://r0",
+                "--right",
+                "http://r1",
+                "--right",
+                "http://r2",
             ],
-            "1 right-masking services are named but 0 of their identity keys are pinned",
+            "3 right-masking services are named but 0 of their identity keys are pinned",
         ),
         (
-            &["identity", "--party", "right-01"],
-            "is not a party",
+            &[
+                "collector",
+                "--listen",
+                "127.0.0.1:0",
+                "--msp",
+                "http://m",
+                "--msp-key",
+                VALID_KEY,
+                "--right",
+                "http://r0",
+                "--right",
+                "http://r1",
+                "--right-key",
+                VALID_KEY,
+                "--right-key",
+                VALID_KEY,
+                "--no-web",
+            ],
+            "2 right-masking services are named (--right), but share mode needs at least 3",
+        ),
+        (&["identity", "--party", "right-01"], "is not a party"),
+        (
+            &[
+                "msp",
+                "--listen",
+                "http://127.0.0.1:9",
+                "--collector",
+                "http://c",
+                "--collector-key",
+                VALID_KEY,
+            ],
+            "takes host:port",
         ),
         (
             &[
@@ -260,7 +294,14 @@ fn start(args: &[&str]) -> (std::process::Child, String) {
 /// A party's identity key, as its operator prints it to hand to its peers' operators
 /// (`orthomask serve identity`): made once in the data directory, the same every time after.
 fn identity(data_dir: &str, party: &str) -> String {
-    let args = ["serve", "identity", "--data-dir", data_dir, "--party", party];
+    let args = [
+        "serve",
+        "identity",
+        "--data-dir",
+        data_dir,
+        "--party",
+        party,
+    ];
     let first = common::ok(&orthomask(&args));
     assert_eq!(first.trim().len(), 64, "{first}");
     assert_eq!(common::ok(&orthomask(&args)), first, "the same key again");
@@ -291,6 +332,9 @@ fn each_service_runs_alone_from_the_command_line() {
     let collector_key = identity(&collector_dir, "collector");
     let msp_key = identity(&msp_dir, "provider");
     let right_key = identity(&right_dir, "right-0");
+    // The other two right-masking services of the ring, never started: their operators' keys.
+    let right_1 = identity(&sub("r1"), "right-1");
+    let right_2 = identity(&sub("r2"), "right-2");
     let listen = ["--listen", "127.0.0.1:0"];
     let collector_address = format!("127.0.0.1:{}", free_port());
     let collector_url = format!("http://{collector_address}");
@@ -298,7 +342,12 @@ fn each_service_runs_alone_from_the_command_line() {
         &[
             &["msp", "--data-dir", &msp_dir][..],
             &listen,
-            &["--collector", &collector_url, "--collector-key", &collector_key],
+            &[
+                "--collector",
+                &collector_url,
+                "--collector-key",
+                &collector_key,
+            ],
         ]
         .concat(),
     );
@@ -330,8 +379,16 @@ fn each_service_runs_alone_from_the_command_line() {
                 &collector_key,
                 "--right",
                 "http://127.0.0.1:9",
+                "--right",
+                "http://127.0.0.1:10",
+                "--right",
+                "http://127.0.0.1:11",
                 "--right-key",
                 &right_key,
+                "--right-key",
+                &right_1,
+                "--right-key",
+                &right_2,
             ],
         ]
         .concat(),
@@ -347,6 +404,20 @@ fn each_service_runs_alone_from_the_command_line() {
     );
     let created = request(&collector_url, "POST", "/api/admin/surveys", &auth, draft);
     assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+    // The provider's directory now holds its survey keys: asking it for the collector's key is
+    // refused, rather than making a second key there.
+    let e = failure(&orthomask(&[
+        "serve",
+        "identity",
+        "--data-dir",
+        &msp_dir,
+        "--party",
+        "collector",
+    ]));
+    assert!(
+        e.contains("is the data directory of the masking service provider"),
+        "{e}"
+    );
     for (url, role) in [
         (&collector_url, "data collector"),
         (&msp_url, "masking service provider"),

@@ -56,6 +56,13 @@ pub fn json_from_bytes<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError>
             "Failed to deserialize the JSON body into the target type: {e}"
         ))
     };
+    // Every body the services take is a JSON object, and serde's derived structs would also read
+    // an array as their fields in order (`[]` as a request with every field absent): refuse
+    // anything but an object (found by the contract test, issue 43).
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if matches!(first, Some(b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')) {
+        return Err(refused(&"the body must be a JSON object"));
+    }
     // Straight into the type: one pass over the body (uploads are long), and serde refuses
     // duplicate and unknown fields. Without tracking where it is: that costs every value of
     // an upload (a few per cent of the provider's CPU in a burst, issue 24), and only a
@@ -406,6 +413,18 @@ mod tests {
             message.contains("values[1]") && !message.contains('\n'),
             "{message}"
         );
+    }
+
+    /// A request body is an object: serde would read `[]` as a struct with every field absent.
+    #[tokio::test]
+    async fn a_body_that_is_not_an_object_is_refused_in_one_line() {
+        for body in ["[]", "[\"x\"]", "  []", "1", "\"s\"", "null", "true"] {
+            let e = upload_from(body).await.unwrap_err();
+            assert_eq!(e.status(), StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+            assert!(e.message().contains("a JSON object"), "{body}: {}", e.message());
+        }
+        // Not JSON at all is still a syntax error.
+        assert_eq!(upload_from("{").await.unwrap_err().status(), StatusCode::BAD_REQUEST);
     }
 
     #[test]

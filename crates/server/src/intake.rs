@@ -8,9 +8,9 @@
 //! their sorted list of upload hashes and its Merkle root.
 
 use crate::error::{ApiError, StoreError};
-use axum::http::StatusCode;
 use crate::states::IntakeCohort;
 use crate::wire::{CohortStatus, Registered, Registration};
+use axum::http::StatusCode;
 use orthomask_formats::manifest::BuildCount;
 use orthomask_survey::merkle::{InclusionProof, inclusion_proof, merkle_root};
 use orthomask_survey::trust::CredentialError;
@@ -192,10 +192,10 @@ pub fn register(conn: &Connection, reg: &Registration) -> Result<(), ApiError> {
     }
 }
 
-/// Open cohort `k` (idempotent).
+/// Open cohort `k` (idempotent while it is open).
 ///
 /// # Errors
-/// 404 for an unknown survey.
+/// 404 for an unknown survey; 409 for a cohort already closed.
 pub fn open_cohort(conn: &Connection, survey: &str, cohort: u32) -> Result<(), ApiError> {
     let known: Option<i64> = conn
         .query_row("SELECT 1 FROM surveys WHERE id = ?1", [survey], |r| {
@@ -218,6 +218,13 @@ pub fn open_cohort(conn: &Connection, survey: &str, cohort: u32) -> Result<(), A
         ),
     )
     .map_err(sql)?;
+    // Opening an open cohort again is a retry; a closed one is never reopened (its receipt list
+    // is published), and saying "open" of it would be false.
+    if !cohort_status(conn, survey, cohort)?.takes_uploads() {
+        return Err(ApiError::conflict(format!(
+            "cohort {cohort} of survey {survey:?} is closed, and a closed cohort is never reopened"
+        )));
+    }
     Ok(())
 }
 

@@ -7,11 +7,11 @@
 
 use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiPath, json};
-use crate::peer_auth::Peer;
-use crate::peers::{Identity, Party, Peers};
 use crate::intake::{self, Registrations};
 use crate::keys::KeyStore;
 use crate::outbox::{self, DeliveredHook, PeerClient};
+use crate::peer_auth::Peer;
+use crate::peers::{Identity, Party, Peers};
 use crate::store::{ClosedSignal, Store};
 use crate::wire::{MAX_REGISTRATION_BYTES, Registered, Registration};
 use axum::Router;
@@ -488,7 +488,7 @@ pub async fn register<S: IntakeService>(
     body: Body,
 ) -> Result<Response, ApiError> {
     peer.require(Party::Collector, "registering a survey")?;
-    let registration: Registration = peer
+    let (registration, _held): (Registration, _) = peer
         .read_json(body, MAX_REGISTRATION_BYTES, "the registration")
         .await?;
     let pinned = service

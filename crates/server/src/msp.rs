@@ -15,9 +15,9 @@ use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, json};
 use crate::intake;
 use crate::intake_http::{self, IntakeCore, IntakeService};
+use crate::outbox::{self, OutboxItem};
 use crate::peer_auth::Peer;
 use crate::peers::{IDENTITY_KEY_FILE, Identity, Party, PeerKeys};
-use crate::outbox::{self, OutboxItem};
 use crate::states::{IntakeCohort, MaskingResult, OutboxKind, ShareCohort};
 use crate::store::{ClosedSignal, blob_to_f64s, f64s_to_blob};
 use crate::wire::{
@@ -473,7 +473,8 @@ impl IntakeService for Msp {
     fn admit(&self, registration: &Registration) -> Result<(), ApiError> {
         if registration.share_services > self.0.cfg.right_urls.len() {
             return Err(ApiError::bad_request(format!(
-                "share mode with {} right-masking services, but this provider knows only {}",
+                "share mode with {} right-masking services, but this provider knows only {} (its \
+                 operator restarts it with every service's --right and --right-key)",
                 registration.share_services,
                 self.0.cfg.right_urls.len()
             )));
@@ -578,7 +579,7 @@ async fn share_block(
         &format!("handing the provider share block {index}"),
     )?;
     let reg = msp.0.core.regs.get(&survey)?;
-    let block: ShareBlock = peer
+    let (block, _held): (ShareBlock, _) = peer
         .read_json(body, reg.body_limits().share_block, "the share block")
         .await?;
     if reg.share_services == 0 {

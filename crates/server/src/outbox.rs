@@ -298,7 +298,17 @@ impl PeerClient {
             .ok()
             .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
             .unwrap_or_else(|| String::from_utf8_lossy(&bytes).chars().take(200).collect());
-        let line = format!("{url}: {} {message}", status.as_u16());
+        let mut line = format!("{url}: {} {message}", status.as_u16());
+        if matches!(status.as_u16(), 401 | 403) {
+            // Most often a deployment whose operators pinned another key, or another role: say
+            // which key this service signs with, so the peer's operator can pin it.
+            line = format!(
+                "{line} (this service signs as {} with the identity key {}: the peer's operator \
+                 must pin that key for that role)",
+                self.identity.party(),
+                self.identity.public_key()
+            );
+        }
         if judges_the_content(status) {
             Err(PeerError::Rejected(line))
         } else {

@@ -23,7 +23,10 @@
 //! ([`crate::peers::Party::name`]), so a request signed for one service is refused by another.
 //! The receiver, before it reads any of the body:
 //! 1. takes exactly one signature, whose parameters cover every component above and carry
-//!    every parameter above (a signature over less is refused, whoever signed it);
+//!    every parameter above (a signature over less is refused, whoever signed it), written in
+//!    the order `created`, `expires`, `nonce`, `alg`, `keyid`: `httpsig` verifies the signature
+//!    base it rebuilds in that order rather than the `Signature-Input` text sent, so a signer
+//!    using RFC 9421's freedom of order is refused with a line that says so;
 //! 2. finds the pinned peer whose key is the `keyid` (none: refused) and verifies the signature
 //!    with that key;
 //! 3. requires `created` no later than its own clock plus [`CLOCK_SKEW_ALLOWANCE_SECONDS`], and
@@ -46,13 +49,13 @@ use crate::error::ApiError;
 use crate::http::RateLimit;
 use crate::peers::{Party, Peers};
 use axum::body::Body;
+use axum::body::Bytes;
 use axum::extract::{FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
-use axum::body::Bytes;
 use ed25519_dalek::Signer;
 use http_body_util::{BodyExt, Empty, Full};
 use httpsig_hyper::prelude::message_component::HttpMessageComponentId;
@@ -72,8 +75,13 @@ pub const SIGNATURE_LABEL: &str = "orthomask";
 pub const RECIPIENT_HEADER: &str = "orthomask-to";
 
 /// The components every peer request's signature covers, in this order.
-pub const COVERED_COMPONENTS: [&str; 5] =
-    ["@method", "@path", "@query", "content-digest", RECIPIENT_HEADER];
+pub const COVERED_COMPONENTS: [&str; 5] = [
+    "@method",
+    "@path",
+    "@query",
+    "content-digest",
+    RECIPIENT_HEADER,
+];
 
 /// How long a signature is good for after it is made: long enough for the slowest hand-over's
 /// headers to arrive, short enough that the replay memory stays small.
@@ -235,7 +243,11 @@ impl PeerAuth {
     }
 
     /// Check a request's signature (module documentation, steps 1–5) without reading its body.
-    async fn check(&self, parts_headers: &HeaderMap, probe: &axum::http::Request<Empty<Bytes>>) -> Result<Peer, ApiError> {
+    async fn check(
+        &self,
+        parts_headers: &HeaderMap,
+        probe: &axum::http::Request<Empty<Bytes>>,
+    ) -> Result<Peer, ApiError> {
         let refused = |why: &str| {
             ApiError::unauthorized(format!(
                 "this endpoint takes requests signed by a pinned peer service (RFC 9421, \
@@ -250,10 +262,30 @@ impl PeerAuth {
             .map_err(|e| refused(&format!("unreadable signature parameters: {e}")))?;
         let (label, params) = match all.len() {
             1 => all.into_iter().next().expect("one entry"),
-            n => return Err(refused(&format!("{n} signatures; a peer sends exactly one"))),
+            n => {
+                return Err(refused(&format!(
+                    "{n} signatures; a peer sends exactly one"
+                )));
+            }
         };
         if label != SIGNATURE_LABEL {
             return Err(refused(&format!("the signature is labelled {label:?}")));
+        }
+        // `httpsig` verifies the signature base it rebuilds from the parsed parameters, written in
+        // its own order (covered components, then created, expires, nonce, alg, keyid), not the
+        // `Signature-Input` text the signer signed. RFC 9421 §2.3 lets a signer order them as it
+        // likes, so a signature in another order would fail as "does not verify"; say why instead
+        // (found by the contract test's independent signer). Every service signs in that order.
+        let sent = parts_headers
+            .get("signature-input")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().strip_prefix(&format!("{SIGNATURE_LABEL}=")))
+            .unwrap_or_default();
+        if sent != params.to_string() {
+            return Err(refused(
+                "the signature's parameters must be written in the order created, expires, \
+                 nonce, alg, keyid (the order these services sign and verify in)",
+            ));
         }
         let wanted = covered();
         if let Some(missing) = wanted
@@ -275,10 +307,16 @@ impl PeerAuth {
                 "the signature lacks created, expires, nonce or keyid",
             ));
         };
-        let peer = self
-            .peers
-            .by_key_hex(&keyid)
-            .ok_or_else(|| refused("the signing key is not one this service pins"))?;
+        let peer = self.peers.by_key_hex(&keyid).ok_or_else(|| {
+            refused(&format!(
+                "the signing key {keyid:.64} is not one this service pins (it pins {})",
+                self.peers
+                    .iter()
+                    .map(|p| format!("{} {}", p.party.name(), p.key))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
         probe
             .verify_message_signature(
                 &DalekVerifier(peer.key.verifying_key()),
@@ -368,6 +406,13 @@ pub async fn authenticate(
         }
         Err(e) => {
             auth.charge(&request);
+            // An operator's first clue to a mis-pinned peer; the log is lossy under a flood.
+            tracing::warn!(
+                "{} refused a peer request to {}: {}",
+                auth.own,
+                request.uri().path(),
+                e.message()
+            );
             e.into_response()
         }
     }
@@ -385,7 +430,9 @@ pub struct Peer {
 
 impl std::fmt::Debug for Peer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Peer").field("party", &self.party).finish_non_exhaustive()
+        f.debug_struct("Peer")
+            .field("party", &self.party)
+            .finish_non_exhaustive()
     }
 }
 
@@ -417,8 +464,13 @@ impl Peer {
 
     /// Read the body as JSON of type `T`: at most `limit` bytes (refused with 413 before a byte
     /// is read when `Content-Length` says more, and with 411 when a body comes without one),
-    /// held within the service's budget of peer body bytes (503 with `Retry-After` while it is
+    /// within the service's budget of peer body bytes (503 with `Retry-After` while it is
     /// taken), and only if its SHA-256 is the digest the signature covers (401 otherwise).
+    ///
+    /// The returned [`BodyHeld`] keeps the body's share of the budget: the handler holds it
+    /// until it returns, so a body read and being judged — while its handler waits on a peer,
+    /// say — still counts, and memory stays bounded by a small multiple of the budget (the
+    /// bytes, their parsed value and the matrices decoded from it).
     ///
     /// # Errors
     /// As above, and the one-line JSON errors of [`crate::http::json_from_bytes`].
@@ -427,7 +479,7 @@ impl Peer {
         body: Body,
         limit: u64,
         what: &str,
-    ) -> Result<T, ApiError> {
+    ) -> Result<(T, BodyHeld), ApiError> {
         let length = self.content_length.ok_or_else(|| {
             ApiError::new(
                 StatusCode::LENGTH_REQUIRED,
@@ -444,13 +496,14 @@ impl Peer {
             ));
         }
         let kib = u32::try_from(length.div_ceil(1024)).unwrap_or(u32::MAX);
-        let _held = self.budget.try_acquire_many(kib.max(1)).map_err(|_| {
+        let held = self.budget.clone().try_acquire_many_owned(kib.max(1)).map_err(|_| {
             ApiError::busy(
                 "this service is reading as many peer bodies as it holds at once; try again shortly",
                 BUSY_RETRY_AFTER_S,
             )
         })?;
-        let limited = http_body_util::Limited::new(body, usize::try_from(length).unwrap_or(usize::MAX));
+        let limited =
+            http_body_util::Limited::new(body, usize::try_from(length).unwrap_or(usize::MAX));
         let bytes = limited
             .collect()
             .await
@@ -467,15 +520,16 @@ impl Peer {
                 "{what}: the body is not the one the signature covers (content-digest differs)"
             )));
         }
-        crate::http::json_from_bytes(&bytes)
+        crate::http::json_from_bytes(&bytes).map(|value| (value, BodyHeld(held)))
     }
 }
 
+/// A peer body's share of the service's budget ([`PEER_BODY_BUDGET`]), given back when dropped.
+#[derive(Debug)]
+pub struct BodyHeld(#[allow(dead_code)] tokio::sync::OwnedSemaphorePermit);
+
 /// Attach the signature headers to an outgoing request.
-pub fn apply(
-    mut builder: reqwest::RequestBuilder,
-    headers: &HeaderMap,
-) -> reqwest::RequestBuilder {
+pub fn apply(mut builder: reqwest::RequestBuilder, headers: &HeaderMap) -> reqwest::RequestBuilder {
     for (name, value) in headers {
         builder = builder.header(name.as_str(), HeaderValue::as_bytes(value));
     }
@@ -533,7 +587,10 @@ mod tests {
         r
     }
 
-    async fn check(auth: &PeerAuth, r: &axum::http::Request<Empty<Bytes>>) -> Result<Party, String> {
+    async fn check(
+        auth: &PeerAuth,
+        r: &axum::http::Request<Empty<Bytes>>,
+    ) -> Result<Party, String> {
         auth.check(r.headers(), r)
             .await
             .map(|p| p.party)
@@ -542,39 +599,96 @@ mod tests {
 
     #[tokio::test]
     async fn a_pinned_peer_is_named_and_everyone_else_refused() {
-        let provider = auth_for(Party::Provider, 1, &[(Party::Collector, 2), (Party::Right(0), 3)]);
+        let provider = auth_for(
+            Party::Provider,
+            1,
+            &[(Party::Collector, 2), (Party::Right(0), 3)],
+        );
         let collector = identity(Party::Collector, 2);
-        let r = signed(&collector, Party::Provider, "PUT", "/api/peer/surveys/s", b"{}").await;
+        let r = signed(
+            &collector,
+            Party::Provider,
+            "PUT",
+            "/api/peer/surveys/s",
+            b"{}",
+        )
+        .await;
         assert_eq!(check(&provider, &r).await, Ok(Party::Collector));
         // The same request again: a replay.
         assert!(check(&provider, &r).await.unwrap_err().contains("replay"));
         // A key the provider does not pin.
         let stranger = identity(Party::Collector, 9);
-        let r = signed(&stranger, Party::Provider, "PUT", "/api/peer/surveys/s", b"{}").await;
-        assert!(check(&provider, &r).await.unwrap_err().contains("not one this service pins"));
+        let r = signed(
+            &stranger,
+            Party::Provider,
+            "PUT",
+            "/api/peer/surveys/s",
+            b"{}",
+        )
+        .await;
+        assert!(
+            check(&provider, &r)
+                .await
+                .unwrap_err()
+                .contains("not one this service pins")
+        );
         // Signed by a pinned peer, but for another service.
-        let r = signed(&collector, Party::Right(0), "PUT", "/api/peer/surveys/s", b"{}").await;
-        assert!(check(&provider, &r).await.unwrap_err().contains("addressed to"));
+        let r = signed(
+            &collector,
+            Party::Right(0),
+            "PUT",
+            "/api/peer/surveys/s",
+            b"{}",
+        )
+        .await;
+        assert!(
+            check(&provider, &r)
+                .await
+                .unwrap_err()
+                .contains("addressed to")
+        );
         // No signature at all.
         let bare = axum::http::Request::new(Empty::new());
-        assert!(check(&provider, &bare).await.unwrap_err().contains("no signature"));
+        assert!(
+            check(&provider, &bare)
+                .await
+                .unwrap_err()
+                .contains("no signature")
+        );
     }
 
     #[tokio::test]
     async fn a_signature_moved_to_another_path_method_or_body_does_not_verify() {
         let provider = auth_for(Party::Provider, 1, &[(Party::Collector, 2)]);
         let collector = identity(Party::Collector, 2);
-        let r = signed(&collector, Party::Provider, "POST", "/api/peer/surveys/s/cohorts/0/open", b"").await;
+        let r = signed(
+            &collector,
+            Party::Provider,
+            "POST",
+            "/api/peer/surveys/s/cohorts/0/open",
+            b"",
+        )
+        .await;
         let mut moved = axum::http::Request::new(Empty::new());
         *moved.method_mut() = axum::http::Method::POST;
         *moved.uri_mut() = "/api/peer/surveys/s/cohorts/0/close".parse().unwrap();
         *moved.headers_mut() = r.headers().clone();
-        assert!(check(&provider, &moved).await.unwrap_err().contains("does not verify"));
+        assert!(
+            check(&provider, &moved)
+                .await
+                .unwrap_err()
+                .contains("does not verify")
+        );
         let mut method = axum::http::Request::new(Empty::new());
         *method.method_mut() = axum::http::Method::PUT;
         *method.uri_mut() = "/api/peer/surveys/s/cohorts/0/open".parse().unwrap();
         *method.headers_mut() = r.headers().clone();
-        assert!(check(&provider, &method).await.unwrap_err().contains("does not verify"));
+        assert!(
+            check(&provider, &method)
+                .await
+                .unwrap_err()
+                .contains("does not verify")
+        );
         let mut digest = r.headers().clone();
         digest.insert(
             "content-digest",
@@ -590,7 +704,37 @@ mod tests {
             "content-digest",
             other.headers().get("content-digest").unwrap().clone(),
         );
-        assert!(check(&provider, &body).await.unwrap_err().contains("does not verify"));
+        assert!(
+            check(&provider, &body)
+                .await
+                .unwrap_err()
+                .contains("does not verify")
+        );
+    }
+
+    /// RFC 9421 lets a signer order the signature's parameters as it likes; the library these
+    /// services verify with rebuilds them in its own order, so another order is refused with a
+    /// line that says so, not as a signature that does not verify.
+    #[tokio::test]
+    async fn parameters_in_another_order_are_refused_saying_why() {
+        let provider = auth_for(Party::Provider, 1, &[(Party::Collector, 2)]);
+        let collector = identity(Party::Collector, 2);
+        let r = signed(&collector, Party::Provider, "POST", "/p", b"").await;
+        let input = r.headers().get("signature-input").unwrap().to_str().unwrap();
+        let (components, rest) = input.split_once(");").unwrap();
+        let mut params: Vec<&str> = rest.split(';').collect();
+        params.reverse();
+        let reordered = format!("{components});{}", params.join(";"));
+        assert_ne!(reordered, input);
+        let mut moved = axum::http::Request::new(Empty::new());
+        *moved.method_mut() = axum::http::Method::POST;
+        *moved.uri_mut() = "/p".parse().unwrap();
+        *moved.headers_mut() = r.headers().clone();
+        moved
+            .headers_mut()
+            .insert("signature-input", HeaderValue::from_str(&reordered).unwrap());
+        let e = check(&provider, &moved).await.unwrap_err();
+        assert!(e.contains("must be written in the order"), "{e}");
     }
 
     #[tokio::test]
@@ -601,7 +745,7 @@ mod tests {
         let r = signed(&collector, Party::Provider, "PUT", "/p", body).await;
         let mut peer = provider.check(r.headers(), &r).await.unwrap();
         peer.content_length = Some(body.len() as u64);
-        let v: serde_json::Value = peer
+        let (v, _held): (serde_json::Value, _) = peer
             .read_json(Body::from(body.to_vec()), 100, "test")
             .await
             .unwrap();
@@ -615,7 +759,11 @@ mod tests {
             .read_json::<serde_json::Value>(Body::from(br#"{"a":2}"#.to_vec()), 100, "test")
             .await
             .unwrap_err();
-        assert!(swapped.message().contains("content-digest"), "{}", swapped.message());
+        assert!(
+            swapped.message().contains("content-digest"),
+            "{}",
+            swapped.message()
+        );
         peer.content_length = None;
         let no_length = peer
             .read_json::<serde_json::Value>(Body::from(body.to_vec()), 100, "test")

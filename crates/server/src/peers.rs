@@ -128,7 +128,12 @@ pub struct Identity {
 
 impl std::fmt::Debug for Identity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Identity({}, public {})", self.party.name(), self.public_key())
+        write!(
+            f,
+            "Identity({}, public {})",
+            self.party.name(),
+            self.public_key()
+        )
     }
 }
 
@@ -327,10 +332,20 @@ pub fn pin(
             }),
             (Some(url), None) => return Err(missing(party, url)),
             (None, Some(_)) => {
-                return Err(format!("an identity key is pinned for {party}, whose URL is not given"));
+                return Err(format!(
+                    "an identity key is pinned for {party}, whose URL is not given"
+                ));
             }
             (None, None) => {}
         }
+    }
+    let fewest = orthomask_survey::policy::MIN_SHARE_SERVICES;
+    if !right_urls.is_empty() && right_urls.len() < fewest {
+        return Err(format!(
+            "{} right-masking services are named, but share mode needs at least {fewest} (or \
+             none, for the basic protocol alone)",
+            right_urls.len()
+        ));
     }
     if keys.rights.len() != right_urls.len() {
         return Err(format!(
@@ -474,7 +489,11 @@ mod tests {
     #[test]
     fn a_configuration_pins_every_peer_it_names_and_nothing_by_address_alone() {
         let own = Identity::from_secret(Party::Right(1), [1; 32]);
-        let urls = ["http://r0".to_owned(), "http://r1".to_owned(), "http://r2".to_owned()];
+        let urls = [
+            "http://r0".to_owned(),
+            "http://r1".to_owned(),
+            "http://r2".to_owned(),
+        ];
         let keys = PeerKeys {
             collector: Some(key(2)),
             provider: Some(key(3)),
@@ -484,7 +503,12 @@ mod tests {
         let parties: Vec<Party> = peers.iter().map(|p| p.party).collect();
         assert_eq!(
             parties,
-            [Party::Collector, Party::Provider, Party::Right(0), Party::Right(2)]
+            [
+                Party::Collector,
+                Party::Provider,
+                Party::Right(0),
+                Party::Right(2)
+            ]
         );
         let no_key = PeerKeys {
             provider: None,
@@ -497,7 +521,10 @@ mod tests {
             ..keys.clone()
         };
         let e = pin(&own, Some("http://c"), Some("http://p"), &urls, &short).unwrap_err();
-        assert!(e.contains("3 right-masking services are named but 1"), "{e}");
+        assert!(
+            e.contains("3 right-masking services are named but 1"),
+            "{e}"
+        );
         let wrong_own = PeerKeys {
             rights: vec![key(4), key(6), key(5)],
             ..keys

@@ -24,9 +24,9 @@ use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{ApiJson, ApiPath, json};
 use crate::intake::{self, StoredForm};
 use crate::intake_http::{self, IntakeCore, IntakeService};
+use crate::outbox::{self, OutboxItem};
 use crate::peer_auth::Peer;
 use crate::peers::{IDENTITY_KEY_FILE, Identity, Party, PeerKeys};
-use crate::outbox::{self, OutboxItem};
 use crate::states::{IntakeCohort, OutboxKind};
 use crate::store::{ClosedSignal, f64s_to_blob};
 use crate::wire::{
@@ -132,7 +132,9 @@ impl Right {
                 &cfg.right_urls,
                 &cfg.peer_keys,
             )
-            .map_err(|e| ServerError::Config(format!("right-masking service {}: {e}", cfg.index)))?,
+            .map_err(|e| {
+                ServerError::Config(format!("right-masking service {}: {e}", cfg.index))
+            })?,
         );
         let opened = intake_http::open_intake(
             &intake_http::IntakeFiles {
@@ -476,7 +478,10 @@ async fn status(
     peer: Peer,
     ApiPath(survey): ApiPath<String>,
 ) -> Result<Response, ApiError> {
-    peer.require(Party::Collector, "a survey's status at a right-masking service")?;
+    peer.require(
+        Party::Collector,
+        "a survey's status at a right-masking service",
+    )?;
     right.0.core.regs.get(&survey)?;
     let value = right
         .0
@@ -501,7 +506,7 @@ async fn left_masked(
 ) -> Result<Response, ApiError> {
     peer.require(Party::Provider, "handing on a left-masked block")?;
     let reg = right.share_registration(&survey)?;
-    let message: LeftMasked = peer
+    let (message, _held): (LeftMasked, _) = peer
         .read_json(body, reg.body_limits().left_masked, "the left-masked block")
         .await?;
     let me = right.0.cfg.index;
@@ -686,7 +691,7 @@ async fn hand_on(
         &format!("handing on the unmasking key of share {from}"),
     )?;
     let reg = right.share_registration(&survey)?;
-    let message: HandOn = peer
+    let (message, _held): (HandOn, _) = peer
         .read_json(body, reg.body_limits().hand_on, "the hand-on")
         .await?;
     let k = reg.share_services;

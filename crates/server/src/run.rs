@@ -8,10 +8,10 @@ use crate::collector::{Collector, CollectorConfig, Demonstration};
 use crate::error::ServerError;
 use crate::http::{self, Bearer, Limits, RateLimit};
 use crate::intake_http::IntakeService;
-use crate::peer_auth::PeerAuth;
-use crate::peers::{IDENTITY_KEY_FILE, Identity, Party, PeerKeys, Peers};
 use crate::keys::{SecretSource, load_secret};
 use crate::msp::{Msp, MspConfig};
+use crate::peer_auth::PeerAuth;
+use crate::peers::{IDENTITY_KEY_FILE, Identity, Party, PeerKeys, Peers};
 use crate::ratelimit::RateLimiter;
 use crate::right::{Right, RightConfig};
 use crate::store::ClosedSignal;
@@ -466,7 +466,10 @@ impl AllDirs {
 ///
 /// # Errors
 /// [`ServerError`] for a directory or key file that cannot be made or read.
-pub fn identities_in(data_dir: &std::path::Path, right_services: usize) -> Result<PeerKeys, ServerError> {
+pub fn identities_in(
+    data_dir: &std::path::Path,
+    right_services: usize,
+) -> Result<PeerKeys, ServerError> {
     AllDirs::of(data_dir, right_services).identities()
 }
 

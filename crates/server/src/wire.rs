@@ -541,7 +541,10 @@ mod tests {
         let fits = |what: &str, body: Vec<u8>, limit: u64| {
             let len = body.len() as u64;
             assert!(len <= limit, "{what}: {len} > {limit}");
-            assert!(limit - len <= ENVELOPE_BYTES, "{what}: {len} far below {limit}");
+            assert!(
+                limit - len <= ENVELOPE_BYTES,
+                "{what}: {len} far below {limit}"
+            );
         };
         fits(
             "share block",

@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
-use orthomask_server::peers::Party;
 use orthomask_server::Limits;
+use orthomask_server::peers::Party;
 use reqwest::Method;
 use serde_json::json;
 
@@ -180,7 +180,12 @@ async fn admin_and_peer_endpoints_need_their_tokens() {
         );
     }
     let answer = send(&http, Method::PUT, &result, Some(&json!({})), None).await;
-    refused("a cohort result without a signature", &answer, 401, "signed");
+    refused(
+        "a cohort result without a signature",
+        &answer,
+        401,
+        "signed",
+    );
 
     // Bad drafts: one line naming the field; duplicates: 409.
     let mut bad = draft("t", 4, false, true);
@@ -663,7 +668,10 @@ async fn invitations_gate_the_definition_and_survive_a_reload() {
         "{fate}"
     );
     let (regrouped, fresh) = load(&http, first).await;
-    assert_eq!(regrouped.masking.cohort, 1, "the sender answers again in the next cohort");
+    assert_eq!(
+        regrouped.masking.cohort, 1,
+        "the sender answers again in the next cohort"
+    );
     assert_ne!(fresh.nonce, sent_nonce);
     let (moved, again) = load(&http, second).await;
     assert_eq!(moved.masking.cohort, 1, "the no-show joins the next cohort");

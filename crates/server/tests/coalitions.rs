@@ -581,7 +581,11 @@ fn share_mode_with_two_services_breaks_with_the_collector_and_one_service() {
             .stream(StreamId::ParticipantNoise { participant: 1 })
             .rng();
         let parts = orthomask_core::protocol::collusion::split_into_shares(
-            &record, answer_count, 2, tau, &mut split,
+            &record,
+            answer_count,
+            2,
+            tau,
+            &mut split,
         )
         .unwrap();
         for (j, share) in parts.iter().enumerate() {

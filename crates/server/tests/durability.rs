@@ -330,9 +330,13 @@ async fn hand_over_waits_for_the_collector(gone: Gone) {
         let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
         assert_eq!(status, 201, "{body}");
     }
-    let view = wait_for_peer_view(&http, &msp_url, (&collector_identity, Party::Provider), "waits", |v| {
-        v["outbox"][0]["attempts"].as_u64().unwrap_or(0) >= 2
-    })
+    let view = wait_for_peer_view(
+        &http,
+        &msp_url,
+        (&collector_identity, Party::Provider),
+        "waits",
+        |v| v["outbox"][0]["attempts"].as_u64().unwrap_or(0) >= 2,
+    )
     .await;
     let item = &view["outbox"][0];
     assert_eq!(item["state"], "pending", "{view}");
@@ -369,9 +373,13 @@ async fn hand_over_waits_for_the_collector(gone: Gone) {
     assert_same_regression(&raw, &csv);
     // The provider records the delivery once the collector's answer reaches it, which may be
     // after the release is published.
-    wait_for_peer_view(&http, &msp_url, (&collector_identity, Party::Provider), "waits", |v| {
-        v["outbox"][0]["state"] == "delivered"
-    })
+    wait_for_peer_view(
+        &http,
+        &msp_url,
+        (&collector_identity, Party::Provider),
+        "waits",
+        |v| v["outbox"][0]["state"] == "delivered",
+    )
     .await;
     collector.stop().await;
     msp.stop().await;

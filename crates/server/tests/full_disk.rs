@@ -11,8 +11,8 @@
 mod common;
 
 use common::*;
-use orthomask_server::peers::Party;
 use orthomask_server::error::STORE_FULL_RETRY_AFTER_S;
+use orthomask_server::peers::Party;
 use reqwest::Method;
 use std::path::Path;
 use std::process::Command;
@@ -199,17 +199,27 @@ async fn a_hand_over_to_a_collector_with_a_full_disk_waits_and_is_delivered() {
         let (status, body) = post_upload(&http, &uploads[0].0, &uploads[0].1).await;
         assert_eq!(status, 201, "the provider has room: {body}");
     }
-    let view = wait_for_peer_view(&http, &msp_url, (&collector_identity, Party::Provider), "waits", |v| {
-        v["outbox"][0]["last_error"]
-            .as_str()
-            .is_some_and(|e| e.contains("disk is full"))
-    })
+    let view = wait_for_peer_view(
+        &http,
+        &msp_url,
+        (&collector_identity, Party::Provider),
+        "waits",
+        |v| {
+            v["outbox"][0]["last_error"]
+                .as_str()
+                .is_some_and(|e| e.contains("disk is full"))
+        },
+    )
     .await;
     assert_eq!(view["outbox"][0]["state"], "pending", "{view}");
     std::fs::remove_file(&filler).unwrap();
-    wait_for_peer_view(&http, &msp_url, (&collector_identity, Party::Provider), "waits", |v| {
-        v["outbox"][0]["state"] == "delivered"
-    })
+    wait_for_peer_view(
+        &http,
+        &msp_url,
+        (&collector_identity, Party::Provider),
+        "waits",
+        |v| v["outbox"][0]["state"] == "delivered",
+    )
     .await;
     let (status, view) = send(
         &http,

@@ -15,8 +15,8 @@
 mod common;
 
 use common::*;
-use orthomask_server::peers::{Identity, Party};
 use orthomask_core::key::Key;
+use orthomask_server::peers::{Identity, Party};
 use orthomask_survey::client as device;
 use serde_json::Value;
 
@@ -26,7 +26,10 @@ async fn provider_uploads(
     collector: &Identity,
     survey: &str,
 ) -> Value {
-    peer_view(http, msp, (collector, Party::Provider), survey).await.1["cohorts"].clone()
+    peer_view(http, msp, (collector, Party::Provider), survey)
+        .await
+        .1["cohorts"]
+        .clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -97,7 +100,13 @@ async fn uploads_no_honest_device_makes_are_refused_before_they_are_stored() {
             "{what}: {body}"
         );
     }
-    let (_, view) = peer_view(&http, all.rights[1].url(), (peer, Party::Right(1)), "shared").await;
+    let (_, view) = peer_view(
+        &http,
+        all.rights[1].url(),
+        (peer, Party::Right(1)),
+        "shared",
+    )
+    .await;
     assert_eq!(view["cohorts"][0]["uploads"], 0, "{view}");
     all.stop().await;
 }

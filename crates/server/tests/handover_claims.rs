@@ -12,8 +12,8 @@ mod common;
 
 use common::tap::{hold, start_tapped};
 use common::*;
-use orthomask_server::peers::{Identity, Party};
 use nalgebra::DMatrix;
+use orthomask_server::peers::{Identity, Party};
 use orthomask_server::wire::{CohortResult, MaskingOutcome, WireMatrix};
 use reqwest::Method;
 use serde_json::Value;
@@ -102,7 +102,14 @@ async fn basic_claims_the_lists_contradict_are_refused_and_the_genuine_is_taken(
             nonces,
             outcome,
         };
-        let (status, body) = claim(&http, &identity_of(dir.path(), Party::Provider), collector, "claims", &result).await;
+        let (status, body) = claim(
+            &http,
+            &identity_of(dir.path(), Party::Provider),
+            collector,
+            "claims",
+            &result,
+        )
+        .await;
         assert_eq!(status, 422, "{why}: {body}");
         assert!(
             body["error"].as_str().unwrap().contains(why),
@@ -183,7 +190,14 @@ async fn share_mode_claims_the_lists_contradict_are_refused_and_the_genuine_is_t
             nonces: Vec::new(),
             outcome,
         };
-        let (status, body) = claim(&http, &identity_of(dir.path(), Party::Provider), collector, "share-claims", &result).await;
+        let (status, body) = claim(
+            &http,
+            &identity_of(dir.path(), Party::Provider),
+            collector,
+            "share-claims",
+            &result,
+        )
+        .await;
         assert_eq!(status, 422, "{body}");
         assert!(
             body["error"]

@@ -105,9 +105,13 @@ async fn fill_a_cohort(http: &reqwest::Client, msp: &str, survey: &str) {
 /// The provider's outbox entry for cohort 0 once it reaches `state` (waiting for the step,
 /// with a generous deadline, never asserting a duration).
 async fn outbox_reaches(http: &reqwest::Client, msp: &str, survey: &str, state: &str) -> Value {
-    wait_for_peer_view(http, msp, (&collector_identity(), Party::Provider), survey, |v| {
-        v["outbox"][0]["state"] == state
-    })
+    wait_for_peer_view(
+        http,
+        msp,
+        (&collector_identity(), Party::Provider),
+        survey,
+        |v| v["outbox"][0]["state"] == state,
+    )
     .await["outbox"][0]
         .clone()
 }

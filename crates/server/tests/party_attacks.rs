@@ -81,8 +81,13 @@ async fn a_registration_is_believed_only_from_the_pinned_collector_and_never_rep
     // by the collector itself under another design, refused too — never replaced.
     let genuine_other = direct_survey("genuine", 13, &[], collector_signing_key(data));
     for who in [&right_0, &outsider()] {
-        let (status, body) =
-            register(&http, (who, Party::Provider), msp, &genuine_other.registration).await;
+        let (status, body) = register(
+            &http,
+            (who, Party::Provider),
+            msp,
+            &genuine_other.registration,
+        )
+        .await;
         assert!(matches!(status, 401 | 403), "{who:?}: {body}");
     }
     let (status, body) = register(
@@ -98,7 +103,10 @@ async fn a_registration_is_believed_only_from_the_pinned_collector_and_never_rep
     let shares = direct_survey(
         "hijack-shares",
         12,
-        &all.rights.iter().map(|r| r.url().to_owned()).collect::<Vec<_>>(),
+        &all.rights
+            .iter()
+            .map(|r| r.url().to_owned())
+            .collect::<Vec<_>>(),
         collector_signing_key(data),
     );
     let (status, body) = register(
@@ -151,7 +159,9 @@ async fn a_definition_the_collector_weakened_is_refused_by_devices_and_services(
     });
     let mut registration = registration;
     registration["share_services"] = json!(2);
-    let device = orthomask_survey::floors::check(&two).unwrap_err().to_string();
+    let device = orthomask_survey::floors::check(&two)
+        .unwrap_err()
+        .to_string();
     assert!(device.contains("right-masking services"), "{device}");
     for (to, base) in [
         (Party::Provider, all.msp.url()),
@@ -172,7 +182,9 @@ async fn a_definition_the_collector_weakened_is_refused_by_devices_and_services(
         t.masking.qa_constant = Some(0.0);
     });
     registration["qa_constant"] = json!(0.0);
-    let device = orthomask_survey::floors::check(&zero).unwrap_err().to_string();
+    let device = orthomask_survey::floors::check(&zero)
+        .unwrap_err()
+        .to_string();
     assert!(device.contains("QA"), "{device}");
     let (status, body) = register(
         &http,
@@ -225,8 +237,7 @@ async fn a_cohort_closed_early_loses_no_answer_and_only_the_collector_closes() {
     })
     .await;
     for nonce in &first_nonces {
-        let (status, fate) =
-            cohort_fate(&http, all.collector.url(), "early", 0, Some(nonce)).await;
+        let (status, fate) = cohort_fate(&http, all.collector.url(), "early", 0, Some(nonce)).await;
         assert_eq!(status, 200, "{fate}");
         assert_eq!(fate["fate"], "regrouped", "{fate}");
         assert_eq!(fate["answer_again"], true, "{fate}");
@@ -308,15 +319,10 @@ async fn a_peer_body_beyond_what_the_design_allows_is_refused_before_it_is_read(
     let base = all.collector.url();
     let path = "/api/peer/surveys/flood/cohorts/0/result";
     let url = format!("{base}{path}");
-    let signature = orthomask_server::peer_auth::sign(
-        &provider,
-        Party::Collector,
-        &Method::PUT,
-        &url,
-        b"",
-    )
-    .await
-    .unwrap();
+    let signature =
+        orthomask_server::peer_auth::sign(&provider, Party::Collector, &Method::PUT, &url, b"")
+            .await
+            .unwrap();
     let mut head = format!(
         "PUT {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
          Content-Length: {}\r\n",
@@ -330,7 +336,14 @@ async fn a_peer_body_beyond_what_the_design_allows_is_refused_before_it_is_read(
     let answer = head_only(base, head).await;
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     // The collector keeps serving.
-    let (status, _) = send(&http, Method::GET, &format!("{base}/api/health"), None, None).await;
+    let (status, _) = send(
+        &http,
+        Method::GET,
+        &format!("{base}/api/health"),
+        None,
+        None,
+    )
+    .await;
     assert_eq!(status, 200);
     all.stop().await;
 }
@@ -425,8 +438,8 @@ async fn a_share_mode_liar_shifting_every_share_is_caught() {
     let age = 1;
     let lie = |share: &orthomask_survey::upload::Upload, shift: f64| {
         let mut liar = share.clone();
-        for j in 0..answers_n {
-            liar.values[j] = scaled[j] / k + if j == age { shift } else { 0.0 };
+        for (j, (value, answer)) in liar.values[..answers_n].iter_mut().zip(&scaled).enumerate() {
+            *value = answer / k + if j == age { shift } else { 0.0 };
         }
         liar
     };
@@ -469,7 +482,14 @@ async fn an_outsider_cannot_tell_a_real_survey_from_none() {
         upload.credential.as_mut().unwrap().survey = survey.to_owned();
         let upload = serde_json::to_value(&upload).unwrap();
         let asked = [
-            send(&http, Method::GET, &format!("{c}/api/surveys/{survey}/status"), None, None).await,
+            send(
+                &http,
+                Method::GET,
+                &format!("{c}/api/surveys/{survey}/status"),
+                None,
+                None,
+            )
+            .await,
             send(
                 &http,
                 Method::POST,
@@ -478,8 +498,14 @@ async fn an_outsider_cannot_tell_a_real_survey_from_none() {
                 None,
             )
             .await,
-            send(&http, Method::GET, &format!("{c}/api/surveys/{survey}/release.csv"), None, None)
-                .await,
+            send(
+                &http,
+                Method::GET,
+                &format!("{c}/api/surveys/{survey}/release.csv"),
+                None,
+                None,
+            )
+            .await,
             cohort_fate(&http, c, survey, 0, None).await,
             cohort_fate(&http, c, survey, 0, Some(&"ab".repeat(16))).await,
             send(
@@ -520,7 +546,12 @@ async fn every_answer_carries_a_permissions_policy() {
     let mut bases: Vec<&str> = vec![all.collector.url(), all.msp.url()];
     bases.extend(all.rights.iter().map(|r| r.url()));
     for base in bases {
-        for path in ["/api/health", "/api/nothing", "/", "/api/peer/surveys/x/status"] {
+        for path in [
+            "/api/health",
+            "/api/nothing",
+            "/",
+            "/api/peer/surveys/x/status",
+        ] {
             let answer = http.get(format!("{base}{path}")).send().await.unwrap();
             let policy = answer
                 .headers()

@@ -181,7 +181,15 @@ async fn a_part_reporting_an_impossible_rounding_scale_is_refused() {
         let body = serde_json::to_value(part(scale)).unwrap();
         let (http, url, from) = (http.clone(), url.clone(), service_0.clone());
         async move {
-            send_signed(&http, &from, Party::Collector, Method::PUT, &url, Some(&body)).await
+            send_signed(
+                &http,
+                &from,
+                Party::Collector,
+                Method::PUT,
+                &url,
+                Some(&body),
+            )
+            .await
         }
     };
     let answer = put_part(1e300).await;

@@ -609,7 +609,10 @@ mod tests {
             .flat_map(|v| v[..answers].to_vec())
             .fold(0.0f64, |m, v| m.max(v.abs()));
         assert!(largest < coordinate_high, "{largest} {coordinate_high}");
-        assert!(largest > 0.3 * coordinate_high, "the noise is real: {largest}");
+        assert!(
+            largest > 0.3 * coordinate_high,
+            "the noise is real: {largest}"
+        );
     }
 
     /// Laurent & Massart's ends enclose the exact χ² quantiles at the same level, computed by an

@@ -62,6 +62,17 @@ pub enum TrustError {
         /// Where the definition came from.
         source_name: String,
     },
+    /// A basic-protocol definition, not a demonstration, reached without an invitation: its
+    /// device key would be anyone's who opens the link, the provider's included.
+    #[error(
+        "survey {survey:?} uses the basic protocol, whose device key lets whoever loads it read \
+         every answer of its group, yet this page reached it without an invitation; it was \
+         refused and nothing was sent"
+    )]
+    OpenBasicProtocol {
+        /// The survey.
+        survey: String,
+    },
     /// An upload address outside the deployment.
     #[error(
         "the survey definition sends answers to {url}, which is not one of this deployment's \
@@ -574,9 +585,54 @@ impl Deployment {
     }
 }
 
+/// How a device reached a definition: through an invitation it was given, or by a link anyone
+/// may open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reached {
+    /// With an invitation token.
+    ByInvitation,
+    /// Without one.
+    Openly,
+}
+
+/// What a device checks of how it reached `definition` (issue 43: every field of a signed
+/// definition has a floor or a reason, and whether a survey is by invitation is not a field).
+/// A basic-protocol definition carries the cohort's device key, from which `B_k` is built: reached
+/// by a link anyone may open, it is the key of anyone who opens it — the provider's included,
+/// which then reads every upload of the cohort. The collector's planner never makes such a survey
+/// (`draft::DraftError::OpenBasicSurvey`), so a device that meets one was served it by a dishonest
+/// collector, and refuses it — unless it is a demonstration (`masking.teaching`), whose keys are
+/// published and which says so. Share mode holds no device key and may be open.
+///
+/// # Errors
+/// [`TrustError::OpenBasicProtocol`].
+pub fn check_reached(definition: &SurveyDefinition, reached: Reached) -> Result<(), TrustError> {
+    let masking = &definition.masking;
+    if reached == Reached::Openly && masking.share_mode.is_none() && !masking.teaching {
+        return Err(TrustError::OpenBasicProtocol {
+            survey: definition.id.clone(),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A basic-protocol survey opens without an invitation only as a demonstration; share mode
+    /// and invitations open either way.
+    #[test]
+    fn a_basic_survey_reached_without_an_invitation_is_refused_unless_a_demonstration() {
+        let mut d = definition();
+        assert!(d.masking.teaching, "the sample is a demonstration");
+        check_reached(&d, Reached::Openly).unwrap();
+        d.masking.teaching = false;
+        check_reached(&d, Reached::ByInvitation).unwrap();
+        let e = check_reached(&d, Reached::Openly).unwrap_err();
+        assert!(matches!(e, TrustError::OpenBasicProtocol { .. }), "{e}");
+        assert!(!e.to_string().contains('\n'));
+    }
 
     const SAMPLE: &str = include_str!("../../../www/surveys/leaps-demo.json");
 

@@ -18,7 +18,7 @@ pub enum ServeCommand {
     Msp(MspArgs),
     /// The data collector: surveys, definitions, unmasking B, QA, the release; serves the web app.
     Collector(CollectorArgs),
-    /// A right-masking service of share mode (seed 000 §3.5); run K₁ ≥ 2 of them.
+    /// A right-masking service of share mode (seed 000 §3.5); a deployment runs three or more.
     Right(RightArgs),
     /// Collector, provider and right-masking services in one process on this host, each with its
     /// own directory, store, key file and identity key, pinning one another's.
@@ -52,6 +52,20 @@ fn party(text: &str) -> Result<Party> {
 /// A pinned identity key on the command line, in one line naming the flag when it is not one.
 fn party_key(text: &str, flag: &str) -> Result<PartyKey> {
     PartyKey::from_hex(text).map_err(|e| anyhow::anyhow!("{flag} {text:?}: {e}"))
+}
+
+/// The `--right` list names no right-masking service, or at least the fewest share mode runs
+/// with (`orthomask_survey::policy::MIN_SHARE_SERVICES`; the services check it again).
+fn share_services(urls: &[String]) -> Result<()> {
+    let fewest = orthomask_survey::policy::MIN_SHARE_SERVICES;
+    if !urls.is_empty() && urls.len() < fewest {
+        bail!(
+            "{} right-masking services are named (--right), but share mode needs at least \
+             {fewest} (or none, for the basic protocol alone)",
+            urls.len()
+        );
+    }
+    Ok(())
 }
 
 /// Every `--right-key`, in order.
@@ -274,6 +288,18 @@ fn secret(file: Option<&PathBuf>, variable: &str, default: &Path, what: &str) ->
 }
 
 impl CommonArgs {
+    /// `--listen` as a socket address's text: `host:port`, not a URL.
+    fn listen(&self) -> Result<String> {
+        if self.listen.contains("://") {
+            bail!(
+                "--listen {:?} takes host:port (e.g. 127.0.0.1:8081), not a URL; the URL others \
+                 reach the service at is --public-url",
+                self.listen
+            );
+        }
+        Ok(self.listen.clone())
+    }
+
     fn public_url(&self) -> Result<String> {
         match &self.public_url {
             Some(u) => base_url(u, "--public-url"),
@@ -296,9 +322,50 @@ fn web_dir(dir: &Path, no_web: bool) -> Option<PathBuf> {
     Some(dir.to_owned())
 }
 
-/// `serve identity`: the public half of the party's identity key, made when absent.
+/// The party a data directory already belongs to, by the files its service keeps there: its
+/// survey key file names its role, and only the collector keeps `collector-signing-key`.
+fn party_of_directory(dir: &Path) -> Result<Option<Party>> {
+    let collector = dir.join(orthomask_server::collector::SIGNING_KEY_FILE);
+    let identity = dir.join(IDENTITY_KEY_FILE);
+    if crate::io::exists(&collector) && !crate::io::exists(&identity) {
+        return Ok(Some(Party::Collector));
+    }
+    for file in ["msp-keys.json", "right-keys.json", "collector-keys.json"] {
+        let path = dir.join(file);
+        if !crate::io::exists(&path) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        let role = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v["role"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let party = match role.as_str() {
+            "msp" => Some(Party::Provider),
+            "collector" => Some(Party::Collector),
+            other => Party::from_name(other),
+        };
+        return Ok(party);
+    }
+    Ok(None)
+}
+
+/// `serve identity`: the public half of the party's identity key, made when absent, on standard
+/// output alone (for scripts); on standard error, which flags its peers' operators pin it with.
 fn print_identity(a: &IdentityArgs) -> Result<()> {
     let party = party(&a.party)?;
+    if let Some(found) = party_of_directory(&a.data_dir)?
+        && found != party
+    {
+        bail!(
+            "{} is the data directory of {found} ({}), not of --party {}: give the directory of \
+             the service whose key you want",
+            a.data_dir.display(),
+            found.name(),
+            a.party
+        );
+    }
     orthomask_server::keys::create_private_dir(&a.data_dir)?;
     let file = match party {
         Party::Collector => orthomask_server::collector::SIGNING_KEY_FILE,
@@ -306,6 +373,23 @@ fn print_identity(a: &IdentityArgs) -> Result<()> {
     };
     let identity = Identity::load_or_create(&a.data_dir.join(file), party)?;
     println!("{}", identity.public_key());
+    let pin = match party {
+        Party::Collector => {
+            "--collector-key at the masking service provider and at every right-masking service"
+                .to_owned()
+        }
+        Party::Provider => {
+            "--msp-key at the data collector and at every right-masking service".to_owned()
+        }
+        Party::Right(i) => format!(
+            "--right-key (position {i} of the list) at the data collector, the masking service \
+             provider and every right-masking service, this one included"
+        ),
+    };
+    eprintln!(
+        "{party}'s identity key, kept in {}: its peers' operators pin it as {pin}",
+        a.data_dir.join(file).display()
+    );
     Ok(())
 }
 
@@ -318,9 +402,18 @@ pub fn run(command: ServeCommand) -> Result<()> {
     orthomask_server::log::init();
     // Check every argument before any secret file is created.
     match &command {
-        ServeCommand::Msp(a) => a.common.limits.limits().map(drop)?,
-        ServeCommand::Right(a) => a.common.limits.limits().map(drop)?,
-        ServeCommand::Collector(a) => a.common.limits.limits().map(drop)?,
+        ServeCommand::Msp(a) => {
+            a.common.limits.limits()?;
+            share_services(&a.right)?;
+        }
+        ServeCommand::Right(a) => {
+            a.common.limits.limits()?;
+            share_services(&a.right)?;
+        }
+        ServeCommand::Collector(a) => {
+            a.common.limits.limits()?;
+            share_services(&a.right)?;
+        }
         ServeCommand::All(a) => a.limits.limits().map(drop)?,
         ServeCommand::Identity(_) => {}
     }
@@ -339,7 +432,7 @@ pub fn run(command: ServeCommand) -> Result<()> {
                 },
                 data_dir: a.common.data_dir.clone(),
             },
-            a.common.listen,
+            a.common.listen()?,
         ),
         ServeCommand::Right(a) => ServePlan::Right(
             RightConfig {
@@ -357,7 +450,7 @@ pub fn run(command: ServeCommand) -> Result<()> {
                 },
                 data_dir: a.common.data_dir.clone(),
             },
-            a.common.listen,
+            a.common.listen()?,
         ),
         ServeCommand::Collector(a) => ServePlan::Collector(
             CollectorConfig {
@@ -381,7 +474,7 @@ pub fn run(command: ServeCommand) -> Result<()> {
                 },
                 data_dir: a.common.data_dir.clone(),
             },
-            a.common.listen,
+            a.common.listen()?,
         ),
         ServeCommand::All(a) => ServePlan::All(AllConfig {
             host: a.host,

@@ -72,6 +72,18 @@ impl Collector {
             .map_err(|e| ApiError::failed("creating the survey key", &e))?;
         let reg = &registration;
         let body = serde_json::to_vec(reg).map_err(|e| ApiError::internal("registration", e))?;
+        // A service that took the registration keeps it (a registered survey is never
+        // replaced), so a creation that fails half way is retried with the same draft.
+        let partly = |e: ApiError| {
+            ApiError::new(
+                e.status(),
+                format!(
+                    "{}; the survey was not created, and a service that already took its \
+                     registration keeps it: create it again with the same draft, or under a new id",
+                    e.message()
+                ),
+            )
+        };
         if body.len() as u64 > crate::wire::MAX_REGISTRATION_BYTES {
             return Err(ApiError::bad_request(format!(
                 "the survey's definition makes a registration of {} bytes, more than the {} the \
@@ -90,7 +102,8 @@ impl Collector {
                 format!("{}/api/peer/surveys/{id}", col.0.cfg.msp_url),
                 Some(body.clone()),
             )
-            .await?;
+            .await
+            .map_err(partly)?;
         }
         for (name, url) in col.upload_services(share)? {
             col.call_peer(
@@ -99,7 +112,8 @@ impl Collector {
                 format!("{url}/api/peer/surveys/{id}"),
                 Some(body.clone()),
             )
-            .await?;
+            .await
+            .map_err(partly)?;
         }
         col.cohort_call(&id, 0, share, CohortStep::Open).await?;
         let template = serde_json::to_string(&planned.template)

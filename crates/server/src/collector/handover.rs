@@ -564,8 +564,11 @@ async fn checked_content(
 /// refusal (an honest cohort refused, with device-side DP) is as rare as a refused honest upload
 /// (`policy::UPLOAD_FALSE_REFUSAL`, per cohort here).
 fn cohort_check(row: &SurveyRow) -> Result<CohortCheck, ApiError> {
-    CohortCheck::new(&row.template, orthomask_survey::policy::UPLOAD_FALSE_REFUSAL)
-        .map_err(|e| ApiError::internal("the survey's cohort check", e))
+    CohortCheck::new(
+        &row.template,
+        orthomask_survey::policy::UPLOAD_FALSE_REFUSAL,
+    )
+    .map_err(|e| ApiError::internal("the survey's cohort check", e))
 }
 
 impl Collector {
@@ -592,7 +595,9 @@ pub(super) async fn cohort_result(
 ) -> Result<Response, ApiError> {
     peer.require(Party::Provider, "handing a cohort to the collector")?;
     let limit = col.peer_body_limits(&survey).await?.cohort_result;
-    let result: CohortResult = peer.read_json(body, limit, "the cohort's hand-over").await?;
+    let (result, _held): (CohortResult, _) = peer
+        .read_json(body, limit, "the cohort's hand-over")
+        .await?;
     if result.survey != survey || result.cohort != cohort {
         return Err(ApiError::bad_request(
             "the result's survey or cohort differs from the URL's",
@@ -717,7 +722,7 @@ pub(super) async fn share_part(
         &format!("handing the collector part {index}"),
     )?;
     let limit = col.peer_body_limits(&survey).await?.share_part;
-    let part: SharePart = peer.read_json(body, limit, "the share part").await?;
+    let (part, _held): (SharePart, _) = peer.read_json(body, limit, "the share part").await?;
     if part.survey != survey || part.cohort != cohort || part.index != index {
         return Err(ApiError::bad_request(
             "the part's survey, cohort or index differs from the URL's",

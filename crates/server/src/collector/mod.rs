@@ -471,7 +471,6 @@ impl Collector {
         self.admin(headers).map(|()| Admin(()))
     }
 
-
     /// The services that hold a survey's uploads: the provider, or the right-masking services.
     ///
     /// # Errors
@@ -520,9 +519,9 @@ impl Collector {
             .send(method, &url, body)
             .await
             .map_err(|e| match e {
-                PeerError::Retry(m, _) => {
-                    ApiError::unavailable(format!("{name} is unreachable ({m}); try again"))
-                }
+                PeerError::Retry(m, _) => ApiError::unavailable(format!(
+                    "{name} did not take the request ({m}); try again"
+                )),
                 PeerError::Rejected(m) => ApiError::bad_gateway(format!("{name} refused: {m}")),
             })
     }

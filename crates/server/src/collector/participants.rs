@@ -189,8 +189,7 @@ fn place_survey(
         })
         .optional()
         .map_err(sql)?;
-    let (status, current_cohort, plan_text) =
-        row.ok_or_else(|| no_survey_for_this_link(survey))?;
+    let (status, current_cohort, plan_text) = row.ok_or_else(|| no_survey_for_this_link(survey))?;
     let plan = match (known_plan, plan_text) {
         (Some(plan), _) => plan,
         (None, Some(text)) => {

@@ -7,8 +7,8 @@ pub mod tap;
 
 use nalgebra::DMatrix;
 use orthomask_core::key::Key;
-use orthomask_core::protocol::share_handover::FixedMatrix;
 use orthomask_core::mask::Mask;
+use orthomask_core::protocol::share_handover::FixedMatrix;
 use orthomask_core::protocol::tm2::right_mask_from_device_key;
 use orthomask_server::Limits;
 use orthomask_server::peers::{IDENTITY_KEY_FILE, Identity, Party, PeerKeys};
