@@ -91,15 +91,23 @@ export function collectorKey() {
 }
 
 /** The canonical bytes of a credential (crates/survey/src/trust.rs, UploadCredential). */
-function credentialBytes({ survey, cohort, nonce, expires_at: expires }) {
+function credentialBytes({ survey, cohort, nonce, expires_at: expires, key_digest: digest }) {
   const u64 = (n) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(n)); return b; };
   const s = Buffer.from(survey, 'utf8'); const n = Buffer.from(nonce, 'utf8');
   const c = Buffer.alloc(4); c.writeUInt32LE(cohort);
-  return Buffer.concat([u64(s.length), s, c, u64(n.length), n, u64(expires)]);
+  const parts = [u64(s.length), s, c, u64(n.length), n, u64(expires)];
+  // The device key's digest, appended length-prefixed when the credential names one (issue 43).
+  if (digest !== undefined) { const d = Buffer.from(digest, 'utf8'); parts.push(u64(d.length), d); }
+  return Buffer.concat(parts);
 }
 
-export function issueCredential(key, survey, cohort, expiresAt) {
+/**
+ * A credential for one upload; `rightMaskKey` (a basic-protocol definition's device key, 64 hex
+ * digits) makes it name the key's digest — SHA-256 of its hex text — as the collector's do.
+ */
+export function issueCredential(key, survey, cohort, expiresAt, rightMaskKey) {
   const c = { survey, cohort, nonce: randomBytes(16).toString('hex'), expires_at: expiresAt };
+  if (rightMaskKey) c.key_digest = createHash('sha256').update(rightMaskKey, 'utf8').digest('hex');
   return { ...c, signature: key.sign(CREDENTIAL_CONTEXT, credentialBytes(c)) };
 }
 
@@ -107,7 +115,7 @@ export function issueCredential(key, survey, cohort, expiresAt) {
 function credentialProblem(key, c, survey, cohort) {
   if (typeof c !== 'object' || c === null) return 'this upload carries no upload credential';
   const keys = Object.keys(c).sort().join(',');
-  if (keys !== 'cohort,expires_at,nonce,signature,survey') return `credential fields: ${keys}`;
+  if (keys !== 'cohort,expires_at,nonce,signature,survey' && keys !== 'cohort,expires_at,key_digest,nonce,signature,survey') return `credential fields: ${keys}`;
   if (!/^[0-9a-f]{32}$/.test(c.nonce)) return 'credential nonce malformed';
   if (!key.verify(CREDENTIAL_CONTEXT, credentialBytes(c), c.signature)) return 'the upload credential is not signed by this survey\'s collector';
   if (c.survey !== survey || c.cohort !== cohort) return 'the upload credential is for another survey or cohort';
@@ -149,7 +157,7 @@ async function offer(dist, base, id, cohort, key, forger, mode, secret) {
   const signer = mode === 'other_key' ? forger : key;
   return {
     signed: { definition: text, signature: signer.sign(DEFINITION_CONTEXT, Buffer.from(text, 'utf8')) },
-    credential: issueCredential(signer, id, def.masking.cohort, Math.floor(Date.now() / 1000) + 3600),
+    credential: issueCredential(signer, id, def.masking.cohort, Math.floor(Date.now() / 1000) + 3600, def.masking.right_mask_key),
   };
 }
 

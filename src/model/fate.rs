@@ -140,6 +140,7 @@ mod tests {
                     nonce: nonce.into(),
                     expires_at: 1,
                     signature: String::new(),
+                    key_digest: None,
                 }),
                 definition: String::new(),
                 build: String::new(),

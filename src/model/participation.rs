@@ -307,7 +307,9 @@ pub fn open_demonstration(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use orthomask_survey::trust::{CollectorSigningKey, SignedDefinition};
+    use orthomask_survey::trust::{
+        CollectorSigningKey, SignedDefinition, credential_key_digest, nonce_text,
+    };
 
     const LEAPS: &str = include_str!("../../www/surveys/leaps-demo.json");
     const SHARES: &str = include_str!("../../www/surveys/shares-demo.json");
@@ -367,12 +369,13 @@ mod tests {
     fn offer_text(signer: &CollectorSigningKey, d: &SurveyDefinition, expires_at: u64) -> String {
         let offer = DefinitionOffer {
             signed: SignedDefinition::sign(signer, d),
-            credential: UploadCredential::issue(
+            credential: UploadCredential::reissue_for_key(
                 signer,
                 &d.id,
                 d.masking.cohort,
-                [5; 16],
+                &nonce_text([5; 16]),
                 expires_at,
+                credential_key_digest(d),
             ),
         };
         serde_json::to_string(&offer).unwrap()

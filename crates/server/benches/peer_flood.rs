@@ -179,7 +179,10 @@ fn main() {
     });
     let after = peak_mib(pid);
     let busy = statuses.iter().filter(|(_, budget)| *budget).count();
-    let read = statuses.iter().filter(|(s, budget)| *s != 0 && !budget).count();
+    let read = statuses
+        .iter()
+        .filter(|(s, budget)| *s != 0 && !budget)
+        .count();
     let statuses: Vec<u16> = statuses
         .iter()
         .filter(|(_, budget)| !budget)

@@ -60,7 +60,10 @@ pub fn json_from_bytes<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError>
     // an array as their fields in order (`[]` as a request with every field absent): refuse
     // anything but an object (found by the contract test, issue 43).
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if matches!(first, Some(b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')) {
+    if matches!(
+        first,
+        Some(b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+    ) {
         return Err(refused(&"the body must be a JSON object"));
     }
     // Straight into the type: one pass over the body (uploads are long), and serde refuses
@@ -421,10 +424,17 @@ mod tests {
         for body in ["[]", "[\"x\"]", "  []", "1", "\"s\"", "null", "true"] {
             let e = upload_from(body).await.unwrap_err();
             assert_eq!(e.status(), StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-            assert!(e.message().contains("a JSON object"), "{body}: {}", e.message());
+            assert!(
+                e.message().contains("a JSON object"),
+                "{body}: {}",
+                e.message()
+            );
         }
         // Not JSON at all is still a syntax error.
-        assert_eq!(upload_from("{").await.unwrap_err().status(), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            upload_from("{").await.unwrap_err().status(),
+            StatusCode::BAD_REQUEST
+        );
     }
 
     #[test]

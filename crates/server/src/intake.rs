@@ -37,6 +37,11 @@ pub const ADDED_COLUMNS: &[crate::store::AddedColumn] = &[
         column: "right_masked",
         declaration: "INTEGER NOT NULL DEFAULT 1",
     },
+    crate::store::AddedColumn {
+        table: "uploads",
+        column: "device_key",
+        declaration: "TEXT NOT NULL DEFAULT ''",
+    },
 ];
 
 /// The form in which an upload's values are stored (the `right_masked` column).
@@ -84,6 +89,7 @@ CREATE TABLE IF NOT EXISTS uploads (
     nonce TEXT NOT NULL,
     build TEXT NOT NULL DEFAULT '',
     right_masked INTEGER NOT NULL DEFAULT 1,
+    device_key TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (survey, token),
     FOREIGN KEY (survey, cohort) REFERENCES cohorts(survey, cohort)
 );
@@ -386,11 +392,31 @@ pub fn accept(
             upload.cohort, upload.survey
         )));
     }
+    // Every upload of a cohort names the same device key (issue 43's adversarial review): a
+    // collector that handed one participant a key of its own could find that row after the
+    // provider's mask and read it, so a second key in one cohort is refused, whichever came first.
+    let device_key = upload
+        .credential
+        .as_ref()
+        .and_then(|c| c.key_digest.clone())
+        .unwrap_or_default();
+    let cohort_key: Option<String> = conn
+        .prepare_cached("SELECT device_key FROM uploads WHERE survey = ?1 AND cohort = ?2 LIMIT 1")
+        .and_then(|mut s| s.query_row((&upload.survey, upload.cohort), |r| r.get(0)))
+        .optional()
+        .map_err(sql)?;
+    if cohort_key.is_some_and(|k| k != device_key) {
+        return Err(ApiError::forbidden(
+            "this upload was masked with another device key than the rest of its cohort: its \
+             device was given another definition than the cohort's; it was refused and nothing \
+             was stored",
+        ));
+    }
     let received_at = crate::time::now_rfc3339();
     conn.prepare_cached(
         "INSERT INTO uploads (survey, token, cohort, seq, upload_hash, received_at, masked, nonce,
-                              build, right_masked)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                              build, right_masked, device_key)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )
     .and_then(|mut s| {
         s.execute((
@@ -404,6 +430,7 @@ pub fn accept(
             &nonce,
             &upload.build,
             form.right_masked(),
+            &device_key,
         ))
     })
     .map_err(sql)?;

@@ -395,7 +395,19 @@ pub fn admit_upload(
             upload.cohort,
             crate::time::unix_seconds(),
         )
-        .map_err(|e| ApiError::forbidden(e.to_string()))?;
+        .map_err(|e| match e {
+            // What a credential that is not this survey's gets, whatever is wrong with it — as a
+            // survey not registered here answers ([`registration_for_upload`]): a malformed field
+            // or another survey's credential must not tell that this survey exists (issue 43 §6,
+            // found by the adversarial review). Another cohort or an expiry is told only to a
+            // holder of a credential this survey's collector signed.
+            CredentialError::Malformed { .. }
+            | CredentialError::Signature
+            | CredentialError::WrongSurvey { .. } => {
+                ApiError::forbidden(CredentialError::Signature.to_string())
+            }
+            other => ApiError::forbidden(other.to_string()),
+        })?;
     if upload.definition != registered.digest {
         return Err(ApiError::forbidden(
             "the upload was made for another definition than the one the collector registered \

@@ -17,7 +17,7 @@ use crate::intake;
 use crate::intake_http::{self, IntakeCore, IntakeService};
 use crate::outbox::{self, OutboxItem};
 use crate::peer_auth::Peer;
-use crate::peers::{IDENTITY_KEY_FILE, Identity, Party, PeerKeys};
+use crate::peers::{IDENTITY_KEY_FILE, Party, PeerKeys};
 use crate::states::{IntakeCohort, MaskingResult, OutboxKind, ShareCohort};
 use crate::store::{ClosedSignal, blob_to_f64s, f64s_to_blob};
 use crate::wire::{
@@ -111,20 +111,14 @@ impl Msp {
         shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
         crate::keys::create_private_dir(&cfg.data_dir)?;
-        let identity = Arc::new(Identity::load_or_create(
+        let (identity, peers) = crate::peers::open(
             &cfg.data_dir.join(IDENTITY_KEY_FILE),
             Party::Provider,
-        )?);
-        let peers = Arc::new(
-            crate::peers::pin(
-                &identity,
-                Some(&cfg.collector_url),
-                None,
-                &cfg.right_urls,
-                &cfg.peer_keys,
-            )
-            .map_err(|e| ServerError::Config(format!("masking service provider: {e}")))?,
-        );
+            Some(&cfg.collector_url),
+            None,
+            &cfg.right_urls,
+            &cfg.peer_keys,
+        )?;
         let opened = intake_http::open_intake(
             &intake_http::IntakeFiles {
                 data_dir: &cfg.data_dir,

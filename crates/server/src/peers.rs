@@ -375,6 +375,26 @@ pub fn pin(
     Peers::new(own.party(), own.public_key(), peers)
 }
 
+/// A service's own identity (loaded from `key_file`, made there when absent) and the peers its
+/// configuration pins ([`pin`]): what every service opens first.
+///
+/// # Errors
+/// [`ServerError`] for a key file that cannot be read or written, or a pinning [`pin`] refuses
+/// (named after the party).
+pub fn open(
+    key_file: &Path,
+    party: Party,
+    collector_url: Option<&str>,
+    provider_url: Option<&str>,
+    right_urls: &[String],
+    keys: &PeerKeys,
+) -> Result<(std::sync::Arc<Identity>, std::sync::Arc<Peers>), ServerError> {
+    let identity = Identity::load_or_create(key_file, party)?;
+    let peers = pin(&identity, collector_url, provider_url, right_urls, keys)
+        .map_err(|e| ServerError::Config(format!("{party}: {e}")))?;
+    Ok((std::sync::Arc::new(identity), std::sync::Arc::new(peers)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,7 +26,7 @@ use crate::intake::{self, StoredForm};
 use crate::intake_http::{self, IntakeCore, IntakeService};
 use crate::outbox::{self, OutboxItem};
 use crate::peer_auth::Peer;
-use crate::peers::{IDENTITY_KEY_FILE, Identity, Party, PeerKeys};
+use crate::peers::{IDENTITY_KEY_FILE, Party, PeerKeys};
 use crate::states::{IntakeCohort, OutboxKind};
 use crate::store::{ClosedSignal, f64s_to_blob};
 use crate::wire::{
@@ -120,22 +120,14 @@ impl Right {
         shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Vec<tokio::task::JoinHandle<()>>, ClosedSignal), ServerError> {
         crate::keys::create_private_dir(&cfg.data_dir)?;
-        let identity = Arc::new(Identity::load_or_create(
+        let (identity, peers) = crate::peers::open(
             &cfg.data_dir.join(IDENTITY_KEY_FILE),
             Party::Right(cfg.index),
-        )?);
-        let peers = Arc::new(
-            crate::peers::pin(
-                &identity,
-                Some(&cfg.collector_url),
-                Some(&cfg.msp_url),
-                &cfg.right_urls,
-                &cfg.peer_keys,
-            )
-            .map_err(|e| {
-                ServerError::Config(format!("right-masking service {}: {e}", cfg.index))
-            })?,
-        );
+            Some(&cfg.collector_url),
+            Some(&cfg.msp_url),
+            &cfg.right_urls,
+            &cfg.peer_keys,
+        )?;
         let opened = intake_http::open_intake(
             &intake_http::IntakeFiles {
                 data_dir: &cfg.data_dir,

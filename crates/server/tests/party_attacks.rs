@@ -277,6 +277,75 @@ async fn a_cohort_closed_early_loses_no_answer_and_only_the_collector_closes() {
     all.stop().await;
 }
 
+/// Issue 43's adversarial review, the collector alone: it hands one participant a definition
+/// with a device key of its own (and a credential naming it, or the device would refuse), so
+/// that after the provider's mask that participant's row is the one the cohort's key does not
+/// unmask — found through the QA column and read. Every credential of a cohort names its device
+/// key and the provider refuses a second one in a cohort: the retargeted upload is refused and
+/// nothing of it is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_participant_given_a_key_of_the_collectors_own_is_refused_by_the_provider() {
+    use orthomask_survey::trust::{DefinitionOffer, UploadCredential, device_key_digest};
+    let dir = tempfile::tempdir().unwrap();
+    let all = start(dir.path(), 0, None).await;
+    let http = client();
+    let created = create_survey(&http, &all, &draft("retarget", 12, false, true)).await;
+    let invited = links(&http, &all, &created, 2).await;
+    let (_, sent) = participate(&http, &invited[0], 0).await;
+    assert_eq!(sent[0].status, 201);
+    // The collector's own offer for the target, re-made with a fresh key.
+    let (status, text) = take_place(&http, &invited[1]).await;
+    assert_eq!(status, 200, "{text}");
+    let offer: DefinitionOffer = serde_json::from_str(&text).unwrap();
+    let mut target: SurveyDefinition = serde_json::from_str(&offer.signed.definition).unwrap();
+    let fresh = "c0ffee".repeat(10) + "c0ff";
+    target.masking.right_mask_key = Some(fresh.clone());
+    let signing = collector_signing_key(dir.path());
+    let credential = UploadCredential::reissue_for_key(
+        &signing,
+        "retarget",
+        offer.credential.cohort,
+        &offer.credential.nonce,
+        offer.credential.expires_at,
+        Some(device_key_digest(&fresh)),
+    );
+    let retargeted = DefinitionOffer {
+        signed: SignedDefinition::sign(&signing, &target),
+        credential: credential.clone(),
+    };
+    let deployment: orthomask_survey::trust::Deployment = serde_json::from_value(
+        send(
+            &http,
+            Method::GET,
+            &format!("{}/api/deployment", all.collector.url()),
+            None,
+            None,
+        )
+        .await
+        .1,
+    )
+    .unwrap();
+    // The device has no way to tell: the offer is consistent and signed by its collector.
+    let accepted = deployment.accept(&retargeted, "retargeted").unwrap();
+    let prepared = orthomask_survey::client::Client::new(&accepted)
+        .unwrap()
+        .with_credential(credential)
+        .prepare(
+            &answers(1),
+            &token(1),
+            &orthomask_core::key::Key::teaching(77_001),
+        )
+        .unwrap();
+    let d = &prepared.destinations[0];
+    let (status, body) = post_upload(&http, &d.url, &d.upload).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        one_line_error(&body).contains("another device key than the rest of its cohort"),
+        "{body}"
+    );
+    all.stop().await;
+}
+
 /// One request written on a fresh connection: the head only, announcing `length` bytes of body
 /// that never come. The service's answer's status line.
 async fn head_only(base: &str, head: String) -> String {
@@ -521,6 +590,19 @@ async fn an_outsider_cannot_tell_a_real_survey_from_none() {
                 Method::POST,
                 &format!("{m}/api/surveys/{survey}/uploads"),
                 Some(&upload),
+                None,
+            )
+            .await,
+            // A credential with a malformed nonce (found by the adversarial review).
+            send(
+                &http,
+                Method::POST,
+                &format!("{m}/api/surveys/{survey}/uploads"),
+                Some(&{
+                    let mut u = upload.clone();
+                    u["credential"]["nonce"] = json!("zz");
+                    u
+                }),
                 None,
             )
             .await,

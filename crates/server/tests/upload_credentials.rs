@@ -113,7 +113,21 @@ async fn uploads_without_a_valid_credential_are_refused_and_store_nothing() {
                 "other-token-00000001",
             ),
             403,
-            "for survey \"other\"",
+            // Answered as a forged one: another survey's credential must not tell that this
+            // survey exists (issue 43 §6).
+            "not signed by this survey's collector",
+        ),
+        (
+            "malformed",
+            junk(
+                Some(UploadCredential {
+                    nonce: "zz".into(),
+                    ..credential.clone()
+                }),
+                "malformed-token-0001",
+            ),
+            403,
+            "not signed by this survey's collector",
         ),
     ];
     for (what, upload, status, message) in &attacks {

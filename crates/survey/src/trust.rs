@@ -73,6 +73,12 @@ pub enum TrustError {
         /// The survey.
         survey: String,
     },
+    /// A credential that does not name the device key of the definition handed out with it.
+    #[error(
+        "the upload credential names another device key than the survey definition handed out \
+         with it; it was refused and nothing was sent"
+    )]
+    OtherDeviceKey,
     /// An upload address outside the deployment.
     #[error(
         "the survey definition sends answers to {url}, which is not one of this deployment's \
@@ -346,19 +352,56 @@ pub struct UploadCredential {
     pub nonce: String,
     /// Expiry, seconds since the Unix epoch (UTC).
     pub expires_at: u64,
+    /// The digest of the cohort's device key ([`device_key_digest`]) the definition handed out
+    /// with this credential carries; absent in share mode, where no device holds a key. Signed
+    /// with the rest: every upload of a cohort must name the same one, so a collector that hands
+    /// one participant a key of its own — whose row it could then find after the provider's mask
+    /// and read (issue 43's adversarial review) — is refused by the provider, and a device refuses
+    /// a credential that does not name its own key ([`Deployment::accept`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_digest: Option<String>,
     /// Ed25519 signature (128 hex digits) on the canonical bytes (module documentation).
     pub signature: String,
 }
 
+/// The digest of a device key as a credential names it: the SHA-256 (64 hex digits) of the
+/// key's 64 hex digits as the definition writes them. It reveals nothing of the 256-bit key.
+pub fn device_key_digest(right_mask_key_hex: &str) -> String {
+    crate::merkle::sha256_hex(right_mask_key_hex.trim().as_bytes())
+}
+
+/// The device-key digest every credential handed out with `definition` names: its device key's
+/// ([`device_key_digest`]), or none when it has none (share mode). The collector issues with it
+/// and a device checks it ([`Deployment::accept`]).
+pub fn credential_key_digest(definition: &SurveyDefinition) -> Option<String> {
+    definition
+        .masking
+        .right_mask_key
+        .as_deref()
+        .map(device_key_digest)
+}
+
 impl UploadCredential {
-    fn signed_bytes(survey: &str, cohort: u32, nonce: &str, expires_at: u64) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(32 + survey.len() + nonce.len());
+    fn signed_bytes(
+        survey: &str,
+        cohort: u32,
+        nonce: &str,
+        expires_at: u64,
+        key_digest: Option<&str>,
+    ) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(112 + survey.len() + nonce.len());
         bytes.extend_from_slice(&(survey.len() as u64).to_le_bytes());
         bytes.extend_from_slice(survey.as_bytes());
         bytes.extend_from_slice(&cohort.to_le_bytes());
         bytes.extend_from_slice(&(nonce.len() as u64).to_le_bytes());
         bytes.extend_from_slice(nonce.as_bytes());
         bytes.extend_from_slice(&expires_at.to_le_bytes());
+        // Appended only when present, length-prefixed: a credential without one signs the bytes
+        // it always did.
+        if let Some(digest) = key_digest {
+            bytes.extend_from_slice(&(digest.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(digest.as_bytes());
+        }
         bytes
     }
 
@@ -382,15 +425,29 @@ impl UploadCredential {
         nonce: &str,
         expires_at: u64,
     ) -> Self {
+        Self::reissue_for_key(key, survey, cohort, nonce, expires_at, None)
+    }
+
+    /// [`Self::reissue`] naming the digest of the cohort's device key ([`device_key_digest`]),
+    /// as the collector issues every basic-protocol credential.
+    pub fn reissue_for_key(
+        key: &CollectorSigningKey,
+        survey: &str,
+        cohort: u32,
+        nonce: &str,
+        expires_at: u64,
+        key_digest: Option<String>,
+    ) -> Self {
         let signature = key.sign(
             CREDENTIAL_CONTEXT,
-            &Self::signed_bytes(survey, cohort, nonce, expires_at),
+            &Self::signed_bytes(survey, cohort, nonce, expires_at, key_digest.as_deref()),
         );
         Self {
             survey: survey.to_owned(),
             cohort,
             nonce: nonce.to_owned(),
             expires_at,
+            key_digest,
             signature,
         }
     }
@@ -412,7 +469,13 @@ impl UploadCredential {
             field: "nonce",
             reason: e.to_string(),
         })?;
-        let bytes = Self::signed_bytes(&self.survey, self.cohort, &self.nonce, self.expires_at);
+        let bytes = Self::signed_bytes(
+            &self.survey,
+            self.cohort,
+            &self.nonce,
+            self.expires_at,
+            self.key_digest.as_deref(),
+        );
         if !key.verifies(CREDENTIAL_CONTEXT, &bytes, &self.signature) {
             return Err(CredentialError::Signature);
         }
@@ -581,6 +644,9 @@ impl Deployment {
             &definition.id,
             definition.masking.cohort,
         )?;
+        if offer.credential.key_digest != credential_key_digest(&definition) {
+            return Err(TrustError::OtherDeviceKey);
+        }
         Ok(definition)
     }
 }
@@ -763,7 +829,8 @@ mod tests {
         // Context separation: a credential signature never verifies as a definition signature.
         let k = key(5);
         let c = UploadCredential::issue(&k, "s", 0, [1; NONCE_BYTES], 10);
-        let bytes = UploadCredential::signed_bytes(&c.survey, c.cohort, &c.nonce, c.expires_at);
+        let bytes =
+            UploadCredential::signed_bytes(&c.survey, c.cohort, &c.nonce, c.expires_at, None);
         let as_definition = SignedDefinition {
             definition: String::from_utf8_lossy(&bytes).into_owned(),
             signature: c.signature,
@@ -774,6 +841,63 @@ mod tests {
         ));
     }
 
+    /// The credential a collector issues with `d`: naming `d`'s device key, if it has one.
+    fn credential_for(
+        k: &CollectorSigningKey,
+        d: &SurveyDefinition,
+        cohort: u32,
+    ) -> UploadCredential {
+        UploadCredential::reissue_for_key(
+            k,
+            &d.id,
+            cohort,
+            &nonce_text([2; NONCE_BYTES]),
+            100,
+            credential_key_digest(d),
+        )
+    }
+
+    /// Issue 43's adversarial review: a collector that hands one participant a definition with a
+    /// key of its own — to find that row after the provider's mask and read it — must hand it a
+    /// credential naming that key too (the device refuses one naming another), and the provider
+    /// refuses a second key in one cohort. The digest is signed: changing it breaks the credential.
+    #[test]
+    fn a_credential_names_its_definitions_device_key_and_signs_it() {
+        let k = key(11);
+        let deployment = deployment(&k);
+        let d = definition();
+        let genuine = DefinitionOffer {
+            signed: SignedDefinition::sign(&k, &d),
+            credential: credential_for(&k, &d, d.masking.cohort),
+        };
+        deployment.accept(&genuine, "s").unwrap();
+        let mut retargeted = d.clone();
+        retargeted.masking.right_mask_key = Some("ab".repeat(32));
+        let with_old_credential = DefinitionOffer {
+            signed: SignedDefinition::sign(&k, &retargeted),
+            credential: genuine.credential.clone(),
+        };
+        assert!(matches!(
+            deployment.accept(&with_old_credential, "s"),
+            Err(TrustError::OtherDeviceKey)
+        ));
+        let without = DefinitionOffer {
+            signed: SignedDefinition::sign(&k, &d),
+            credential: UploadCredential::issue(&k, &d.id, d.masking.cohort, [2; NONCE_BYTES], 100),
+        };
+        assert!(matches!(
+            deployment.accept(&without, "s"),
+            Err(TrustError::OtherDeviceKey)
+        ));
+        let mut tampered = genuine.credential.clone();
+        tampered.key_digest = Some(device_key_digest(&"ab".repeat(32)));
+        assert!(matches!(
+            tampered.check_issued(&k.public_key(), &d.id, d.masking.cohort),
+            Err(CredentialError::Signature)
+        ));
+        assert_eq!(device_key_digest(&"ab".repeat(32)).len(), 64);
+    }
+
     #[test]
     fn a_device_accepts_only_its_deployments_destinations() {
         let k = key(6);
@@ -781,7 +905,7 @@ mod tests {
         let d = definition();
         let offer = DefinitionOffer {
             signed: SignedDefinition::sign(&k, &d),
-            credential: UploadCredential::issue(&k, &d.id, d.masking.cohort, [2; NONCE_BYTES], 100),
+            credential: credential_for(&k, &d, d.masking.cohort),
         };
         assert_eq!(deployment.accept(&offer, "s").unwrap(), d);
         // Signed by the collector, but uploading elsewhere: still refused.
@@ -813,8 +937,7 @@ mod tests {
         assert!(deployment.check_destinations(&twice).is_err());
         // A credential for another cohort is refused before masking.
         let mut other_cohort = offer.clone();
-        other_cohort.credential =
-            UploadCredential::issue(&k, &d.id, d.masking.cohort + 1, [1; NONCE_BYTES], 60);
+        other_cohort.credential = credential_for(&k, &d, d.masking.cohort + 1);
         assert!(matches!(
             deployment.accept(&other_cohort, "s"),
             Err(TrustError::Credential(CredentialError::WrongCohort { .. }))

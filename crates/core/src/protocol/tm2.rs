@@ -301,7 +301,8 @@ impl Tm2Design {
     }
 
     /// Map the `p₁` data columns the collector recovered (`A₂X̃₁`, on the device's scale) back to
-    /// the answers' units, and run the QA check there. `error_scale` is the largest row norm of
+    /// the answers' units, and run the QA check there; the QA column returned is then exactly the
+    /// constant. `error_scale` is the largest row norm of
     /// what was unmasked (the scale of its rounding errors, on the device's scale).
     ///
     /// # Why the release is unchanged (seed 000 §2; [`crate::scaling`])
@@ -340,10 +341,20 @@ impl Tm2Design {
             }
         }
         let qa = match (self.qa_constant, self.qa_column()) {
-            (Some(c), Some(j)) => Some(
-                check_constant(leading.column(j).iter(), c, error_scale * self.qa_unit())
-                    .require_pass()?,
-            ),
+            (Some(c), Some(j)) => {
+                let report =
+                    check_constant(leading.column(j).iter(), c, error_scale * self.qa_unit())
+                        .require_pass()?;
+                // Once it passed, the QA column is exactly `c`: it carries no answer, and what it
+                // held within the check's allowance is no honest party's rounding alone. A party
+                // that altered one record by `δ` below the allowance (a provider adding `δ` times
+                // another upload to it; a right-masking service adding `δ` to its share's QA
+                // entry) would otherwise read that record back from the release: the QA column's
+                // sum and its cross-products with the answers would be `c·s_j + δ·c·x_tj`
+                // (issue 43, found by the adversarial review). The QA check itself is unchanged.
+                leading.column_mut(j).fill(c);
+                Some(report)
+            }
             _ => None,
         };
         if let Some(scaler) = &self.scaler {
@@ -1068,6 +1079,62 @@ mod tests {
             collector.unmask_cohort(0, &doubly),
             Err(ProtocolError::QaFailed { .. })
         ));
+    }
+
+    /// Issue 43's adversarial review: a provider that adds `δ` times one upload to another, `δ`
+    /// below the QA check's allowance, passes the check — and without the QA column set to `c`
+    /// after it, the released QA sum and QA × answer cross-products would carry `δ·c·x_t`, from
+    /// which anyone reads record `t`. The QA column the collector keeps is exactly `c`, so the
+    /// read gives nothing.
+    #[test]
+    fn a_record_altered_below_the_qa_allowance_cannot_be_read_back_from_the_qa_column() {
+        let raw = test_block(10, 2);
+        let design = Tm2Design::modified(2, 25, 40.0).unwrap();
+        let (ck, mk) = keys();
+        let collector = DataCollector::new(ck, design.clone()).unwrap();
+        let provider = MaskingServiceProvider::new(mk, design.clone());
+        let b = collector.right_mask(0).unwrap();
+        let device = Participant::new(&design, &b).unwrap();
+        let mut uploads = DMatrix::zeros(10, design.p());
+        for i in 0..10 {
+            let answers: Vec<f64> = raw.row(i).iter().copied().collect();
+            let row = device
+                .mask_record(
+                    &answers,
+                    &mut Key::teaching(3).stream(StreamId::Scratch(i as u64)).rng(),
+                )
+                .unwrap();
+            uploads.row_mut(i).copy_from_slice(&row);
+        }
+        // Record 3 += δ · record 7, as the provider can do to the masked uploads it stores.
+        let delta = 1e-11;
+        let seven = uploads.row(7).into_owned();
+        let altered = uploads.row(3) + seven * delta;
+        uploads.row_mut(3).copy_from(&altered);
+        let doubly = provider.mask_cohort(0, &uploads).unwrap();
+        let unmasked = collector.unmask_cohort(0, &doubly).unwrap();
+        assert!(
+            unmasked.qa.as_ref().unwrap().passed(),
+            "below the allowance"
+        );
+        let qa = design.qa_column().unwrap();
+        let c = DEFAULT_QA_CONSTANT;
+        assert!(unmasked.data.column(qa).iter().all(|&v| v == c));
+        // The attack's read: d = Σ QA − n c, and (Σ QA·x_j − c Σ x_j)/d would be record 7's
+        // answers (scaled by c's own) — now d is exactly 0 and there is nothing to divide.
+        let released = collector.release(&[unmasked]).unwrap().data;
+        // The signal the attack reads is `δ·c` times record 7's entries; what is left must be a
+        // hundredth of it at most (the release's own rounding, about 10⁻¹³ of `c·n`).
+        let signal = delta * c;
+        let d = released.column(qa).sum() - 10.0 * c;
+        assert!(d.abs() < signal / 100.0, "the QA sum still carries δ: {d}");
+        for j in 0..2 {
+            let cross = released.column(qa).dot(&released.column(j)) - c * released.column(j).sum();
+            assert!(
+                cross.abs() < signal * raw.amax() / 100.0,
+                "column {j}: the QA column still carries the altered record: {cross}"
+            );
+        }
     }
 
     #[test]

@@ -201,13 +201,8 @@ fn settle_invitations(
         )
         .map_err(sql)?;
     }
-    c.execute(
-        "UPDATE invitations SET cohort = NULL, nonce = NULL
-         WHERE survey = ?1 AND cohort = ?2 AND used_at IS NULL",
-        (survey, cohort),
-    )
-    .map_err(sql)?;
-    Ok(())
+    // The cohort's no-shows take a place in a later one.
+    free_invitations(c, survey, cohort)
 }
 
 /// A withheld cohort (too few records to mask, issue 43 §3): nothing of it is released, so no

@@ -25,7 +25,7 @@ mod release;
 use crate::error::{ApiError, ServerError, StoreError};
 use crate::http::{json, require_bearer};
 use crate::outbox::{PeerClient, PeerError};
-use crate::peers::{Identity, Party, PeerKeys};
+use crate::peers::{Party, PeerKeys};
 use crate::states::{CohortStep, SurveyState};
 use crate::store::{ClosedSignal, Store};
 use crate::wire::Registration;
@@ -209,10 +209,7 @@ struct Inner {
     /// place request's work in a burst (issue 24). A once-cell each: the requests that waited
     /// for their cohort to open all ask for it at once, and one of them makes it for all (in a
     /// burst of 5 000, 799 made it before the cell, the whole of each of the first cohorts).
-    signed: memo::Memo<
-        (String, u32),
-        Arc<tokio::sync::OnceCell<orthomask_survey::trust::SignedDefinition>>,
-    >,
+    signed: memo::Memo<(String, u32), Arc<tokio::sync::OnceCell<participants::CohortDefinition>>>,
     /// The cohorts known to be open at the services (`participants::Collector::open_cohort`):
     /// a burst's place requests find their cohort not yet open when they take their places,
     /// and without this each then queued behind the opening lock for a store read of its own,
@@ -333,20 +330,14 @@ impl Collector {
             crate::keys::load_or_create_signing_key(&cfg.data_dir.join(SIGNING_KEY_FILE))?;
         // The same file as `signing`: the collector's identity towards its peers is the key its
         // participants' devices verify (`crate::peers`).
-        let identity = Arc::new(Identity::load_or_create(
+        let (identity, peers) = crate::peers::open(
             &cfg.data_dir.join(SIGNING_KEY_FILE),
             Party::Collector,
-        )?);
-        let peers = Arc::new(
-            crate::peers::pin(
-                &identity,
-                None,
-                Some(&cfg.msp_url),
-                &cfg.right_urls,
-                &cfg.peer_keys,
-            )
-            .map_err(|e| ServerError::Config(format!("data collector: {e}")))?,
-        );
+            None,
+            Some(&cfg.msp_url),
+            &cfg.right_urls,
+            &cfg.peer_keys,
+        )?;
         let client = PeerClient::new(identity, peers.clone(), cfg.limits.peer_answer_timeout)
             .map_err(ServerError::Config)?;
         // An app directory without a built app is served as "not built" (`crate::web`), and

@@ -20,7 +20,8 @@ use orthomask_survey::draft::{SurveyPlan, hydrate};
 use orthomask_survey::merkle::sha256_hex;
 use orthomask_survey::policy::UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
 use orthomask_survey::trust::{
-    DefinitionOffer, NONCE_BYTES, SignedDefinition, UploadCredential, nonce_text,
+    DefinitionOffer, NONCE_BYTES, SignedDefinition, UploadCredential, credential_key_digest,
+    nonce_text,
 };
 use rusqlite::{Connection, OptionalExtension};
 use serde::Deserialize;
@@ -379,18 +380,27 @@ impl Collector {
     /// with `nonce`, valid for [`UPLOAD_CREDENTIAL_LIFETIME_SECONDS`] from now. The signed
     /// definition is made once per cohort (`Inner::signed`); only the credential is per place.
     async fn offer(&self, survey: &str, k: u32, nonce: &str) -> Result<Response, ApiError> {
-        let signed = self.signed_definition(survey, k).await?;
+        let cohort = self.signed_definition(survey, k).await?;
         let expires_at = crate::time::unix_seconds() + UPLOAD_CREDENTIAL_LIFETIME_SECONDS;
         let offer = DefinitionOffer {
-            signed,
-            credential: UploadCredential::reissue(&self.0.signing, survey, k, nonce, expires_at),
+            signed: cohort.signed,
+            // Naming the cohort's device key: every credential of a cohort names the same one, and
+            // the provider takes no upload naming another (`intake::accept`).
+            credential: UploadCredential::reissue_for_key(
+                &self.0.signing,
+                survey,
+                k,
+                nonce,
+                expires_at,
+                cohort.key_digest,
+            ),
         };
         Ok(json(StatusCode::OK, &offer))
     }
 
     /// Cohort `k`'s definition (its own device key), signed; made once and remembered
     /// (`Inner::signed`): requests that ask together wait for the one making it.
-    async fn signed_definition(&self, survey: &str, k: u32) -> Result<SignedDefinition, ApiError> {
+    async fn signed_definition(&self, survey: &str, k: u32) -> Result<CohortDefinition, ApiError> {
         let cell = self
             .0
             .signed
@@ -404,7 +414,7 @@ impl Collector {
 
     /// Make cohort `k`'s signed definition: the survey's row read, the cohort's device key
     /// derived, the template hydrated with it and signed.
-    async fn sign_definition(&self, survey: &str, k: u32) -> Result<SignedDefinition, ApiError> {
+    async fn sign_definition(&self, survey: &str, k: u32) -> Result<CohortDefinition, ApiError> {
         let s = survey.to_owned();
         let row = self.0.store.run(move |c| load_survey(c, &s)).await?;
         let key = self
@@ -424,8 +434,19 @@ impl Collector {
             k,
             &collector.device_key(k),
         );
-        Ok(SignedDefinition::sign(&self.0.signing, &definition))
+        Ok(CohortDefinition {
+            signed: SignedDefinition::sign(&self.0.signing, &definition),
+            key_digest: credential_key_digest(&definition),
+        })
     }
+}
+
+/// A cohort's signed definition and the digest of the device key it carries (none in share
+/// mode), which every credential of the cohort names.
+#[derive(Clone, Debug)]
+pub(super) struct CohortDefinition {
+    signed: SignedDefinition,
+    key_digest: Option<String>,
 }
 
 /// How many entries each of the collector's memos keeps (`super::memo`): cohorts' signed

@@ -210,9 +210,13 @@ pub async fn send_signed_bytes(
     let headers = orthomask_server::peer_auth::sign(from, to, &method, url, &bytes)
         .await
         .expect("a signature");
+    // Closed after the answer: a service refuses a peer it does not accept before reading the
+    // body, and closes that connection; a pooled client reusing it would race (the services'
+    // own outbox retries such a transport error with back-off).
     let request = client
         .request(method, url)
-        .header("content-type", "application/json");
+        .header("content-type", "application/json")
+        .header("connection", "close");
     let response = orthomask_server::peer_auth::apply(request, &headers)
         .body(bytes)
         .send()
