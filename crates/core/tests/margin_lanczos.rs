@@ -16,7 +16,8 @@ use nalgebra::DMatrix;
 use orthomask_core::key::{Key, StreamId};
 use orthomask_core::linalg::lanczos::{
     DECISION_SHARE, DENSE_MAX_ROWS, GramMethod, RESIDUAL_RELATIVE, dense_smallest_gram_eigenvalue,
-    lanczos_smallest_gram_eigenvalue, smallest_gram_eigenvalue,
+    lanczos_smallest_gram_eigenvalue, smallest_gram_difference_eigenvalue,
+    smallest_gram_eigenvalue,
 };
 use orthomask_core::protocol::design::condition_3_5_margin;
 use orthomask_core::random::fill_standard_normal;
@@ -188,4 +189,49 @@ fn the_check_rejects_an_unconverged_ritz_value() {
     let rayleigh = xv.norm_squared() / v.norm_squared();
     let floor = FLOOR * f64::EPSILON * largest_gram_eigenvalue(&x2) * 200.0;
     assert!(rayleigh > exact + floor + AGREES * exact);
+}
+
+/// The collector's padding check: `λ_min(Z Zᵀ − L Lᵀ)` with `Z = [L₀, Y] W` (`W` orthogonal, the
+/// right mask) and `L = Z W[:, :l]` the leading columns recovered, is `λ_min(Y Yᵀ)` of the padding
+/// `Y` — computed without unmasking it, on the dense path and on the Lanczos path, and decided
+/// against thresholds on both sides.
+#[test]
+fn the_gram_difference_is_the_padding_blocks_gram() {
+    for (m, l, p2) in [(12, 3, 460), (40, 5, 90), (300, 4, 700)] {
+        let leading = gaussian(m, l, (m + l) as u64);
+        let padding = gaussian(m, p2, (m * 3 + p2) as u64).map(|v| 0.2 * v);
+        let w = gaussian(l + p2, l + p2, 91).qr().q();
+        let mut record = DMatrix::zeros(m, l + p2);
+        record.columns_mut(0, l).copy_from(&leading);
+        record.columns_mut(l, p2).copy_from(&padding);
+        let z = &record * &w;
+        let recovered = &z * w.transpose().columns(0, l);
+        let label = format!("m = {m}, l = {l}, p2 = {p2}");
+        let estimate = smallest_gram_difference_eigenvalue(&z, &recovered, None).unwrap();
+        let expected = if m <= DENSE_MAX_ROWS {
+            GramMethod::Dense
+        } else {
+            GramMethod::Lanczos
+        };
+        assert_eq!(estimate.method, expected, "{label}");
+        check(&label, &padding, estimate.lower, estimate.ritz, None);
+        let exact = dense_smallest_gram_eigenvalue(&padding);
+        for t in [0.5 * exact, 1.01 * exact] {
+            let against = smallest_gram_difference_eigenvalue(&z, &recovered, Some(t)).unwrap();
+            check(&label, &padding, against.lower, against.ritz, Some(t));
+        }
+    }
+    // Fewer padding columns than rows: singular by shape; mismatched rows or NaN: no answer.
+    let z = gaussian(10, 12, 3);
+    let l = z.columns(0, 3).into_owned();
+    assert_eq!(
+        smallest_gram_difference_eigenvalue(&z, &l, None)
+            .unwrap()
+            .method,
+        GramMethod::RankDeficient
+    );
+    assert!(smallest_gram_difference_eigenvalue(&z, &gaussian(9, 3, 4), None).is_none());
+    let mut nan = l.clone();
+    nan[(0, 0)] = f64::NAN;
+    assert!(smallest_gram_difference_eigenvalue(&z, &nan, None).is_none());
 }

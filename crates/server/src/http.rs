@@ -201,7 +201,7 @@ pub fn require_bearer(headers: &HeaderMap, secret: &str, which: &str) -> Result<
 pub struct Bearer {
     /// The secret.
     pub secret: String,
-    /// Its name in the error message (`admin token`, `peer token`).
+    /// Its name in the error message (`admin token`).
     pub which: &'static str,
 }
 

@@ -247,7 +247,7 @@ pub fn peer_routes<S: IntakeService>() -> Router<S> {
         .route("/api/peer/surveys/{survey}/released", post(released::<S>))
 }
 
-/// `POST /api/peer/surveys/{survey}/released` (peer token): the collector has published the
+/// `POST /api/peer/surveys/{survey}/released` (signed by the pinned collector): the collector has published the
 /// survey's release, so this service keeps nothing that another party's view could be combined
 /// with (issue 20 §1): every stored vector of the survey ([`IntakeService::VECTOR_COLUMNS`]) and
 /// every hand-over body left in the outbox are overwritten (`secure_delete`), the write-ahead
@@ -265,8 +265,11 @@ pub async fn released<S: IntakeService>(
 ) -> Result<Response, ApiError> {
     peer.require(Party::Collector, "erasing a released survey")?;
     service.registrations().get(&survey)?;
-    // Not even the collector can make this service erase a survey still running (which would
-    // spoil it): the release must be published at the collector this service pins.
+    // A mistaken request cannot make this service erase a survey still running (which would
+    // spoil it): the release must be published at the collector this service pins. This guards
+    // against mistakes, not against the collector itself: a dishonest collector can serve a
+    // manifest of its own making and have its survey erased early — ending a survey it already
+    // decides the release of (`docs/threat-model.md`, the adversarial review).
     let core = service.core();
     let client = PeerClient::new(
         core.identity.clone(),

@@ -32,8 +32,8 @@
 //! 3. requires `created` no later than its own clock plus [`CLOCK_SKEW_ALLOWANCE_SECONDS`], and
 //!    `expires` no more than [`SIGNATURE_LIFETIME_SECONDS`] after `created` and not past;
 //! 4. remembers `(keyid, nonce)` until the signature expires and refuses it a second time
-//!    (replay); the memory holds at most [`REPLAY_ENTRIES`] (a pinned peer that signs more
-//!    within a lifetime is told to wait);
+//!    (replay); the memory holds at most [`REPLAY_ENTRIES`] for each pinned peer (a peer that
+//!    signs more within a lifetime is told to wait, and no other peer is);
 //! 5. requires `orthomask-to` to name this service.
 //!
 //! Then the handler asks [`Peer::require`] whether that party may make this request, and reads

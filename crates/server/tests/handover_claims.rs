@@ -174,7 +174,7 @@ async fn share_mode_claims_the_lists_contradict_are_refused_and_the_genuine_is_t
     }
     t.collector.wait_seen("PUT", "/cohorts/0/parts/").await;
     let collector = all.collector.url();
-    // The provider (or any peer-token holder) says the cohort yields nothing: every service
+    // The provider, signing as itself, says the cohort yields nothing: every service
     // published twelve receipts, so it is not believed.
     for outcome in [
         MaskingOutcome::Empty,

@@ -649,3 +649,109 @@ async fn every_answer_carries_a_permissions_policy() {
     }
     all.stop().await;
 }
+
+/// The provider's hand-over of `copied-row`-like survey `id` (cohorts of 12, by invitation,
+/// basic protocol) with its masked row 1 copied over row 0, signed as the provider — the one
+/// party that may hand a cohort over — ahead of the genuine one (held back at the collector's
+/// tap). `answer` gives participant `i`'s answers. The collector's view once the cohort settled.
+async fn copied_row_fate(
+    draft: Value,
+    answer: fn(u64) -> Vec<orthomask_survey::coding::Answer>,
+) -> Value {
+    use common::tap::{hold, start_tapped};
+    use orthomask_server::wire::{CohortResult, MaskingOutcome, WireMatrix};
+    let id = draft["id"].as_str().unwrap().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let t = start_tapped(dir.path(), 0).await;
+    let http = client();
+    let created = create_survey(&http, &t.all, &draft).await;
+    let invited = links(&http, &t.all, &created, 12).await;
+    t.collector.set_rule(Some(hold(&["/cohorts/0/result"])));
+    for (i, link) in (0..12u64).zip(&invited) {
+        let (_, uploads) = prepare(&http, link, i, &answer(i)).await;
+        for (url, upload) in uploads {
+            let (status, body) = post_upload(&http, &url, &upload).await;
+            assert_eq!(status, 201, "{body}");
+        }
+    }
+    let genuine = t.collector.wait_seen("PUT", "/cohorts/0/result").await;
+    let mut result: CohortResult = serde_json::from_value(genuine.json()).unwrap();
+    let MaskingOutcome::Masked { batch } = &result.outcome else {
+        panic!("a full cohort is handed over masked: {:?}", result.outcome)
+    };
+    let mut copied = batch.to_matrix().unwrap();
+    let row_1 = copied.row(1).clone_owned();
+    copied.set_row(0, &row_1);
+    result.outcome = MaskingOutcome::Masked {
+        batch: WireMatrix::from_matrix(&copied),
+    };
+    let (status, body) = send_signed(
+        &http,
+        &identity_of(dir.path(), Party::Provider),
+        Party::Collector,
+        Method::PUT,
+        &format!(
+            "{}/api/peer/surveys/{id}/cohorts/0/result",
+            t.all.collector.url()
+        ),
+        Some(&serde_json::to_value(&result).unwrap()),
+    )
+    .await;
+    assert_eq!(
+        status, 200,
+        "list-consistent and the provider's: believed, then judged: {body}"
+    );
+    let view = wait_for_view(&http, &t.all, &id, |v| {
+        v["cohorts"][0]["status"] != "open" && v["cohorts"][0]["status"] != "closed"
+    })
+    .await;
+    t.all.stop().await;
+    view
+}
+
+/// Issue 43's adversarial review, the provider alone: instead of an orthogonal `A₂,k` it applies
+/// any `M` with `M·1ₙ = 1ₙ` — here its masked batch with row 1 copied over row 0 — so QA passes
+/// (the QA column stays `c·1ₙ`), the hand-over is list-consistent and signed by the one party
+/// that may send it, and the release would carry `X₁ᵀMᵀMX₁` instead of the raw `X₁ᵀX₁`. The
+/// collector spoils the cohort: with a yes/no question, the cohort check already sees that the
+/// column's sum of squares is no longer its sum (`Σx² = Σx` for 0/1 answers); with only
+/// continuous answers, which no exact identity constrains, the padding check sees a direction of
+/// the cohort without padding noise (`padding_check`: `M` is singular). Its participants answer
+/// again, as after a failed QA check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_copying_one_masked_row_over_another_spoils_the_cohort() {
+    use orthomask_survey::coding::Answer;
+    let view = copied_row_fate(draft("copied-row", 12, false, true), answers).await;
+    assert_eq!(view["cohorts"][0]["status"], "spoilt", "{view}");
+    let note = view["cohorts"][0]["note"].as_str().unwrap();
+    assert!(
+        note.contains("\"smoker\"") && note.contains("sum of squares"),
+        "{note}"
+    );
+
+    let continuous = json!({
+        "id": "copied-row-continuous",
+        "title": "Income and wellbeing (test)",
+        "consent": "Test consent.",
+        "questions": [
+            {"id": "income", "label": "Income", "kind": "number", "min": 0, "max": 250},
+            {"id": "score", "label": "Wellbeing score", "kind": "number", "min": 0, "max": 100}
+        ],
+        "cohort_size": 12, "share_mode": false, "invitations": true
+    });
+    let view = copied_row_fate(continuous, |i| {
+        let mut g = Xorshift::new(7_000 + i);
+        vec![
+            Answer::Number(10.0 + g.uniform() * 200.0),
+            Answer::Number(g.uniform() * 100.0),
+        ]
+    })
+    .await;
+    assert_eq!(view["cohorts"][0]["status"], "spoilt", "{view}");
+    let note = view["cohorts"][0]["note"].as_str().unwrap();
+    assert!(
+        note.contains("carries no padding noise") && note.contains("not an orthogonal mask"),
+        "{note}"
+    );
+    assert_eq!(view["spoilt"]["reopened_invitations"], 12, "{view}");
+}

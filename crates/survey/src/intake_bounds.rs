@@ -172,12 +172,12 @@ pub enum UploadBounds {
 }
 
 /// `k + 2√(kt) + 2t` (Laurent & Massart, upper).
-fn chi2_upper(k: f64, t: f64) -> f64 {
+pub(crate) fn chi2_upper(k: f64, t: f64) -> f64 {
     k + 2.0 * (k * t).sqrt() + 2.0 * t
 }
 
 /// `max(0, k − 2√(kt))` (Laurent & Massart, lower).
-fn chi2_lower(k: f64, t: f64) -> f64 {
+pub(crate) fn chi2_lower(k: f64, t: f64) -> f64 {
     (k - 2.0 * (k * t).sqrt()).max(0.0)
 }
 

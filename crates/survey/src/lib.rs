@@ -39,6 +39,8 @@
 //! * [`cohort_check`] — whether a cohort's unmasked sums and cross-products could come from
 //!   honest records (the exact feasible sets of the declared ranges and codings), and how far one
 //!   liar can still move a mean;
+//! * [`padding_check`] — whether a provider's batch is an orthogonal mask of honest records: its
+//!   padding columns must keep the law honest devices give them;
 //! * [`trust`] — the collector's signatures: signed definitions, upload credentials, the
 //!   deployment a device may send to;
 //! * [`upload`] — the device's protocol messages: upload, receipt, upload hash;
@@ -93,6 +95,8 @@ pub mod floors;
 pub mod intake_bounds;
 
 pub mod cohort_check;
+
+pub mod padding_check;
 
 pub mod trust;
 

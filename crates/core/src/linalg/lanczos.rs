@@ -164,6 +164,45 @@ pub fn smallest_gram_eigenvalue(
     Some(lanczos_smallest_gram_eigenvalue(x, threshold).unwrap_or_else(|| dense(x)))
 }
 
+/// `λ_min(X Xᵀ − L Lᵀ)` for an `m × p` matrix `X` and an `m × l` matrix `L` whose columns are `X`
+/// times orthonormal columns, `L = X Q` with `QᵀQ = I` — so that the difference is the Gram
+/// matrix `X(I − QQᵀ)Xᵀ = Y Yᵀ` of `X`'s part outside `Q`'s span, positive semidefinite, and found
+/// without forming that part. The collector's check of the padding uses it: with `Z = Y B_k` the
+/// provider's batch and `L` the unmasked leading columns, `Z Zᵀ − L Lᵀ` is the padding block's
+/// Gram matrix, and removing `B_k` from all `p` columns would cost far more than the leading `p₁`.
+/// The operator is `v ↦ X(Xᵀv) − L(Lᵀv)`; everything else — the paths, the guard, the
+/// `threshold` — is as in [`smallest_gram_eigenvalue`].
+///
+/// Returns `None` for `m = 0`, non-finite entries, or `L` with another number of rows than `X`.
+pub fn smallest_gram_difference_eigenvalue(
+    x: &DMatrix<f64>,
+    less: &DMatrix<f64>,
+    threshold: Option<f64>,
+) -> Option<GramEigenvalue> {
+    let (m, p) = x.shape();
+    if m == 0 || less.nrows() != m || x.iter().chain(less.iter()).any(|v| !v.is_finite()) {
+        return None;
+    }
+    if p < m + less.ncols() {
+        // `Y` has `p − l < m` columns (when `L` is what the contract says): a singular Gram matrix.
+        return Some(GramEigenvalue {
+            lower: 0.0,
+            ritz: 0.0,
+            residual: 0.0,
+            products: 0,
+            method: GramMethod::RankDeficient,
+        });
+    }
+    let gram = Gram {
+        x,
+        less: Some(less),
+    };
+    if m <= DENSE_MAX_ROWS {
+        return Some(dense_of(&gram));
+    }
+    Some(lanczos(gram, threshold).unwrap_or_else(|| dense_of(&gram)))
+}
+
 /// The dense reference: the smallest eigenvalue of the formed `m × m` Gram matrix
 /// (`O(m²p + m³)`).
 pub fn dense_smallest_gram_eigenvalue(x: &DMatrix<f64>) -> f64 {
@@ -175,7 +214,20 @@ pub fn dense_smallest_gram_eigenvalue(x: &DMatrix<f64>) -> f64 {
 }
 
 fn dense(x: &DMatrix<f64>) -> GramEigenvalue {
-    let lambda = dense_smallest_gram_eigenvalue(x).max(0.0);
+    dense_of(&Gram { x, less: None })
+}
+
+fn dense_of(gram: &Gram<'_>) -> GramEigenvalue {
+    let mut formed = gram.x * gram.x.transpose();
+    if let Some(l) = gram.less {
+        formed -= l * l.transpose();
+    }
+    let lambda = formed
+        .symmetric_eigenvalues()
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .max(0.0);
     GramEigenvalue {
         lower: lambda,
         ritz: lambda,
@@ -238,9 +290,31 @@ fn add_gram_columns(columns: &[f64], m: usize, v: &[f64], acc: &mut [f64]) {
     }
 }
 
-/// The Krylov basis, the projected matrix and the operator `v ↦ X(Xᵀv)`.
-struct Krylov<'a> {
+/// The operator `v ↦ X(Xᵀv) − L(Lᵀv)` (no `L`: the plain Gram matrix).
+#[derive(Clone, Copy)]
+struct Gram<'a> {
     x: &'a DMatrix<f64>,
+    less: Option<&'a DMatrix<f64>>,
+}
+
+impl Gram<'_> {
+    fn rows(&self) -> usize {
+        self.x.nrows()
+    }
+
+    fn apply(&self, v: &DVector<f64>, out: &mut DVector<f64>) {
+        gram_product(self.x, v.as_slice(), out.as_mut_slice());
+        if let Some(l) = self.less {
+            let mut t = DVector::zeros(l.ncols());
+            t.gemv_tr(1.0, l, v, 0.0);
+            out.gemv(-1.0, l, &t, 1.0);
+        }
+    }
+}
+
+/// The Krylov basis, the projected matrix and the operator.
+struct Krylov<'a> {
+    gram: Gram<'a>,
     /// `m × capacity` storage; columns `..len` hold the orthonormal basis.
     basis: DMatrix<f64>,
     len: usize,
@@ -254,10 +328,10 @@ struct Krylov<'a> {
 }
 
 impl<'a> Krylov<'a> {
-    fn new(x: &'a DMatrix<f64>, capacity: usize) -> Self {
+    fn new(gram: Gram<'a>, capacity: usize) -> Self {
         Self {
-            x,
-            basis: DMatrix::zeros(x.nrows(), capacity),
+            gram,
+            basis: DMatrix::zeros(gram.rows(), capacity),
             len: 0,
             projected: DMatrix::zeros(capacity, capacity),
             scale: 0.0,
@@ -267,8 +341,8 @@ impl<'a> Krylov<'a> {
     }
 
     fn apply(&mut self, v: &DVector<f64>) -> DVector<f64> {
-        let mut out = DVector::zeros(self.x.nrows());
-        gram_product(self.x, v.as_slice(), out.as_mut_slice());
+        let mut out = DVector::zeros(self.gram.rows());
+        self.gram.apply(v, &mut out);
         self.products += 1;
         out
     }
@@ -337,7 +411,7 @@ impl<'a> Krylov<'a> {
     /// Thick restart: keep the `keep` smallest Ritz vectors as the basis, `H = diag(θ)`.
     fn restart(&mut self, keep: usize) {
         let (values, vectors) = self.ritz();
-        let mut kept = DMatrix::zeros(self.x.nrows(), keep);
+        let mut kept = DMatrix::zeros(self.gram.rows(), keep);
         gemm(
             1.0,
             &self.basis.columns(0, self.len),
@@ -374,7 +448,7 @@ impl<'a> Krylov<'a> {
             // The caller never asks for a vector beyond `m`, so a complement exists and a
             // Gaussian draw lands outside the span with probability one.
             *draws += 1;
-            v = start_direction(self.x.nrows(), *draws);
+            v = start_direction(self.gram.rows(), *draws);
             fresh = true;
         }
     }
@@ -398,14 +472,19 @@ pub fn lanczos_smallest_gram_eigenvalue(
     x: &DMatrix<f64>,
     threshold: Option<f64>,
 ) -> Option<GramEigenvalue> {
-    let m = x.nrows();
-    if m == 0 || x.iter().any(|v| !v.is_finite()) {
+    if x.nrows() == 0 || x.iter().any(|v| !v.is_finite()) {
         return None;
     }
+    lanczos(Gram { x, less: None }, threshold)
+}
+
+/// The Lanczos iteration on `gram` (`m ≥ 1` rows, finite entries).
+fn lanczos(gram: Gram<'_>, threshold: Option<f64>) -> Option<GramEigenvalue> {
+    let m = gram.rows();
     let capacity = m.min(KRYLOV_MAX);
     let keep = RESTART_KEEP.min(capacity - 1).max(1);
     let budget = MAX_PRODUCTS_PER_ROW * m + CHECK_EVERY_AFTER_RESTART;
-    let mut krylov = Krylov::new(x, capacity);
+    let mut krylov = Krylov::new(gram, capacity);
     let mut draws = 0u64;
     let start = start_direction(m, 0);
     let start_norm = start.norm();

@@ -832,6 +832,22 @@ impl DataCollector {
         cohort: u32,
         doubly_masked: &DMatrix<f64>,
     ) -> Result<UnmaskedCohort, ProtocolError> {
+        let leading = self.unmask_leading(cohort, doubly_masked)?;
+        self.unscale_cohort(cohort, leading, doubly_masked)
+    }
+
+    /// The first half of [`Self::unmask_cohort`]: `B_k` removed from `A₂,k X_k B_k` and the `p₁`
+    /// data columns kept, on the device's scale (`n × p₁`), before any check. A caller that checks
+    /// more than QA (the services' collector checks the padding's law from this and the batch)
+    /// calls this, then [`Self::unscale_cohort`].
+    ///
+    /// # Errors
+    /// [`ProtocolError::Shape`], [`ProtocolError::NonFinite`], mask errors.
+    pub fn unmask_leading(
+        &self,
+        cohort: u32,
+        doubly_masked: &DMatrix<f64>,
+    ) -> Result<DMatrix<f64>, ProtocolError> {
         if doubly_masked.ncols() != self.design.p() {
             return Err(ProtocolError::Shape {
                 what: "width of the provider's batch",
@@ -841,7 +857,20 @@ impl DataCollector {
         }
         require_finite(doubly_masked)?;
         let b = self.right_mask(cohort)?;
-        let leading = b.unmask_leading(doubly_masked, self.design.p1())?;
+        Ok(b.unmask_leading(doubly_masked, self.design.p1())?)
+    }
+
+    /// The second half of [`Self::unmask_cohort`]: the `leading` columns [`Self::unmask_leading`]
+    /// recovered from `doubly_masked`, in the answers' units, QA checked.
+    ///
+    /// # Errors
+    /// As [`Tm2Design::unscale_unmasked`] ([`ProtocolError::QaFailed`] among them).
+    pub fn unscale_cohort(
+        &self,
+        cohort: u32,
+        leading: DMatrix<f64>,
+        doubly_masked: &DMatrix<f64>,
+    ) -> Result<UnmaskedCohort, ProtocolError> {
         let (data, qa) = self
             .design
             .unscale_unmasked(leading, max_row_norm(doubly_masked))?;

@@ -490,7 +490,7 @@ pub(super) async fn leave_out(
 
 /// `POST /api/admin/surveys/{survey}/requeue`: every service that holds the survey's hand-overs
 /// sends the ones its peer refused again (after the administrator fixed the cause, e.g. a proxy's
-/// body limit or a peer token). Answers how many each service put back in its queue.
+/// body limit or a peer's pinned key). Answers how many each service put back in its queue.
 pub(super) async fn requeue(
     State(col): State<Collector>,
     _admin: Admin,

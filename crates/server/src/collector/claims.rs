@@ -1,8 +1,9 @@
 //! Whether the collector believes what a hand-over claims (issue 20 §5): pure verdicts, no SQL
 //! and no HTTP, over the receipt lists the accepting services published.
 //!
-//! A hand-over arrives with the peer token, which every service of a deployment holds, so the
-//! token says only that a service sent it. What a hand-over *claims* — that a cohort was masked
+//! A hand-over arrives signed by the party that may send it (`crate::peer_auth`: the provider for
+//! a cohort, right-masking service `i` for part `i`), so the signature says who sent it, not that
+//! it is true. What a hand-over *claims* — that a cohort was masked
 //! (with these rows), was empty, was withheld, or that a share part holds this service's uploads
 //! — is believed only when it agrees with the receipt lists the accepting services published
 //! when the cohort closed, and with the upload credentials the collector itself issued:
@@ -17,7 +18,7 @@
 //! | share part of service `i` | service `i`'s list is consistent, the part names its root and count, and has at most that many rows |
 //!
 //! A believed claim settles the cohort as it says (a masked batch still goes through the content
-//! checks: unmasking and QA). A claim that is not believed is **refused**: recorded with why (the survey team's status
+//! checks: unmasking, QA, the cohort's statistics and the padding's law). A claim that is not believed is **refused**: recorded with why (the survey team's status
 //! lists it), answered 422, and the cohort keeps waiting for the genuine hand-over — a forged or
 //! mistaken claim never settles a cohort and never blocks the genuine one. In share mode the
 //! provider keeps only participants whose shares reached every service, which a list cannot

@@ -34,6 +34,7 @@ use orthomask_survey::floors::Floors;
 use orthomask_survey::inclusion::PublishedList;
 use orthomask_survey::intake_bounds::UploadBounds;
 use orthomask_survey::merkle::sha256_hex;
+use orthomask_survey::padding_check::PaddingCheck;
 use orthomask_survey::policy::MAX_REOPENINGS;
 use rusqlite::{Connection, OptionalExtension};
 
@@ -492,8 +493,10 @@ fn claim_of(result: &CohortResult) -> Claim<'_> {
 }
 
 /// The content checks of a believed hand-over: a masked batch is unmasked (`B_k` removed, the
-/// noise columns dropped) and its QA column checked; one that fails is **spoilt** and its
-/// unmasked values are dropped here, never stored. An empty or withheld cohort brings nothing.
+/// noise columns dropped) and checked — its QA column, its statistics against the declared
+/// ranges (`cohort_check`), its padding's law (`padding_check`: the provider's mask must be
+/// orthogonal); one that fails is **spoilt** and its unmasked values are dropped here, never
+/// stored. An empty or withheld cohort brings nothing.
 ///
 /// # Errors
 /// 400 for a batch that is not a matrix; 500 when the survey's key or design is missing.
@@ -527,24 +530,35 @@ async fn checked_content(
         .design()
         .map_err(|e| ApiError::internal("unmasking", e))?;
     let check = cohort_check(row)?;
+    let padding = PaddingCheck::new(&design, orthomask_survey::policy::UPLOAD_FALSE_REFUSAL);
     let unmasked = crate::compute::core_task(move || {
         // The scale of the unmasking's rounding: the masked rows' largest length.
         let scale = orthomask_core::protocol::qa::max_row_norm(&batch);
-        DataCollector::new(key, design)?
-            .unmask_cohort(cohort, &batch)
-            .map(|u| {
-                let honest = check.check(&CohortMoments::of_rows(&u.data, Units::Declared), scale);
-                (u, honest)
-            })
+        let collector = DataCollector::new(key, design)?;
+        let leading = collector.unmask_leading(cohort, &batch)?;
+        let padding = padding.map(|p| p.check(&batch, &leading));
+        collector.unscale_cohort(cohort, leading, &batch).map(|u| {
+            let honest = check.check(&CohortMoments::of_rows(&u.data, Units::Declared), scale);
+            (u, honest, padding)
+        })
     })
     .await
     .map_err(|e| ApiError::internal("unmasking", e))?;
+    // The checks in order, the first that fails naming the spoilt cohort's note: QA (seed 003
+    // §3.1), the cohort's statistics (which name a column), the padding's law (the batch as a
+    // whole). Every note says which condition, never a number of the cohort's.
     match unmasked {
-        Ok((u, Ok(()))) => Content::received(&u.data, u.qa.as_ref()),
+        Ok((u, Ok(()), None | Some(Ok(_)))) => Content::received(&u.data, u.qa.as_ref()),
         // Statistics no cohort of honest records has: a liar inside the upload bounds (issue 43
-        // §5). Spoilt like a failed QA check; the note says which condition, never a number of
-        // the cohort's.
-        Ok((_, Err(refusal))) => Ok(Content::nothing(
+        // §5). Spoilt like a failed QA check.
+        Ok((_, Err(refusal), _)) => Ok(Content::nothing(
+            Settlement::Spoilt,
+            n,
+            Some(refusal.public_note()),
+        )),
+        // A batch that is not an orthogonal mask of honest records: a provider's `M` that copies,
+        // drops or stretches rows, or a device's missing padding (issue 43's adversarial review).
+        Ok((_, Ok(()), Some(Err(refusal)))) => Ok(Content::nothing(
             Settlement::Spoilt,
             n,
             Some(refusal.public_note()),
