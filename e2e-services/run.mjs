@@ -159,9 +159,13 @@ async function main() {
     // Every receipt is in the published list of its cohort, at every service that issued one.
     const status = await api('GET', `${services.collector}/api/surveys/${id}/status`, undefined, services.admin);
     if (status.status !== 200) throw new Error(`status: ${status.status} ${status.text}`);
-    // Without the token a real survey's status is not public.
+    // Without the token a real survey's status is not public, and not even its existence is
+    // told: the answer is the one for a survey that does not exist (issue 43 §6).
     const anonymous = await api('GET', `${services.collector}/api/surveys/${id}/status`);
-    if (anonymous.status !== 401) throw new Error(`an anonymous status request answered ${anonymous.status}: ${anonymous.text}`);
+    const none = await api('GET', `${services.collector}/api/surveys/no-such-survey/status`);
+    const same = anonymous.status === 404 && none.status === 404
+      && anonymous.json?.error === none.json?.error.replace('no-such-survey', id);
+    if (!same) throw new Error(`an anonymous status request answered ${anonymous.status}: ${anonymous.text}; for no survey: ${none.status} ${none.text}`);
     const bases = mode === 'shares' ? services.rights : [services.msp];
     const published = new Set();
     for (const c of status.json.cohorts.filter((c) => c.status === 'received')) {

@@ -755,3 +755,113 @@ async fn a_provider_copying_one_masked_row_over_another_spoils_the_cohort() {
     );
     assert_eq!(view["spoilt"]["reopened_invitations"], 12, "{view}");
 }
+
+/// Issue 43's adversarial review, the provider alone, reading an answer below every allowance:
+/// it knows its `A₂,0` (its own survey key) and every upload `x_iB_0`, and adds
+/// `δ·(A₂e_r)(x_tB_0)` to its batch for participant `t` (at row `r` of its cohort). QA, the
+/// padding check and the cohort check all pass (`δ` = 10⁻¹² on the device's scale); released as
+/// it came, the count of yes answers would be off a whole number by `±δ/2`, its sign `t`'s answer
+/// (`orthomask_survey` `tests/identity_channel.rs`). The collector stores and releases the cohort
+/// snapped (`CohortCheck::snap`): the released count is the honest whole number to rounding.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_perturbing_below_every_allowance_reads_nothing_from_the_release() {
+    use common::tap::{hold, start_tapped};
+    use nalgebra::DMatrix;
+    use orthomask_core::key::Key;
+    use orthomask_core::protocol::tm2::MaskingServiceProvider;
+    use orthomask_server::wire::{CohortResult, MaskingOutcome, WireMatrix};
+    /// The provider's perturbation on the device's scale (below the cohort check's allowance
+    /// for the count, 3·10⁻¹¹ for this design).
+    const DELTA: f64 = 1e-12;
+    /// A released count of twelve off a whole number by the release's own rounding: far below
+    /// `δ/2`.
+    const COUNT_ROUNDING: f64 = 2e-14;
+    let dir = tempfile::tempdir().unwrap();
+    let t = start_tapped(dir.path(), 0).await;
+    let http = client();
+    let created = create_survey(&http, &t.all, &draft("below-allowance", 12, false, true)).await;
+    let invited = links(&http, &t.all, &created, 12).await;
+    t.collector.set_rule(Some(hold(&["/cohorts/0/result"])));
+    let mut uploads = Vec::new();
+    let mut definition = None;
+    for (i, link) in (0..12u64).zip(&invited) {
+        let (def, sent) = prepare(&http, link, i, &answers(i)).await;
+        let (url, upload) = &sent[0];
+        let (status, body) = post_upload(&http, url, upload).await;
+        assert_eq!(status, 201, "{body}");
+        uploads.push(upload.values.clone());
+        definition = Some(def);
+    }
+    let design = definition.unwrap().design().unwrap();
+    let genuine = t.collector.wait_seen("PUT", "/cohorts/0/result").await;
+    let mut result: CohortResult = serde_json::from_value(genuine.json()).unwrap();
+    let MaskingOutcome::Masked { batch } = &result.outcome else {
+        panic!("a full cohort is handed over masked")
+    };
+    let batch = batch.to_matrix().unwrap();
+    // What the provider holds: its key (hence A₂,0) and its cohort's uploads in its own order.
+    let keys: Value = serde_json::from_str(
+        &std::fs::read_to_string(t.data_dir("msp").join("msp-keys.json")).unwrap(),
+    )
+    .unwrap();
+    let key = Key::from_hex(keys["surveys"]["below-allowance"].as_str().unwrap()).unwrap();
+    let p = design.p();
+    let provider = MaskingServiceProvider::new(key, design);
+    let a2 = provider
+        .mask_cohort(
+            0,
+            &DMatrix::from_fn(12, p, |i, j| f64::from(u8::from(i == j))),
+        )
+        .unwrap()
+        .columns(0, 12)
+        .into_owned();
+    let own_order = a2.transpose() * &batch;
+    let smokes = |i: usize| {
+        matches!(
+            answers(i as u64)[0],
+            orthomask_survey::coding::Answer::YesNo(true)
+        )
+    };
+    let honest = (0..12).filter(|&i| smokes(i)).count() as f64;
+    let target = 0;
+    let upload = DMatrix::from_row_slice(1, p, &uploads[target]);
+    let row = (0..12)
+        .find(|&r| (own_order.row(r) - &upload).norm() < 1e-6 * upload.norm())
+        .expect("the provider finds the upload in its cohort");
+    let forged = &batch + DELTA * a2.column(row) * &upload;
+    result.outcome = MaskingOutcome::Masked {
+        batch: WireMatrix::from_matrix(&forged),
+    };
+    let (status, body) = send_signed(
+        &http,
+        &identity_of(dir.path(), Party::Provider),
+        Party::Collector,
+        Method::PUT,
+        &format!(
+            "{}/api/peer/surveys/below-allowance/cohorts/0/result",
+            t.all.collector.url()
+        ),
+        Some(&serde_json::to_value(&result).unwrap()),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let view = wait_for_view(&http, &t.all, "below-allowance", |v| {
+        v["cohorts"][0]["status"] != "open" && v["cohorts"][0]["status"] != "closed"
+    })
+    .await;
+    assert_eq!(
+        view["cohorts"][0]["status"], "received",
+        "every check passes: {view}"
+    );
+    let (status, _) = admin_post(&http, &t.all, "/api/admin/surveys/below-allowance/close").await;
+    assert_eq!(status, 200);
+    let (csv, _) = wait_for_release(&http, t.all.collector.url(), "below-allowance", 60).await;
+    let table = orthomask_formats::csv::parse_table(csv.as_bytes(), "release.csv").unwrap();
+    let count: f64 = table.data().column(0).sum();
+    assert!(
+        (count - honest).abs() < COUNT_ROUNDING,
+        "the released count {count} is off the honest {honest} by {:e}",
+        count - honest
+    );
+    t.all.stop().await;
+}

@@ -166,9 +166,13 @@
 //! `max_row_norm(A₂,k X_k B_k)`; share mode: the sum of the parts' reported scales). A refusal
 //! spoils the cohort exactly as a failed QA check does.
 
+mod snap;
+pub use snap::SnapReport;
+
 use crate::coding::{ColumnSource, ColumnSpec};
 use crate::definition::{Question, QuestionKind, SurveyDefinition, SurveyError, TermKind};
 use crate::error::invalid;
+use crate::intake_bounds::{chi2_lower, chi2_upper};
 use nalgebra::{DMatrix, SymmetricEigen};
 use orthomask_core::protocol::accuracy::UNIT_ROUNDOFF;
 use std::fmt;
@@ -314,6 +318,8 @@ pub enum Condition {
     SquaresOffLattice,
     /// (C2) `Σk² ≥ n·q² + r(2q + 1)`.
     SquaresBelowLatticeMinimum,
+    /// (C2) `Σk_j k_k ∈ ℤ` for two columns on whole-step lattices.
+    ProductOffLattice,
     /// (C2′) two indicators of one question never both 1.
     ExclusiveOptions,
     /// (C2′) at most one indicator of a question per record.
@@ -355,6 +361,9 @@ impl fmt::Display for Condition {
             }
             Self::SquaresBelowLatticeMinimum => {
                 "its sum of squares is below the least that whole-step answers with this sum give"
+            }
+            Self::ProductOffLattice => {
+                "their cross-product is not a whole number of the two questions' steps"
             }
             Self::ExclusiveOptions => {
                 "two options of one question are both chosen in some record (their cross-product \
@@ -789,6 +798,57 @@ fn grid_of(question: &Question, spec: &ColumnSpec) -> Grid {
     }
 }
 
+/// Whether answer column `name`'s answered values are whole numbers (a yes/no, an indicator,
+/// an integer, a Likert point): then a term of it can be on a lattice. An unanswered input
+/// makes a term 0 ([`crate::terms`]), a whole number too.
+fn whole_valued(definition: &SurveyDefinition, specs: &[ColumnSpec], name: &str) -> bool {
+    specs
+        .iter()
+        .find(|c| c.name == name)
+        .and_then(|c| match c.source {
+            ColumnSource::Question(q) => definition.questions.get(q),
+            ColumnSource::Term(_) => None,
+        })
+        .is_some_and(|q| {
+            matches!(
+                q.kind,
+                QuestionKind::YesNo
+                    | QuestionKind::Categorical { .. }
+                    | QuestionKind::Integer { .. }
+                    | QuestionKind::Likert { .. }
+            )
+        })
+}
+
+/// A model term's lattice: whole numbers when its inputs' values are whole and its formula keeps
+/// them so (a power, a product, a centring at a whole number) and its derived range has whole
+/// ends; anything in the range otherwise. Its sums and cross-products with other lattice columns
+/// are then whole numbers in every honest cohort (C2), which the release must not let anyone
+/// perturb unseen (issue 43's adversarial review; [`CohortCheck::snap`]).
+fn term_grid(
+    definition: &SurveyDefinition,
+    specs: &[ColumnSpec],
+    term: usize,
+    (lo, hi): (f64, f64),
+) -> Grid {
+    let whole = |name: &str| whole_valued(definition, specs, name);
+    let stays_whole = definition.terms.get(term).is_some_and(|t| match &t.kind {
+        TermKind::Power { of, .. } => whole(of),
+        TermKind::Product { of: [a, b] } => whole(a) && whole(b),
+        TermKind::Centre { of, at } => whole(of) && at.fract() == 0.0,
+        TermKind::Log { .. } | TermKind::Log1p { .. } => false,
+    });
+    if !(stays_whole && lo.fract() == 0.0 && hi.fract() == 0.0) {
+        return Grid::Continuous;
+    }
+    let steps = hi - lo;
+    if steps == 1.0 {
+        Grid::Binary
+    } else {
+        Grid::Steps(steps)
+    }
+}
+
 /// `x̃ = x·a` as an affine form of the record's columns, and `a`'s column when the input's
 /// question may be unanswered (module documentation, (C2′)).
 fn answered_input(
@@ -858,16 +918,6 @@ fn term_identity(
         _ => return None,
     };
     Some(t.plus(formula.scaled(-1.0)))
-}
-
-/// `k + 2√(kt) + 2t` (Laurent & Massart, upper).
-fn chi2_upper(k: f64, t: f64) -> f64 {
-    k + 2.0 * (k * t).sqrt() + 2.0 * t
-}
-
-/// `max(0, k − 2√(kt))` (Laurent & Massart, lower).
-fn chi2_lower(k: f64, t: f64) -> f64 {
-    (k - 2.0 * (k * t).sqrt()).max(0.0)
 }
 
 /// `f(1 − f)`, `f = frac(t)`.
@@ -947,7 +997,11 @@ impl CohortCheck {
                         ColumnRole::Answer,
                     )
                 }
-                ColumnSource::Term(_) => (None, Grid::Continuous, ColumnRole::Term),
+                ColumnSource::Term(t) => (
+                    None,
+                    term_grid(definition, &specs, t, (lo, hi)),
+                    ColumnRole::Term,
+                ),
             };
             columns.push(Column {
                 label: ColumnLabel {
@@ -1347,32 +1401,7 @@ impl CohortCheck {
         if a == 0 {
             return Ok(());
         }
-        let n = unit.n;
-        let u = UNIT_ROUNDOFF;
-        let mut centred = DMatrix::zeros(a, a);
-        let mut err = DMatrix::zeros(a, a);
-        for j in 0..a {
-            for k in 0..a {
-                let mean_term = unit.sums[j] * unit.sums[k] / n;
-                centred[(j, k)] = unit.prods[(j, k)] - mean_term;
-            }
-        }
-        for j in 0..a {
-            for k in 0..a {
-                let (dj, dk) = (unit.delta[j], unit.delta[k]);
-                let (cj, ck) = (centred[(j, j)].max(0.0), centred[(k, k)].max(0.0));
-                let rounding =
-                    2.0 * n.sqrt() * (dk * cj.sqrt() + dj * ck.sqrt()) + 4.0 * n * dj * dk;
-                let arith = unit.prod_err[(j, k)]
-                    + (unit.sums[j].abs() * unit.sum_err[k] + unit.sums[k].abs() * unit.sum_err[j])
-                        / n
-                    + ARITHMETIC_ROUNDINGS
-                        * 4.0
-                        * u
-                        * (unit.prods[(j, k)].abs() + (unit.sums[j] * unit.sums[k]).abs() / n);
-                err[(j, k)] = rounding + arith;
-            }
-        }
+        let (centred, err) = centred_with_error(unit);
         for j in 0..a {
             if centred[(j, j)] < -err[(j, j)] {
                 let w = self.columns[j].width();
@@ -1445,6 +1474,38 @@ impl CohortCheck {
         };
         Some((1.0 + excess) * c.width() / nf)
     }
+}
+
+/// The centred cross-products `P − ssᵀ/n` in unit coordinates and a bound on each entry's
+/// rounding and arithmetic error (C6) — what (C4) judges, and the level below which
+/// [`CohortCheck::snap`] treats a direction of the cohort as empty.
+fn centred_with_error(unit: &Unit) -> (DMatrix<f64>, DMatrix<f64>) {
+    let a = unit.sums.len();
+    let n = unit.n;
+    let u = UNIT_ROUNDOFF;
+    let mut centred = DMatrix::zeros(a, a);
+    let mut err = DMatrix::zeros(a, a);
+    for j in 0..a {
+        for k in 0..a {
+            let mean_term = unit.sums[j] * unit.sums[k] / n;
+            centred[(j, k)] = unit.prods[(j, k)] - mean_term;
+        }
+    }
+    for j in 0..a {
+        for k in 0..a {
+            let (dj, dk) = (unit.delta[j], unit.delta[k]);
+            let (cj, ck) = (centred[(j, j)].max(0.0), centred[(k, k)].max(0.0));
+            let rounding = 2.0 * n.sqrt() * (dk * cj.sqrt() + dj * ck.sqrt()) + 4.0 * n * dj * dk;
+            let arith = unit.prod_err[(j, k)]
+                + (unit.sums[j].abs() * unit.sum_err[k] + unit.sums[k].abs() * unit.sum_err[j]) / n
+                + ARITHMETIC_ROUNDINGS
+                    * 4.0
+                    * u
+                    * (unit.prods[(j, k)].abs() + (unit.sums[j] * unit.sums[k]).abs() / n);
+            err[(j, k)] = rounding + arith;
+        }
+    }
+    (centred, err)
 }
 
 /// The conditions of a survey, in report order (module documentation).
@@ -1537,6 +1598,29 @@ fn forms(
             Grid::Steps(_) | Grid::Continuous => {}
         }
     }
+    // (C2) pairs on lattices: `Σk_j k_k` is a whole number.
+    if !dp {
+        let steps = |c: &Column| match c.grid {
+            Grid::Binary => Some(1.0),
+            Grid::Steps(s) => Some(s),
+            Grid::Continuous => None,
+        };
+        for j in 0..columns.len() {
+            for k in j + 1..columns.len() {
+                if let (Some(sj), Some(sk)) = (steps(&columns[j]), steps(&columns[k])) {
+                    out.push(Form::new(
+                        Condition::ProductOffLattice,
+                        vec![j, k],
+                        Poly {
+                            quadratic: vec![(j, k, sj * sk)],
+                            ..Poly::default()
+                        },
+                        Test::Integral,
+                    ));
+                }
+            }
+        }
+    }
     // (C2′) per question: exclusive options, at most one option, neutral values when unanswered.
     for (q, question) in definition.questions.iter().enumerate() {
         let own: Vec<usize> = specs
@@ -1617,12 +1701,29 @@ fn forms(
             let poly = poly.merged();
             let mut named = vec![j];
             named.extend(poly.columns().into_iter().filter(|&k| k != j));
-            out.push(Form::new(
-                Condition::TermValue,
-                named,
-                poly.to_unit(columns),
-                Test::Equal,
-            ));
+            let unit = poly.to_unit(columns);
+            // A linear identity (a centring) holds record by record, so it holds times every
+            // column too: `Σ L(u)·u_k = 0` — cross-products anyone can evaluate on the release.
+            if !dp && unit.quadratic.is_empty() {
+                for k in 0..columns.len() {
+                    let mut times = Poly {
+                        constant: 0.0,
+                        linear: vec![(k, unit.constant)],
+                        quadratic: unit
+                            .linear
+                            .iter()
+                            .map(|&(i, c)| (i.min(k), i.max(k), c))
+                            .collect(),
+                    };
+                    times = times.merged();
+                    let mut named = named.clone();
+                    if !named.contains(&k) {
+                        named.push(k);
+                    }
+                    out.push(Form::new(Condition::TermValue, named, times, Test::Equal));
+                }
+            }
+            out.push(Form::new(Condition::TermValue, named, unit, Test::Equal));
         }
     }
     // (C3) pairs.
@@ -1778,7 +1879,8 @@ mod tests {
     use crate::coding::Answer;
     use crate::definition::{DpParameters, RecordScaling, Term};
     use crate::policy::UPLOAD_FALSE_REFUSAL;
-    use crate::tolerance::{BEYOND_ROUNDING, HAND_COMPUTED};
+    use crate::tolerance::{BEYOND_ROUNDING, HAND_COMPUTED, SNAP_MOVES, SNAPPED_EXACT};
+    use nalgebra::DVector;
     use orthomask_core::random::{UnitUniform, standard_normal};
     use rand_chacha::ChaCha8Rng;
     use rand_core::SeedableRng;
@@ -2840,5 +2942,164 @@ mod tests {
         wrong_qa.sums[2] += 1.0;
         let e = check.check(&wrong_qa, SCALE).unwrap_err();
         assert!(e.to_string().contains("the QA column"), "{e}");
+    }
+
+    /// An orthogonal `n × n` matrix keeping `1ₙ`: a reflection in a unit vector orthogonal to
+    /// `1ₙ` (the kind of left mask the protocol applies), from `seed`.
+    fn mask_keeping_ones(n: usize, seed: u64) -> DMatrix<f64> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut v = DVector::from_fn(n, |_, _| standard_normal(&mut rng));
+        let mean = v.mean();
+        v.add_scalar_mut(-mean);
+        v /= v.norm();
+        DMatrix::identity(n, n) - 2.0 * &v * v.transpose()
+    }
+
+    /// Snapping an honest cohort (the protocol's, every coding and term kind of the rich survey,
+    /// answers uniform, at the ends, skipped, all equal) moves it by rounding only, and leaves
+    /// every identity the check decides exact to rounding; a cohort whose records are all equal
+    /// has no direction with spread, and keeps none.
+    #[test]
+    fn snapping_an_honest_cohort_moves_it_by_rounding_only() {
+        use orthomask_core::key::Key;
+        use orthomask_core::protocol::qa::max_row_norm;
+        use orthomask_core::protocol::tm2::{DataCollector, MaskingServiceProvider, Participant};
+        let d = rich(None);
+        let check = checker(&d);
+        let design = d.design().unwrap();
+        let collector = DataCollector::new(Key::from_bytes([1; 32]), design.clone()).unwrap();
+        let provider = MaskingServiceProvider::new(Key::from_bytes([2; 32]), design.clone());
+        let b = collector.right_mask(0).unwrap();
+        let device = Participant::new(&design, b.as_ref()).unwrap();
+        for (seed, mode) in [Mode::Uniform, Mode::Ends, Mode::Skips, Mode::AllEqual]
+            .into_iter()
+            .enumerate()
+        {
+            let mut rng = ChaCha8Rng::seed_from_u64(300 + seed as u64);
+            let records = honest_records(&d, &mut rng, 40, mode);
+            let uploads: Vec<f64> = records
+                .iter()
+                .flat_map(|r| device.mask_record(r, &mut rng).unwrap())
+                .collect();
+            let batch = DMatrix::from_row_slice(records.len(), design.p(), &uploads);
+            let doubly = provider.mask_cohort(0, &batch).unwrap();
+            let unmasked = collector.unmask_cohort(0, &doubly).unwrap();
+            let scale = max_row_norm(&doubly);
+            let (snapped, report) = check
+                .snap(&unmasked.data, scale)
+                .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+            let report = report.unwrap();
+            assert!(report.identities > 0, "{mode:?}");
+            assert!(report.largest_change < SNAP_MOVES, "{mode:?}: {report:?}");
+            let worst = check
+                .identity_residuals(&snapped, scale)
+                .into_iter()
+                .fold(0.0f64, |w, r| w.max(r.abs()));
+            assert!(
+                worst < SNAPPED_EXACT,
+                "{mode:?}: an identity is off by {worst:e}"
+            );
+            if matches!(mode, Mode::AllEqual) {
+                assert_eq!(report.empty_directions, check.columns.len(), "{report:?}");
+            }
+            // The snapped cohort passes the check, and is what the release is made of.
+            check
+                .check(&CohortMoments::of_rows(&snapped, Units::Declared), scale)
+                .unwrap();
+        }
+    }
+
+    /// The adversarial review's channel: one record moved by `δ` below every allowance (a
+    /// right-masking service's `δ` on a share, in the cohort's yes/no, integer, Likert and term
+    /// columns) leaves the snapped cohort's identity-fixed statistics — its counts, sums of whole
+    /// steps, cross-products of lattice columns, term identities — exactly the honest cohort's,
+    /// whichever record was moved and whatever its answers: nothing of the record is read. Not
+    /// snapped, the count is off a whole number by `δ`, the sign the record's answer.
+    #[test]
+    fn a_record_moved_below_the_allowances_leaves_no_trace_in_the_snapped_identities() {
+        let d = rich(None);
+        let check = checker(&d);
+        let mut rng = ChaCha8Rng::seed_from_u64(77);
+        let records = honest_records(&d, &mut rng, 30, Mode::Uniform);
+        let honest = rows(&d, &records);
+        let mask = mask_keeping_ones(30, 5);
+        let (honest_snapped, _) = check.snap(&(&mask * &honest), SCALE).unwrap();
+        let honest_moments = CohortMoments::of_rows(&honest_snapped, Units::Declared);
+        let delta = 1e-9;
+        for target in [0usize, 1, 2, 3] {
+            let mut moved = honest.clone();
+            // smoker, age, mood, and the term age_sq.
+            for column in [0usize, 1, 3] {
+                moved[(target, column)] += delta;
+            }
+            let moved = &mask * moved;
+            let count = moved.column(0).sum();
+            assert!(
+                ((count - count.round()) - delta).abs() < delta * 1e-3,
+                "not snapped, the count carries δ: {count}"
+            );
+            let (snapped, _) = check.snap(&moved, SCALE).unwrap();
+            let m = CohortMoments::of_rows(&snapped, Units::Declared);
+            // Smoker (0/1): its count and square sum; age (integer): its sum; smoker × age,
+            // smoker × region=south (lattice products): the honest cohort's, to rounding.
+            let region_south = 5;
+            for (what, got, want) in [
+                ("Σ smoker", m.sums[0], honest_moments.sums[0]),
+                ("Σ smoker²", m.gram[(0, 0)], honest_moments.gram[(0, 0)]),
+                ("Σ age", m.sums[1], honest_moments.sums[1]),
+                ("Σ smoker·age", m.gram[(0, 1)], honest_moments.gram[(0, 1)]),
+                (
+                    "Σ smoker·south",
+                    m.gram[(0, region_south)],
+                    honest_moments.gram[(0, region_south)],
+                ),
+            ] {
+                assert!(
+                    (got - want).abs() < SNAPPED_EXACT * want.abs().max(1.0),
+                    "record {target}: {what} = {got}, honest {want}"
+                );
+            }
+        }
+    }
+
+    /// Snapping commutes with the left masks (`A·1ₙ = 1ₙ`, orthogonal): snapping `A·Y` gives
+    /// `A·snap(Y)`, so a snapped release has the law of a release.
+    #[test]
+    fn snapping_commutes_with_the_left_masks() {
+        let d = rich(None);
+        let check = checker(&d);
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let y =
+            &mask_keeping_ones(25, 1) * rows(&d, &honest_records(&d, &mut rng, 25, Mode::Skips));
+        let mut moved = y.clone();
+        moved[(4, 0)] += 1e-9;
+        let a = mask_keeping_ones(25, 2);
+        let (left, _) = check.snap(&(&a * &moved), SCALE).unwrap();
+        let (right, _) = check.snap(&moved, SCALE).unwrap();
+        let right = &a * right;
+        for j in 0..y.ncols() {
+            let width = check.columns.get(j).map_or(1.0, Column::width);
+            for i in 0..y.nrows() {
+                assert!(
+                    (left[(i, j)] - right[(i, j)]).abs() < SNAP_MOVES * width,
+                    "({i}, {j}): {} against {}",
+                    left[(i, j)],
+                    right[(i, j)]
+                );
+            }
+        }
+    }
+
+    /// With device-side DP no identity is exact: nothing is snapped, the cohort is returned as it
+    /// came.
+    #[test]
+    fn with_device_side_dp_nothing_is_snapped() {
+        let d = rich(Some(0.3));
+        let check = checker(&d);
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let y = rows(&d, &honest_records(&d, &mut rng, 30, Mode::Uniform));
+        let (out, report) = check.snap(&y, SCALE).unwrap();
+        assert_eq!(report, None);
+        assert_eq!(out, y);
     }
 }

@@ -85,3 +85,16 @@ pub const BEYOND_ROUNDING: f64 = 1e-6;
 /// `ε_mach·c` against a change of `10⁻²·c`: about 10⁻¹⁴ relative. 10⁻⁶ leaves eight orders and
 /// is still far inside any change that matters.
 pub const QA_FLOOR_MARGIN: f64 = 1e-6;
+
+/// How far snapping an honest cohort's identities (`CohortCheck::snap`) may move an entry, as a
+/// fraction of its column's declared width: the honest statistics meet every identity to the
+/// unmasking's rounding (about `p·ε_mach·scale`, 10⁻¹³ of a width for the protocol's cohorts), and
+/// the least change that makes them exact is of that order; 10⁻⁹ still catches a snap that moved
+/// a cohort by anything an analyst could see in twelve digits.
+pub const SNAP_MOVES: f64 = 1e-9;
+
+/// How far a snapped cohort's statistics may lie from an identity's exact value, relative to the
+/// statistic's magnitude (a count, a sum of whole steps, a cross-product of lattice columns): the
+/// rounding of computing the snapped block and its sums again, a few hundred ulps; the
+/// perturbation the channel carries is δ = 10⁻⁹ of a width in the tests, far above.
+pub const SNAPPED_EXACT: f64 = 1e-12;

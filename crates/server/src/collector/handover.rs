@@ -29,7 +29,7 @@ use orthomask_core::protocol::share_handover::{FixedMatrix, combine_parts};
 use orthomask_core::protocol::tm2::DataCollector;
 use orthomask_formats::manifest::ReceiptRoot;
 use orthomask_survey::api::QaCheck;
-use orthomask_survey::cohort_check::{CohortCheck, CohortMoments, Units};
+use orthomask_survey::cohort_check::CohortCheck;
 use orthomask_survey::floors::Floors;
 use orthomask_survey::inclusion::PublishedList;
 use orthomask_survey::intake_bounds::UploadBounds;
@@ -538,7 +538,9 @@ async fn checked_content(
         let leading = collector.unmask_leading(cohort, &batch)?;
         let padding = padding.map(|p| p.check(&batch, &leading));
         collector.unscale_cohort(cohort, leading, &batch).map(|u| {
-            let honest = check.check(&CohortMoments::of_rows(&u.data, Units::Declared), scale);
+            // Checked, and — what passes — with its exact identities snapped, so that a `δ`
+            // below the allowances reaches no release (issue 43's adversarial review).
+            let honest = check.snap(&u.data, scale).map(|(data, _)| data);
             (u, honest, padding)
         })
     })
@@ -548,7 +550,7 @@ async fn checked_content(
     // §3.1), the cohort's statistics (which name a column), the padding's law (the batch as a
     // whole). Every note says which condition, never a number of the cohort's.
     match unmasked {
-        Ok((u, Ok(()), None | Some(Ok(_)))) => Content::received(&u.data, u.qa.as_ref()),
+        Ok((u, Ok(snapped), None | Some(Ok(_)))) => Content::received(&snapped, u.qa.as_ref()),
         // Statistics no cohort of honest records has: a liar inside the upload bounds (issue 43
         // §5). Spoilt like a failed QA check.
         Ok((_, Err(refusal), _)) => Ok(Content::nothing(
@@ -558,7 +560,7 @@ async fn checked_content(
         )),
         // A batch that is not an orthogonal mask of honest records: a provider's `M` that copies,
         // drops or stretches rows, or a device's missing padding (issue 43's adversarial review).
-        Ok((_, Ok(()), Some(Err(refusal)))) => Ok(Content::nothing(
+        Ok((_, Ok(_), Some(Err(refusal)))) => Ok(Content::nothing(
             Settlement::Spoilt,
             n,
             Some(refusal.public_note()),
@@ -996,9 +998,11 @@ async fn combine(
         let scale: f64 = parts.iter().map(|p| p.scale).sum();
         let (data, qa) = combine_parts(&design, &fixed, scale).map_err(|e| e.to_string())?;
         // Statistics no cohort of honest records has: a liar inside the share bounds (issue 43
-        // §5); the note names the condition, never a number of the cohort's.
-        check
-            .check(&CohortMoments::of_rows(&data, Units::Declared), scale)
+        // §5); the note names the condition, never a number of the cohort's. What passes is
+        // stored with its exact identities snapped, so a service's `δ` below the allowances on
+        // one share reaches no release (issue 43's adversarial review).
+        let (data, _) = check
+            .snap(&data, scale)
             .map_err(|refusal| refusal.public_note())?;
         Ok((data, qa))
     })
